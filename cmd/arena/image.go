@@ -1,0 +1,62 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/arenabots/arena/images"
+)
+
+func imageCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "image",
+		Usage: "build the images bots run in",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "build",
+				Usage:     "build the runtime image (base image + arena agent)",
+				UsageText: "arena image build [--base IMAGE] [--tag TAG] [--agent PATH] [--force]",
+				Description: `Builds the image every bot runs in: the base (ubuntu:24.04 by default, what
+participants build for) with an unprivileged bot user and the arena agent as
+PID 1. Nothing is pulled: the base must already be on the engine. Where no
+registry is reachable, build the offline test base first and use it:
+
+   arena image testbase
+   arena image build --base arena-testbase:trixie
+
+An image whose inputs (Dockerfile, agent, base) have not changed is not rebuilt.`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "base", Value: images.DefaultBase, Usage: "base image (must be on the engine)"},
+					&cli.StringFlag{Name: "tag", Value: images.DefaultRuntime, Usage: "tag of the built image"},
+					&cli.StringFlag{Name: "agent", Usage: "static arena-agent binary (default: next to arena, then PATH)", TakesFile: true},
+					&cli.BoolFlag{Name: "force", Usage: "rebuild even if up to date"},
+				},
+				Action: func(c *cli.Context) error {
+					cli, err := engine(c)
+					if err != nil {
+						return err
+					}
+					defer cli.Close()
+					_, err = images.BuildRuntime(c.Context, cli, images.RuntimeOptions{
+						Tag: c.String("tag"), Base: c.String("base"), Agent: c.String("agent"),
+						Force: c.Bool("force"), Out: c.App.Writer,
+					})
+					return err
+				},
+			},
+			{
+				Name:      "testbase",
+				Usage:     "build the offline test base image (debootstrap, no registry; needs root)",
+				UsageText: "arena image testbase [--tag TAG]",
+				Description: `Builds a Debian trixie base image (minbase plus python3 and python3-numpy)
+from the Debian package mirror with debootstrap, then imports it into the
+engine. No image registry is needed. Skipped when the tag already exists.`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "tag", Value: images.DefaultTestbase, Usage: "tag of the built image"},
+				},
+				Action: func(c *cli.Context) error {
+					return images.BuildTestbase(c.Context, c.String("tag"), c.App.Writer, c.App.ErrWriter)
+				},
+			},
+		},
+	}
+}

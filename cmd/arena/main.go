@@ -1,0 +1,191 @@
+// Command arena runs untrusted game-playing bots safely and fairly: it validates
+// submissions, plays official matches and tournaments in hardened containers, and
+// keeps the evidence to settle disputes.
+//
+// This package is wiring only: flags become configuration for the packages that
+// do the work.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/docker/docker/client"
+	"github.com/urfave/cli/v2"
+
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+// Exit codes, documented in the help text.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // the thing checked or played failed (doctor check, aborted match)
+	exitUsage   = 2 // bad usage, unreadable input, or an infrastructure error
+	helpExitTxt = `EXIT CODES:
+   0  success
+   1  the checked thing failed (a doctor check, an illegal move, an aborted match)
+   2  bad usage, unreadable input, or an infrastructure error`
+)
+
+// failure is an error that means "the checked thing failed" (exit 1).
+type failure struct{ msg string }
+
+func (f failure) Error() string { return f.msg }
+
+func failf(format string, a ...any) error { return failure{fmt.Sprintf(format, a...)} }
+
+// usageErr is bad usage or unreadable input (exit 2).
+type usageErr struct{ msg string }
+
+func (u usageErr) Error() string { return u.msg }
+
+func usagef(format string, a ...any) error { return usageErr{fmt.Sprintf(format, a...)} }
+
+// silent is an exit code whose message was already printed.
+type silent int
+
+func (s silent) Error() string { return fmt.Sprintf("exit %d", int(s)) }
+
+func arenaVersion() string {
+	if version != "" {
+		return version
+	}
+	v := "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += "+" + s.Value[:12]
+			}
+		}
+	}
+	return v
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: tests call it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var s silent
+	if errors.As(err, &s) {
+		return int(s)
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(stderr, "arena:", msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintln(stderr, "arena:", err)
+	var f failure
+	if errors.As(err, &f) {
+		return exitFailed
+	}
+	return exitUsage
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, "arena", arenaVersion()) }
+	return &cli.App{
+		Name:      "arena",
+		Usage:     "run untrusted game-playing bots safely and fairly",
+		UsageText: "arena [global options] command [command options] [arguments...]",
+		Description: `arena validates bot submissions, plays official matches and tournaments with
+each bot in its own hardened container, and keeps the evidence to settle
+disputes. The flagship game is Code Clash 5x5 chess.
+
+Start with 'arena doctor' to check this host, then 'arena match'.`,
+		Version:                arenaVersion(),
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		HideHelpCommand:        true,
+		Suggest:                true,
+		UseShortOptionHandling: true,
+		CustomAppHelpTemplate:  cli.AppHelpTemplate + "\n" + helpExitTxt + "\n",
+		ExitErrHandler:         func(*cli.Context, error) {}, // exit codes are decided in run
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usagef("%v (see arena --help)", err)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "docker-host", Usage: "Docker engine address, e.g. unix:///var/run/docker.sock or tcp://host:2376", EnvVars: []string{"ARENA_DOCKER_HOST", "DOCKER_HOST"}},
+			&cli.StringFlag{Name: "tls-ca", Usage: "CA certificate of a remote engine (enables TLS)", EnvVars: []string{"ARENA_TLS_CA"}, TakesFile: true},
+			&cli.StringFlag{Name: "tls-cert", Usage: "client certificate for a remote engine", EnvVars: []string{"ARENA_TLS_CERT"}, TakesFile: true},
+			&cli.StringFlag{Name: "tls-key", Usage: "client key for a remote engine", EnvVars: []string{"ARENA_TLS_KEY"}, TakesFile: true},
+			&cli.BoolFlag{Name: "tls-verify", Usage: "verify the remote engine's certificate", EnvVars: []string{"ARENA_TLS_VERIFY", "DOCKER_TLS_VERIFY"}},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error (logs go to stderr)", EnvVars: []string{"ARENA_LOG_LEVEL"}},
+		},
+		Before: func(c *cli.Context) error {
+			var lvl slog.Level
+			if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+				return usagef("--log-level: want debug, info, warn or error, got %q", c.String("log-level"))
+			}
+			slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})))
+			return nil
+		},
+		Commands: []*cli.Command{
+			doctorCommand(),
+			imageCommand(),
+			rulesCommand(),
+			matchCommand(),
+		},
+	}
+}
+
+// dockerConn reads the global engine flags.
+func dockerConn(c *cli.Context) docker.Conn {
+	return docker.Conn{
+		Host:   c.String("docker-host"),
+		CACert: c.String("tls-ca"),
+		Cert:   c.String("tls-cert"),
+		Key:    c.String("tls-key"),
+		Verify: c.Bool("tls-verify"),
+	}
+}
+
+// engine connects to the engine and checks it answers.
+func engine(c *cli.Context) (*client.Client, error) {
+	cli, err := docker.Connect(dockerConn(c))
+	if err != nil {
+		return nil, err
+	}
+	if err := docker.Ping(c.Context, cli); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w (start it, e.g. with scripts/ensure-docker.sh, or point --docker-host at one)", err)
+	}
+	return cli, nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(word, "s"))
+}

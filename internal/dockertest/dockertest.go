@@ -1,0 +1,120 @@
+// Package dockertest gives tests the real Docker engine and a runtime image built
+// from the agent source under test, or skips them with a message saying how to
+// enable them. Under CI (CI=true) or ARENA_REQUIRE_DOCKER=1 a missing engine or
+// base image fails the test instead: Docker-backed tests must run there.
+package dockertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/arenabots/arena/images"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+// Image is the tag tests build their runtime image under.
+const Image = "arena-runtime:test"
+
+// Required reports whether Docker tests must run rather than skip.
+func Required() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("ARENA_REQUIRE_DOCKER") == "1"
+}
+
+func unavailable(tb testing.TB, format string, a ...any) {
+	tb.Helper()
+	msg := fmt.Sprintf(format, a...)
+	if Required() {
+		tb.Fatalf("docker test cannot run: %s", msg)
+	}
+	tb.Skipf("docker test skipped: %s (run scripts/test.sh, which starts an engine and builds the test base)", msg)
+}
+
+var (
+	once    sync.Once
+	cli     *client.Client
+	setupEr error
+)
+
+// Engine returns a client for the engine, and ensures the test runtime image is
+// built from the current agent source on the offline test base.
+func Engine(tb testing.TB) (*client.Client, string) {
+	tb.Helper()
+	once.Do(func() { cli, setupEr = setup() })
+	if setupEr != nil {
+		unavailable(tb, "%v", setupEr)
+	}
+	return cli, Image
+}
+
+func setup() (*client.Client, error) {
+	c, err := docker.Connect(docker.Conn{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := docker.Ping(ctx, c); err != nil {
+		return nil, err
+	}
+	base := os.Getenv("ARENA_TEST_BASE")
+	if base == "" {
+		base = images.DefaultTestbase
+	}
+	if _, err := c.ImageInspect(ctx, base); err != nil {
+		return nil, fmt.Errorf("base image %s is missing (arena image testbase builds it): %v", base, err)
+	}
+	agentBin, err := gobuild.Static("./cmd/arena-agent")
+	if err != nil {
+		return nil, err
+	}
+	// Test packages run in parallel; one builds, the others wait and find it done.
+	unlock, err := lockFile(filepath.Join(os.TempDir(), "arena-test-image.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := images.BuildRuntime(ctx, c, images.RuntimeOptions{Tag: Image, Base: base, Agent: agentBin}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// Labels returns a label unique to the test, to find what it left behind.
+func Labels(tb testing.TB) map[string]string {
+	return map[string]string{"org.arenabots.arena.test": fmt.Sprintf("%s-%d", tb.Name(), time.Now().UnixNano())}
+}
+
+// NoLeftovers fails the test if any container carries the test's label.
+func NoLeftovers(tb testing.TB, c *client.Client, labels map[string]string) {
+	tb.Helper()
+	for k, v := range labels {
+		n, err := docker.Count(context.Background(), c, k+"="+v)
+		if err != nil {
+			tb.Fatalf("count containers: %v", err)
+		}
+		if n != 0 {
+			tb.Errorf("%d containers labelled %s=%s were left behind", n, k, v)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package gobuild builds static Go programs of this module for tests: the agent
+// and the fixture bots. Each program is built once per test process.
+package gobuild
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+)
+
+var (
+	mu    sync.Mutex
+	built = map[string]string{}
+	dir   string
+)
+
+// ModuleRoot finds the directory holding go.mod above the working directory.
+func ModuleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("go.mod not found above " + wd)
+		}
+	}
+}
+
+// Static builds the package at pkg (a path relative to the module root, such as
+// "./cmd/arena-agent") as a static linux/amd64 executable and returns its path.
+func Static(pkg string) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built[pkg]; ok {
+		return p, nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "arena-gobuild-"); err != nil {
+			return "", err
+		}
+	}
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=-buildvcs=false")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
+	}
+	built[pkg] = out
+	return out, nil
+}
+
+// MustStatic is Static for TestMain-less callers that have a testing.TB.
+func MustStatic(tb interface {
+	Helper()
+	Fatalf(string, ...any)
+}, pkg string) string {
+	tb.Helper()
+	p, err := Static(pkg)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	return p
+}

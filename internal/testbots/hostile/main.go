@@ -1,0 +1,197 @@
+// Command hostile is a fixture bot that misbehaves on purpose. It reads its
+// behaviour from the file named by its first argument ("MODE [PARAM]"), so one
+// static binary and one box serve a whole sequence of misdeeds. It writes what it
+// observed to move.json in its working directory.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+func answer(format string, a ...any) {
+	os.WriteFile("move.json", []byte(fmt.Sprintf(format, a...)), 0o644)
+}
+
+func main() {
+	spec, _ := os.ReadFile(os.Args[1])
+	mode, param, _ := strings.Cut(strings.TrimSpace(string(spec)), " ")
+	switch {
+	case mode == "ok":
+		answer("ok")
+	case mode == "sleep-forever":
+		time.Sleep(time.Hour)
+	case mode == "sleep-ms":
+		ms, _ := strconv.Atoi(param)
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		answer("slept %d", ms)
+	case mode == "busy-loop":
+		for {
+		}
+	case mode == "fork-bomb":
+		for {
+			syscall.RawSyscall(syscall.SYS_FORK, 0, 0, 0)
+		}
+	case mode == "daemon":
+		daemon()
+	case mode == "memory-hog":
+		// Touch 4 GiB, a page at a time.
+		var chunks [][]byte
+		for i := 0; i < 4096; i++ {
+			b := make([]byte, 1<<20)
+			for j := 0; j < len(b); j += 4096 {
+				b[j] = 1
+			}
+			chunks = append(chunks, b)
+		}
+		answer("survived %d", len(chunks))
+	case mode == "flood":
+		chunk := bytes.Repeat([]byte("flood\n"), 64*1024/8) // 48 KiB
+		for i := 0; i < 8192; i++ {                         // 512 MiB each stream
+			os.Stdout.Write(chunk)
+			os.Stderr.Write(chunk)
+		}
+		os.Stderr.WriteString("END-OF-FLOOD")
+		answer("flooded")
+	case mode == "symlink-move":
+		os.Symlink("/etc/passwd", "move.json")
+	case mode == "huge-move":
+		f, _ := os.Create("move.json")
+		chunk := bytes.Repeat([]byte{'x'}, 1<<20)
+		for i := 0; i < 100; i++ {
+			f.Write(chunk)
+		}
+		f.Close()
+	case mode == "write-outside":
+		var res []string
+		for _, p := range []string{"/probe", "/etc/probe", "/bot/probe", "/usr/probe", "/tmp/probe", "/dev/shm/probe"} {
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				res = append(res, p+"=denied")
+			} else {
+				res = append(res, p+"=written")
+			}
+		}
+		answer("%s", strings.Join(res, " "))
+	case mode == "kill-everything":
+		syscall.Kill(1, syscall.SIGKILL)
+		syscall.Kill(1, syscall.SIGTERM)
+		for pid := 2; pid < 200; pid++ {
+			if pid != os.Getpid() {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		answer("still here")
+		syscall.Kill(-1, syscall.SIGKILL)
+	case mode == "read-stdin":
+		data, err := io.ReadAll(os.Stdin)
+		answer("read %d bytes, err %v", len(data), err)
+	case mode == "exit":
+		code, _ := strconv.Atoi(param)
+		answer("exiting %d", code)
+		os.Exit(code)
+	case mode == "segfault":
+		segfault()
+	case mode == "data-file":
+		// Turn 1 writes the data file, later turns read it back.
+		if data, err := os.ReadFile("data.bin"); err == nil {
+			answer("read %s", data)
+		} else {
+			os.WriteFile("data.bin", []byte("remembered"), 0o644)
+			answer("wrote")
+		}
+	case mode == "data-10mib":
+		os.WriteFile("data.bin", make([]byte, 10<<20), 0o644)
+		answer("ok")
+	case mode == "data-10mib-plus-1":
+		os.WriteFile("data.bin", make([]byte, 10<<20+1), 0o644)
+		answer("ok")
+	case mode == "data-two-files":
+		os.WriteFile("a.bin", []byte("a"), 0o644)
+		os.WriteFile("b.bin", []byte("b"), 0o644)
+		answer("ok")
+	case mode == "data-dir":
+		os.Mkdir("sub", 0o755)
+		answer("ok")
+	case mode == "fill-tmp":
+		// Turn 1 fills /tmp; later turns report what is left there.
+		if _, err := os.Stat("filled"); err == nil {
+			des, _ := os.ReadDir(os.TempDir())
+			answer("tmp entries %d", len(des))
+			return
+		}
+		os.WriteFile("filled", nil, 0o644)
+		tmp := os.TempDir()
+		f, _ := os.Create(filepath.Join(tmp, "filler"))
+		chunk := make([]byte, 1<<20)
+		n := 0
+		for ; n < 4096; n++ {
+			if _, err := f.Write(chunk); err != nil {
+				break
+			}
+		}
+		f.Close()
+		os.Mkdir(filepath.Join(tmp, "locked"), 0o700)
+		os.WriteFile(filepath.Join(tmp, "locked", "x"), []byte("x"), 0o644)
+		os.Chmod(filepath.Join(tmp, "locked"), 0)
+		answer("filled %d MiB", n)
+	default:
+		fmt.Fprintln(os.Stderr, "hostile: unknown mode", mode)
+		os.Exit(99)
+	}
+}
+
+// daemon leaves a double-forked, setsid grandchild behind. On the next turn it
+// reports whether the previous one is still alive.
+func daemon() {
+	if len(os.Args) > 2 && os.Args[2] == "child" {
+		syscall.Setsid()
+		for {
+			os.WriteFile("daemon-heartbeat", []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o644)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	report := "first"
+	if data, err := os.ReadFile("daemon.pid"); err == nil {
+		pid, _ := strconv.Atoi(string(data))
+		if syscall.Kill(pid, 0) == nil {
+			report = "survivor alive"
+		} else {
+			report = "survivor gone"
+		}
+	}
+	self, _ := os.Executable()
+	attr := &syscall.ProcAttr{Dir: ".", Files: []uintptr{0, 1, 2}}
+	pid, err := syscall.ForkExec(self, []string{os.Args[0], os.Args[1], "child"}, attr)
+	if err == nil {
+		os.WriteFile("daemon.pid", []byte(strconv.Itoa(pid)), 0o644)
+		for i := 0; i < 200; i++ {
+			if _, err := os.Stat("daemon-heartbeat"); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	answer("%s", report)
+}
+
+// segfault dies of a real SIGSEGV with the default action, not a Go panic.
+func segfault() {
+	type sigaction struct {
+		handler  uintptr
+		flags    uint64
+		restorer uintptr
+		mask     uint64
+	}
+	sa := sigaction{handler: 0} // SIG_DFL
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGSEGV), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
+	syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+	time.Sleep(time.Second)
+}

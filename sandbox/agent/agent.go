@@ -1,0 +1,255 @@
+// Package agent is the supervisor that runs as PID 1 inside every bot container,
+// and the protocol the docker backend speaks to it.
+//
+// The agent reads requests from its stdin and writes replies to its stdout, both
+// reached through the Docker attach API, so no byte depends on a host path and a
+// remote engine works the same as a local one. Per turn it prepares the game
+// directory, starts the bot as the unprivileged bot user with an exact deadline,
+// kills and reaps every process in the container when the bot exits, wipes the
+// scratch directories and reports the facts.
+//
+// The agent must stay small and must never trust anything the bot can touch: the
+// bot cannot signal it (different user, and PID 1 ignores unhandled signals), cannot
+// reach its stdin or stdout, and every file it reads is opened without following
+// links.
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/proc"
+)
+
+// Version is the protocol version. The docker backend refuses an image whose agent
+// speaks another one.
+const Version = 1
+
+// Paths inside the runtime image.
+const (
+	Path       = "/usr/local/libexec/arena-agent"
+	GameDir    = "/game"
+	BotDir     = "/bot"
+	ScratchDir = "/tmp"
+	ShmDir     = "/dev/shm"
+	BotUID     = 10001
+	BotGID     = 10001
+)
+
+// Hello is the first message the agent sends.
+type Hello struct {
+	Version    int
+	PID        int
+	OOMCounter string // file the OOM kill count is read from, "" if none
+	Err        string // set when the agent cannot serve
+}
+
+// Request is one message to the agent.
+type Request struct {
+	Op   string // "turn", "read" or "bye"
+	Turn sandbox.Turn
+	// Exec is the executable's name inside the bot directory.
+	Exec string
+	// Timeout and Tail are the turn's limits.
+	Timeout time.Duration
+	Tail    int
+	// Name and Max are for "read".
+	Name string
+	Max  int64
+}
+
+// Reply answers one Request.
+type Reply struct {
+	Report sandbox.Report
+	Data   []byte
+	Err    string
+}
+
+// Config says where things are; the defaults match the runtime image.
+type Config struct {
+	Game, Bot string
+	Scratch   []string
+	UID, GID  int
+	Env       []string
+}
+
+// DefaultConfig is the configuration used inside the runtime image.
+func DefaultConfig() Config {
+	return Config{
+		Game:    GameDir,
+		Bot:     BotDir,
+		Scratch: []string{ScratchDir, ShmDir},
+		UID:     BotUID,
+		GID:     BotGID,
+		Env: []string{
+			"PATH=/usr/local/bin:/usr/bin:/bin",
+			"HOME=" + ScratchDir,
+			"TMPDIR=" + ScratchDir,
+			"LANG=C.UTF-8",
+			"LC_ALL=C.UTF-8",
+			"PYTHONDONTWRITEBYTECODE=1",
+		},
+	}
+}
+
+// Serve speaks the protocol on r and w until "bye" or the end of r.
+func Serve(r io.Reader, w io.Writer, cfg Config) error {
+	bw := bufio.NewWriter(w)
+	enc := gob.NewEncoder(bw)
+	dec := gob.NewDecoder(bufio.NewReader(r))
+	send := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	hello := Hello{Version: Version, PID: os.Getpid(), OOMCounter: oomCounterFile()}
+	if err := prepareGameDir(cfg); err != nil {
+		hello.Err = err.Error()
+	}
+	if err := send(hello); err != nil {
+		return err
+	}
+	if hello.Err != "" {
+		return errors.New(hello.Err)
+	}
+	for {
+		var req Request
+		if err := dec.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil
+			}
+			return err
+		}
+		var rep Reply
+		switch req.Op {
+		case "turn":
+			report, err := runTurn(cfg, req, hello.OOMCounter)
+			rep.Report = report
+			if err != nil {
+				rep.Err = err.Error()
+			}
+		case "read":
+			data, err := proc.ReadFile(cfg.Game, req.Name, req.Max)
+			rep.Data = data
+			if err != nil {
+				rep.Err = err.Error()
+			}
+		case "bye":
+			return send(rep)
+		default:
+			rep.Err = fmt.Sprintf("unknown op %q", req.Op)
+		}
+		if err := send(rep); err != nil {
+			return err
+		}
+	}
+}
+
+func prepareGameDir(cfg Config) error {
+	if err := os.Chown(cfg.Game, cfg.UID, cfg.GID); err != nil {
+		return fmt.Errorf("chown %s: %w", cfg.Game, err)
+	}
+	return os.Chmod(cfg.Game, 0o700)
+}
+
+func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
+	var rep sandbox.Report
+	t := req.Turn
+	if err := proc.Prepare(cfg.Game, t); err != nil {
+		return rep, fmt.Errorf("prepare game_dir: %w", err)
+	}
+	// Files we wrote belong to root; the bot may read but not rewrite them.
+	args := []string{filepath.Join(cfg.Bot, req.Exec)}
+	for _, a := range t.Args {
+		args = append(args, strings.ReplaceAll(a, sandbox.GameDirToken, cfg.Game))
+	}
+	oomBefore := readOOMCount(oomFile)
+	res, err := proc.Run(context.Background(), proc.Spec{
+		Path:    args[0],
+		Args:    args,
+		Dir:     cfg.Game,
+		Env:     cfg.Env,
+		Cred:    &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), NoSetGroups: true},
+		Timeout: req.Timeout,
+		Tail:    req.Tail,
+		Reaping: proc.ReapAll,
+		Started: favourForOOM,
+	})
+	if err != nil {
+		return rep, err
+	}
+	rep = sandbox.Report{
+		StartError: res.StartError,
+		ExitCode:   res.ExitCode,
+		Signal:     res.Signal,
+		TimedOut:   res.TimedOut,
+		Wall:       res.Wall,
+		CPU:        res.CPU,
+		PeakMemory: res.PeakRSS,
+		Survivors:  res.Survivors,
+		Stdout:     res.Stdout,
+		Stderr:     res.Stderr,
+	}
+	rep.OOMKilled = oomFile != "" && readOOMCount(oomFile) > oomBefore
+	for _, d := range cfg.Scratch {
+		if err := proc.Wipe(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return rep, fmt.Errorf("wipe %s: %w", d, err)
+		}
+	}
+	if t.Collect != "" {
+		if rep.Answer, err = proc.Collect(cfg.Game, t.Collect, t.CollectMax); err != nil {
+			return rep, fmt.Errorf("collect %s: %w", t.Collect, err)
+		}
+	}
+	if rep.GameDir, err = proc.List(cfg.Game, t.HashMax); err != nil {
+		return rep, fmt.Errorf("list game_dir: %w", err)
+	}
+	return rep, nil
+}
+
+// favourForOOM makes the bot, not the agent, the OOM killer's first choice.
+// Raising a score needs no privilege; children inherit it.
+func favourForOOM(pid int) {
+	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+}
+
+// oomCounterFile finds the container's cgroup OOM kill counter (v2, then v1).
+func oomCounterFile() string {
+	for _, f := range []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"} {
+		if readOOMCount(f) >= 0 {
+			return f
+		}
+	}
+	return ""
+}
+
+func readOOMCount(file string) int64 {
+	if file == "" {
+		return -1
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}

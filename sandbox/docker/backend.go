@@ -1,0 +1,213 @@
+// Package docker is the sandbox backend that runs each bot in its own hardened
+// container on a Docker engine, local or remote.
+//
+// One container per bot per match. Its PID 1 is the arena agent (package
+// sandbox/agent), which runs a fresh bot process per turn. Everything crosses the
+// Docker API (the bot's files by copy, the turns over the attach stream), so the
+// engine may be on another machine. Every container is verified by inspection
+// after create and refused if the engine dropped a limit, carries an ownership
+// label, and is removed on every exit path; leftovers of a killed arena are swept.
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/errdefs"
+
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/agent"
+)
+
+// LabelAgent is the image label holding the agent protocol version.
+const LabelAgent = "org.arenabots.arena.agent"
+
+// Backend opens containers on one engine from one image.
+type Backend struct {
+	cli   *client.Client
+	image string
+	// Cpusets, when set, pins successive boxes to these CPU sets in turn.
+	Cpusets []string
+	// StartTimeout bounds container start and the agent's hello.
+	StartTimeout time.Duration
+
+	mu   sync.Mutex
+	next int
+}
+
+// New returns a backend that runs bots in image on the engine behind cli.
+func New(cli *client.Client, image string) *Backend {
+	return &Backend{cli: cli, image: image, StartTimeout: 30 * time.Second}
+}
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return "docker" }
+
+// Image is the image reference boxes are started from.
+func (b *Backend) Image() string { return b.image }
+
+// CheckImage verifies the image exists and carries an agent of our protocol.
+func (b *Backend) CheckImage(ctx context.Context) (id string, err error) {
+	ins, err := b.cli.ImageInspect(ctx, b.image)
+	if errdefs.IsNotFound(err) {
+		return "", fmt.Errorf("runtime image %s is not on the engine; build it with `arena image build` (offline: `arena image build --base arena-testbase:trixie`)", b.image)
+	}
+	if err != nil {
+		return "", fmt.Errorf("inspect image %s: %w", b.image, err)
+	}
+	var labels map[string]string
+	if ins.Config != nil {
+		labels = ins.Config.Labels
+	}
+	if v := labels[LabelAgent]; v != fmt.Sprint(agent.Version) {
+		if v == "" {
+			return "", fmt.Errorf("image %s has no arena agent; build a runtime image with `arena image build`", b.image)
+		}
+		return "", fmt.Errorf("image %s carries agent protocol %s, this arena speaks %d; rebuild it with `arena image build`", b.image, v, agent.Version)
+	}
+	return ins.ID, nil
+}
+
+// Describe implements sandbox.Backend.
+func (b *Backend) Describe(ctx context.Context) (map[string]string, error) {
+	d := map[string]string{"backend": "docker", "image": b.image}
+	id, err := b.CheckImage(ctx)
+	if err != nil {
+		return d, err
+	}
+	d["imageId"] = id
+	if v, err := b.cli.ServerVersion(ctx); err == nil {
+		d["engineVersion"] = v.Version
+		d["apiVersion"] = b.cli.ClientVersion()
+		d["kernel"] = v.KernelVersion
+	}
+	if info, err := b.cli.Info(ctx); err == nil {
+		d["cgroupVersion"] = info.CgroupVersion
+		d["storageDriver"] = info.Driver
+		d["cpus"] = fmt.Sprint(info.NCPU)
+	}
+	return d, nil
+}
+
+func (b *Backend) cpuset() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.Cpusets) == 0 {
+		return ""
+	}
+	s := b.Cpusets[b.next%len(b.Cpusets)]
+	b.next++
+	return s
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// Open implements sandbox.Backend: create, verify, fill, attach and start one
+// container. On any failure nothing is left behind.
+func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, err error) {
+	if err := spec.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	botTar, err := programTar(spec.Program)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.CheckImage(ctx); err != nil {
+		return nil, sandbox.Faultf("image", err)
+	}
+	labels := map[string]string{LabelOwner: Owner()}
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	cfg, hc := containerConfig(b.image, spec.Limits, labels, b.cpuset())
+	name := "arena-" + strings.Trim(unsafeName.ReplaceAllString(spec.Program.Name, "-"), "-.")
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	name += "-" + randomHex(4)
+	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		return nil, sandbox.Faultf("create container", err)
+	}
+	bx := &box{cli: b.cli, id: created.ID, exec: spec.Program.Entry, limits: spec.Limits}
+	defer func() {
+		if err != nil {
+			bx.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	ins, err := b.cli.ContainerInspect(ctx, created.ID)
+	if err != nil {
+		return nil, sandbox.Faultf("inspect container", err)
+	}
+	if err := verifyHostConfig(hc, ins.HostConfig); err != nil {
+		return nil, sandbox.Faultf("verify container", err)
+	}
+	if err := b.cli.CopyToContainer(ctx, created.ID, agent.BotDir, bytes.NewReader(botTar), container.CopyToContainerOptions{}); err != nil {
+		return nil, sandbox.Faultf("copy bot into container", err)
+	}
+	att, err := b.cli.ContainerAttach(ctx, created.ID, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, sandbox.Faultf("attach container", err)
+	}
+	bx.attach(att)
+	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return nil, sandbox.Faultf("start container", err)
+	}
+	if err := bx.awaitHello(ctx, b.StartTimeout); err != nil {
+		return nil, sandbox.Faultf("agent hello", err)
+	}
+	return bx, nil
+}
+
+// programTar packs the bot's files for the bot directory: owned by root, the entry
+// executable, nothing writable by the bot, no special bits.
+func programTar(p sandbox.Program) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dirs := map[string]bool{}
+	found := false
+	for _, f := range p.Files {
+		name := path.Clean(f.Name)
+		if name != f.Name || path.IsAbs(name) || name == "." || strings.HasPrefix(name, "../") || name == ".." {
+			return nil, fmt.Errorf("bot file name %q is not a clean relative path", f.Name)
+		}
+		for d := path.Dir(name); d != "."; d = path.Dir(d) {
+			if !dirs[d] {
+				dirs[d] = true
+				tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0)})
+			}
+		}
+		mode := int64(0o444)
+		if f.Mode&0o111 != 0 || name == p.Entry {
+			mode = 0o555
+		}
+		found = found || name == p.Entry
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(f.Data)), ModTime: time.Unix(0, 0)}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("bot %q has no file named %q to execute", p.Name, p.Entry)
+	}
+	return buf.Bytes(), tw.Close()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

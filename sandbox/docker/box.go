@@ -1,0 +1,290 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/errdefs"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/agent"
+)
+
+// grace is how long past the turn limit we wait for the agent before declaring it
+// gone. The agent enforces the limit itself with an exact timer; this only
+// catches an agent that died or hung.
+func grace(limit time.Duration) time.Duration { return 5*time.Second + limit/2 }
+
+// box is one running container.
+type box struct {
+	cli    *client.Client
+	id     string
+	exec   string
+	limits sandbox.Limits
+
+	att    types.HijackedResponse
+	w      *bufio.Writer
+	enc    *gob.Encoder
+	msgs   chan agentMsg
+	done   chan struct{}
+	stderr *ring
+	wg     sync.WaitGroup
+
+	greeting agent.Hello
+	dead     error // set once the agent is gone; every later call fails with it
+	closed   bool
+}
+
+type agentMsg struct {
+	hello *agent.Hello
+	reply *agent.Reply
+	err   error
+}
+
+func (bx *box) GameDir() string    { return agent.GameDir }
+func (bx *box) Executable() string { return path.Join(agent.BotDir, bx.exec) }
+
+// ID is the container's ID.
+func (bx *box) ID() string { return bx.id }
+
+// attach starts reading the agent's output: stdout carries gob messages, stderr
+// its diagnostics, both multiplexed on one stream.
+func (bx *box) attach(att types.HijackedResponse) {
+	bx.att = att
+	bx.w = bufio.NewWriter(att.Conn)
+	bx.enc = gob.NewEncoder(bx.w)
+	bx.msgs = make(chan agentMsg, 1)
+	bx.done = make(chan struct{})
+	bx.stderr = newRing(4096)
+	pr, pw := io.Pipe()
+	bx.wg.Add(2)
+	go func() {
+		defer bx.wg.Done()
+		_, err := stdcopy.StdCopy(pw, bx.stderr, att.Reader)
+		if err == nil {
+			err = io.EOF
+		}
+		pw.CloseWithError(err)
+	}()
+	go func() {
+		defer bx.wg.Done()
+		defer close(bx.msgs)
+		defer pr.Close()
+		send := func(m agentMsg) bool {
+			select {
+			case bx.msgs <- m:
+				return m.err == nil
+			case <-bx.done:
+				return false
+			}
+		}
+		dec := gob.NewDecoder(pr)
+		var h agent.Hello
+		if err := dec.Decode(&h); err != nil {
+			send(agentMsg{err: err})
+			return
+		}
+		if !send(agentMsg{hello: &h}) {
+			return
+		}
+		for {
+			var r agent.Reply
+			err := dec.Decode(&r)
+			if err != nil {
+				send(agentMsg{err: err})
+				return
+			}
+			if !send(agentMsg{reply: &r}) {
+				return
+			}
+		}
+	}()
+}
+
+func (bx *box) awaitHello(ctx context.Context, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case m, ok := <-bx.msgs:
+		if !ok || m.err != nil {
+			return bx.agentGone(ctx, "agent did not say hello")
+		}
+		if m.hello == nil {
+			return errors.New("agent spoke out of turn")
+		}
+		bx.greeting = *m.hello
+	case <-t.C:
+		return fmt.Errorf("agent did not say hello within %v", timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if bx.greeting.Version != agent.Version {
+		return fmt.Errorf("agent speaks protocol %d, arena speaks %d; rebuild the image with `arena image build`", bx.greeting.Version, agent.Version)
+	}
+	if bx.greeting.Err != "" {
+		return fmt.Errorf("agent cannot serve: %s", bx.greeting.Err)
+	}
+	return nil
+}
+
+// Hello is what the agent said when it started.
+func (bx *box) Hello() agent.Hello { return bx.greeting }
+
+func (bx *box) call(ctx context.Context, req agent.Request, wait time.Duration) (*agent.Reply, error) {
+	if bx.closed {
+		return nil, sandbox.ErrBoxClosed
+	}
+	if bx.dead != nil {
+		return nil, bx.dead
+	}
+	if err := bx.enc.Encode(req); err != nil {
+		return nil, bx.agentGone(ctx, "sending to agent: "+err.Error())
+	}
+	if err := bx.w.Flush(); err != nil {
+		return nil, bx.agentGone(ctx, "sending to agent: "+err.Error())
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case m, ok := <-bx.msgs:
+		if !ok || m.err != nil {
+			return nil, bx.agentGone(ctx, "agent stopped answering")
+		}
+		if m.reply == nil {
+			return nil, errors.New("agent spoke out of turn")
+		}
+		return m.reply, nil
+	case <-t.C:
+		// The agent enforces the turn limit itself; silence this long means it is
+		// wedged or gone. Kill the container so nothing of the bot keeps running.
+		bx.cli.ContainerKill(context.WithoutCancel(ctx), bx.id, "KILL")
+		return nil, bx.agentGone(ctx, fmt.Sprintf("agent did not answer within %v", wait))
+	case <-ctx.Done():
+		bx.cli.ContainerKill(context.WithoutCancel(ctx), bx.id, "KILL")
+		bx.dead = ctx.Err()
+		return nil, ctx.Err()
+	}
+}
+
+// errOOM marks an agent killed by the kernel for memory: the bot's doing.
+var errOOM = errors.New("container was killed for exceeding its memory limit")
+
+// agentGone finds out why the agent went away and marks the box dead.
+func (bx *box) agentGone(ctx context.Context, what string) error {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	// Give the engine a moment to record the exit.
+	var ins container.InspectResponse
+	var err error
+	for i := 0; i < 20; i++ {
+		ins, err = bx.cli.ContainerInspect(ictx, bx.id)
+		if err != nil || ins.State == nil || !ins.State.Running {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	switch {
+	case err != nil:
+		bx.dead = fmt.Errorf("%s; container inspect failed: %w", what, err)
+	case ins.State != nil && ins.State.OOMKilled:
+		bx.dead = errOOM
+	case ins.State != nil:
+		bx.dead = fmt.Errorf("%s; container state %s, exit code %d, agent stderr: %q", what, ins.State.Status, ins.State.ExitCode, bx.stderr.String())
+	default:
+		bx.dead = errors.New(what)
+	}
+	return bx.dead
+}
+
+// Run implements sandbox.Box.
+func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) {
+	timeout := bx.limits.TurnTimeout
+	if t.Timeout > 0 {
+		timeout = t.Timeout
+	}
+	start := time.Now()
+	rep, err := bx.call(ctx, agent.Request{Op: "turn", Turn: t, Exec: bx.exec, Timeout: timeout, Tail: bx.limits.OutputTail}, timeout+grace(timeout))
+	if errors.Is(err, errOOM) {
+		// The kernel took the agent with the bot. That is still the bot's fault.
+		return sandbox.Report{ExitCode: -1, Signal: 9, OOMKilled: true, Wall: time.Since(start)}, nil
+	}
+	if err != nil {
+		return sandbox.Report{}, sandbox.Faultf("turn", err)
+	}
+	if rep.Err != "" {
+		return rep.Report, sandbox.Faultf("turn", errors.New("agent: "+rep.Err))
+	}
+	return rep.Report, nil
+}
+
+// ReadFile implements sandbox.Box.
+func (bx *box) ReadFile(ctx context.Context, name string, max int64) ([]byte, error) {
+	rep, err := bx.call(ctx, agent.Request{Op: "read", Name: name, Max: max}, 30*time.Second)
+	if err != nil {
+		return nil, sandbox.Faultf("read "+name, err)
+	}
+	if rep.Err != "" {
+		return nil, errors.New(rep.Err)
+	}
+	return rep.Data, nil
+}
+
+// Close implements sandbox.Box. It removes the container even when ctx is
+// already cancelled: an interrupted match must not leave a bot running.
+func (bx *box) Close(ctx context.Context) error {
+	if bx.closed {
+		return nil
+	}
+	bx.closed = true
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := bx.cli.ContainerRemove(rctx, bx.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if errdefs.IsNotFound(err) {
+		err = nil
+	}
+	if bx.att.Conn != nil {
+		close(bx.done)
+		bx.att.Close()
+		bx.wg.Wait()
+	}
+	if err != nil {
+		return sandbox.Faultf("remove container "+bx.id[:12], err)
+	}
+	return nil
+}
+
+// ring keeps the last bytes written to it.
+type ring struct {
+	mu  sync.Mutex
+	buf []byte
+	n   int
+}
+
+func newRing(n int) *ring { return &ring{n: n} }
+
+func (r *ring) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf = append(r.buf, p...)
+	if len(r.buf) > r.n {
+		r.buf = append(r.buf[:0], r.buf[len(r.buf)-r.n:]...)
+	}
+	return len(p), nil
+}
+
+func (r *ring) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.buf)
+}

@@ -1,0 +1,261 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/arenabots/arena/sandbox"
+)
+
+// Status of one preflight check.
+type Status string
+
+// Check statuses.
+const (
+	OK   Status = "ok"
+	Warn Status = "warn"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Check is one line of the preflight table.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// probeScript runs as a bot and reports, from inside, what the container allows.
+const probeScript = `#!/bin/sh
+{
+echo "uid=$(id -u)"
+echo "mem=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"
+echo "pids=$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max 2>/dev/null)"
+if (echo x > /probe) 2>/dev/null; then echo "rootfs=writable"; else echo "rootfs=read-only"; fi
+echo "netdevs=$(ls /sys/class/net | tr '\n' ' ')"
+echo "capeff=$(grep CapEff /proc/self/status | tr -d '\t' | cut -d: -f2)"
+} > answer.txt
+setsid sleep 1000 >/dev/null 2>&1 < /dev/null &
+exit 0
+`
+
+const hogScript = `#!/bin/sh
+x=$(head -c 300000000 /dev/zero | tr '\0' a)
+echo survived
+`
+
+const sleepScript = `#!/bin/sh
+exec sleep 1000
+`
+
+// Preflight checks what official matches need from the engine and the runtime
+// image. It starts a few short-lived hardened containers.
+func Preflight(ctx context.Context, cli *client.Client, image string) []Check {
+	var out []Check
+	add := func(c Check) { out = append(out, c) }
+
+	if err := Ping(ctx, cli); err != nil {
+		add(Check{"engine", Fail, err.Error(), "start the engine (scripts/ensure-docker.sh) or point --docker-host / DOCKER_HOST at one"})
+		for _, name := range []string{"versions", "cgroups", "storage driver", "runtime image", "hardened container", "out-of-memory detection", "turn deadline"} {
+			add(Check{name, Skip, "needs the engine", ""})
+		}
+		return out
+	}
+	add(Check{"engine", OK, "reachable at " + cli.DaemonHost(), ""})
+
+	if v, err := cli.ServerVersion(ctx); err != nil {
+		add(Check{"versions", Warn, err.Error(), ""})
+	} else {
+		api := cli.ClientVersion()
+		st := OK
+		fix := ""
+		if versionLess(api, "1.41") {
+			st, fix = Warn, "arena is tested against API 1.41 and later; upgrade the engine"
+		}
+		add(Check{"versions", st, fmt.Sprintf("Docker %s, API %s negotiated (server %s, minimum %s), kernel %s", v.Version, api, v.APIVersion, v.MinAPIVersion, v.KernelVersion), fix})
+	}
+	info, err := cli.Info(ctx)
+	if err != nil {
+		add(Check{"cgroups", Warn, err.Error(), ""})
+		add(Check{"storage driver", Warn, err.Error(), ""})
+	} else {
+		st, fix := OK, ""
+		if info.CgroupVersion != "1" && info.CgroupVersion != "2" {
+			st, fix = Warn, "memory and pids limits need cgroups; check the engine's cgroup setup"
+		}
+		add(Check{"cgroups", st, fmt.Sprintf("v%s, driver %s, %d CPUs, %.1f GiB", info.CgroupVersion, info.CgroupDriver, info.NCPU, float64(info.MemTotal)/(1<<30)), fix})
+		st, fix = OK, ""
+		if info.Driver == "vfs" {
+			st, fix = Warn, "vfs copies whole images per container; use overlay2"
+		}
+		add(Check{"storage driver", st, info.Driver, fix})
+	}
+
+	b := New(cli, image)
+	id, err := b.CheckImage(ctx)
+	if err != nil {
+		add(Check{"runtime image", Fail, err.Error(), "arena image build (offline: arena image testbase && arena image build --base arena-testbase:trixie)"})
+		for _, name := range []string{"hardened container", "out-of-memory detection", "turn deadline"} {
+			add(Check{name, Skip, "needs the runtime image", ""})
+		}
+		return out
+	}
+	add(Check{"runtime image", OK, fmt.Sprintf("%s (%s)", image, shortID(id)), ""})
+
+	add(hardenedCheck(ctx, b))
+	add(oomCheck(ctx, b))
+	add(deadlineCheck(ctx, b))
+	return out
+}
+
+func scriptProgram(name, script string) sandbox.Program {
+	return sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: []byte(script), Mode: 0o755}}}
+}
+
+func hardenedCheck(ctx context.Context, b *Backend) Check {
+	lim := sandbox.DefaultLimits()
+	lim.Memory = 256 * sandbox.MiB
+	lim.Pids = 64
+	lim.TurnTimeout = 10 * time.Second
+	c := Check{Name: "hardened container"}
+	start := time.Now()
+	bx, err := b.Open(ctx, sandbox.Spec{Program: scriptProgram("doctor-probe", probeScript), Limits: lim})
+	if err != nil {
+		c.Status, c.Detail, c.Fix = Fail, err.Error(), "the engine must honour read-only root, cap-drop, no-new-privileges, pids and memory limits"
+		return c
+	}
+	defer bx.Close(ctx)
+	startup := time.Since(start)
+	rep, err := bx.Run(ctx, sandbox.Turn{Collect: "answer.txt", CollectMax: 4096})
+	if err != nil {
+		c.Status, c.Detail = Fail, err.Error()
+		return c
+	}
+	facts := map[string]string{}
+	for _, line := range strings.Split(string(rep.Answer.Data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			facts[k] = strings.TrimSpace(v)
+		}
+	}
+	var bad []string
+	if facts["uid"] == "0" || facts["uid"] == "" {
+		bad = append(bad, "bot ran as uid "+facts["uid"])
+	}
+	if facts["mem"] != strconv.FormatInt(lim.Memory, 10) {
+		bad = append(bad, fmt.Sprintf("memory limit inside is %q, asked %d", facts["mem"], lim.Memory))
+	}
+	if facts["pids"] != strconv.FormatInt(lim.Pids, 10) {
+		bad = append(bad, fmt.Sprintf("pids limit inside is %q, asked %d", facts["pids"], lim.Pids))
+	}
+	if facts["rootfs"] != "read-only" {
+		bad = append(bad, "root file system is "+facts["rootfs"])
+	}
+	if nd := strings.Fields(facts["netdevs"]); len(nd) != 1 || nd[0] != "lo" {
+		bad = append(bad, "network devices: "+facts["netdevs"])
+	}
+	if strings.Trim(facts["capeff"], "0") != "" {
+		bad = append(bad, "bot has capabilities "+facts["capeff"])
+	}
+	if rep.Survivors < 1 {
+		bad = append(bad, "a setsid child was not reported killed")
+	}
+	if len(bad) > 0 {
+		c.Status, c.Detail = Fail, strings.Join(bad, "; ")
+		c.Fix = "use a runtime image built by `arena image build` on an engine that applies limits"
+		return c
+	}
+	c.Status = OK
+	c.Detail = fmt.Sprintf("started in %v; uid %s, no network, read-only root, no capabilities, limits read back (memory %d MiB, pids %d), leftover child killed",
+		startup.Round(time.Millisecond), facts["uid"], lim.Memory/sandbox.MiB, lim.Pids)
+	return c
+}
+
+func oomCheck(ctx context.Context, b *Backend) Check {
+	lim := sandbox.DefaultLimits()
+	lim.Memory = 48 * sandbox.MiB
+	lim.TurnTimeout = 20 * time.Second
+	c := Check{Name: "out-of-memory detection"}
+	bx, err := b.Open(ctx, sandbox.Spec{Program: scriptProgram("doctor-hog", hogScript), Limits: lim})
+	if err != nil {
+		c.Status, c.Detail = Fail, err.Error()
+		return c
+	}
+	defer bx.Close(ctx)
+	rep, err := bx.Run(ctx, sandbox.Turn{})
+	switch {
+	case err != nil:
+		c.Status, c.Detail = Fail, err.Error()
+	case !rep.OOMKilled:
+		c.Status = Fail
+		c.Detail = fmt.Sprintf("a 300 MB hog under a 48 MiB limit was not reported as out of memory (exit %d, signal %d, timed out %v)", rep.ExitCode, rep.Signal, rep.TimedOut)
+		c.Fix = "the engine must expose the container's memory cgroup (memory.events or memory.oom_control)"
+	default:
+		c.Status = OK
+		c.Detail = fmt.Sprintf("hog killed for memory after %v and reported as such", rep.Wall.Round(time.Millisecond))
+	}
+	return c
+}
+
+func deadlineCheck(ctx context.Context, b *Backend) Check {
+	lim := sandbox.DefaultLimits()
+	lim.TurnTimeout = 250 * time.Millisecond
+	c := Check{Name: "turn deadline"}
+	bx, err := b.Open(ctx, sandbox.Spec{Program: scriptProgram("doctor-sleeper", sleepScript), Limits: lim})
+	if err != nil {
+		c.Status, c.Detail = Fail, err.Error()
+		return c
+	}
+	defer bx.Close(ctx)
+	var worst time.Duration
+	for i := 0; i < 3; i++ {
+		rep, err := bx.Run(ctx, sandbox.Turn{})
+		if err != nil {
+			c.Status, c.Detail = Fail, err.Error()
+			return c
+		}
+		if !rep.TimedOut {
+			c.Status, c.Detail = Fail, fmt.Sprintf("a sleeping bot was not reported as timed out (wall %v)", rep.Wall)
+			return c
+		}
+		worst = max(worst, rep.Wall-lim.TurnTimeout)
+	}
+	c.Status = OK
+	c.Detail = fmt.Sprintf("a 250 ms limit is enforced with at most %v overshoot", worst.Round(10*time.Microsecond))
+	if worst > 20*time.Millisecond {
+		c.Status = Warn
+		c.Fix = "the host is overloaded or its timers are coarse; short turn limits will be unfair"
+	}
+	return c
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// versionLess compares dotted API versions numerically.
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}

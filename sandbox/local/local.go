@@ -1,0 +1,201 @@
+// Package local is the sandbox backend that runs bots as plain processes on this
+// host. It is NOT a security boundary: a bot can read and write anything the
+// arena user can, reach the network, and a setsid child can outlive its turn.
+// It exists for bot authors without Docker and for fast tests.
+//
+// Within those limits it keeps the contract: a fresh process per turn in its own
+// process group, an exact deadline, the group killed after every turn, bounded
+// output tails, rlimits on core dumps, file size and open files, a private game
+// directory and a scratch directory wiped between turns. Memory is measured but
+// not enforced.
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/proc"
+)
+
+// Warning is what a user of this backend must be told.
+const Warning = "the local sandbox runs bots as plain processes with no isolation: use it only for bots you trust"
+
+// Backend runs bots as local processes.
+type Backend struct {
+	// Dir is where each box's directories are created; empty means os.TempDir().
+	Dir string
+}
+
+// New returns a local backend.
+func New() *Backend { return &Backend{} }
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return "local" }
+
+// Describe implements sandbox.Backend.
+func (b *Backend) Describe(context.Context) (map[string]string, error) {
+	var u syscall.Utsname
+	syscall.Uname(&u)
+	return map[string]string{"backend": "local", "isolation": "none", "kernel": utsString(u.Release[:])}, nil
+}
+
+func utsString(b []int8) string {
+	var s strings.Builder
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		s.WriteByte(byte(c))
+	}
+	return s.String()
+}
+
+// Open implements sandbox.Backend.
+func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (sandbox.Box, error) {
+	if err := spec.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp(b.Dir, "arena-local-")
+	if err != nil {
+		return nil, sandbox.Faultf("create box directory", err)
+	}
+	bx := &box{root: root, limits: spec.Limits, exec: spec.Program.Entry}
+	for _, d := range []string{bx.botDir(), bx.GameDir(), bx.scratch()} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			bx.Close(ctx)
+			return nil, sandbox.Faultf("create box directory", err)
+		}
+	}
+	found := false
+	for _, f := range spec.Program.Files {
+		name := path.Clean(f.Name)
+		if name != f.Name || path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
+			bx.Close(ctx)
+			return nil, fmt.Errorf("bot file name %q is not a clean relative path", f.Name)
+		}
+		p := filepath.Join(bx.botDir(), filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			bx.Close(ctx)
+			return nil, sandbox.Faultf("place bot", err)
+		}
+		mode := os.FileMode(0o444)
+		if f.Mode&0o111 != 0 || name == spec.Program.Entry {
+			mode = 0o555
+			found = found || name == spec.Program.Entry
+		}
+		if err := os.WriteFile(p, f.Data, mode); err != nil {
+			bx.Close(ctx)
+			return nil, sandbox.Faultf("place bot", err)
+		}
+	}
+	if !found {
+		bx.Close(ctx)
+		return nil, fmt.Errorf("bot %q has no file named %q to execute", spec.Program.Name, spec.Program.Entry)
+	}
+	return bx, nil
+}
+
+type box struct {
+	root   string
+	exec   string
+	limits sandbox.Limits
+	closed bool
+}
+
+func (bx *box) botDir() string     { return filepath.Join(bx.root, "bot") }
+func (bx *box) scratch() string    { return filepath.Join(bx.root, "tmp") }
+func (bx *box) GameDir() string    { return filepath.Join(bx.root, "game") }
+func (bx *box) Executable() string { return filepath.Join(bx.botDir(), filepath.FromSlash(bx.exec)) }
+
+// Run implements sandbox.Box.
+func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) {
+	var rep sandbox.Report
+	if bx.closed {
+		return rep, sandbox.ErrBoxClosed
+	}
+	if err := proc.Prepare(bx.GameDir(), t); err != nil {
+		return rep, sandbox.Faultf("prepare game_dir", err)
+	}
+	timeout := bx.limits.TurnTimeout
+	if t.Timeout > 0 {
+		timeout = t.Timeout
+	}
+	args := []string{bx.Executable()}
+	for _, a := range t.Args {
+		args = append(args, strings.ReplaceAll(a, sandbox.GameDirToken, bx.GameDir()))
+	}
+	res, err := proc.Run(ctx, proc.Spec{
+		Path: args[0],
+		Args: args,
+		Dir:  bx.GameDir(),
+		Env: []string{
+			"PATH=/usr/local/bin:/usr/bin:/bin",
+			"HOME=" + bx.scratch(),
+			"TMPDIR=" + bx.scratch(),
+			"LANG=C.UTF-8",
+			"PYTHONDONTWRITEBYTECODE=1",
+		},
+		Timeout: timeout,
+		Tail:    bx.limits.OutputTail,
+		Reaping: proc.ReapGroup,
+		Rlimits: []proc.Rlimit{
+			{Resource: syscall.RLIMIT_CORE, Value: 0},
+			{Resource: syscall.RLIMIT_FSIZE, Value: uint64(bx.limits.FileSize)},
+			{Resource: syscall.RLIMIT_NOFILE, Value: uint64(bx.limits.OpenFiles)},
+		},
+	})
+	if err != nil {
+		return rep, sandbox.Faultf("run", err)
+	}
+	rep = sandbox.Report{
+		StartError: res.StartError,
+		ExitCode:   res.ExitCode,
+		Signal:     res.Signal,
+		TimedOut:   res.TimedOut,
+		Wall:       res.Wall,
+		CPU:        res.CPU,
+		PeakMemory: res.PeakRSS,
+		Survivors:  res.Survivors,
+		Stdout:     res.Stdout,
+		Stderr:     res.Stderr,
+	}
+	if err := proc.Wipe(bx.scratch()); err != nil {
+		return rep, sandbox.Faultf("wipe scratch", err)
+	}
+	if t.Collect != "" {
+		if rep.Answer, err = proc.Collect(bx.GameDir(), t.Collect, t.CollectMax); err != nil {
+			return rep, sandbox.Faultf("collect "+t.Collect, err)
+		}
+	}
+	if rep.GameDir, err = proc.List(bx.GameDir(), t.HashMax); err != nil {
+		return rep, sandbox.Faultf("list game_dir", err)
+	}
+	return rep, nil
+}
+
+// ReadFile implements sandbox.Box.
+func (bx *box) ReadFile(_ context.Context, name string, max int64) ([]byte, error) {
+	if bx.closed {
+		return nil, sandbox.ErrBoxClosed
+	}
+	return proc.ReadFile(bx.GameDir(), name, max)
+}
+
+// Close implements sandbox.Box.
+func (bx *box) Close(context.Context) error {
+	if bx.closed {
+		return nil
+	}
+	bx.closed = true
+	os.Chmod(bx.botDir(), 0o700)
+	if err := proc.Wipe(bx.root); err != nil {
+		return err
+	}
+	return os.Remove(bx.root)
+}

@@ -1,0 +1,222 @@
+package proc
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/arenabots/arena/sandbox"
+)
+
+// CheckName accepts a single path element that is safe to create in a directory.
+func CheckName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("bad file name %q: want a single path element", name)
+	}
+	return nil
+}
+
+// Prepare readies the game directory for a turn: optionally empties it, removes
+// the named files and writes the turn's files. A planted symlink or directory
+// under a name we write is removed, never followed.
+func Prepare(dir string, t sandbox.Turn) error {
+	if t.Clean {
+		if err := Wipe(dir); err != nil {
+			return err
+		}
+	}
+	for _, name := range t.Remove {
+		if err := CheckName(name); err != nil {
+			return err
+		}
+		if err := removeAll(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	for _, f := range t.Put {
+		if err := WriteFile(dir, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile creates f in dir, replacing whatever had its name.
+func WriteFile(dir string, f sandbox.File) error {
+	if err := CheckName(f.Name); err != nil {
+		return err
+	}
+	p := filepath.Join(dir, f.Name)
+	if err := removeAll(p); err != nil {
+		return err
+	}
+	mode := f.Mode.Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
+	if err != nil {
+		return fmt.Errorf("create %s: %w", f.Name, err)
+	}
+	file := os.NewFile(uintptr(fd), p)
+	defer file.Close()
+	if _, err := file.Write(f.Data); err != nil {
+		return fmt.Errorf("write %s: %w", f.Name, err)
+	}
+	// The umask may have narrowed the mode.
+	return file.Chmod(mode)
+}
+
+// Collect reads the answer file without following a symlink and without blocking
+// on a FIFO. At most max bytes are read; a larger file is marked Truncated.
+func Collect(dir, name string, max int64) (sandbox.Collected, error) {
+	var c sandbox.Collected
+	if err := CheckName(name); err != nil {
+		return c, err
+	}
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	c.Present = true
+	c.Type = typeOf(fi.Mode())
+	c.Size = fi.Size()
+	if c.Type != sandbox.TypeFile {
+		return c, nil
+	}
+	data, truncated, err := readCapped(dir, name, max)
+	if err != nil {
+		return c, err
+	}
+	c.Data, c.Truncated = data, truncated
+	return c, nil
+}
+
+// ReadFile returns a regular file's contents, refusing links, FIFOs and anything
+// larger than max.
+func ReadFile(dir, name string, max int64) ([]byte, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	data, truncated, err := readCapped(dir, name, max)
+	if err != nil {
+		return nil, err
+	}
+	if truncated {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
+	}
+	return data, nil
+}
+
+func readCapped(dir, name string, max int64) ([]byte, bool, error) {
+	fd, err := unix.Open(filepath.Join(dir, name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("open %s: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is a %s, not a regular file", name, typeOf(fi.Mode()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(data)) > max {
+		return data[:max], true, nil
+	}
+	return data, false, nil
+}
+
+// List describes every entry of dir, sorted by name, hashing regular files of at
+// most hashMax bytes.
+func List(dir string, hashMax int64) ([]sandbox.Entry, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sandbox.Entry, 0, len(des))
+	for _, de := range des {
+		fi, err := de.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		e := sandbox.Entry{Name: de.Name(), Type: typeOf(fi.Mode()), Size: fi.Size()}
+		if e.Type == sandbox.TypeFile && e.Size <= hashMax {
+			data, truncated, err := readCapped(dir, e.Name, hashMax)
+			if err == nil && !truncated {
+				sum := sha256.Sum256(data)
+				e.SHA256 = hex.EncodeToString(sum[:])
+				e.Size = int64(len(data))
+			}
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Wipe removes everything inside dir, whatever its permissions.
+func Wipe(dir string) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, de := range des {
+		if err := removeAll(filepath.Join(dir, de.Name())); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// removeAll is os.RemoveAll that first makes directories the bot locked (mode 000)
+// writable again. It never follows symlinks.
+func removeAll(p string) error {
+	err := os.RemoveAll(p)
+	// Each pass unlocks one more level of directories the bot made unreadable.
+	for pass := 0; err != nil && errors.Is(err, fs.ErrPermission) && pass < 64; pass++ {
+		filepath.WalkDir(p, func(q string, d fs.DirEntry, _ error) error {
+			if d != nil && d.IsDir() {
+				os.Chmod(q, 0o700)
+			}
+			return nil
+		})
+		err = os.RemoveAll(p)
+	}
+	return err
+}
+
+func typeOf(m fs.FileMode) sandbox.EntryType {
+	switch {
+	case m.IsRegular():
+		return sandbox.TypeFile
+	case m.IsDir():
+		return sandbox.TypeDir
+	case m&fs.ModeSymlink != 0:
+		return sandbox.TypeSymlink
+	case m&fs.ModeNamedPipe != 0:
+		return sandbox.TypeFIFO
+	}
+	return sandbox.TypeOther
+}

@@ -1,0 +1,242 @@
+// Package sandbox is the contract between the match runner and the places where
+// untrusted bots run.
+//
+// A Backend opens one Box per bot per match. A Box runs one turn at a time: it
+// places the turn's files in the bot's game directory, starts a fresh bot process,
+// enforces the per-turn wall-clock limit, kills every process the bot left behind,
+// and reports facts: exit status, timing, memory, output tails, the answer file's
+// bytes and the game directory's entries.
+//
+// A Box never judges. Whether an exit code or a second file in game_dir costs the
+// bot the game is the harness's decision. Errors returned by a Box are faults of the
+// sandbox or the host (the engine went away, a container was refused); they must
+// never be charged to a bot. What the bot did, however badly, is a Report.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// Limits are the resources a bot gets. Turn-level limits apply to every turn;
+// the others are fixed when the Box is opened.
+type Limits struct {
+	// TurnTimeout is the wall-clock limit for one turn, measured next to the bot.
+	TurnTimeout time.Duration `json:"turnTimeout"`
+	// Memory is the memory limit in bytes for everything the bot runs, with no swap.
+	Memory int64 `json:"memory"`
+	// CPUs is the CPU quota in cores (1.5 = one and a half cores).
+	CPUs float64 `json:"cpus"`
+	// Pids caps the number of processes and threads alive at once.
+	Pids int64 `json:"pids"`
+	// GameDirBytes caps the size of the game directory.
+	GameDirBytes int64 `json:"gameDirBytes"`
+	// ScratchBytes caps the size of the scratch directory (/tmp), wiped every turn.
+	ScratchBytes int64 `json:"scratchBytes"`
+	// OutputTail is how many trailing bytes of stdout and of stderr are kept.
+	OutputTail int `json:"outputTail"`
+	// OpenFiles caps open file descriptors per process.
+	OpenFiles int64 `json:"openFiles"`
+	// FileSize caps the size of any single file a bot process writes.
+	FileSize int64 `json:"fileSize"`
+}
+
+// MiB is one mebibyte.
+const MiB = 1 << 20
+
+// DefaultLimits are the Code Clash limits: 5 s per turn, 1 GiB of memory without
+// swap, one CPU.
+func DefaultLimits() Limits {
+	return Limits{
+		TurnTimeout:  5 * time.Second,
+		Memory:       1024 * MiB,
+		CPUs:         1,
+		Pids:         256,
+		GameDirBytes: 64 * MiB,
+		ScratchBytes: 512 * MiB,
+		OutputTail:   8 * 1024,
+		OpenFiles:    1024,
+		FileSize:     512 * MiB,
+	}
+}
+
+// Validate reports the first limit that cannot be enforced as given.
+func (l Limits) Validate() error {
+	switch {
+	case l.TurnTimeout <= 0:
+		return fmt.Errorf("turn timeout must be positive, got %v", l.TurnTimeout)
+	case l.Memory < 16*MiB:
+		return fmt.Errorf("memory limit must be at least 16 MiB, got %d bytes", l.Memory)
+	case l.CPUs <= 0:
+		return fmt.Errorf("cpus must be positive, got %v", l.CPUs)
+	case l.Pids < 8:
+		return fmt.Errorf("pids limit must be at least 8, got %d", l.Pids)
+	case l.GameDirBytes < MiB:
+		return fmt.Errorf("game_dir size must be at least 1 MiB, got %d bytes", l.GameDirBytes)
+	case l.ScratchBytes < MiB:
+		return fmt.Errorf("scratch size must be at least 1 MiB, got %d bytes", l.ScratchBytes)
+	case l.OutputTail < 0:
+		return fmt.Errorf("output tail must not be negative, got %d", l.OutputTail)
+	case l.OpenFiles < 16:
+		return fmt.Errorf("open files limit must be at least 16, got %d", l.OpenFiles)
+	case l.FileSize < MiB:
+		return fmt.Errorf("file size limit must be at least 1 MiB, got %d bytes", l.FileSize)
+	}
+	return nil
+}
+
+// File is a file handed to a bot.
+type File struct {
+	Name string      // relative, slash-separated, no ".." elements
+	Data []byte      // contents
+	Mode fs.FileMode // permission bits; 0 means 0644
+}
+
+// Program is what a bot is made of: its files, placed read-only in the bot
+// directory, and the one that is executed.
+type Program struct {
+	Name  string // shown in logs and container labels
+	Files []File
+	Entry string // name of the executable within Files
+}
+
+// Spec describes the Box to open.
+type Spec struct {
+	Program Program
+	Limits  Limits
+	// Labels are attached to everything the Box creates (containers, volumes), in
+	// addition to the backend's own ownership label.
+	Labels map[string]string
+}
+
+// Turn is one bot invocation.
+type Turn struct {
+	// Clean empties the game directory before Put (used to rebuild a disputed turn).
+	Clean bool
+	// Remove lists game-directory names to delete before the bot starts (the
+	// previous turn's answer file).
+	Remove []string
+	// Put lists files to write into the game directory before the bot starts.
+	Put []File
+	// Args follow the executable on the command line. The string GameDirToken is
+	// replaced by the game directory's path as the bot sees it.
+	Args []string
+	// Collect names the answer file to read back after the bot exits.
+	Collect string
+	// CollectMax caps how many bytes of the answer file are read; a larger file is
+	// reported with Truncated set.
+	CollectMax int64
+	// HashMax caps the size of regular files whose SHA-256 is computed for the
+	// listing; larger files are listed without a hash.
+	HashMax int64
+	// Timeout overrides Limits.TurnTimeout when positive.
+	Timeout time.Duration
+}
+
+// GameDirToken in Turn.Args stands for the game directory's path inside the box.
+const GameDirToken = "{game_dir}"
+
+// EntryType says what kind of file system object an Entry is.
+type EntryType string
+
+// Entry types reported for the game directory. A symlink is reported as such and
+// never followed.
+const (
+	TypeFile    EntryType = "file"
+	TypeDir     EntryType = "dir"
+	TypeSymlink EntryType = "symlink"
+	TypeFIFO    EntryType = "fifo"
+	TypeOther   EntryType = "other"
+)
+
+// Entry is one object found in the game directory after a turn.
+type Entry struct {
+	Name   string    `json:"name"`
+	Type   EntryType `json:"type"`
+	Size   int64     `json:"size"`
+	SHA256 string    `json:"sha256,omitempty"`
+}
+
+// Collected is the answer file as found after the turn.
+type Collected struct {
+	Present   bool      `json:"present"`
+	Type      EntryType `json:"type,omitempty"` // what the name pointed at; only a file is read
+	Data      []byte    `json:"data,omitempty"`
+	Size      int64     `json:"size"`
+	Truncated bool      `json:"truncated,omitempty"`
+}
+
+// Tail is the end of an output stream.
+type Tail struct {
+	Data  []byte `json:"data,omitempty"`
+	Total int64  `json:"total"` // bytes the bot wrote in all
+}
+
+// Report holds the facts of one turn. It makes no judgement.
+type Report struct {
+	// StartError is set when the executable could not be started at all (exec
+	// format error, permission denied); nothing else but Wall is then meaningful.
+	StartError string        `json:"startError,omitempty"`
+	ExitCode   int           `json:"exitCode"` // -1 when killed by a signal
+	Signal     int           `json:"signal,omitempty"`
+	TimedOut   bool          `json:"timedOut,omitempty"`
+	OOMKilled  bool          `json:"oomKilled,omitempty"`
+	Wall       time.Duration `json:"wall"` // measured next to the bot
+	CPU        time.Duration `json:"cpu"`  // user + system, every process of the turn
+	PeakMemory int64         `json:"peakMemory"`
+	Survivors  int           `json:"survivors,omitempty"` // processes killed after the bot exited
+	Stdout     Tail          `json:"stdout"`
+	Stderr     Tail          `json:"stderr"`
+	Answer     Collected     `json:"answer"`
+	GameDir    []Entry       `json:"gameDir"`
+}
+
+// Box runs one bot's turns for one match. It is not safe for concurrent use.
+type Box interface {
+	// Run plays one turn. A non-nil error is a sandbox or host fault.
+	Run(ctx context.Context, t Turn) (Report, error)
+	// ReadFile returns a game-directory file's contents, refusing symlinks and
+	// anything larger than max.
+	ReadFile(ctx context.Context, name string, max int64) ([]byte, error)
+	// GameDir is the game directory's path as the bot sees it.
+	GameDir() string
+	// Executable is the bot's executable path as the bot sees it.
+	Executable() string
+	// Close releases everything the Box holds. It is safe to call more than once.
+	Close(ctx context.Context) error
+}
+
+// Backend opens Boxes.
+type Backend interface {
+	Name() string
+	Open(ctx context.Context, spec Spec) (Box, error)
+	// Describe returns facts about the backend for transcripts (image, versions).
+	Describe(ctx context.Context) (map[string]string, error)
+}
+
+// ErrBoxClosed is returned by a Box used after Close or after its runtime died.
+var ErrBoxClosed = errors.New("sandbox: box is closed")
+
+// Fault is a sandbox or host failure, never the bot's doing.
+type Fault struct {
+	Op  string
+	Err error
+}
+
+func (f *Fault) Error() string { return "sandbox: " + f.Op + ": " + f.Err.Error() }
+func (f *Fault) Unwrap() error { return f.Err }
+
+// Faultf wraps err as a Fault of operation op.
+func Faultf(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var f *Fault
+	if errors.As(err, &f) {
+		return err
+	}
+	return &Fault{Op: op, Err: err}
+}
