@@ -40,6 +40,8 @@ step "go test -race"
 go build -o /tmp/arena-testsummary ./internal/testsummary
 set +e
 go test -race -count=1 -timeout 40m -json ./... | /tmp/arena-testsummary
-rc=${PIPESTATUS[1]}
+codes=("${PIPESTATUS[@]}")
 set -e
-exit "$rc"
+if [[ ${codes[0]} != 0 || ${codes[1]} != 0 ]]; then
+  exit 1
+fi

@@ -1,0 +1,241 @@
+// Package rules is the referee's side of arena: the Game interface every game
+// implements, and the verdicts a turn can end in.
+//
+// A game is two players taking turns. Each turn the mover receives a view of the
+// state (possibly fogged), answers in the game's wire format, and the game parses
+// the answer, judges it against the true state and applies it. The game owns its
+// seeded random source, so a match is replayed exactly from its seed and moves.
+//
+// Packages under rules are pure: no processes, no files, no clocks. A wrong ruling
+// decides a real match, so each game is tested on its own.
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Side is a player. White (or "first") moves first.
+type Side int8
+
+// The sides. NoSide is the winner of a draw.
+const (
+	White  Side = 0
+	Black  Side = 1
+	NoSide Side = -1
+)
+
+// Sides lists both players in turn order.
+var Sides = [2]Side{White, Black}
+
+// Other is the opponent.
+func (s Side) Other() Side { return 1 - s }
+
+func (s Side) String() string {
+	switch s {
+	case White:
+		return "white"
+	case Black:
+		return "black"
+	}
+	return "none"
+}
+
+// ParseSide reads "white" or "black".
+func ParseSide(s string) (Side, error) {
+	switch strings.ToLower(s) {
+	case "white", "w":
+		return White, nil
+	case "black", "b":
+		return Black, nil
+	}
+	return NoSide, fmt.Errorf("side: want white or black, got %q", s)
+}
+
+// Verdict is how a turn ended, as the harness judges it.
+type Verdict string
+
+// The verdicts of ../shared/docs/codeclash-rules.md's table, shared by all games.
+const (
+	OK                Verdict = "ok"
+	IllegalMove       Verdict = "illegal-move"
+	InvalidOutput     Verdict = "invalid-output"
+	BotRejectedState  Verdict = "bot-rejected-state"
+	BotError          Verdict = "bot-error"
+	Crash             Verdict = "crash"
+	OutOfMemory       Verdict = "out-of-memory"
+	Timeout           Verdict = "timeout"
+	DataFileViolation Verdict = "data-file-violation"
+)
+
+// Outcome is the state of the game's result.
+type Outcome struct {
+	Over   bool   `json:"over"`
+	Winner Side   `json:"winner"` // NoSide for a draw
+	Reason string `json:"reason,omitempty"`
+}
+
+// Outcome reasons that games share.
+const (
+	ReasonKingCaptured = "king-captured"
+	ReasonMaxPlies     = "max-plies"
+	ReasonNoLegalMove  = "no-legal-move"
+	ReasonRepetition   = "repetition"
+)
+
+// Move is a game's own move type. String is a short human-readable form.
+type Move interface {
+	String() string
+}
+
+// State is one position of a game in progress. Apply mutates it; Clone copies.
+type State interface {
+	// ToMove is the side whose turn it is.
+	ToMove() Side
+	// Phase names the game's phase ("setup", "play").
+	Phase() string
+	// Turn counts the turns taken so far, every phase included.
+	Turn() int
+	// View is what side receives when asked to move, in the game's wire format.
+	View(side Side) ([]byte, error)
+	// ParseMove reads the mover's answer. A *FormatError means the answer is not
+	// a move at all (invalid-output); an *IllegalError that it is a well-formed
+	// move the rules forbid.
+	ParseMove(answer []byte) (Move, error)
+	// Judge returns nil if m is legal for the side to move, else an *IllegalError.
+	Judge(m Move) error
+	// Apply judges m and plays it.
+	Apply(m Move) error
+	// LegalMoves lists every legal move of the side to move, in a fixed order.
+	LegalMoves() []Move
+	// EncodeMove writes m in the wire format a bot would have sent.
+	EncodeMove(m Move) []byte
+	// Outcome says whether the game is over and how.
+	Outcome() Outcome
+	// Clone returns an independent copy.
+	Clone() State
+}
+
+// Option is one rule a tournament may set differently.
+type Option struct {
+	Name    string
+	Default string
+	Values  string // what it accepts, for help text
+	Doc     string
+}
+
+// Game makes states of one game and says how its bots are run.
+type Game interface {
+	Name() string
+	Title() string
+	// Options lists the rule options and their defaults.
+	Options() []Option
+	// Explain is the rulings, for participants.
+	Explain() string
+	// New starts a game. opts holds rule options by name; unknown names and bad
+	// values are errors. The seed drives every random decision of the game.
+	New(opts map[string]string, seed uint64) (State, error)
+	// FromView rebuilds a state from what a bot was given, for the side to move;
+	// facts the view lacks are decided as the game documents.
+	FromView(opts map[string]string, view []byte) (State, error)
+	// Protocol says how a bot of this game is run.
+	Protocol() Protocol
+}
+
+// Protocol says how bots of a game are run. Exactly one field is set.
+type Protocol struct {
+	Files *FileProtocol
+}
+
+// FileProtocol runs a fresh bot process per turn: the view is written to a file
+// in the bot's game directory, the path is its only argument, and it answers by
+// writing a file there and exiting.
+type FileProtocol struct {
+	StateFile    string
+	MoveFile     string
+	MaxMoveBytes int64
+	// ExitVerdicts maps non-zero exit codes the game gives a meaning to; exit 0
+	// means "judge my move" and any other code is a crash.
+	ExitVerdicts map[int]Verdict
+	// DataFiles is how many entries besides StateFile and MoveFile may be left in
+	// the game directory, each a regular file of at most MaxDataFileBytes.
+	DataFiles        int
+	MaxDataFileBytes int64
+}
+
+// FormatError is an answer that is not a move at all.
+type FormatError struct{ Msg string }
+
+func (e *FormatError) Error() string { return e.Msg }
+
+// IllegalError is a well-formed move the rules forbid.
+type IllegalError struct{ Msg string }
+
+func (e *IllegalError) Error() string { return e.Msg }
+
+// Formatf returns a *FormatError.
+func Formatf(format string, a ...any) error { return &FormatError{fmt.Sprintf(format, a...)} }
+
+// Illegalf returns an *IllegalError.
+func Illegalf(format string, a ...any) error { return &IllegalError{fmt.Sprintf(format, a...)} }
+
+// VerdictOf classifies an error from ParseMove, Judge or Apply.
+func VerdictOf(err error) Verdict {
+	var fe *FormatError
+	var ie *IllegalError
+	switch {
+	case err == nil:
+		return OK
+	case errors.As(err, &fe):
+		return InvalidOutput
+	case errors.As(err, &ie):
+		return IllegalMove
+	}
+	return InvalidOutput
+}
+
+var registry = map[string]Game{}
+
+// Register makes a game available by name. Games register themselves in init.
+func Register(g Game) {
+	if _, dup := registry[g.Name()]; dup {
+		panic("rules: game registered twice: " + g.Name())
+	}
+	registry[g.Name()] = g
+}
+
+// Lookup finds a registered game.
+func Lookup(name string) (Game, error) {
+	if g, ok := registry[name]; ok {
+		return g, nil
+	}
+	return nil, fmt.Errorf("unknown game %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the registered games.
+func Names() []string {
+	var names []string
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CheckOptions refuses option names a game does not know.
+func CheckOptions(g Game, opts map[string]string) error {
+	known := map[string]bool{}
+	var names []string
+	for _, o := range g.Options() {
+		known[o.Name] = true
+		names = append(names, o.Name)
+	}
+	for k := range opts {
+		if !known[k] {
+			return fmt.Errorf("%s has no rule option %q (options: %s)", g.Name(), k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
