@@ -239,3 +239,27 @@ func CheckOptions(g Game, opts map[string]string) error {
 	}
 	return nil
 }
+
+// Lister is implemented by states that describe their legal moves as JSON, in
+// the shape `arena rules legal` prints.
+type Lister interface {
+	LegalJSON() ([]byte, error)
+}
+
+// Renderer is implemented by states that can draw themselves for a terminal.
+type Renderer interface {
+	Render() string
+}
+
+// ParseRuleFlags reads "name=value" pairs into an options map.
+func ParseRuleFlags(pairs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("rule option %q: want name=value", p)
+		}
+		out[k] = v
+	}
+	return out, nil
+}

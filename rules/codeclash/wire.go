@@ -309,3 +309,21 @@ func short(raw []byte) string {
 	}
 	return s
 }
+
+// LegalJSON implements rules.Lister: every legal move as move.json's "move"
+// object (during setup step 4, "from" is the piece-type code), and the
+// abilities the player may add this turn.
+func (s *State) LegalJSON() ([]byte, error) {
+	moves := []map[string]any{}
+	for _, m := range s.Moves() {
+		moves = append(moves, MoveObject(m))
+	}
+	out, err := json.Marshal(struct {
+		Moves     []map[string]any `json:"moves"`
+		Abilities []string         `json:"abilities"`
+	}{moves, s.Abilities()})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}

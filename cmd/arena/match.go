@@ -1,0 +1,285 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	units "github.com/docker/go-units"
+	"github.com/urfave/cli/v2"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+// matchFlags are shared by every command that plays matches.
+func matchFlags() []cli.Flag {
+	d := sandbox.DefaultLimits()
+	return []cli.Flag{
+		gameFlag(),
+		ruleFlag(),
+		&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
+		imageFlag(),
+		&cli.DurationFlag{Name: "turn-timeout", Value: d.TurnTimeout, Usage: "wall-clock limit per turn"},
+		&cli.StringFlag{Name: "memory", Value: "1g", Usage: "memory limit per bot, no swap (e.g. 512m, 1g)"},
+		&cli.Float64Flag{Name: "cpus", Value: d.CPUs, Usage: "CPU quota per bot, in cores"},
+		&cli.Int64Flag{Name: "pids", Value: d.Pids, Usage: "process and thread limit per bot"},
+		&cli.StringFlag{Name: "on-fault", Value: string(match.Forfeit), Usage: "forfeit (a bot's fault loses the game) or random-move (play a random legal move for it, record the fault, continue)"},
+		&cli.IntFlag{Name: "max-plies", Usage: "draw after this many play plies (default: the game's rule, 200 for codeclash)"},
+	}
+}
+
+// matchSettings is what matchFlags configure.
+type matchSettings struct {
+	game    rules.Game
+	rules   map[string]string
+	limits  sandbox.Limits
+	onFault match.Policy
+	backend sandbox.Backend
+	closer  func()
+}
+
+func readMatchSettings(c *cli.Context) (*matchSettings, error) {
+	g, opts, err := gameAndOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	if n := c.Int("max-plies"); c.IsSet("max-plies") {
+		opts["maxPlies"] = strconv.Itoa(n)
+		if err := rules.CheckOptions(g, opts); err != nil {
+			return nil, usagef("--max-plies: %v", err)
+		}
+	}
+	if _, err := g.New(opts, 0); err != nil {
+		return nil, usagef("--rule: %v", err)
+	}
+	lim := sandbox.DefaultLimits()
+	lim.TurnTimeout = c.Duration("turn-timeout")
+	mem, err := units.RAMInBytes(c.String("memory"))
+	if err != nil {
+		return nil, usagef("--memory: %v", err)
+	}
+	lim.Memory = mem
+	lim.CPUs = c.Float64("cpus")
+	lim.Pids = c.Int64("pids")
+	if err := lim.Validate(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	pol, err := match.ParsePolicy(c.String("on-fault"))
+	if err != nil {
+		return nil, usagef("--on-fault: %v", err)
+	}
+	ms := &matchSettings{game: g, rules: opts, limits: lim, onFault: pol, closer: func() {}}
+	switch c.String("sandbox") {
+	case "docker":
+		cl, err := engine(c)
+		if err != nil {
+			return nil, err
+		}
+		if res, err := docker.Sweep(c.Context, cl, false); err == nil && res.Containers+res.Volumes > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "arena: removed %d containers and %d volumes left by an earlier run that was killed\n", res.Containers, res.Volumes)
+		}
+		b := docker.New(cl, c.String("image"))
+		if _, err := b.CheckImage(c.Context); err != nil {
+			cl.Close()
+			return nil, err
+		}
+		ms.backend, ms.closer = b, func() { cl.Close() }
+	case "local":
+		fmt.Fprintln(c.App.ErrWriter, "arena: WARNING:", local.Warning)
+		ms.backend = local.New()
+	default:
+		return nil, usagef("--sandbox: want docker or local, got %q", c.String("sandbox"))
+	}
+	return ms, nil
+}
+
+func loadBot(flag, path string) (*submission.Bot, error) {
+	if path == "" {
+		return nil, usagef("--%s is required: a bot executable, a directory holding one, or a submission ZIP", flag)
+	}
+	b, err := submission.Load(path, submission.DefaultLimits())
+	if err != nil {
+		return nil, usagef("--%s: %v", flag, err)
+	}
+	return b, nil
+}
+
+var unsafeDirChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+func defaultMatchDir(white, black string) string {
+	clean := func(s string) string { return strings.Trim(unsafeDirChars.ReplaceAllString(s, "-"), "-.") }
+	return filepath.Join("matches", time.Now().Format("20060102-150405")+"-"+clean(white)+"-vs-"+clean(black))
+}
+
+func matchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "match",
+		Usage:     "play one official match between two bots",
+		UsageText: "arena match --white BOT --black BOT [options]",
+		Description: `Plays one match, each bot in its own hardened container (one per bot for the
+whole match, a fresh bot process per turn), and writes to --out:
+   transcript.jsonl  every state given, answer received, time, verdict; hash-chained
+   result.json       winner, reason, faults
+   blobs/            each data-file content once, by SHA-256
+A BOT is an executable, a directory holding one, or a submission ZIP.
+
+Exit 0 when the match was played to a result (whatever it is), 1 when it was
+aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "white", Usage: "the bot playing White (moves first)", TakesFile: true},
+			&cli.StringFlag{Name: "black", Usage: "the bot playing Black", TakesFile: true},
+			&cli.StringFlag{Name: "out", Usage: "directory for the transcript and result (default: a new directory under ./matches)"},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed of the game's random decisions (default: random; always recorded)"},
+			&cli.BoolFlag{Name: "json", Usage: "print result.json to stdout (live output goes to stderr)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live output"},
+		}, matchFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("match takes no arguments (got %q); use --white and --black", c.Args().Slice())
+			}
+			white, err := loadBot("white", c.String("white"))
+			if err != nil {
+				return err
+			}
+			black, err := loadBot("black", c.String("black"))
+			if err != nil {
+				return err
+			}
+			ms, err := readMatchSettings(c)
+			if err != nil {
+				return err
+			}
+			defer ms.closer()
+			seed := c.Uint64("seed")
+			if !c.IsSet("seed") {
+				seed = match.RandomSeed()
+			}
+			dir := c.String("out")
+			if dir == "" {
+				dir = defaultMatchDir(white.Name, black.Name)
+			}
+			if _, err := os.Stat(filepath.Join(dir, transcript.FileName)); err == nil {
+				return usagef("--out %s already holds a transcript; choose another directory", dir)
+			}
+			live := c.App.Writer
+			if c.Bool("json") {
+				live = c.App.ErrWriter
+			}
+			var obs match.Observer
+			if !c.Bool("quiet") {
+				obs = &liveView{w: live, tty: isTerminal(live)}
+			}
+			res, err := match.Run(c.Context, match.Config{
+				Game: ms.game, Rules: ms.rules, Seed: seed,
+				White: white, Black: black,
+				Backend: ms.backend, Limits: ms.limits, OnFault: ms.onFault,
+				Dir: dir, ArenaVersion: arenaVersion(), Observer: obs,
+			})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				enc.Encode(res)
+			} else if !c.Bool("quiet") {
+				fmt.Fprintf(c.App.Writer, "transcript: %s\n", filepath.Join(dir, transcript.FileName))
+			}
+			if res.Reason == transcript.ReasonAborted {
+				return failf("match aborted: %s", res.AbortReason)
+			}
+			return nil
+		},
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// liveView prints the match as it happens: one line per turn with the move,
+// verdict and time, a compact board (rows separated by /), and the final board.
+type liveView struct {
+	w     io.Writer
+	tty   bool
+	names [2]string
+	last  rules.State
+}
+
+func (v *liveView) Started(h transcript.Header) {
+	v.names = [2]string{h.White.Name, h.Black.Name}
+	fmt.Fprintf(v.w, "%s: %s (white) vs %s (black), seed %d, %s sandbox\n", h.Game, h.White.Name, h.Black.Name, h.Seed, h.Sandbox["backend"])
+}
+
+func (v *liveView) Turn(t transcript.Turn, st rules.State) {
+	v.last = st
+	verdict := t.Verdict
+	if t.Substituted {
+		verdict += " (random move played)"
+	}
+	move := t.Move
+	if move == "" {
+		move = "-"
+	}
+	board := ""
+	if r, ok := st.(rules.Renderer); ok {
+		board = compactBoard(r.Render())
+	}
+	mark, end := "", ""
+	if v.tty && t.Verdict != string(rules.OK) {
+		mark, end = "\x1b[1;31m", "\x1b[0m"
+	}
+	fmt.Fprintf(v.w, "%4d %-5s %-6s %-22s %s%-14s%s %8.1f ms  %s\n", t.Ply, t.Side, t.Phase, move, mark, verdict, end, t.WallMs, board)
+	if t.Verdict != string(rules.OK) && t.Reason != "" {
+		fmt.Fprintf(v.w, "       %s\n", t.Reason)
+	}
+}
+
+func (v *liveView) Finished(r transcript.Result) {
+	if v.last != nil {
+		if rr, ok := v.last.(rules.Renderer); ok {
+			fmt.Fprint(v.w, "\n"+rr.Render())
+		}
+	}
+	switch r.Winner {
+	case transcript.WinnerWhite, transcript.WinnerBlack:
+		name := r.White.Name
+		if r.Winner == transcript.WinnerBlack {
+			name = r.Black.Name
+		}
+		fmt.Fprintf(v.w, "\n%s (%s) wins: %s, after %d play plies\n", name, r.Winner, r.Reason, r.Plies)
+	case transcript.WinnerDraw:
+		fmt.Fprintf(v.w, "\ndraw: %s, after %d play plies\n", r.Reason, r.Plies)
+	default:
+		fmt.Fprintf(v.w, "\nmatch aborted: %s\n", r.AbortReason)
+	}
+}
+
+// compactBoard turns a rendered board into one line, rows joined by '/'.
+func compactBoard(render string) string {
+	var rows []string
+	for _, line := range strings.Split(strings.TrimSpace(render), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 1 {
+			rows = append(rows, strings.Join(f[1:], ""))
+		}
+	}
+	return strings.Join(rows, "/")
+}

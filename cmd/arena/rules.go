@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arenabots/arena/rules"
+	_ "github.com/arenabots/arena/rules/codeclash" // registers the game
+)
+
+func gameFlag() *cli.StringFlag {
+	return &cli.StringFlag{Name: "game", Value: "codeclash", Usage: "game: " + strings.Join(rules.Names(), ", ")}
+}
+
+func ruleFlag() *cli.StringSliceFlag {
+	return &cli.StringSliceFlag{Name: "rule", Usage: "set a rule option, name=value (repeatable; see arena rules explain)"}
+}
+
+// gameAndOptions reads --game and --rule.
+func gameAndOptions(c *cli.Context) (rules.Game, map[string]string, error) {
+	g, err := rules.Lookup(c.String("game"))
+	if err != nil {
+		return nil, nil, usagef("--game: %v", err)
+	}
+	opts, err := rules.ParseRuleFlags(c.StringSlice("rule"))
+	if err != nil {
+		return nil, nil, usagef("--rule: %v", err)
+	}
+	if err := rules.CheckOptions(g, opts); err != nil {
+		return nil, nil, usagef("--rule: %v", err)
+	}
+	return g, opts, nil
+}
+
+// readInput reads a file ("-" for stdin) of at most 16 MiB.
+func readInput(path string) ([]byte, error) {
+	const max = 16 << 20
+	var r io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, usagef("read %s: %v", path, err)
+	}
+	if len(data) > max {
+		return nil, usagef("%s is larger than %d bytes", path, max)
+	}
+	return data, nil
+}
+
+func rulesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "rules",
+		Usage: "explain a game's rules, list legal moves, check a move",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "explain",
+				Usage:     "print the rulings and rule options of a game",
+				UsageText: "arena rules explain [--game GAME]",
+				Flags:     []cli.Flag{gameFlag()},
+				Action: func(c *cli.Context) error {
+					g, _, err := gameAndOptions(c)
+					if err != nil {
+						return err
+					}
+					w := c.App.Writer
+					fmt.Fprint(w, g.Explain())
+					fmt.Fprintf(w, "\nRULE OPTIONS (arena match --rule name=value)\n")
+					for _, o := range g.Options() {
+						fmt.Fprintf(w, "  %-20s default %-6s %s: %s\n", o.Name, o.Default, o.Values, o.Doc)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "legal",
+				Usage:     "list every legal move in a state.json",
+				UsageText: "arena rules legal [--game GAME] [--rule name=value] STATE.json",
+				Description: `Reads a state.json as it was written to a player (- reads stdin) and prints
+{"moves": [...], "abilities": [...]}: every legal move of that player, each as
+move.json's "move" object (during setup step 4 "from" is the piece-type code
+[0,3] or [0,4]), and the abilities it may add this turn.
+
+A state.json does not hold everything, so for Code Clash:
+  - a fogged square is taken to be empty, so moves into the fog are listed;
+  - the opponent's unused abilities are unknown and do not matter here;
+  - during setup, the placement is inferred from setupStep and the player's
+    pieces already on the board.
+Exit 2, naming the field, when the state cannot be read.`,
+				Flags: []cli.Flag{gameFlag(), ruleFlag()},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usagef("rules legal takes one STATE.json (got %d arguments)", c.NArg())
+					}
+					g, opts, err := gameAndOptions(c)
+					if err != nil {
+						return err
+					}
+					data, err := readInput(c.Args().First())
+					if err != nil {
+						return err
+					}
+					st, err := g.FromView(opts, data)
+					if err != nil {
+						return usagef("%s: %v", c.Args().First(), err)
+					}
+					l, ok := st.(rules.Lister)
+					if !ok {
+						return usagef("%s cannot list moves as JSON", g.Name())
+					}
+					out, err := l.LegalJSON()
+					if err != nil {
+						return err
+					}
+					_, err = c.App.Writer.Write(out)
+					return err
+				},
+			},
+			{
+				Name:      "check",
+				Usage:     "judge a move.json against a state.json",
+				UsageText: "arena rules check [--game GAME] [--rule name=value] STATE.json MOVE.json",
+				Description: `Judges MOVE.json as the referee would against the position in STATE.json
+(read as 'arena rules legal' reads it). Prints "legal: MOVE" and exits 0, or
+prints the verdict (illegal-move or invalid-output) and the reason and exits 1.
+Exit 2 when the state cannot be read.`,
+				Flags: []cli.Flag{gameFlag(), ruleFlag()},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 2 {
+						return usagef("rules check takes STATE.json and MOVE.json (got %d arguments)", c.NArg())
+					}
+					g, opts, err := gameAndOptions(c)
+					if err != nil {
+						return err
+					}
+					stateData, err := readInput(c.Args().Get(0))
+					if err != nil {
+						return err
+					}
+					moveData, err := readInput(c.Args().Get(1))
+					if err != nil {
+						return err
+					}
+					st, err := g.FromView(opts, stateData)
+					if err != nil {
+						return usagef("%s: %v", c.Args().Get(0), err)
+					}
+					m, err := st.ParseMove(moveData)
+					if err == nil {
+						err = st.Judge(m)
+					}
+					if err != nil {
+						return failf("%s: %v", rules.VerdictOf(err), err)
+					}
+					fmt.Fprintf(c.App.Writer, "legal: %s\n", m)
+					return nil
+				},
+			},
+		},
+	}
+}

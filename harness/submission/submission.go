@@ -1,0 +1,359 @@
+// Package submission turns what a team handed in (an executable, a directory,
+// or a ZIP) into a sandbox.Program, treating every byte as hostile: ZIP entries
+// are checked for path escapes, links, duplicates, encryption and compression
+// bombs before a byte is inflated, and every size is capped.
+//
+// It never writes outside the directory it is given and never executes anything.
+package submission
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/arenabots/arena/sandbox"
+)
+
+// Limits cap what a submission may hold.
+type Limits struct {
+	MaxArchiveBytes int64 // size of the ZIP file itself
+	MaxTotalBytes   int64 // sum of uncompressed sizes
+	MaxFileBytes    int64 // largest single file
+	MaxEntries      int
+	// MaxRatio is the largest compression ratio accepted for an entry bigger
+	// than 1 MiB; beyond it the entry is treated as a compression bomb.
+	MaxRatio int64
+}
+
+// DefaultLimits are generous for one-file executables (PyInstaller bundles run
+// to tens of MiB) and tight against abuse.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxArchiveBytes: 256 << 20,
+		MaxTotalBytes:   512 << 20,
+		MaxFileBytes:    256 << 20,
+		MaxEntries:      10000,
+		MaxRatio:        200,
+	}
+}
+
+// Bot is a loaded submission.
+type Bot struct {
+	Name   string // from the file or directory name
+	Source string // the path it was loaded from
+	// SHA256 is the hash of the executable that runs; SubmissionSHA256 that of
+	// the file handed in (the ZIP, or the executable itself).
+	SHA256           string
+	SubmissionSHA256 string
+	Program          sandbox.Program
+	// Choice explains how the executable was picked.
+	Choice string
+}
+
+// Error is a refusal that names the entry and the rule.
+type Error struct {
+	Entry string
+	Rule  string
+}
+
+func (e *Error) Error() string {
+	if e.Entry == "" {
+		return e.Rule
+	}
+	return fmt.Sprintf("%s: %s", e.Entry, e.Rule)
+}
+
+func refuse(entry, format string, a ...any) error {
+	return &Error{Entry: entry, Rule: fmt.Sprintf(format, a...)}
+}
+
+// Load reads a bot from an executable file, a directory holding one executable,
+// or a submission ZIP.
+func Load(p string, lim Limits) (*Bot, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	var files []sandbox.File
+	var subSum string
+	name := strings.TrimSuffix(filepath.Base(filepath.Clean(p)), filepath.Ext(p))
+	switch {
+	case fi.IsDir():
+		if files, err = readDir(p, lim); err != nil {
+			return nil, err
+		}
+		name = filepath.Base(filepath.Clean(p))
+	case fi.Mode().IsRegular():
+		if fi.Size() > max(lim.MaxArchiveBytes, lim.MaxFileBytes) {
+			return nil, refuse(filepath.Base(p), "is %d bytes; the limit is %d", fi.Size(), max(lim.MaxArchiveBytes, lim.MaxFileBytes))
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		subSum = sum(data)
+		if isZip(data) {
+			if files, err = ReadZip(data, lim); err != nil {
+				return nil, err
+			}
+		} else {
+			files = []sandbox.File{{Name: filepath.Base(p), Data: data, Mode: fi.Mode().Perm() | 0o500}}
+		}
+	default:
+		return nil, fmt.Errorf("%s is neither a file nor a directory", p)
+	}
+	entry, why, err := PickExecutable(files)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	var exe []byte
+	for _, f := range files {
+		if f.Name == entry {
+			exe = f.Data
+		}
+	}
+	if subSum == "" {
+		subSum = sum(exe)
+	}
+	return &Bot{
+		Name:             name,
+		Source:           p,
+		SHA256:           sum(exe),
+		SubmissionSHA256: subSum,
+		Program:          sandbox.Program{Name: name, Files: files, Entry: entry},
+		Choice:           why,
+	}, nil
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func isZip(data []byte) bool {
+	return bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06"))
+}
+
+// ignored is debris that archivers add and that is never a bot.
+func ignored(name string) bool {
+	base := path.Base(name)
+	return strings.HasPrefix(name, "__MACOSX/") || base == ".DS_Store" || strings.HasPrefix(base, "._") || base == "Thumbs.db"
+}
+
+// CheckName refuses entry names that could escape the extraction directory.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return refuse(name, "empty name")
+	case strings.ContainsRune(name, 0):
+		return refuse(name, "name contains a NUL byte")
+	case strings.Contains(name, `\`):
+		return refuse(name, `backslash in the name (use / as the separator)`)
+	case path.IsAbs(name) || filepath.VolumeName(name) != "" || (len(name) > 1 && name[1] == ':'):
+		return refuse(name, "absolute path")
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
+		if part == ".." {
+			return refuse(name, `path escapes the archive with ".."`)
+		}
+		if part == "" || part == "." {
+			return refuse(name, "path has an empty or '.' element")
+		}
+	}
+	return nil
+}
+
+// ReadZip checks and inflates a ZIP held in memory. Every refusal names the
+// entry and the rule it broke; nothing is inflated beyond the limits.
+func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
+	if int64(len(data)) > lim.MaxArchiveBytes {
+		return nil, refuse("", "the ZIP is %d bytes; the limit is %d", len(data), lim.MaxArchiveBytes)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, refuse("", "not a readable ZIP archive: %v", err)
+	}
+	if len(zr.File) > lim.MaxEntries {
+		return nil, refuse("", "the ZIP has %d entries; the limit is %d", len(zr.File), lim.MaxEntries)
+	}
+	// Check everything before inflating anything.
+	seen := map[string]string{}
+	var total uint64
+	for _, f := range zr.File {
+		if err := CheckName(f.Name); err != nil {
+			return nil, err
+		}
+		key := strings.ToLower(strings.TrimSuffix(f.Name, "/"))
+		if prev, dup := seen[key]; dup {
+			return nil, refuse(f.Name, "duplicate entry (also %s)", prev)
+		}
+		seen[key] = f.Name
+		mode := f.Mode()
+		switch {
+		case mode&fs.ModeSymlink != 0:
+			return nil, refuse(f.Name, "symbolic links are not allowed")
+		case mode&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeSocket|fs.ModeCharDevice) != 0:
+			return nil, refuse(f.Name, "special files are not allowed")
+		case f.Flags&0x1 != 0:
+			return nil, refuse(f.Name, "encrypted entries are not allowed")
+		case f.Method != zip.Store && f.Method != zip.Deflate:
+			return nil, refuse(f.Name, "compression method %d is not supported (use deflate or store)", f.Method)
+		}
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		if f.UncompressedSize64 > uint64(lim.MaxFileBytes) {
+			return nil, refuse(f.Name, "is %d bytes uncompressed; the limit per file is %d", f.UncompressedSize64, lim.MaxFileBytes)
+		}
+		if f.UncompressedSize64 > 1<<20 && f.CompressedSize64 > 0 && f.UncompressedSize64/f.CompressedSize64 > uint64(lim.MaxRatio) {
+			return nil, refuse(f.Name, "compresses %d:1 (%d to %d bytes): a compression bomb", f.UncompressedSize64/f.CompressedSize64, f.UncompressedSize64, f.CompressedSize64)
+		}
+		total += f.UncompressedSize64
+		if total > uint64(lim.MaxTotalBytes) {
+			return nil, refuse(f.Name, "the archive inflates to more than %d bytes", lim.MaxTotalBytes)
+		}
+	}
+	var files []sandbox.File
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() || ignored(f.Name) {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, refuse(f.Name, "cannot be read: %v", err)
+		}
+		// The header's sizes are the bot author's claim; never inflate past them.
+		content, err := io.ReadAll(io.LimitReader(rc, int64(f.UncompressedSize64)+1))
+		rc.Close()
+		if err != nil {
+			return nil, refuse(f.Name, "is corrupt: %v", err)
+		}
+		if uint64(len(content)) != f.UncompressedSize64 {
+			return nil, refuse(f.Name, "inflates to more bytes than its header declares: a compression bomb")
+		}
+		mode := f.Mode().Perm()
+		if f.CreatorVersion>>8 != 3 { // not made on Unix: no permission bits
+			mode = 0o644
+		}
+		files = append(files, sandbox.File{Name: f.Name, Data: content, Mode: mode})
+	}
+	if len(files) == 0 {
+		return nil, refuse("", "the ZIP holds no files")
+	}
+	return files, nil
+}
+
+// readDir reads every regular file under dir; links and special files are
+// refused, not followed.
+func readDir(dir string, lim Limits) ([]sandbox.File, error) {
+	var files []sandbox.File
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() || ignored(rel) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return refuse(rel, "only regular files are allowed (found a %s)", d.Type())
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if len(files) >= lim.MaxEntries {
+			return refuse(rel, "more than %d files", lim.MaxEntries)
+		}
+		if total += fi.Size(); fi.Size() > lim.MaxFileBytes || total > lim.MaxTotalBytes {
+			return refuse(rel, "the submission is larger than the limits (%d bytes per file, %d in all)", lim.MaxFileBytes, lim.MaxTotalBytes)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, sandbox.File{Name: rel, Data: data, Mode: fi.Mode().Perm()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s holds no files", dir)
+	}
+	return files, nil
+}
+
+// Kind says what an executable candidate is.
+type Kind string
+
+// Executable kinds.
+const (
+	ELF    Kind = "ELF executable"
+	Script Kind = "script"
+	PE     Kind = "Windows executable"
+	MachO  Kind = "macOS executable"
+)
+
+// Classify says what kind of executable data is, or "" for none.
+func Classify(data []byte) Kind {
+	switch {
+	case bytes.HasPrefix(data, []byte("\x7fELF")):
+		return ELF
+	case bytes.HasPrefix(data, []byte("#!")):
+		return Script
+	case bytes.HasPrefix(data, []byte("MZ")):
+		return PE
+	case len(data) >= 4 && (bytes.Equal(data[:4], []byte{0xfe, 0xed, 0xfa, 0xce}) || bytes.Equal(data[:4], []byte{0xfe, 0xed, 0xfa, 0xcf}) ||
+		bytes.Equal(data[:4], []byte{0xce, 0xfa, 0xed, 0xfe}) || bytes.Equal(data[:4], []byte{0xcf, 0xfa, 0xed, 0xfe}) ||
+		bytes.Equal(data[:4], []byte{0xca, 0xfe, 0xba, 0xbe})):
+		return MachO
+	}
+	return ""
+}
+
+// PickExecutable chooses the file that runs: the one ELF executable; failing
+// that, the one script with a #! line. It refuses, naming the candidates, when
+// the choice is ambiguous, and explains a Windows or macOS executable.
+func PickExecutable(files []sandbox.File) (entry, why string, err error) {
+	byKind := map[Kind][]string{}
+	for _, f := range files {
+		if k := Classify(f.Data); k != "" {
+			byKind[k] = append(byKind[k], f.Name)
+		}
+	}
+	for _, names := range byKind {
+		sort.Strings(names)
+	}
+	switch elves := byKind[ELF]; {
+	case len(elves) == 1:
+		return elves[0], fmt.Sprintf("%s is the only ELF executable", elves[0]), nil
+	case len(elves) > 1:
+		return "", "", fmt.Errorf("%d ELF executables (%s): keep exactly one in the submission", len(elves), strings.Join(elves, ", "))
+	}
+	switch scripts := byKind[Script]; {
+	case len(scripts) == 1:
+		return scripts[0], fmt.Sprintf("%s is the only script with a #! line and there is no ELF executable", scripts[0]), nil
+	case len(scripts) > 1:
+		return "", "", fmt.Errorf("no ELF executable and %d scripts with #! lines (%s): keep exactly one", len(scripts), strings.Join(scripts, ", "))
+	}
+	if pe := byKind[PE]; len(pe) > 0 {
+		return "", "", fmt.Errorf("%s is a Windows executable; build the bot for Linux x86-64 on Ubuntu 24.04", pe[0])
+	}
+	if mo := byKind[MachO]; len(mo) > 0 {
+		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64 on Ubuntu 24.04", mo[0])
+	}
+	return "", "", errors.New("no executable found: expected one ELF executable built for Linux x86-64 (or one script starting with #!)")
+}

@@ -1,0 +1,133 @@
+package transcript
+
+import (
+	"github.com/arenabots/arena/sandbox"
+)
+
+// Format is the transcript format version written in every header.
+const Format = 1
+
+// Bot identifies one side's bot.
+type Bot struct {
+	Name             string `json:"name"`
+	SHA256           string `json:"sha256"` // of the executable that ran
+	SubmissionSHA256 string `json:"submissionSha256,omitempty"`
+	Source           string `json:"source,omitempty"`
+	Entry            string `json:"entry,omitempty"` // executable's name in the submission
+}
+
+// Header is the first record: everything needed to re-run the match.
+type Header struct {
+	Format       int               `json:"format"`
+	ArenaVersion string            `json:"arenaVersion"`
+	Game         string            `json:"game"`
+	Rules        map[string]string `json:"rules"`
+	Seed         uint64            `json:"seed"`
+	White        Bot               `json:"white"`
+	Black        Bot               `json:"black"`
+	OnFault      string            `json:"onFault"`
+	Protocol     string            `json:"protocol"`
+	Limits       sandbox.Limits    `json:"limits"`  // durations in nanoseconds
+	Sandbox      map[string]string `json:"sandbox"` // backend, image, imageId, engine
+	Host         map[string]string `json:"host"`
+	StartedAt    string            `json:"startedAt"`
+}
+
+// DataFile is a game-directory file the bot kept, stored in blobs/ by hash.
+type DataFile struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Turn is one bot invocation: what it was given, what it did, how it was judged.
+type Turn struct {
+	Ply        int    `json:"ply"` // 1-based over every turn, setup included
+	Side       string `json:"side"`
+	Phase      string `json:"phase"`
+	SetupStep  int    `json:"setupStep,omitempty"`
+	TurnNumber int    `json:"turnNumber"`
+
+	State       string `json:"state"` // the exact state file given
+	StateSHA256 string `json:"stateSha256"`
+	// Answer is the exact answer file read back (nil when there was none).
+	// Bytes that are not UTF-8 are kept in AnswerBase64 instead.
+	Answer          *string `json:"answer"`
+	AnswerBase64    string  `json:"answerBase64,omitempty"`
+	AnswerType      string  `json:"answerType,omitempty"` // set when not a regular file
+	AnswerSize      int64   `json:"answerSize"`
+	AnswerTruncated bool    `json:"answerTruncated,omitempty"`
+
+	StartError string `json:"startError,omitempty"`
+	ExitCode   int    `json:"exitCode"`
+	Signal     int    `json:"signal,omitempty"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
+	OOMKilled  bool   `json:"oomKilled,omitempty"`
+
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Review  bool   `json:"review,omitempty"` // a claim that the state was malformed
+	Move    string `json:"move,omitempty"`   // the bot's move as read
+	// Played is the move applied, in the bot wire format; with Substituted it
+	// is the random legal move the fault policy played for the bot.
+	Played      string `json:"played,omitempty"`
+	Substituted bool   `json:"substituted,omitempty"`
+
+	WallMs     float64 `json:"wallMs"`    // measured next to the bot
+	HarnessMs  float64 `json:"harnessMs"` // measured by the harness around the turn
+	CPUMs      float64 `json:"cpuMs"`
+	PeakMemory int64   `json:"peakMemory"`
+	Survivors  int     `json:"survivors,omitempty"`
+
+	DataFiles   []DataFile      `json:"dataFiles,omitempty"`
+	GameDir     []sandbox.Entry `json:"gameDir"`
+	StdoutBytes int64           `json:"stdoutBytes"`
+	StderrBytes int64           `json:"stderrBytes"`
+	StdoutTail  string          `json:"stdoutTail,omitempty"`
+	StderrTail  string          `json:"stderrTail,omitempty"`
+}
+
+// Fault is a turn a bot got wrong.
+type Fault struct {
+	Ply     int    `json:"ply"`
+	Side    string `json:"side"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Review  bool   `json:"review,omitempty"`
+}
+
+// BotRef names a bot in a result.
+type BotRef struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+}
+
+// Result is result.json, repeated in the footer.
+type Result struct {
+	Game        string  `json:"game"`
+	White       BotRef  `json:"white"`
+	Black       BotRef  `json:"black"`
+	Winner      string  `json:"winner"` // white, black, draw or none
+	Reason      string  `json:"reason"`
+	Plies       int     `json:"plies"` // play plies
+	Turns       int     `json:"turns"` // every turn, setup included
+	Seed        uint64  `json:"seed"`
+	Faults      []Fault `json:"faults"`
+	AbortReason string  `json:"abortReason,omitempty"`
+	DurationMs  float64 `json:"durationMs"`
+}
+
+// Footer is the last record.
+type Footer struct {
+	Result     Result `json:"result"`
+	FinishedAt string `json:"finishedAt"`
+}
+
+// Winners and the reason of an aborted match.
+const (
+	WinnerWhite   = "white"
+	WinnerBlack   = "black"
+	WinnerDraw    = "draw"
+	WinnerNone    = "none"
+	ReasonAborted = "aborted"
+)

@@ -1,0 +1,266 @@
+// Package transcript writes and reads the record of a match: transcript.jsonl,
+// one JSON object per line (a header, one record per turn, a footer), each
+// carrying the SHA-256 of the line before it so that editing, inserting,
+// dropping or reordering a line is detected; and blobs/, holding each distinct
+// data-file content once under its SHA-256.
+//
+// The writer keeps the file a complete transcript at every moment: after each
+// record it appends a provisional "aborted" footer, which the next record
+// replaces. A crash of arena leaves a transcript that says it was aborted.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// File names inside a match directory.
+const (
+	FileName = "transcript.jsonl"
+	BlobDir  = "blobs"
+)
+
+// Record types.
+const (
+	TypeHeader = "header"
+	TypeTurn   = "turn"
+	TypeFooter = "footer"
+)
+
+// Envelope is the part every record shares.
+type Envelope struct {
+	Type string `json:"type"`
+	Seq  int    `json:"seq"`
+	Prev string `json:"prev"` // SHA-256 of the previous line; "" for the header
+}
+
+// Writer appends records to a transcript.
+type Writer struct {
+	mu          sync.Mutex
+	f           *os.File
+	dir         string
+	seq         int
+	prev        string
+	end         int64 // where the provisional footer starts
+	provisional func(prev string, seq int) ([]byte, error)
+	closed      bool
+}
+
+// Create starts a transcript in dir, which must exist.
+func Create(dir string) (*Writer, error) {
+	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, BlobDir), 0o755); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Writer{f: f, dir: dir}, nil
+}
+
+// SetProvisional sets the footer written after every record until the real one;
+// fn builds it from the chain state.
+func (w *Writer) SetProvisional(fn func(prev string, seq int) ([]byte, error)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.provisional = fn
+}
+
+// Append writes a record of the given type. body is marshalled and merged with
+// the envelope, which comes first on the line.
+func (w *Writer) Append(typ string, body any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errors.New("transcript: closed")
+	}
+	line, err := encode(Envelope{Type: typ, Seq: w.seq, Prev: w.prev}, body)
+	if err != nil {
+		return err
+	}
+	if err := w.f.Truncate(w.end); err != nil {
+		return err
+	}
+	if _, err := w.f.WriteAt(append(line, '\n'), w.end); err != nil {
+		return err
+	}
+	w.end += int64(len(line)) + 1
+	w.prev = Hash(line)
+	w.seq++
+	if typ == TypeFooter {
+		w.closed = true
+		w.provisional = nil
+		return w.f.Sync()
+	}
+	if w.provisional != nil {
+		foot, err := w.provisional(w.prev, w.seq)
+		if err != nil {
+			return err
+		}
+		if _, err := w.f.WriteAt(append(foot, '\n'), w.end); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FooterLine encodes a footer line for SetProvisional.
+func FooterLine(prev string, seq int, body any) ([]byte, error) {
+	return encode(Envelope{Type: TypeFooter, Seq: seq, Prev: prev}, body)
+}
+
+// Close flushes and closes the file. The last provisional footer, if any, stays.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	return err
+}
+
+// PutBlob stores data under its SHA-256 unless it is there already, and returns
+// the hash.
+func (w *Writer) PutBlob(data []byte) (string, error) {
+	return PutBlob(w.dir, data)
+}
+
+// HasBlob reports whether a blob with this hash is stored.
+func (w *Writer) HasBlob(sum string) bool {
+	_, err := os.Stat(filepath.Join(w.dir, BlobDir, sum))
+	return err == nil
+}
+
+// PutBlob stores data in dir/blobs under its SHA-256.
+func PutBlob(dir string, data []byte) (string, error) {
+	s := sha256.Sum256(data)
+	sum := hex.EncodeToString(s[:])
+	p := filepath.Join(dir, BlobDir, sum)
+	if _, err := os.Stat(p); err == nil {
+		return sum, nil
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return "", err
+	}
+	return sum, os.Rename(tmp, p)
+}
+
+// Hash is the chain hash of one line (without its newline).
+func Hash(line []byte) string {
+	s := sha256.Sum256(line)
+	return hex.EncodeToString(s[:])
+}
+
+// encode writes the envelope's fields, then the body's, as one JSON object.
+func encode(env Envelope, body any) ([]byte, error) {
+	head, err := json.Marshal(env)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		return head, nil
+	}
+	rest, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	rest = bytes.TrimSpace(rest)
+	if len(rest) < 2 || rest[0] != '{' {
+		return nil, fmt.Errorf("transcript: record body must be a JSON object")
+	}
+	if string(rest) == "{}" {
+		return head, nil
+	}
+	out := append(head[:len(head)-1], ',')
+	return append(out, rest[1:]...), nil
+}
+
+// Line is one record read back.
+type Line struct {
+	Envelope
+	Raw  []byte // the exact line, without the newline
+	Hash string
+}
+
+// Decode unmarshals the line's body into v.
+func (l Line) Decode(v any) error { return json.Unmarshal(l.Raw, v) }
+
+// Read reads every line of a transcript without judging it.
+func Read(r io.Reader) ([]Line, error) {
+	var out []Line
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := append([]byte(nil), sc.Bytes()...)
+		var env Envelope
+		if err := json.Unmarshal(raw, &env); err != nil {
+			return out, fmt.Errorf("line %d is not a JSON record: %v", n, err)
+		}
+		out = append(out, Line{Envelope: env, Raw: raw, Hash: Hash(raw)})
+	}
+	return out, sc.Err()
+}
+
+// VerifyChain checks the hash chain and the record order: a header first, turns,
+// and one footer last. It names the first line that breaks.
+func VerifyChain(lines []Line) error {
+	if len(lines) == 0 {
+		return errors.New("the transcript is empty")
+	}
+	prev := ""
+	for i, l := range lines {
+		n := i + 1
+		if l.Seq != i {
+			return fmt.Errorf("line %d: seq is %d, want %d (a line was dropped, inserted or moved)", n, l.Seq, i)
+		}
+		if l.Prev != prev {
+			return fmt.Errorf("line %d: prev hash %.12s does not match line %d's hash %.12s (a line was edited, dropped or moved)", n, l.Prev, n-1, prev)
+		}
+		switch {
+		case i == 0 && l.Type != TypeHeader:
+			return fmt.Errorf("line 1 is a %q record, want the header", l.Type)
+		case i > 0 && l.Type == TypeHeader:
+			return fmt.Errorf("line %d is a second header", n)
+		case l.Type == TypeFooter && i != len(lines)-1:
+			return fmt.Errorf("line %d is a footer but %d lines follow it", n, len(lines)-1-i)
+		case i == len(lines)-1 && l.Type != TypeFooter:
+			return fmt.Errorf("the transcript ends without a footer (line %d is a %q record): it was cut short", n, l.Type)
+		case l.Type != TypeHeader && l.Type != TypeTurn && l.Type != TypeFooter:
+			return fmt.Errorf("line %d has unknown type %q", n, l.Type)
+		}
+		prev = l.Hash
+	}
+	return nil
+}
+
+// ReadFile reads and chain-verifies a transcript file.
+func ReadFile(path string) ([]Line, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lines, err := Read(f)
+	if err != nil {
+		return lines, err
+	}
+	return lines, VerifyChain(lines)
+}
