@@ -85,7 +85,15 @@ func main() {
 // run is main without the process: tests call it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	notFound := false
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		fmt.Fprintf(stderr, "arena: unknown command %q (see arena --help)\n", name)
+		notFound = true
+	}
 	err := app.RunContext(ctx, args)
+	if notFound {
+		return exitUsage
+	}
 	return exitCode(err, stderr)
 }
 

@@ -193,7 +193,7 @@ func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 		if err := CheckName(f.Name); err != nil {
 			return nil, err
 		}
-		key := strings.ToLower(strings.TrimSuffix(f.Name, "/"))
+		key := strings.TrimSuffix(f.Name, "/")
 		if prev, dup := seen[key]; dup {
 			return nil, refuse(f.Name, "duplicate entry (also %s)", prev)
 		}
@@ -212,11 +212,11 @@ func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 		if f.FileInfo().IsDir() {
 			continue
 		}
-		if f.UncompressedSize64 > uint64(lim.MaxFileBytes) {
-			return nil, refuse(f.Name, "is %d bytes uncompressed; the limit per file is %d", f.UncompressedSize64, lim.MaxFileBytes)
-		}
 		if f.UncompressedSize64 > 1<<20 && f.CompressedSize64 > 0 && f.UncompressedSize64/f.CompressedSize64 > uint64(lim.MaxRatio) {
 			return nil, refuse(f.Name, "compresses %d:1 (%d to %d bytes): a compression bomb", f.UncompressedSize64/f.CompressedSize64, f.UncompressedSize64, f.CompressedSize64)
+		}
+		if f.UncompressedSize64 > uint64(lim.MaxFileBytes) {
+			return nil, refuse(f.Name, "is %d bytes uncompressed; the limit per file is %d", f.UncompressedSize64, lim.MaxFileBytes)
 		}
 		total += f.UncompressedSize64
 		if total > uint64(lim.MaxTotalBytes) {

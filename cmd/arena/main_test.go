@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+func runArena(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"arena"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join("..", "..", "rules", "codeclash", "testdata", "setup-step2-white.json")
+	legal := filepath.Join(dir, "legal.json")
+	os.WriteFile(legal, []byte(`{"move": {"to": [3, 3]}}`), 0o644)
+	illegal := filepath.Join(dir, "illegal.json")
+	os.WriteFile(illegal, []byte(`{"move": {"to": [1, 1]}}`), 0o644)
+	broken := filepath.Join(dir, "broken.json")
+	os.WriteFile(broken, []byte(`{"phase": "play"}`), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout or stderr
+	}{
+		{"version", []string{"--version"}, 0, "arena "},
+		{"help", []string{"--help"}, 0, "EXIT CODES"},
+		{"unknown flag", []string{"--bogus"}, 2, "flag provided but not defined"},
+		{"unknown command", []string{"dance"}, 2, ""},
+		{"bad log level", []string{"--log-level", "loud", "rules", "explain"}, 2, "--log-level"},
+		{"explain", []string{"rules", "explain"}, 0, "pawnReset"},
+		{"unknown game", []string{"rules", "explain", "--game", "go"}, 2, `unknown game "go"`},
+		{"legal", []string{"rules", "legal", state}, 0, `{"moves":[{"to":[3,0]}`},
+		{"legal on a broken state", []string{"rules", "legal", broken}, 2, "playerColor is missing"},
+		{"legal without a file", []string{"rules", "legal"}, 2, "one STATE.json"},
+		{"check legal", []string{"rules", "check", state, legal}, 0, "legal: block [3,3]"},
+		{"check illegal", []string{"rules", "check", state, illegal}, 1, "illegal-move: to [1,1] is not in the opponent's back two rows"},
+		{"check a missing file", []string{"rules", "check", state, filepath.Join(dir, "nope.json")}, 2, "no such file"},
+		{"unknown rule option", []string{"rules", "legal", "--rule", "castling=yes", state}, 2, `no rule option "castling"`},
+		{"doctor against a dead socket", []string{"--docker-host", "unix://" + filepath.Join(dir, "none.sock"), "doctor"}, 1, "no Docker engine answered"},
+		{"match without bots", []string{"match"}, 2, "--white is required"},
+		{"match with a missing bot", []string{"match", "--white", filepath.Join(dir, "nobot"), "--black", legal}, 2, "no such file"},
+		{"match with a bad policy", []string{"match", "--white", legal, "--black", legal}, 2, "no executable found"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runArena(c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
+			}
+			if !strings.Contains(out+errs, c.want) {
+				t.Fatalf("output does not mention %q\nstdout: %s\nstderr: %s", c.want, out, errs)
+			}
+			if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic:") {
+				t.Fatalf("a stack trace reached the user:\n%s", errs)
+			}
+		})
+	}
+}
+
+// builtArena is the arena binary and a directory with fixture bots in it.
+func builtArena(t *testing.T) (arena, bots string) {
+	t.Helper()
+	arena = gobuild.MustStatic(t, "./cmd/arena")
+	fixture := gobuild.MustStatic(t, "./internal/testbots/ccfixture")
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bots = t.TempDir()
+	for _, mode := range []string{"legal", "slow-300"} {
+		os.WriteFile(filepath.Join(bots, mode), data, 0o755)
+	}
+	return arena, bots
+}
+
+func TestMatchCommandPrintsTheResult(t *testing.T) {
+	_, image := dockertest.Engine(t)
+	arena, bots := builtArena(t)
+	out := filepath.Join(t.TempDir(), "m")
+	cmd := exec.Command(arena, "match", "--white", filepath.Join(bots, "legal"), "--black", filepath.Join(bots, "legal"),
+		"--image", image, "--seed", "5", "--out", out, "--json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("arena match: %v\n%s", err, stderr.String())
+	}
+	var res transcript.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("--json printed %q: %v", stdout.String(), err)
+	}
+	if res.Seed != 5 || res.Winner == "" || res.Reason == transcript.ReasonAborted {
+		t.Fatalf("%+v", res)
+	}
+	if !strings.Contains(stderr.String(), "ok") {
+		t.Fatalf("no live output on stderr with --json:\n%s", stderr.String())
+	}
+}
+
+func TestInterruptedMatchIsAbortedWithoutLeftovers(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	arena, bots := builtArena(t)
+	out := filepath.Join(t.TempDir(), "interrupted")
+	cmd := exec.Command(arena, "match", "--white", filepath.Join(bots, "slow-300"), "--black", filepath.Join(bots, "slow-300"),
+		"--image", image, "--out", out, "--quiet")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if code != 1 {
+		t.Fatalf("exit %d (%v), want 1\n%s", code, err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "match aborted: interrupted") {
+		t.Fatalf("stderr: %s", stderr.String())
+	}
+	lines, err := transcript.ReadFile(filepath.Join(out, transcript.FileName))
+	if err != nil {
+		t.Fatalf("transcript: %v", err)
+	}
+	var foot transcript.Footer
+	lines[len(lines)-1].Decode(&foot)
+	if foot.Result.Reason != transcript.ReasonAborted || len(lines) < 3 {
+		t.Fatalf("footer %+v after %d lines", foot.Result, len(lines))
+	}
+	n, err := docker.Count(context.Background(), cli, "org.arenabots.arena.match=interrupted")
+	if err != nil || n != 0 {
+		t.Fatalf("%d containers left (%v)", n, err)
+	}
+}

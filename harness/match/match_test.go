@@ -1,0 +1,263 @@
+package match_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+// fixture is the Code Clash fixture bot running under the given mode name.
+func fixture(t *testing.T, mode string) *submission.Bot {
+	t.Helper()
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return &submission.Bot{
+		Name: mode, SHA256: hex.EncodeToString(sum[:]),
+		Program: sandbox.Program{Name: mode, Entry: mode, Files: []sandbox.File{{Name: mode, Data: data, Mode: 0o755}}},
+	}
+}
+
+type setup struct {
+	limits  sandbox.Limits
+	policy  match.Policy
+	seed    uint64
+	rules   map[string]string
+	timeout time.Duration
+}
+
+func play(t *testing.T, white, black *submission.Bot, s setup) (transcript.Result, string) {
+	t.Helper()
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	dir := t.TempDir()
+	if s.limits == (sandbox.Limits{}) {
+		s.limits = sandbox.DefaultLimits()
+		s.limits.TurnTimeout = 2 * time.Second
+		s.limits.Memory = 128 * sandbox.MiB
+	}
+	ctx := context.Background()
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	res, err := match.Run(ctx, match.Config{
+		Game: codeclash.Game{}, Rules: s.rules, Seed: s.seed,
+		White: white, Black: black,
+		Backend: docker.New(cli, image), Limits: s.limits, OnFault: s.policy,
+		Dir: dir, ArenaVersion: "test", Labels: labels,
+	})
+	if err != nil {
+		t.Fatalf("match: %v", err)
+	}
+	dockertest.NoLeftovers(t, cli, labels)
+	if _, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName)); err != nil {
+		t.Fatalf("transcript does not verify: %v", err)
+	}
+	var onDisk transcript.Result
+	data, err := os.ReadFile(filepath.Join(dir, match.ResultFile))
+	if err != nil || json.Unmarshal(data, &onDisk) != nil || onDisk.Winner != res.Winner || onDisk.Reason != res.Reason {
+		t.Fatalf("result.json %s does not match the result %+v (%v)", data, res, err)
+	}
+	return res, dir
+}
+
+func TestLegalBotsPlayToAResultAndKeepTheirDataFiles(t *testing.T) {
+	res, dir := play(t, fixture(t, "legal"), fixture(t, "legal"), setup{seed: 1})
+	if res.Reason == transcript.ReasonAborted || len(res.Faults) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if res.Reason != rules.ReasonKingCaptured && res.Reason != rules.ReasonMaxPlies && res.Reason != rules.ReasonNoLegalMove {
+		t.Fatalf("reason %q", res.Reason)
+	}
+	// The legal fixture exits 3 whenever its data file is missing, so a clean
+	// game proves the file persisted; the blobs hold every content it had.
+	lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	blobs := 0
+	for _, l := range lines {
+		if l.Type != transcript.TypeTurn {
+			continue
+		}
+		var turn transcript.Turn
+		l.Decode(&turn)
+		for _, df := range turn.DataFiles {
+			data, err := os.ReadFile(filepath.Join(dir, transcript.BlobDir, df.SHA256))
+			if err != nil {
+				t.Fatalf("ply %d: blob of %s missing: %v", turn.Ply, df.Name, err)
+			}
+			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != df.SHA256 {
+				t.Fatalf("blob %s holds other content", df.SHA256)
+			}
+			blobs++
+		}
+	}
+	if blobs == 0 {
+		t.Fatal("no data files recorded")
+	}
+}
+
+func TestEveryVerdictIsProducedAndChargedToTheFaultingSide(t *testing.T) {
+	cases := []struct {
+		mode    string
+		verdict rules.Verdict
+		reason  string
+	}{
+		{"illegal", rules.IllegalMove, "not in your own back two rows"},
+		{"garbage", rules.InvalidOutput, "not valid JSON"},
+		{"silent", rules.InvalidOutput, "move.json was not written"},
+		{"exit-1", rules.BotRejectedState, "malformed"},
+		{"exit-2", rules.IllegalMove, "its own move is illegal"},
+		{"exit-3", rules.BotError, "internal error"},
+		{"exit-42", rules.Crash, "exit code 42"},
+		{"segv", rules.Crash, "signal 11"},
+		{"hog", rules.OutOfMemory, "memory limit"},
+		{"sleeper", rules.Timeout, "time limit"},
+		{"two-files", rules.DataFileViolation, "at most 1 is allowed"},
+		{"big-data", rules.DataFileViolation, "10485761 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.mode+" as black", func(t *testing.T) {
+			res, _ := play(t, fixture(t, "legal"), fixture(t, c.mode), setup{})
+			if res.Winner != transcript.WinnerWhite || res.Reason != string(c.verdict) {
+				t.Fatalf("winner %s reason %s, want white by %s (%+v)", res.Winner, res.Reason, c.verdict, res)
+			}
+			if len(res.Faults) != 1 || res.Faults[0].Side != "black" || res.Faults[0].Ply != 2 || res.Faults[0].Verdict != string(c.verdict) {
+				t.Fatalf("faults %+v", res.Faults)
+			}
+			if !strings.Contains(res.Faults[0].Reason, c.reason) {
+				t.Fatalf("reason %q does not mention %q", res.Faults[0].Reason, c.reason)
+			}
+			if c.verdict == rules.BotRejectedState && !res.Faults[0].Review {
+				t.Fatalf("a bot-rejected-state fault is not flagged for review")
+			}
+		})
+	}
+	t.Run("a fault by white is charged to white", func(t *testing.T) {
+		res, _ := play(t, fixture(t, "garbage"), fixture(t, "legal"), setup{})
+		if res.Winner != transcript.WinnerBlack || res.Reason != string(rules.InvalidOutput) || res.Faults[0].Side != "white" || res.Faults[0].Ply != 1 {
+			t.Fatalf("%+v", res)
+		}
+	})
+}
+
+func TestRandomMovePolicyContinuesAndRecordsFaults(t *testing.T) {
+	res, dir := play(t, fixture(t, "legal"), fixture(t, "late-fault"), setup{policy: match.RandomMove, seed: 3})
+	if res.Reason == transcript.ReasonAborted || res.Reason == string(rules.InvalidOutput) {
+		t.Fatalf("the match did not continue past the fault: %+v", res)
+	}
+	if len(res.Faults) == 0 {
+		t.Fatalf("no faults recorded: %+v", res)
+	}
+	for _, f := range res.Faults {
+		if f.Side != "black" || f.Verdict != string(rules.InvalidOutput) || f.Ply < 20 {
+			t.Fatalf("unexpected fault %+v", f)
+		}
+	}
+	lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	substituted := 0
+	for _, l := range lines {
+		var turn transcript.Turn
+		if l.Type == transcript.TypeTurn && l.Decode(&turn) == nil && turn.Substituted {
+			if turn.Played == "" || turn.Verdict != string(rules.InvalidOutput) {
+				t.Fatalf("substituted turn %d lacks its move or verdict", turn.Ply)
+			}
+			substituted++
+		}
+	}
+	if substituted != len(res.Faults) {
+		t.Fatalf("%d substituted turns for %d faults", substituted, len(res.Faults))
+	}
+}
+
+// normalized drops what differs between two runs of the same match: times,
+// memory readings, and the hashes that cover them.
+func normalized(t *testing.T, dir string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"prev", "wallMs", "harnessMs", "cpuMs", "peakMemory", "startedAt", "finishedAt"} {
+			delete(m, k)
+		}
+		if r, ok := m["result"].(map[string]any); ok {
+			delete(r, "durationMs")
+		}
+		b, _ := json.Marshal(m)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func TestSameSeedSameBotsSameTranscript(t *testing.T) {
+	_, a := play(t, fixture(t, "legal"), fixture(t, "legal"), setup{seed: 99})
+	_, b := play(t, fixture(t, "legal"), fixture(t, "legal"), setup{seed: 99})
+	na, nb := normalized(t, a), normalized(t, b)
+	if len(na) != len(nb) {
+		t.Fatalf("%d lines vs %d", len(na), len(nb))
+	}
+	for i := range na {
+		if na[i] != nb[i] {
+			t.Fatalf("line %d differs:\n%s\n%s", i+1, na[i], nb[i])
+		}
+	}
+}
+
+func TestCancelledMatchIsAbortedAndLeavesNothing(t *testing.T) {
+	res, dir := play(t, fixture(t, "slow-300"), fixture(t, "slow-300"), setup{timeout: 2 * time.Second})
+	if res.Reason != transcript.ReasonAborted || res.Winner != transcript.WinnerNone || !strings.Contains(res.AbortReason, "interrupted") {
+		t.Fatalf("%+v", res)
+	}
+	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var foot transcript.Footer
+	lines[len(lines)-1].Decode(&foot)
+	if foot.Result.Reason != transcript.ReasonAborted {
+		t.Fatalf("footer %+v", foot)
+	}
+}
+
+func TestMissingImageAbortsWithoutChargingABot(t *testing.T) {
+	cli, _ := dockertest.Engine(t)
+	dir := t.TempDir()
+	res, err := match.Run(context.Background(), match.Config{
+		Game: codeclash.Game{}, White: fixture(t, "legal"), Black: fixture(t, "legal"),
+		Backend: docker.New(cli, "arena-no-such-image:0"), Limits: sandbox.DefaultLimits(), Dir: dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != transcript.ReasonAborted || len(res.Faults) != 0 || !strings.Contains(res.AbortReason, "arena-no-such-image:0") {
+		t.Fatalf("%+v", res)
+	}
+	if _, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName)); err != nil {
+		t.Fatalf("an aborted match's transcript does not verify: %v", err)
+	}
+}

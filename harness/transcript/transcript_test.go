@@ -1,0 +1,137 @@
+package transcript
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type body struct {
+	N    int    `json:"n"`
+	Text string `json:"text"`
+}
+
+// sample writes a header, three turns and a footer.
+func sample(t *testing.T) (string, []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetProvisional(func(prev string, seq int) ([]byte, error) {
+		return FooterLine(prev, seq, body{Text: "aborted"})
+	})
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.Append(TypeHeader, body{N: 0, Text: "header"}))
+	for i := 1; i <= 3; i++ {
+		must(w.Append(TypeTurn, body{N: i, Text: "turn"}))
+	}
+	must(w.Append(TypeFooter, body{N: 4, Text: "done"}))
+	must(w.Close())
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, data
+}
+
+func verify(data []byte) error {
+	lines, err := Read(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	return VerifyChain(lines)
+}
+
+func TestChainVerifies(t *testing.T) {
+	_, data := sample(t)
+	if err := verify(data); err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n != 5 {
+		t.Fatalf("%d lines, want 5 (the provisional footer must be gone)", n)
+	}
+}
+
+func TestTamperingIsDetectedAndNamed(t *testing.T) {
+	_, data := sample(t)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines = lines[:len(lines)-1] // SplitAfter leaves an empty tail
+	join := func(ls []string) []byte { return []byte(strings.Join(ls, "")) }
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"one byte edited", join(append(append([]string{}, lines[:2]...), append([]string{strings.Replace(lines[2], `"n":2`, `"n":7`, 1)}, lines[3:]...)...)), "line 4: prev hash"},
+		{"a line dropped", join(append(append([]string{}, lines[:2]...), lines[3:]...)), "line 3: seq is 3"},
+		{"two lines swapped", join([]string{lines[0], lines[2], lines[1], lines[3], lines[4]}), "line 2: seq is 2"},
+		{"a line inserted", join([]string{lines[0], lines[1], lines[1], lines[2], lines[3], lines[4]}), "line 3: seq is 1"},
+		{"cut short", join(lines[:3]), "ends without a footer"},
+		{"not JSON", join([]string{lines[0], "garbage\n"}), "line 2 is not a JSON record"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := verify(c.data)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestEveryPrefixEndsInAProvisionalFooter(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetProvisional(func(prev string, seq int) ([]byte, error) {
+		return FooterLine(prev, seq, body{Text: "aborted"})
+	})
+	w.Append(TypeHeader, body{})
+	for i := 0; i < 3; i++ {
+		w.Append(TypeTurn, body{N: i})
+		data, _ := os.ReadFile(filepath.Join(dir, FileName))
+		if err := verify(data); err != nil {
+			t.Fatalf("after turn %d the file is not a complete transcript: %v", i, err)
+		}
+		if !bytes.Contains(data, []byte(`"type":"footer"`)) || !bytes.Contains(data, []byte("aborted")) {
+			t.Fatalf("no provisional footer after turn %d", i)
+		}
+	}
+}
+
+func TestBlobsAreStoredOnceByHash(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	a, _ := w.PutBlob([]byte("same"))
+	b, _ := w.PutBlob([]byte("same"))
+	c, _ := w.PutBlob([]byte("other"))
+	if a != b || a == c || !w.HasBlob(a) || w.HasBlob(strings.Repeat("0", 64)) {
+		t.Fatalf("hashes %s %s %s", a, b, c)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, BlobDir))
+	if len(entries) != 2 {
+		t.Fatalf("%d blobs, want 2", len(entries))
+	}
+}
+
+func TestCreateRefusesToOverwrite(t *testing.T) {
+	dir, _ := sample(t)
+	if _, err := Create(dir); err == nil {
+		t.Fatal("Create overwrote an existing transcript")
+	}
+}
