@@ -33,8 +33,13 @@ Exits 1 when a check that official matches need fails.`,
 		Flags: []cli.Flag{
 			imageFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},
+			&cli.BoolFlag{Name: "bench", Usage: "instead of the checks, measure what a turn costs: bare fork/exec, local backend, docker backend, container start"},
+			&cli.IntFlag{Name: "runs", Value: 200, Usage: "turns per measurement with --bench"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.Bool("bench") {
+				return benchAction(c)
+			}
 			checks := []docker.Check{}
 			cli, err := docker.Connect(dockerConn(c))
 			if err != nil {
@@ -104,4 +109,34 @@ func timerCheck() docker.Check {
 		c.Fix = "the host is overloaded or its timers are coarse; avoid sub-second turn limits here"
 	}
 	return c
+}
+
+func benchAction(c *cli.Context) error {
+	if c.Int("runs") < 10 {
+		return usagef("--runs must be at least 10")
+	}
+	cl, err := engine(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	timings, err := docker.Bench(c.Context, cl, c.String("image"), c.Int("runs"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(timings)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WHAT\tRUNS\tP50\tP99\tP50 / BARE\tP50 - BARE")
+	for _, t := range timings {
+		ratio, over := "", ""
+		if t.XBare > 0 {
+			ratio, over = fmt.Sprintf("%.2fx", t.XBare), fmt.Sprintf("%+.2f ms", t.OverMs)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f ms\t%.2f ms\t%s\t%s\n", t.Name, t.Runs, t.P50Ms, t.P99Ms, ratio, over)
+	}
+	return tw.Flush()
 }

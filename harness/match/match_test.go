@@ -23,7 +23,7 @@ import (
 )
 
 // fixture is the Code Clash fixture bot running under the given mode name.
-func fixture(t *testing.T, mode string) *submission.Bot {
+func fixture(t testing.TB, mode string) *submission.Bot {
 	t.Helper()
 	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
 	if err != nil {

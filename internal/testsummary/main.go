@@ -46,7 +46,11 @@ func main() {
 			}
 		case "pass", "fail", "skip":
 			if e.Test == "" {
-				pkgs[e.Package] = fmt.Sprintf("%-4s %s (%.1fs)", e.Action, e.Package, e.Elapsed)
+				action := e.Action
+				if action == "skip" {
+					action = "----" // no test files
+				}
+				pkgs[e.Package] = fmt.Sprintf("%-4s %s (%.1fs)", action, e.Package, e.Elapsed)
 				if e.Action == "fail" {
 					failed = append(failed, key)
 				}

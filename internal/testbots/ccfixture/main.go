@@ -14,6 +14,7 @@
 //	two-files   keeps two data files
 //	big-data    keeps a data file of 10 MiB + 1
 //	slow-N      sleeps N ms every turn, then plays legally
+//	shuffle     never captures: the first legal move onto an empty square
 //	late-fault  plays legally through setup, then writes garbage every turn
 package main
 
@@ -100,6 +101,15 @@ func main() {
 	case strings.HasPrefix(mode, "slow-"):
 		ms, _ := strconv.Atoi(strings.TrimPrefix(mode, "slow-"))
 		time.Sleep(time.Duration(ms) * time.Millisecond)
+		write(legal)
+	case mode == "shuffle":
+		b := st.Board()
+		for _, m := range moves {
+			if b[m.To.R][m.To.C].Kind == codeclash.None {
+				legal = st.EncodeMove(m)
+				break
+			}
+		}
 		write(legal)
 	case mode == "late-fault":
 		if turns >= 9 {

@@ -1,0 +1,107 @@
+package docker_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/local"
+	"github.com/arenabots/arena/sandbox/sandboxtest"
+)
+
+// bareP50 is the bare fork/exec p50 of this run, for the ratios.
+var bareP50 time.Duration
+
+func report(b *testing.B, d []time.Duration) time.Duration {
+	slices.Sort(d)
+	p50, p99 := d[len(d)/2], d[len(d)*99/100]
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	if bareP50 > 0 {
+		b.ReportMetric(float64(p50)/float64(bareP50), "x-bare")
+		b.ReportMetric(float64((p50-bareP50).Microseconds())/1000, "over-bare-ms")
+	}
+	return p50
+}
+
+// BenchmarkTurn runs a no-op bot's turn (write move.json, exit 0) bare on the
+// host, through the local backend, and through the docker backend.
+func BenchmarkTurn(b *testing.B) {
+	prog := sandboxtest.Hostile(b)
+	lim := sandboxtest.Limits()
+	turn := sandbox.Turn{
+		Remove: []string{"move.json"}, Put: []sandbox.File{{Name: "state.json", Data: []byte("ok")}},
+		Args: []string{sandbox.GameDirToken + "/state.json"}, Collect: "move.json", CollectMax: 64 << 10, HashMax: 10 << 20,
+	}
+	b.Run("bare", func(b *testing.B) {
+		dir := b.TempDir()
+		exe := filepath.Join(dir, "hostile")
+		os.WriteFile(exe, prog.Files[0].Data, 0o755)
+		state := filepath.Join(dir, "state.json")
+		os.WriteFile(state, []byte("ok"), 0o644)
+		var d []time.Duration
+		for b.Loop() {
+			t := time.Now()
+			cmd := exec.Command(exe, state)
+			cmd.Dir = dir
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+			d = append(d, time.Since(t))
+		}
+		bareP50 = report(b, d)
+	})
+	run := func(b *testing.B, be sandbox.Backend) {
+		bx, err := be.Open(context.Background(), sandbox.Spec{Program: prog, Limits: lim})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer bx.Close(context.Background())
+		var d []time.Duration
+		for b.Loop() {
+			t := time.Now()
+			r, err := bx.Run(context.Background(), turn)
+			if err != nil || string(r.Answer.Data) != "ok" {
+				b.Fatalf("%v %q", err, r.Answer.Data)
+			}
+			d = append(d, time.Since(t))
+		}
+		report(b, d)
+	}
+	b.Run("local", func(b *testing.B) { run(b, &local.Backend{Dir: b.TempDir()}) })
+	b.Run("docker", func(b *testing.B) {
+		cli, image := dockertest.Engine(b)
+		run(b, docker.New(cli, image))
+	})
+}
+
+// BenchmarkContainerStart opens and closes one hardened container: create,
+// verify, copy the bot in, attach, start, hello, remove.
+func BenchmarkContainerStart(b *testing.B) {
+	cli, image := dockertest.Engine(b)
+	be := docker.New(cli, image)
+	prog := sandboxtest.Hostile(b)
+	var open, remove []time.Duration
+	for b.Loop() {
+		t := time.Now()
+		bx, err := be.Open(context.Background(), sandbox.Spec{Program: prog, Limits: sandboxtest.Limits()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		open = append(open, time.Since(t))
+		t = time.Now()
+		bx.Close(context.Background())
+		remove = append(remove, time.Since(t))
+	}
+	slices.Sort(open)
+	slices.Sort(remove)
+	b.ReportMetric(float64(open[len(open)/2].Microseconds())/1000, "open-p50-ms")
+	b.ReportMetric(float64(remove[len(remove)/2].Microseconds())/1000, "remove-p50-ms")
+}
