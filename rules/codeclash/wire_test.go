@@ -289,3 +289,13 @@ K . . . .
 		})
 	}
 }
+
+func TestDocsMatchExplain(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "codeclash.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```text\n"+Game{}.Explain()+"```") {
+		t.Fatal("docs/codeclash.md and `arena rules explain` disagree; copy the explanation into the doc")
+	}
+}
