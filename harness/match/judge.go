@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
@@ -36,7 +37,7 @@ func JudgeTurn(st rules.State, p *rules.FileProtocol, r sandbox.Report) Judgemen
 		j.Verdict, j.Reason = rules.OutOfMemory, fmt.Sprintf("killed for exceeding the memory limit (peak %d MiB)", r.PeakMemory>>20)
 		return j
 	case r.TimedOut:
-		j.Verdict, j.Reason = rules.Timeout, fmt.Sprintf("still running at the time limit (stopped after %.3fs)", r.Wall.Seconds())
+		j.Verdict, j.Reason = rules.Timeout, fmt.Sprintf("still running at the time limit (stopped after %v)", r.Wall.Round(time.Millisecond))
 		return j
 	case r.Signal != 0:
 		j.Verdict, j.Reason = rules.Crash, fmt.Sprintf("killed by signal %d (%s)", r.Signal, syscall.Signal(r.Signal))

@@ -165,18 +165,15 @@ func prepareGameDir(cfg Config) error {
 }
 
 func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
-	var rep sandbox.Report
-	t := req.Turn
-	if err := proc.Prepare(cfg.Game, t); err != nil {
-		return rep, fmt.Errorf("prepare game_dir: %w", err)
-	}
-	// Files we wrote belong to root; the bot may read but not rewrite them.
 	args := []string{filepath.Join(cfg.Bot, req.Exec)}
-	for _, a := range t.Args {
+	for _, a := range req.Turn.Args {
 		args = append(args, strings.ReplaceAll(a, sandbox.GameDirToken, cfg.Game))
 	}
-	oomBefore := readOOMCount(oomFile)
-	res, err := proc.Run(context.Background(), proc.Spec{
+	var oomKills func() int64
+	if oomFile != "" {
+		oomKills = func() int64 { return readOOMCount(oomFile) }
+	}
+	return proc.RunTurn(context.Background(), cfg.Game, cfg.Scratch, req.Turn, proc.Spec{
 		Path:    args[0],
 		Args:    args,
 		Dir:     cfg.Game,
@@ -186,37 +183,7 @@ func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
 		Tail:    req.Tail,
 		Reaping: proc.ReapAll,
 		Started: favourForOOM,
-	})
-	if err != nil {
-		return rep, err
-	}
-	rep = sandbox.Report{
-		StartError: res.StartError,
-		ExitCode:   res.ExitCode,
-		Signal:     res.Signal,
-		TimedOut:   res.TimedOut,
-		Wall:       res.Wall,
-		CPU:        res.CPU,
-		PeakMemory: res.PeakRSS,
-		Survivors:  res.Survivors,
-		Stdout:     res.Stdout,
-		Stderr:     res.Stderr,
-	}
-	rep.OOMKilled = oomFile != "" && readOOMCount(oomFile) > oomBefore
-	for _, d := range cfg.Scratch {
-		if err := proc.Wipe(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return rep, fmt.Errorf("wipe %s: %w", d, err)
-		}
-	}
-	if t.Collect != "" {
-		if rep.Answer, err = proc.Collect(cfg.Game, t.Collect, t.CollectMax); err != nil {
-			return rep, fmt.Errorf("collect %s: %w", t.Collect, err)
-		}
-	}
-	if rep.GameDir, err = proc.List(cfg.Game, t.HashMax); err != nil {
-		return rep, fmt.Errorf("list game_dir: %w", err)
-	}
-	return rep, nil
+	}, oomKills)
 }
 
 // favourForOOM makes the bot, not the agent, the OOM killer's first choice.

@@ -115,12 +115,8 @@ func (bx *box) Executable() string { return filepath.Join(bx.botDir(), filepath.
 
 // Run implements sandbox.Box.
 func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) {
-	var rep sandbox.Report
 	if bx.closed {
-		return rep, sandbox.ErrBoxClosed
-	}
-	if err := proc.Prepare(bx.GameDir(), t); err != nil {
-		return rep, sandbox.Faultf("prepare game_dir", err)
+		return sandbox.Report{}, sandbox.ErrBoxClosed
 	}
 	timeout := bx.limits.TurnTimeout
 	if t.Timeout > 0 {
@@ -130,7 +126,7 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 	for _, a := range t.Args {
 		args = append(args, strings.ReplaceAll(a, sandbox.GameDirToken, bx.GameDir()))
 	}
-	res, err := proc.Run(ctx, proc.Spec{
+	rep, err := proc.RunTurn(ctx, bx.GameDir(), []string{bx.scratch()}, t, proc.Spec{
 		Path: args[0],
 		Args: args,
 		Dir:  bx.GameDir(),
@@ -149,32 +145,9 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 			{Resource: syscall.RLIMIT_FSIZE, Value: uint64(bx.limits.FileSize)},
 			{Resource: syscall.RLIMIT_NOFILE, Value: uint64(bx.limits.OpenFiles)},
 		},
-	})
+	}, nil)
 	if err != nil {
-		return rep, sandbox.Faultf("run", err)
-	}
-	rep = sandbox.Report{
-		StartError: res.StartError,
-		ExitCode:   res.ExitCode,
-		Signal:     res.Signal,
-		TimedOut:   res.TimedOut,
-		Wall:       res.Wall,
-		CPU:        res.CPU,
-		PeakMemory: res.PeakRSS,
-		Survivors:  res.Survivors,
-		Stdout:     res.Stdout,
-		Stderr:     res.Stderr,
-	}
-	if err := proc.Wipe(bx.scratch()); err != nil {
-		return rep, sandbox.Faultf("wipe scratch", err)
-	}
-	if t.Collect != "" {
-		if rep.Answer, err = proc.Collect(bx.GameDir(), t.Collect, t.CollectMax); err != nil {
-			return rep, sandbox.Faultf("collect "+t.Collect, err)
-		}
-	}
-	if rep.GameDir, err = proc.List(bx.GameDir(), t.HashMax); err != nil {
-		return rep, sandbox.Faultf("list game_dir", err)
+		return rep, sandbox.Faultf("turn", err)
 	}
 	return rep, nil
 }

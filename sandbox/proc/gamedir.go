@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -219,4 +220,50 @@ func typeOf(m fs.FileMode) sandbox.EntryType {
 		return sandbox.TypeFIFO
 	}
 	return sandbox.TypeOther
+}
+
+// RunTurn is one whole turn in gameDir: prepare the directory, run the process
+// described by s, then wipe the scratch directories, collect the answer file and
+// list the directory. oomKills, when set, counts the OOM kills so far; a rise
+// during the turn marks the report OOMKilled.
+func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Turn, s Spec, oomKills func() int64) (sandbox.Report, error) {
+	var rep sandbox.Report
+	if err := Prepare(gameDir, t); err != nil {
+		return rep, fmt.Errorf("prepare game_dir: %w", err)
+	}
+	var before int64
+	if oomKills != nil {
+		before = oomKills()
+	}
+	res, err := Run(ctx, s)
+	if err != nil {
+		return rep, err
+	}
+	rep = sandbox.Report{
+		StartError: res.StartError,
+		ExitCode:   res.ExitCode,
+		Signal:     res.Signal,
+		TimedOut:   res.TimedOut,
+		Wall:       res.Wall,
+		CPU:        res.CPU,
+		PeakMemory: res.PeakRSS,
+		Survivors:  res.Survivors,
+		Stdout:     res.Stdout,
+		Stderr:     res.Stderr,
+		OOMKilled:  oomKills != nil && oomKills() > before,
+	}
+	for _, d := range scratch {
+		if err := Wipe(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return rep, fmt.Errorf("wipe %s: %w", d, err)
+		}
+	}
+	if t.Collect != "" {
+		if rep.Answer, err = Collect(gameDir, t.Collect, t.CollectMax); err != nil {
+			return rep, fmt.Errorf("collect %s: %w", t.Collect, err)
+		}
+	}
+	if rep.GameDir, err = List(gameDir, t.HashMax); err != nil {
+		return rep, fmt.Errorf("list game_dir: %w", err)
+	}
+	return rep, nil
 }
