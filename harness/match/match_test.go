@@ -261,3 +261,38 @@ func TestMissingImageAbortsWithoutChargingABot(t *testing.T) {
 		t.Fatalf("an aborted match's transcript does not verify: %v", err)
 	}
 }
+
+// example loads one of the example bots the way a user would.
+func example(t *testing.T, path string) *submission.Bot {
+	t.Helper()
+	if !strings.HasSuffix(path, ".py") {
+		path = gobuild.MustStatic(t, path)
+	} else {
+		root, err := gobuild.ModuleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(root, path)
+	}
+	b, err := submission.Load(path, submission.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestExampleBotsPlayCleanly(t *testing.T) {
+	pairs := [][2]string{
+		{"./examples/random", "examples/python/random_bot.py"},
+		{"examples/python/random_bot.py", "./examples/greedy"},
+		{"./examples/greedy", "./examples/random"},
+	}
+	for _, p := range pairs {
+		t.Run(filepath.Base(p[0])+" vs "+filepath.Base(p[1]), func(t *testing.T) {
+			res, _ := play(t, example(t, p[0]), example(t, p[1]), setup{seed: 11})
+			if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
+}
