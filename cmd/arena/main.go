@@ -163,6 +163,8 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			imageCommand(),
 			rulesCommand(),
 			matchCommand(),
+			replayCommand(),
+			keyCommand(),
 		},
 	}
 }

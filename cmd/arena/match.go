@@ -144,6 +144,7 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the game's random decisions (default: random; always recorded)"},
 			&cli.BoolFlag{Name: "json", Usage: "print result.json to stdout (live output goes to stderr)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live output"},
+			signingKeyFlag(),
 		}, matchFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -154,6 +155,10 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 				return err
 			}
 			black, err := loadBot("black", c.String("black"))
+			if err != nil {
+				return err
+			}
+			key, err := signer(c)
 			if err != nil {
 				return err
 			}
@@ -185,7 +190,7 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 				Game: ms.game, Rules: ms.rules, Seed: seed,
 				White: white, Black: black,
 				Backend: ms.backend, Limits: ms.limits, OnFault: ms.onFault,
-				Dir: dir, ArenaVersion: arenaVersion(), Observer: obs,
+				Dir: dir, ArenaVersion: arenaVersion(), Observer: obs, Signer: key,
 			})
 			if err != nil {
 				return err

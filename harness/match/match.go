@@ -11,6 +11,7 @@ package match
 
 import (
 	"context"
+	"crypto/ed25519"
 	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -74,6 +75,8 @@ type Config struct {
 	ArenaVersion string
 	Labels       map[string]string
 	Observer     Observer
+	// Signer, when set, signs the transcript's footer (see transcript.SetSigner).
+	Signer ed25519.PrivateKey
 }
 
 // ResultFile is the name of the result inside the match directory.
@@ -84,6 +87,16 @@ func RandomSeed() uint64 {
 	var b [8]byte
 	crand.Read(b[:])
 	return binary.LittleEndian.Uint64(b[:]) & (1<<53 - 1)
+}
+
+// FaultRNG is the random source of the random-move policy. It is separate from
+// the game's own, so substitutions never change the game's random decisions.
+func FaultRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0xfa17)) }
+
+// Substitute picks the random legal move played for a faulting bot.
+func Substitute(rng *rand.Rand, st rules.State) rules.Move {
+	legal := st.LegalMoves()
+	return legal[rng.IntN(len(legal))]
 }
 
 // Run plays the match. The error is for a configuration that cannot start
@@ -118,8 +131,11 @@ func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("match: %w", err)
 	}
+	if cfg.Signer != nil {
+		tw.SetSigner(cfg.Signer)
+	}
 	m := &runner{cfg: cfg, proto: proto, st: st, tw: tw, start: time.Now(),
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17))}
+		rng: FaultRNG(cfg.Seed)}
 	m.res = transcript.Result{
 		Game:   cfg.Game.Name(),
 		White:  transcript.BotRef{Name: cfg.White.Name, SHA256: cfg.White.SHA256},
@@ -165,11 +181,12 @@ func (m *runner) run(ctx context.Context) (res transcript.Result) {
 		m.abort("describe sandbox: " + err.Error())
 		return m.res
 	}
-	m.tw.SetProvisional(func(prev string, seq int) ([]byte, error) {
+	m.tw.SetProvisional(func() any {
 		r := m.res
 		r.Winner, r.Reason, r.AbortReason = transcript.WinnerNone, transcript.ReasonAborted, "the match did not finish (arena stopped)"
+		r.Turns = m.st.Turn()
 		r.DurationMs = ms(time.Since(m.start))
-		return transcript.FooterLine(prev, seq, transcript.Footer{Result: r, FinishedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+		return transcript.Footer{Result: r, FinishedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	})
 	if err := m.tw.Append(transcript.TypeHeader, header); err != nil {
 		m.abort("write transcript: " + err.Error())
@@ -255,7 +272,15 @@ func (m *runner) describe(ctx context.Context) (transcript.Header, error) {
 		Sandbox:      desc,
 		Host:         map[string]string{"hostname": host, "os": runtime.GOOS + "/" + runtime.GOARCH, "cpus": fmt.Sprint(runtime.NumCPU())},
 		StartedAt:    m.start.UTC().Format(time.RFC3339Nano),
+		SigningKey:   signingKey(m.cfg.Signer),
 	}, err
+}
+
+func signingKey(k ed25519.PrivateKey) string {
+	if k == nil {
+		return ""
+	}
+	return transcript.PublicKeyHex(k)
 }
 
 // openBoxes starts both bots' sandboxes at once; if either fails, neither is
@@ -341,8 +366,7 @@ func (m *runner) turn(ctx context.Context) (done bool, err error) {
 			m.res.Reason = string(j.Verdict)
 			return true, nil
 		}
-		legal := st.LegalMoves()
-		played = legal[m.rng.IntN(len(legal))]
+		played = Substitute(m.rng, st)
 		rec.Substituted = true
 		m.cleanup[side] = j.Offending
 	}

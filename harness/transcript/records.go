@@ -31,6 +31,8 @@ type Header struct {
 	Sandbox      map[string]string `json:"sandbox"` // backend, image, imageId, engine
 	Host         map[string]string `json:"host"`
 	StartedAt    string            `json:"startedAt"`
+	// SigningKey is the hex ed25519 public key that signs the footer, if any.
+	SigningKey string `json:"signingKey,omitempty"`
 }
 
 // DataFile is a game-directory file the bot kept, stored in blobs/ by hash.

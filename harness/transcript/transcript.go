@@ -12,6 +12,7 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -51,7 +52,8 @@ type Writer struct {
 	seq         int
 	prev        string
 	end         int64 // where the provisional footer starts
-	provisional func(prev string, seq int) ([]byte, error)
+	provisional func() any
+	signer      ed25519.PrivateKey
 	closed      bool
 }
 
@@ -68,12 +70,29 @@ func Create(dir string) (*Writer, error) {
 	return &Writer{f: f, dir: dir}, nil
 }
 
-// SetProvisional sets the footer written after every record until the real one;
-// fn builds it from the chain state.
-func (w *Writer) SetProvisional(fn func(prev string, seq int) ([]byte, error)) {
+// SetProvisional sets the footer written after every record until the real
+// one; fn returns its body.
+func (w *Writer) SetProvisional(fn func() any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.provisional = fn
+}
+
+// SetSigner makes every footer, provisional or final, carry an ed25519
+// signature over the footer line, which holds the hash of everything before it.
+func (w *Writer) SetSigner(key ed25519.PrivateKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.signer = key
+}
+
+// line encodes a record at the current chain position, signing footers.
+func (w *Writer) line(typ string, body any) ([]byte, error) {
+	line, err := encode(Envelope{Type: typ, Seq: w.seq, Prev: w.prev}, body)
+	if err != nil || typ != TypeFooter || w.signer == nil {
+		return line, err
+	}
+	return sign(line, w.signer), nil
 }
 
 // Append writes a record of the given type. body is marshalled and merged with
@@ -84,7 +103,7 @@ func (w *Writer) Append(typ string, body any) error {
 	if w.closed {
 		return errors.New("transcript: closed")
 	}
-	line, err := encode(Envelope{Type: typ, Seq: w.seq, Prev: w.prev}, body)
+	line, err := w.line(typ, body)
 	if err != nil {
 		return err
 	}
@@ -103,7 +122,7 @@ func (w *Writer) Append(typ string, body any) error {
 		return w.f.Sync()
 	}
 	if w.provisional != nil {
-		foot, err := w.provisional(w.prev, w.seq)
+		foot, err := w.line(TypeFooter, w.provisional())
 		if err != nil {
 			return err
 		}
@@ -112,11 +131,6 @@ func (w *Writer) Append(typ string, body any) error {
 		}
 	}
 	return nil
-}
-
-// FooterLine encodes a footer line for SetProvisional.
-func FooterLine(prev string, seq int, body any) ([]byte, error) {
-	return encode(Envelope{Type: TypeFooter, Seq: seq, Prev: prev}, body)
 }
 
 // Close flushes and closes the file. The last provisional footer, if any, stays.
@@ -232,7 +246,7 @@ func VerifyChain(lines []Line) error {
 			return fmt.Errorf("line %d: seq is %d, want %d (a line was dropped, inserted or moved)", n, l.Seq, i)
 		}
 		if l.Prev != prev {
-			return fmt.Errorf("line %d: prev hash %.12s does not match line %d's hash %.12s (a line was edited, dropped or moved)", n, l.Prev, n-1, prev)
+			return fmt.Errorf("line %d was edited: it no longer hashes to the prev that line %d records (%.12s, now %.12s)", n-1, n, l.Prev, prev)
 		}
 		switch {
 		case i == 0 && l.Type != TypeHeader:

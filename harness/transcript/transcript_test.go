@@ -21,9 +21,7 @@ func sample(t *testing.T) (string, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.SetProvisional(func(prev string, seq int) ([]byte, error) {
-		return FooterLine(prev, seq, body{Text: "aborted"})
-	})
+	w.SetProvisional(func() any { return body{Text: "aborted"} })
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +68,7 @@ func TestTamperingIsDetectedAndNamed(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"one byte edited", join(append(append([]string{}, lines[:2]...), append([]string{strings.Replace(lines[2], `"n":2`, `"n":7`, 1)}, lines[3:]...)...)), "line 4: prev hash"},
+		{"one byte edited", join(append(append([]string{}, lines[:2]...), append([]string{strings.Replace(lines[2], `"n":2`, `"n":7`, 1)}, lines[3:]...)...)), "line 3 was edited"},
 		{"a line dropped", join(append(append([]string{}, lines[:2]...), lines[3:]...)), "line 3: seq is 3"},
 		{"two lines swapped", join([]string{lines[0], lines[2], lines[1], lines[3], lines[4]}), "line 2: seq is 2"},
 		{"a line inserted", join([]string{lines[0], lines[1], lines[1], lines[2], lines[3], lines[4]}), "line 3: seq is 1"},
@@ -94,9 +92,7 @@ func TestEveryPrefixEndsInAProvisionalFooter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	w.SetProvisional(func(prev string, seq int) ([]byte, error) {
-		return FooterLine(prev, seq, body{Text: "aborted"})
-	})
+	w.SetProvisional(func() any { return body{Text: "aborted"} })
 	w.Append(TypeHeader, body{})
 	for i := 0; i < 3; i++ {
 		w.Append(TypeTurn, body{N: i})

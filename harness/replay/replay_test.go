@@ -1,0 +1,202 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+func bot(t *testing.T, pkg, name string) *submission.Bot {
+	t.Helper()
+	data, err := os.ReadFile(gobuild.MustStatic(t, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	os.WriteFile(p, data, 0o755)
+	b, err := submission.Load(p, submission.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var testKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
+
+// played runs a real match with the local backend and returns its directory.
+func played(t *testing.T, white, black *submission.Bot, policy match.Policy, signer ed25519.PrivateKey) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "m")
+	lim := sandbox.DefaultLimits()
+	res, err := match.Run(context.Background(), match.Config{
+		Game: codeclash.Game{}, Seed: 5, White: white, Black: black,
+		Backend: &local.Backend{Dir: t.TempDir()}, Limits: lim, OnFault: policy, Dir: dir, Signer: signer,
+	})
+	if err != nil || res.Reason == transcript.ReasonAborted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	return dir
+}
+
+func TestReplayOfARealMatchIsConsistent(t *testing.T) {
+	dir := played(t, bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy"), match.Forfeit, testKey)
+	rep, err := File(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Consistent {
+		t.Fatalf("inconsistent: %s", rep.Problem())
+	}
+	if rep.Turns == 0 || rep.Blobs == 0 || rep.SignedBy != transcript.KeyID(transcript.PublicKeyHex(testKey)) {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestReplayFollowsRandomMoveSubstitutions(t *testing.T) {
+	white := bot(t, "./examples/random", "random")
+	black := bot(t, "./internal/testbots/ccfixture", "late-fault")
+	dir := played(t, white, black, match.RandomMove, nil)
+	rep, err := File(dir)
+	if err != nil || !rep.Consistent || len(rep.Result.Faults) == 0 {
+		t.Fatalf("%v %s %+v", err, rep.Problem(), rep.Result)
+	}
+}
+
+func readLines(t *testing.T, dir string) []string {
+	data, err := os.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+func writeLines(t *testing.T, dir string, lines []string) {
+	out := strings.Join(lines, "")
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	os.WriteFile(filepath.Join(dir, transcript.FileName), []byte(out), 0o644)
+}
+
+// rechain recomputes every prev hash, as a careful forger would.
+func rechain(lines []string) []string {
+	out := make([]string, len(lines))
+	prev := ""
+	for i, l := range lines {
+		var m map[string]json.RawMessage
+		json.Unmarshal([]byte(strings.TrimSpace(l)), &m)
+		old, _ := json.Marshal(m["prev"])
+		fixed := strings.Replace(strings.TrimSpace(l), `"prev":`+string(old), `"prev":"`+prev+`"`, 1)
+		out[i] = fixed + "\n"
+		prev = transcript.Hash([]byte(fixed))
+	}
+	return out
+}
+
+// turnLine finds the first turn line whose answer holds the substring.
+func turnLine(lines []string, sub string) int {
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"turn"`) && strings.Contains(l, sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestTamperingIsDetectedAndNamed(t *testing.T) {
+	white, black := bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy")
+	signed := played(t, white, black, match.Forfeit, testKey)
+	unsigned := played(t, white, black, match.Forfeit, nil)
+	copyDir := func(src string) string {
+		dst := filepath.Join(t.TempDir(), "copy")
+		os.MkdirAll(filepath.Join(dst, transcript.BlobDir), 0o755)
+		os.WriteFile(filepath.Join(dst, transcript.FileName), must(os.ReadFile(filepath.Join(src, transcript.FileName))), 0o644)
+		blobs, _ := os.ReadDir(filepath.Join(src, transcript.BlobDir))
+		for _, b := range blobs {
+			os.WriteFile(filepath.Join(dst, transcript.BlobDir, b.Name()), must(os.ReadFile(filepath.Join(src, transcript.BlobDir, b.Name()))), 0o644)
+		}
+		return dst
+	}
+	editMove := func(lines []string) []string {
+		// Change the row the bot moved to in its first play answer.
+		i := turnLine(lines, `"phase":"play"`)
+		a := strings.Index(lines[i], `"answer":"`)
+		k := a + strings.Index(lines[i][a:], `\"to\":[`) + len(`\"to\":[`)
+		d := lines[i][k]
+		lines[i] = lines[i][:k] + string('0'+(d-'0'+2)%5) + lines[i][k+1:]
+		return lines
+	}
+	cases := []struct {
+		name string
+		src  string
+		edit func([]string) []string
+		want string
+	}{
+		{"a move byte edited", unsigned, editMove, "hash chain: line"},
+		{"a move byte edited and the chain recomputed", unsigned, func(l []string) []string { return rechain(editMove(l)) }, "recorded"},
+		{"a move byte edited and the chain recomputed, signed", signed, func(l []string) []string { return rechain(editMove(l)) }, "signature: the footer's signature does not match"},
+		{"a time edited", unsigned, func(l []string) []string {
+			i := turnLine(l, `"wallMs":`)
+			l[i] = strings.Replace(l[i], `"wallMs":`, `"wallMs":1`, 1)
+			return l
+		}, "hash chain: line"},
+		{"a time edited and the chain recomputed, signed", signed, func(l []string) []string {
+			i := turnLine(l, `"wallMs":`)
+			l[i] = strings.Replace(l[i], `"wallMs":`, `"wallMs":1`, 1)
+			return rechain(l)
+		}, "signature"},
+		{"a line dropped", unsigned, func(l []string) []string { return append(l[:3:3], l[4:]...) }, "seq is 4, want 3"},
+		{"two lines swapped", unsigned, func(l []string) []string { l[3], l[4] = l[4], l[3]; return l }, "seq is 4, want 3"},
+		{"the footer's result edited", unsigned, func(l []string) []string {
+			n := len(l) - 1
+			l[n] = strings.Replace(l[n], `"winner":"black"`, `"winner":"white"`, 1)
+			l[n] = strings.Replace(l[n], `"winner":"white","reason":"king`, `"winner":"white","reason":"king`, 1)
+			return l
+		}, "result"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyDir(c.src)
+			writeLines(t, dir, c.edit(readLines(t, dir)))
+			rep, err := File(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Consistent || !strings.Contains(rep.Problem(), c.want) {
+				t.Fatalf("problem %q, want it to mention %q", rep.Problem(), c.want)
+			}
+		})
+	}
+	t.Run("a data-file blob swapped", func(t *testing.T) {
+		dir := copyDir(unsigned)
+		blobs, _ := os.ReadDir(filepath.Join(dir, transcript.BlobDir))
+		a, b := blobs[0].Name(), blobs[1].Name()
+		da, db := must(os.ReadFile(filepath.Join(dir, transcript.BlobDir, a))), must(os.ReadFile(filepath.Join(dir, transcript.BlobDir, b)))
+		os.WriteFile(filepath.Join(dir, transcript.BlobDir, a), db, 0o644)
+		os.WriteFile(filepath.Join(dir, transcript.BlobDir, b), da, 0o644)
+		rep, _ := File(dir)
+		if rep.Consistent || !strings.Contains(rep.Tampered, "holds other content") {
+			t.Fatalf("problem %q", rep.Problem())
+		}
+	})
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
