@@ -4,13 +4,19 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/local"
 )
 
 func defaultKeyPath() string {
@@ -122,4 +128,141 @@ Exit 0 consistent, 1 divergent or tampered, 2 unreadable.`,
 			return nil
 		},
 	}
+}
+
+func rerunCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rerun",
+		Usage:     "run a disputed turn again, exactly as it was given",
+		UsageText: "arena rerun TRANSCRIPT|MATCH_DIR --ply N --bot PATH [--side white|black] [--repeat K]",
+		Description: `Rebuilds the bot's game directory exactly as it was when the turn began (the
+recorded state.json and the data file it had kept, from blobs/), starts a
+fresh sandbox with the recorded image and limits, runs the bot, and prints
+what it does now beside what the transcript recorded: move, exit code,
+verdict, time. --repeat K runs it K times and shows the spread of times, for
+timeout disputes.
+
+--bot must be the very executable that played (its sha256 is checked against
+the transcript). The transcript must replay consistently (see arena replay).`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "ply", Usage: "the turn to run again (1-based, setup included; see the transcript)", Required: true},
+			&cli.StringFlag{Name: "side", Usage: "white or black: refuse if the ply was the other side's"},
+			&cli.StringFlag{Name: "bot", Usage: "the bot that played that turn (executable, directory or ZIP)", Required: true, TakesFile: true},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the turn this many times"},
+			&cli.StringFlag{Name: "sandbox", Usage: "docker or local (default: the one recorded)"},
+			&cli.StringFlag{Name: "image", Usage: "runtime image (default: the one recorded)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("rerun takes one transcript or match directory")
+			}
+			if c.Int("repeat") < 1 || c.Int("repeat") > 1000 {
+				return usagef("--repeat must be 1 to 1000")
+			}
+			bot, err := loadBot("bot", c.String("bot"))
+			if err != nil {
+				return err
+			}
+			rep, _, _, err := replay.FindTurn(c.Args().First(), c.Int("ply"))
+			if err != nil {
+				if rep == nil {
+					return usagef("%v", err)
+				}
+				return failf("%v", err)
+			}
+			h := rep.Header
+			kind := c.String("sandbox")
+			if kind == "" {
+				kind = h.Sandbox["backend"]
+			}
+			var backend sandbox.Backend
+			switch kind {
+			case "docker":
+				cl, err := engine(c)
+				if err != nil {
+					return err
+				}
+				defer cl.Close()
+				image := c.String("image")
+				if image == "" {
+					image = h.Sandbox["image"]
+				}
+				b := docker.New(cl, image)
+				id, err := b.CheckImage(c.Context)
+				if err != nil {
+					return err
+				}
+				if rec := h.Sandbox["imageId"]; rec != "" && rec != id {
+					fmt.Fprintf(c.App.ErrWriter, "arena: warning: image %s is %s now; the match ran on %s\n", image, id, rec)
+				}
+				backend = b
+			case "local":
+				fmt.Fprintln(c.App.ErrWriter, "arena: WARNING:", local.Warning)
+				backend = local.New()
+			default:
+				return usagef("--sandbox: want docker or local, got %q", kind)
+			}
+			out, err := replay.RunAgain(c.Context, replay.RerunOptions{
+				Path: c.Args().First(), Ply: c.Int("ply"), Side: c.String("side"),
+				Bot: bot, Backend: backend, Repeat: c.Int("repeat"),
+			})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			printRerun(c.App.Writer, out)
+			return nil
+		},
+	}
+}
+
+func printRerun(w io.Writer, r *replay.Rerun) {
+	t := r.Recorded
+	fmt.Fprintf(w, "ply %d, %s (%s), %s; turn limit %v\n\n", t.Ply, t.Side, botName(r.Header, t.Side), t.Phase, r.Header.Limits.TurnTimeout)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tMOVE\tEXIT\tVERDICT\tWALL\tCPU")
+	row := func(name, move string, exit, sig int, verdict string, wall, cpu float64) {
+		e := fmt.Sprint(exit)
+		if sig != 0 {
+			e = fmt.Sprintf("signal %d", sig)
+		}
+		if move == "" {
+			move = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f ms\t%.1f ms\n", name, move, e, verdict, wall, cpu)
+	}
+	row("recorded", t.Move, t.ExitCode, t.Signal, t.Verdict, t.WallMs, t.CPUMs)
+	for i, a := range r.Attempts {
+		row(fmt.Sprintf("run %d", i+1), a.Move, a.ExitCode, a.Signal, a.Verdict, a.WallMs, a.CPUMs)
+	}
+	tw.Flush()
+	if len(r.Attempts) > 1 {
+		walls := make([]float64, len(r.Attempts))
+		verdicts := map[string]int{}
+		for i, a := range r.Attempts {
+			walls[i] = a.WallMs
+			verdicts[a.Verdict]++
+		}
+		slices.Sort(walls)
+		fmt.Fprintf(w, "\n%d runs: wall min %.1f ms, p50 %.1f ms, max %.1f ms; verdicts %v\n", len(walls), walls[0], walls[len(walls)/2], walls[len(walls)-1], verdicts)
+	}
+	same := 0
+	for _, a := range r.Attempts {
+		if a.Verdict == t.Verdict && a.Move == t.Move {
+			same++
+		}
+	}
+	fmt.Fprintf(w, "\n%d of %d runs reproduce the recorded move and verdict\n", same, len(r.Attempts))
+}
+
+func botName(h transcript.Header, side string) string {
+	if side == "black" {
+		return h.Black.Name
+	}
+	return h.White.Name
 }

@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "arena: unknown command %q (see arena --help)\n", name)
 		notFound = true
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, interspersed(app, args))
 	if notFound {
 		return exitUsage
 	}
@@ -164,6 +164,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			rulesCommand(),
 			matchCommand(),
 			replayCommand(),
+			rerunCommand(),
 			keyCommand(),
 		},
 	}
@@ -198,4 +199,72 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(word, "s"))
+}
+
+// interspersed moves a command's positional arguments after its flags, so that
+// "arena replay T --json" works like "arena replay --json T" (the flag parser
+// stops at the first positional argument).
+func interspersed(app *cli.App, args []string) []string {
+	out := append([]string{}, args[0])
+	i := 1
+	takesValue := func(flags []cli.Flag, tok string) bool {
+		name := strings.TrimLeft(tok, "-")
+		if strings.Contains(name, "=") {
+			return false
+		}
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if n == name {
+					_, isBool := f.(*cli.BoolFlag)
+					return !isBool
+				}
+			}
+		}
+		return false
+	}
+	// Global flags, then the command path.
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		out = append(out, args[i])
+		if takesValue(app.Flags, args[i]) && i+1 < len(args) {
+			out = append(out, args[i+1])
+			i++
+		}
+		i++
+	}
+	cmds := app.Commands
+	var cmd *cli.Command
+	for i < len(args) {
+		var next *cli.Command
+		for _, c := range cmds {
+			if c.HasName(args[i]) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		cmd, cmds = next, next.Subcommands
+		out = append(out, args[i])
+		i++
+	}
+	if cmd == nil || len(cmd.Subcommands) > 0 {
+		return append(out, args[i:]...)
+	}
+	var flags, positional []string
+	for ; i < len(args); i++ {
+		switch tok := args[i]; {
+		case tok == "--":
+			positional = append(positional, args[i:]...)
+			i = len(args)
+		case strings.HasPrefix(tok, "-") && tok != "-":
+			flags = append(flags, tok)
+			if takesValue(cmd.Flags, tok) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		default:
+			positional = append(positional, tok)
+		}
+	}
+	return append(append(out, flags...), positional...)
 }

@@ -96,6 +96,8 @@ func TestMatchCommandPrintsTheResult(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "m")
 	cmd := exec.Command(arena, "match", "--white", filepath.Join(bots, "legal"), "--black", filepath.Join(bots, "legal"),
 		"--image", image, "--seed", "5", "--out", out, "--json")
+	key := filepath.Join(t.TempDir(), "signing.key")
+	cmd.Env = append(os.Environ(), "ARENA_SIGNING_KEY="+key)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -111,6 +113,17 @@ func TestMatchCommandPrintsTheResult(t *testing.T) {
 	if !strings.Contains(stderr.String(), "ok") {
 		t.Fatalf("no live output on stderr with --json:\n%s", stderr.String())
 	}
+
+	// The same match, re-judged and one turn re-run in a fresh container.
+	replayOut, err := exec.Command(arena, "replay", out).CombinedOutput()
+	if err != nil || !strings.Contains(string(replayOut), "consistent: codeclash") || !strings.Contains(string(replayOut), "signed by") {
+		t.Fatalf("arena replay: %v\n%s", err, replayOut)
+	}
+	rerun := exec.Command(arena, "rerun", out, "--ply", "20", "--bot", filepath.Join(bots, "legal"), "--repeat", "2")
+	rerunOut, err := rerun.CombinedOutput()
+	if err != nil || !strings.Contains(string(rerunOut), "2 of 2 runs reproduce the recorded move and verdict") {
+		t.Fatalf("arena rerun: %v\n%s", err, rerunOut)
+	}
 }
 
 func TestInterruptedMatchIsAbortedWithoutLeftovers(t *testing.T) {
@@ -118,7 +131,7 @@ func TestInterruptedMatchIsAbortedWithoutLeftovers(t *testing.T) {
 	arena, bots := builtArena(t)
 	out := filepath.Join(t.TempDir(), "interrupted")
 	cmd := exec.Command(arena, "match", "--white", filepath.Join(bots, "slow-300"), "--black", filepath.Join(bots, "slow-300"),
-		"--image", image, "--out", out, "--quiet")
+		"--image", image, "--out", out, "--quiet", "--signing-key", "none")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

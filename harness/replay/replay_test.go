@@ -200,3 +200,49 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+func TestRerunReproducesADeterministicBot(t *testing.T) {
+	white, black := bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy")
+	dir := played(t, white, black, match.Forfeit, nil)
+	be := &local.Backend{Dir: t.TempDir()}
+	// A play turn late in the game: its data file holds the bot's whole history.
+	rep, _ := File(dir)
+	ply := rep.Turns - 1
+	_, at, data, err := FindTurn(dir, ply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) == 0 {
+		t.Fatalf("no data file to restore at ply %d", ply)
+	}
+	b := white
+	if at.Turn.Side == "black" {
+		b = black
+	}
+	out, err := RunAgain(context.Background(), RerunOptions{Path: dir, Ply: ply, Bot: b, Backend: be, Repeat: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range out.Attempts {
+		if a.Move != out.Recorded.Move || a.Verdict != out.Recorded.Verdict || a.Answer != *out.Recorded.Answer {
+			t.Fatalf("run %d: %+v, recorded %s %s", i+1, a, out.Recorded.Move, out.Recorded.Verdict)
+		}
+	}
+	other := black
+	if b == black {
+		other = white
+	}
+	if _, err := RunAgain(context.Background(), RerunOptions{Path: dir, Ply: ply, Bot: other, Backend: be}); err == nil || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("a different bot was accepted: %v", err)
+	}
+	wrong := "white"
+	if at.Turn.Side == "white" {
+		wrong = "black"
+	}
+	if _, err := RunAgain(context.Background(), RerunOptions{Path: dir, Ply: ply, Side: wrong, Bot: b, Backend: be}); err == nil {
+		t.Fatal("the wrong side was accepted")
+	}
+	if _, _, _, err := FindTurn(dir, 9999); err == nil || !strings.Contains(err.Error(), "not in the transcript") {
+		t.Fatalf("ply 9999: %v", err)
+	}
+}
