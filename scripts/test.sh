@@ -25,6 +25,20 @@ else
   echo "no Docker engine: Docker-backed tests will be skipped"
 fi
 
+step "browser for the viewer test"
+if command -v chromium >/dev/null; then
+  echo "chromium: $(chromium --version 2>/dev/null | head -1)"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  echo "chromium: installing Debian's chromium"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+elif [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]]; then
+  echo "no chromium and no way to install it: the viewer must be tested in a browser here" >&2
+  exit 1
+else
+  echo "no chromium: the browser test of the viewer will be skipped"
+fi
+
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n $unformatted ]]; then

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/harness/view"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 	"github.com/arenabots/arena/sandbox/local"
@@ -265,4 +266,50 @@ func botName(h transcript.Header, side string) string {
 		return h.Black.Name
 	}
 	return h.White.Name
+}
+
+func viewCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "view",
+		Usage:     "write a match as one self-contained HTML page",
+		UsageText: "arena view TRANSCRIPT|MATCH_DIR [-o match.html]",
+		Description: `Writes one HTML file (no network access, no other files) that shows the match
+ply by ply: the board, blocked tiles, the fog as each player saw it, shields,
+abilities, each turn's verdict, time and exit code, and the result. Step with
+the buttons or the arrow keys (Home/End for the ends), jump to any ply, and
+switch between the true board and White's or Black's view (t, w, b).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where to write the page (default: match.html beside the transcript; - for stdout)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("view takes one transcript or match directory")
+			}
+			d, err := view.Build(c.Args().First())
+			if err != nil {
+				return usagef("%v", err)
+			}
+			page, err := view.HTML(d)
+			if err != nil {
+				return err
+			}
+			out := c.String("output")
+			if out == "-" {
+				_, err := c.App.Writer.Write(page)
+				return err
+			}
+			if out == "" {
+				_, dir := replay.Locate(c.Args().First())
+				out = filepath.Join(dir, "match.html")
+			}
+			if err := os.WriteFile(out, page, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "wrote %s (%d steps)\n", out, len(d.Steps))
+			if !d.Consistent {
+				fmt.Fprintf(c.App.ErrWriter, "arena: warning: the transcript does not replay consistently: %s\n", d.Problem)
+			}
+			return nil
+		},
+	}
 }

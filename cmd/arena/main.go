@@ -165,6 +165,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			matchCommand(),
 			replayCommand(),
 			rerunCommand(),
+			viewCommand(),
 			keyCommand(),
 		},
 	}

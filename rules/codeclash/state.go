@@ -612,3 +612,54 @@ func (s *State) Render() string {
 	}
 	return b.String()
 }
+
+// Frame implements rules.Framer.
+func (s *State) Frame(viewer rules.Side) rules.Frame {
+	f := rules.Frame{Cells: make([][]string, Size)}
+	fogged := viewer != rules.NoSide && s.Phase() == "play" && s.fogLeft[viewer] > 0
+	var vis [Size][Size]bool
+	if fogged {
+		vis = s.visible(viewer)
+	}
+	for r := range Size {
+		f.Cells[r] = make([]string, Size)
+		for c := range Size {
+			p := s.board[r][c]
+			switch {
+			case fogged && !vis[r][c]:
+				f.Cells[r][c] = "?"
+			case p.empty():
+			case p.Side == rules.White:
+				f.Cells[r][c] = string(p.Kind)
+			default:
+				f.Cells[r][c] = strings.ToLower(string(p.Kind))
+			}
+		}
+	}
+	for _, q := range s.blocked {
+		f.Blocked = append(f.Blocked, [2]int{int(q.R), int(q.C)})
+	}
+	if s.shieldOn {
+		f.Shielded = &[2]int{int(s.shieldSq.R), int(s.shieldSq.C)}
+		f.Notes = append(f.Notes, fmt.Sprintf("%s's piece on %v is shielded from %s this turn", s.shieldAgainst.Other(), s.shieldSq, s.shieldAgainst))
+	}
+	for _, side := range rules.Sides {
+		if s.fogLeft[side] > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s is fogged for %d more turn(s)", side, s.fogLeft[side]))
+		}
+		if s.resetSeen[side] {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s's pawns were just reset", side.Other()))
+		}
+		var left []string
+		for _, a := range abilityNames {
+			if s.remaining[side][a] {
+				left = append(left, a)
+			}
+		}
+		if len(left) == 0 {
+			left = []string{"none"}
+		}
+		f.Notes = append(f.Notes, fmt.Sprintf("%s's abilities left: %s", side, strings.Join(left, ", ")))
+	}
+	return f
+}

@@ -1,0 +1,135 @@
+// Package view renders a match transcript as one self-contained HTML file: the
+// board ply by ply, the fog as each player saw it, shields, abilities, each
+// turn's verdict, time and exit code, and the result. It needs no network and
+// no other file; everything is computed here by replaying the transcript with
+// the rules engine and embedded as data.
+package view
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html"
+	"os"
+	"strings"
+
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
+)
+
+//go:embed page.html
+var page string
+
+// Step is one position of the match: the start, then the position after each
+// turn together with that turn's facts.
+type Step struct {
+	Ply         int                    `json:"ply"`
+	Side        string                 `json:"side,omitempty"`
+	Phase       string                 `json:"phase,omitempty"`
+	Move        string                 `json:"move,omitempty"`
+	Played      string                 `json:"played,omitempty"`
+	Substituted bool                   `json:"substituted,omitempty"`
+	Verdict     string                 `json:"verdict,omitempty"`
+	Reason      string                 `json:"reason,omitempty"`
+	ExitCode    int                    `json:"exitCode"`
+	Signal      int                    `json:"signal,omitempty"`
+	WallMs      float64                `json:"wallMs"`
+	CPUMs       float64                `json:"cpuMs"`
+	PeakMemory  int64                  `json:"peakMemory"`
+	StderrTail  string                 `json:"stderrTail,omitempty"`
+	Frames      map[string]rules.Frame `json:"frames"` // "true", "white", "black"
+}
+
+// Data is everything the page shows.
+type Data struct {
+	Game       string            `json:"game"`
+	White      string            `json:"white"`
+	Black      string            `json:"black"`
+	Seed       uint64            `json:"seed"`
+	Result     transcript.Result `json:"result"`
+	Consistent bool              `json:"consistent"`
+	Problem    string            `json:"problem,omitempty"`
+	Steps      []Step            `json:"steps"`
+}
+
+func frames(st rules.State) map[string]rules.Frame {
+	f, ok := st.(rules.Framer)
+	if !ok {
+		return map[string]rules.Frame{}
+	}
+	return map[string]rules.Frame{
+		"true":  f.Frame(rules.NoSide),
+		"white": f.Frame(rules.White),
+		"black": f.Frame(rules.Black),
+	}
+}
+
+// Build replays the transcript (file or match directory) and collects the steps.
+// A transcript that does not replay consistently is still shown up to where it
+// diverges, with the problem at the top.
+func Build(path string) (*Data, error) {
+	file, dir := replay.Locate(path)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := transcript.Read(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	d := &Data{}
+	var last *replay.State
+	rep := replay.Lines(lines, dir, func(s replay.State) {
+		if len(d.Steps) == 0 {
+			d.Steps = append(d.Steps, Step{Frames: frames(s.Before)})
+		} else {
+			d.Steps[len(d.Steps)-1].Frames = frames(s.Before)
+		}
+		t := s.Turn
+		d.Steps = append(d.Steps, Step{
+			Ply: t.Ply, Side: t.Side, Phase: t.Phase, Move: t.Move, Played: t.Played, Substituted: t.Substituted,
+			Verdict: t.Verdict, Reason: t.Reason, ExitCode: t.ExitCode, Signal: t.Signal,
+			WallMs: t.WallMs, CPUMs: t.CPUMs, PeakMemory: t.PeakMemory, StderrTail: t.StderrTail,
+		})
+		last = &s
+	})
+	if len(lines) > 0 {
+		var h transcript.Header
+		lines[0].Decode(&h)
+		d.Game, d.White, d.Black, d.Seed = h.Game, h.White.Name, h.Black.Name, h.Seed
+	}
+	d.Consistent, d.Problem, d.Result = rep.Consistent, rep.Problem(), rep.Result
+	if !rep.Consistent && len(lines) > 0 {
+		var foot transcript.Footer
+		lines[len(lines)-1].Decode(&foot)
+		d.Result = foot.Result
+	}
+	// The position after the last turn.
+	if last != nil {
+		final := last.Before.Clone()
+		if last.Turn.Played != "" {
+			if m, err := final.ParseMove([]byte(last.Turn.Played)); err == nil {
+				final.Apply(m)
+			}
+		}
+		d.Steps[len(d.Steps)-1].Frames = frames(final)
+	}
+	if len(d.Steps) == 0 {
+		return d, fmt.Errorf("%s: no turns to show (%s)", file, rep.Problem())
+	}
+	return d, nil
+}
+
+// HTML renders the page.
+func HTML(d *Data) ([]byte, error) {
+	data, err := json.Marshal(d) // escapes <, > and &: safe inside <script>
+	if err != nil {
+		return nil, err
+	}
+	title := html.EscapeString(fmt.Sprintf("%s: %s vs %s", d.Game, d.White, d.Black))
+	out := strings.Replace(page, "{{TITLE}}", title, 1)
+	out = strings.Replace(out, "{{DATA}}", string(data), 1)
+	return []byte(out), nil
+}

@@ -1,0 +1,223 @@
+package view
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+func bot(t *testing.T, pkg string) *submission.Bot {
+	t.Helper()
+	b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// greedyMatch plays greedy (which fogs its opponent) against random.
+func greedyMatch(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "m")
+	_, err := match.Run(context.Background(), match.Config{
+		Game: codeclash.Game{}, Seed: 3, White: bot(t, "./examples/random"), Black: bot(t, "./examples/greedy"),
+		Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Dir: dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// recordedCells reads the board of a state.json as the viewer writes cells.
+func recordedCells(t *testing.T, state string) [][]string {
+	var v struct{ Board [][]*struct{ Type, Color string } }
+	if err := json.Unmarshal([]byte(state), &v); err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]string, len(v.Board))
+	for r, row := range v.Board {
+		out[r] = make([]string, len(row))
+		for c, cell := range row {
+			switch {
+			case cell == nil:
+			case cell.Color == "fog":
+				out[r][c] = "?"
+			case cell.Color == "black":
+				out[r][c] = strings.ToLower(cell.Type)
+			default:
+				out[r][c] = cell.Type
+			}
+		}
+	}
+	return out
+}
+
+func TestPageIsSelfContained(t *testing.T) {
+	d, err := Build(greedyMatch(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := HTML(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"http://", "https://", "<link", "src=", "@import"} {
+		if strings.Contains(string(page), bad) {
+			t.Errorf("the page refers to something outside itself: %q", bad)
+		}
+	}
+	if !d.Consistent || len(d.Steps) < 20 {
+		t.Fatalf("consistent %v, %d steps (%s)", d.Consistent, len(d.Steps), d.Problem)
+	}
+}
+
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if dockertest.Required() {
+		t.Fatal("no chromium: the viewer must be tested in a real browser here (scripts/test.sh installs Debian's chromium)")
+	}
+	t.Skip("no chromium; install Debian's chromium to test the viewer in a browser")
+	return ""
+}
+
+func TestViewerInARealBrowser(t *testing.T) {
+	browser := chromium(t)
+	dir := greedyMatch(t)
+	d, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := HTML(d)
+	file := filepath.Join(t.TempDir(), "match.html")
+	os.WriteFile(file, page, 0o644)
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + t.TempDir()}
+
+	dom, err := exec.Command(browser, append(args, "--dump-dom", "file://"+file+"#selftest")...).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	m := regexp.MustCompile(`<pre id="selftest">([^<]*)</pre>`).FindSubmatch(dom)
+	if m == nil || len(m[1]) == 0 {
+		t.Fatalf("the page did not report its self-test; DOM:\n%.2000s", dom)
+	}
+	var got struct {
+		Steps          int
+		Shown          map[string][][]string
+		FogStep        int
+		AfterKeys      int
+		Changed        bool
+		ModeAfterClick string
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Steps != len(d.Steps) || got.AfterKeys != 2 || !got.Changed || got.ModeAfterClick != "black" {
+		t.Fatalf("stepping and toggling do not work: %+v", got)
+	}
+	if got.FogStep < 0 {
+		t.Fatal("no fogged step in a game where greedy fogs its opponent")
+	}
+	// Each board the page drew as the mover's view must be the exact board of the
+	// state.json the transcript says that bot was given next.
+	lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	turns := map[int]transcript.Turn{}
+	for _, l := range lines {
+		var tr transcript.Turn
+		if l.Type == transcript.TypeTurn && l.Decode(&tr) == nil {
+			turns[tr.Ply] = tr
+		}
+	}
+	checked := 0
+	for key, cells := range got.Shown {
+		var step int
+		var mode string
+		if _, err := fmtSscanf(key, &step, &mode); err != nil {
+			t.Fatal(err)
+		}
+		next, ok := turns[step+1]
+		if !ok || mode != next.Side {
+			continue
+		}
+		want := recordedCells(t, next.State)
+		if !equal(cells, want) {
+			t.Errorf("step %d, %s's view: the page shows %v, the transcript gave %v", step, mode, cells, want)
+		}
+		checked++
+	}
+	if checked < 4 {
+		t.Fatalf("only %d boards compared", checked)
+	}
+	fog, ok := got.Shown[itoa(got.FogStep)+":"+turns[got.FogStep+1].Side]
+	if !ok || !strings.Contains(strings.Join(flatten(fog), ""), "?") {
+		t.Fatalf("the fogged step %d does not show fog: %v", got.FogStep, fog)
+	}
+
+	// Keep a screenshot of a fogged position as a test artifact.
+	shot := filepath.Join(artifacts(t), "viewer.png")
+	view := turns[got.FogStep+1].Side
+	out, err := exec.Command(browser, append(args, "--window-size=1100,760", "--screenshot="+shot,
+		"file://"+file+"#ply="+itoa(got.FogStep)+"&view="+view)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("screenshot: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(shot); err != nil || fi.Size() < 10000 {
+		t.Fatalf("screenshot %s: %v", shot, err)
+	}
+	t.Logf("screenshot of ply %d in %s's view: %s", got.FogStep, view, shot)
+}
+
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("ARENA_ARTIFACTS")
+	if dir == "" {
+		root, err := gobuild.ModuleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(root, "test-artifacts")
+	}
+	os.MkdirAll(dir, 0o755)
+	return dir
+}
+
+func fmtSscanf(key string, step *int, mode *string) (int, error) {
+	s, m, _ := strings.Cut(key, ":")
+	n, err := strconv.Atoi(s)
+	*step, *mode = n, m
+	return 2, err
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func flatten(rows [][]string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
+}
+
+func equal(a, b [][]string) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
