@@ -46,7 +46,9 @@ func greedyMatch(t *testing.T) string {
 
 // recordedCells reads the board of a state.json as the viewer writes cells.
 func recordedCells(t *testing.T, state string) [][]string {
-	var v struct{ Board [][]*struct{ Type, Color string } }
+	var v struct {
+		Board [][]*struct{ Type, Color string }
+	}
 	if err := json.Unmarshal([]byte(state), &v); err != nil {
 		t.Fatal(err)
 	}
