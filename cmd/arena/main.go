@@ -166,6 +166,8 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			replayCommand(),
 			rerunCommand(),
 			viewCommand(),
+			tournamentCommand(),
+			standingsCommand(),
 			keyCommand(),
 		},
 	}

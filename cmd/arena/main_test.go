@@ -161,3 +161,68 @@ func TestInterruptedMatchIsAbortedWithoutLeftovers(t *testing.T) {
 		t.Fatalf("%d containers left (%v)", n, err)
 	}
 }
+
+func TestTournamentResumesAfterSIGKILLWithTheSameStandings(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	arena, _ := builtArena(t)
+	fixture, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bots := t.TempDir()
+	for _, mode := range []string{"legal", "shuffle", "slow-20", "slow-40"} {
+		os.WriteFile(filepath.Join(bots, mode), fixture, 0o755)
+	}
+	args := func(out string) []string {
+		return []string{"tournament", "--out", out, "--image", image, "--seed", "21", "--concurrency", "2",
+			"--max-plies", "16", "--signing-key", "none", bots}
+	}
+	base := t.TempDir()
+	straight, resumed := filepath.Join(base, "straight"), filepath.Join(base, "resumed")
+	if out, err := exec.Command(arena, args(straight)...).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted tournament: %v\n%s", err, out)
+	}
+
+	cmd := exec.Command(arena, args(resumed)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, _ := exec.Command(arena, "standings", "--json", resumed).Output()
+		var s struct{ Games map[string]int }
+		if json.Unmarshal(out, &s) == nil && s.Games["done"] >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the tournament did not get going")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill() // SIGKILL: no cleanup at all
+	cmd.Wait()
+	out, err := exec.Command(arena, args(resumed)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "already played") {
+		t.Fatalf("the second run did not resume:\n%s", out)
+	}
+	a, _ := os.ReadFile(filepath.Join(straight, "standings.json"))
+	b, _ := os.ReadFile(filepath.Join(resumed, "standings.json"))
+	if len(a) == 0 || string(a) != string(b) {
+		t.Fatalf("standings differ after resume:\n%s\n---\n%s", a, b)
+	}
+	var s struct{ Games map[string]int }
+	json.Unmarshal(b, &s)
+	if s.Games["total"] != 12 || s.Games["done"] != 12 {
+		t.Fatalf("games %v", s.Games)
+	}
+	for _, dir := range []string{"straight", "resumed"} {
+		n, err := docker.Count(context.Background(), cli, "org.arenabots.arena.tournament="+dir)
+		if err != nil || n != 0 {
+			t.Fatalf("%s: %d containers left (%v)", dir, n, err)
+		}
+	}
+}

@@ -337,6 +337,9 @@ func (m *runner) turn(ctx context.Context) (done bool, err error) {
 	m.cleanup[side] = nil
 	t0 := time.Now()
 	rep, err := m.boxes[side].Run(ctx, sandbox.Turn{
+		// A side's first turn starts from an empty game directory, even in a
+		// sandbox reused from an earlier match.
+		Clean:      st.Turn() < 2,
 		Remove:     remove,
 		Put:        []sandbox.File{{Name: m.proto.StateFile, Data: view, Mode: 0o644}},
 		Args:       []string{sandbox.GameDirToken + "/" + m.proto.StateFile},

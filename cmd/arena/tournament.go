@@ -1,0 +1,317 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
+)
+
+// loadBots reads the participants: each argument is a bot, or a single
+// directory argument holds one bot per entry.
+func loadBots(args []string) ([]*submission.Bot, error) {
+	if len(args) == 1 {
+		if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
+			dir := args[0]
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				return nil, usagef("%v", err)
+			}
+			args = nil
+			for _, e := range entries {
+				if !strings.HasPrefix(e.Name(), ".") {
+					args = append(args, filepath.Join(dir, e.Name()))
+				}
+			}
+		}
+	}
+	var bots []*submission.Bot
+	seen := map[string]string{}
+	for _, a := range args {
+		b, err := submission.Load(a, submission.DefaultLimits())
+		if err != nil {
+			return nil, usagef("bot %s: %v", a, err)
+		}
+		if prev, dup := seen[b.Name]; dup {
+			return nil, usagef("two bots are named %q (%s and %s); rename one", b.Name, prev, a)
+		}
+		seen[b.Name] = a
+		bots = append(bots, b)
+	}
+	if len(bots) < 2 {
+		return nil, usagef("a tournament needs at least 2 bots, got %d", len(bots))
+	}
+	return bots, nil
+}
+
+func tournamentCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "tournament",
+		Usage:     "play a whole tournament and compute the standings",
+		UsageText: "arena tournament --out DIR [options] BOT... | BOTS_DIR",
+		Description: `Plays every scheduled game, each an official match (see arena match), several
+at once with --concurrency, and stores every result in DIR/tournament.db as it
+happens. Run the same command again after an interruption (Ctrl-C, a killed
+process, a power loss) to resume: finished games are kept, games in flight are
+played again from scratch. A changed configuration is refused, naming what
+differs. A game aborted by the host or sandbox is retried, then reported
+unplayed; it is never scored as a loss.
+
+BOTs are executables, directories or submission ZIPs; a single directory
+argument holds one bot per entry. The schedule is a pure function of the bots,
+the format and --seed, and is stored before the first game.
+
+Writes DIR/standings.csv, standings.json, crosstable.txt and report.html (with
+links to every game's transcript and viewer). 'arena standings DIR' prints the
+standings of a finished or running tournament.`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "tournament directory (required; reuse it to resume)", Required: true},
+			&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin or gauntlet"},
+			&cli.StringFlag{Name: "challenger", Usage: "with --format gauntlet: the bot (by name) that plays everyone"},
+			&cli.IntFlag{Name: "games-per-pair", Value: 2, Usage: "games each pair plays, colours alternating"},
+			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once"},
+			&cli.Uint64Flag{Name: "seed", Usage: "tournament seed: the schedule, every game's seed and the random tie-break (default: random, stored)"},
+			&cli.StringFlag{Name: "points", Value: "3,1,0", Usage: "points for a win, a draw and a loss"},
+			&cli.StringFlag{Name: "tie-breaks", Value: strings.Join(tournament.DefaultTieBreaks(), ","), Usage: "tie-breaks in order: sonneborn-berger, direct-encounter, wins, random"},
+			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "attempts of a game aborted by the host before it is reported unplayed"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
+			signingKeyFlag(),
+		}, matchFlags()...),
+		Action: runTournament,
+	}
+}
+
+func parsePoints(s string) (tournament.Scoring, error) {
+	var sc tournament.Scoring
+	if _, err := fmt.Sscanf(strings.ReplaceAll(s, " ", ""), "%g,%g,%g", &sc.Win, &sc.Draw, &sc.Loss); err != nil {
+		return sc, usagef("--points: want WIN,DRAW,LOSS such as 3,1,0, got %q", s)
+	}
+	return sc, nil
+}
+
+func runTournament(c *cli.Context) error {
+	dir := c.String("out")
+	if c.NArg() == 0 {
+		return usagef("name the bots: arena tournament --out DIR BOT... (or one directory holding them)")
+	}
+	bots, err := loadBots(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	sc, err := parsePoints(c.String("points"))
+	if err != nil {
+		return err
+	}
+	tbs := []string{}
+	if s := strings.TrimSpace(c.String("tie-breaks")); s != "" {
+		tbs = strings.Split(s, ",")
+	}
+	if err := tournament.CheckTieBreaks(tbs); err != nil {
+		return usagef("--tie-breaks: %v", err)
+	}
+	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 {
+		return usagef("--concurrency and --max-attempts must be at least 1")
+	}
+	key, err := signer(c)
+	if err != nil {
+		return err
+	}
+	ms, err := readMatchSettings(c)
+	if err != nil {
+		return err
+	}
+	defer ms.closer()
+
+	// On resume, the stored seed stands unless one is given.
+	seed := c.Uint64("seed")
+	if !c.IsSet("seed") {
+		if prev, err := tournament.Load(c.Context, dir); err == nil {
+			seed = prev.Config.Seed
+		} else {
+			seed = match.RandomSeed()
+		}
+	}
+	cfg := tournament.Config{
+		Format: c.String("format"), Challenger: c.String("challenger"), GamesPerPair: c.Int("games-per-pair"),
+		Seed: seed, Game: ms.game.Name(), Rules: ms.rules, Limits: ms.limits, OnFault: string(ms.onFault),
+		Sandbox: ms.backend.Name(), Scoring: sc, TieBreaks: tbs,
+	}
+	if cfg.Sandbox == "docker" {
+		cfg.Image = c.String("image")
+	}
+	if cfg.Format == tournament.Gauntlet && cfg.Challenger == "" {
+		return usagef("--format gauntlet needs --challenger NAME")
+	}
+	for _, b := range bots {
+		cfg.Bots = append(cfg.Bots, tournament.BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
+	}
+	if cfg.Challenger != "" && !slicesContainsName(cfg.Bots, cfg.Challenger) {
+		return usagef("--challenger %q is not one of the bots", cfg.Challenger)
+	}
+	var prog tournament.Progress
+	if !c.Bool("quiet") {
+		if isTerminal(c.App.Writer) {
+			prog = &barProgress{w: c.App.Writer}
+		} else {
+			prog = &lineProgress{w: c.App.Writer, start: time.Now()}
+		}
+	}
+	sum, err := tournament.Run(c.Context, tournament.Options{
+		Dir: dir, Config: cfg, Bots: bots, Game: ms.game, Backend: ms.backend,
+		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"),
+		ArenaVersion: arenaVersion(), Signer: key, Progress: prog,
+	})
+	if errors.Is(err, tournament.ErrConfigChanged) {
+		return usagef("%v\nuse another --out directory for a new tournament", err)
+	}
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "\n%s", tournament.String(sum.Standings))
+	fmt.Fprintf(w, "\n%d of %d games played", sum.Done, sum.Total)
+	if sum.Unplayed > 0 {
+		fmt.Fprintf(w, ", %d unplayed (aborted by the host or sandbox; not scored)", sum.Unplayed)
+	}
+	if sum.Wall > 0 && sum.Done > 0 {
+		fmt.Fprintf(w, "; this run %v, %.1f games/min", sum.Wall.Round(100*time.Millisecond), float64(sum.Done)/sum.Wall.Minutes())
+	}
+	if sum.GameTime > 0 {
+		fmt.Fprintf(w, "; bots' own processes ran %.0f%% of the games' time", 100*float64(sum.BotTime)/float64(sum.GameTime))
+	}
+	fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(dir, tournament.ReportHTML))
+	if sum.Interrupted || sum.Pending > 0 {
+		return failf("tournament interrupted with %d games to play; run the same command to resume", sum.Pending)
+	}
+	return nil
+}
+
+func slicesContainsName(list []tournament.BotEntry, name string) bool {
+	for _, b := range list {
+		if b.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func standingsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "standings",
+		Usage:     "print the standings of a finished or running tournament",
+		UsageText: "arena standings [--json] DIR",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print as JSON"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("standings takes one tournament directory")
+			}
+			s, err := tournament.Load(c.Context, c.Args().First())
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Games     map[string]int   `json:"games"`
+					Standings []tournament.Row `json:"standings"`
+				}{map[string]int{"total": s.Summary.Total, "done": s.Summary.Done, "unplayed": s.Summary.Unplayed, "pending": s.Summary.Pending}, s.Summary.Standings})
+			}
+			fmt.Fprint(c.App.Writer, tournament.String(s.Summary.Standings))
+			fmt.Fprintf(c.App.Writer, "\n%d of %d games played, %d unplayed, %d to play\n", s.Summary.Done, s.Summary.Total, s.Summary.Unplayed, s.Summary.Pending)
+			return nil
+		},
+	}
+}
+
+func gameLine(r tournament.Record, white, black string) string {
+	switch r.Status {
+	case tournament.Unplayed:
+		return fmt.Sprintf("game %d %s vs %s: unplayed (%s)", r.ID, white, black, r.AbortReason)
+	}
+	res := "draw"
+	switch r.Winner {
+	case transcript.WinnerWhite:
+		res = white + " wins"
+	case transcript.WinnerBlack:
+		res = black + " wins"
+	}
+	return fmt.Sprintf("game %d %s vs %s: %s (%s, %d plies)", r.ID, white, black, res, r.Reason, r.Plies)
+}
+
+// lineProgress prints one line per finished game (not a terminal).
+type lineProgress struct {
+	w           io.Writer
+	start       time.Time
+	total, done int
+	mu          sync.Mutex
+}
+
+func (p *lineProgress) Start(total, done int) {
+	p.total, p.done = total, done
+	fmt.Fprintf(p.w, "tournament: %d games, %d already played\n", total, done)
+}
+
+func (p *lineProgress) GameDone(r tournament.Record, white, black, leader string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	fmt.Fprintf(p.w, "[%d/%d] %s; leader %s\n", p.done, p.total, gameLine(r, white, black), leader)
+}
+
+func (p *lineProgress) Finish() {}
+
+// barProgress draws a progress bar with games done, ETA and the leader.
+type barProgress struct {
+	w      io.Writer
+	p      *mpb.Progress
+	bar    *mpb.Bar
+	leader string
+	mu     sync.Mutex
+}
+
+func (p *barProgress) Start(total, done int) {
+	p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40))
+	p.bar = p.p.AddBar(int64(total),
+		mpb.PrependDecorators(decor.Name("games "), decor.CountersNoUnit("%d/%d")),
+		mpb.AppendDecorators(decor.Name(" eta "), decor.AverageETA(decor.ET_STYLE_GO),
+			decor.Any(func(decor.Statistics) string {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if p.leader == "" {
+					return ""
+				}
+				return "  leader: " + p.leader
+			})))
+	p.bar.SetCurrent(int64(done))
+	p.bar.DecoratorAverageAdjust(time.Now())
+}
+
+func (p *barProgress) GameDone(r tournament.Record, white, black, leader string) {
+	p.mu.Lock()
+	p.leader = leader
+	p.mu.Unlock()
+	fmt.Fprintln(p.p, gameLine(r, white, black))
+	p.bar.Increment()
+}
+
+func (p *barProgress) Finish() {
+	if !p.bar.Completed() {
+		p.bar.Abort(false)
+	}
+	p.p.Wait()
+}

@@ -1,0 +1,259 @@
+package tournament
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arenabots/arena/harness/transcript"
+)
+
+// Output files in the tournament directory.
+const (
+	StandingsJSON = "standings.json"
+	StandingsCSV  = "standings.csv"
+	CrosstableTxt = "crosstable.txt"
+	ReportHTML    = "report.html"
+)
+
+// State is a tournament as read from its database.
+type State struct {
+	Config  Config
+	Games   []Record
+	Summary Summary
+}
+
+// Load reads a tournament (finished or running) and computes its standings.
+func Load(ctx context.Context, dir string) (*State, error) {
+	if _, err := os.Stat(filepath.Join(dir, DBFile)); err != nil {
+		return nil, fmt.Errorf("%s holds no tournament (%s not found)", dir, DBFile)
+	}
+	st, err := OpenStore(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	cfg, err := st.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		return nil, fmt.Errorf("%s: the tournament has no configuration yet", dir)
+	}
+	recs, err := st.Games(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &State{Config: *cfg, Games: recs}
+	s.Summary.Total = len(recs)
+	var bot, game float64
+	for _, r := range recs {
+		switch r.Status {
+		case Done:
+			s.Summary.Done++
+			bot += r.BotMs
+			game += r.DurationMs
+		case Unplayed:
+			s.Summary.Unplayed++
+		default:
+			s.Summary.Pending++
+		}
+	}
+	s.Summary.BotTime = time.Duration(bot * float64(time.Millisecond))
+	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
+	s.Summary.Standings = Standings(names(cfg.Bots), outcomes(recs), cfg.Scoring, cfg.TieBreaks, cfg.Seed)
+	return s, nil
+}
+
+// Report loads the tournament and writes standings.json, standings.csv,
+// crosstable.txt and report.html into its directory.
+func Report(ctx context.Context, dir string) (*Summary, error) {
+	s, err := Load(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	j, err := json.MarshalIndent(struct {
+		Format    string  `json:"format"`
+		Game      string  `json:"game"`
+		Seed      uint64  `json:"seed"`
+		Scoring   Scoring `json:"scoring"`
+		TieBreaks []string
+		Games     map[string]int `json:"games"`
+		Standings []Row          `json:"standings"`
+	}{s.Config.Format, s.Config.Game, s.Config.Seed, s.Config.Scoring, s.Config.TieBreaks,
+		map[string]int{"total": s.Summary.Total, "done": s.Summary.Done, "unplayed": s.Summary.Unplayed, "pending": s.Summary.Pending},
+		s.Summary.Standings}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		StandingsJSON: append(j, '\n'),
+		StandingsCSV:  s.CSV(),
+		CrosstableTxt: []byte(s.Crosstable()),
+		ReportHTML:    s.HTML(),
+	}
+	for name, data := range files {
+		tmp := filepath.Join(dir, name+".tmp")
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+	}
+	return &s.Summary, nil
+}
+
+func opt(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'g', 6, 64)
+}
+
+// CSV renders the standings.
+func (s *State) CSV() []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"rank", "bot", "games", "wins", "draws", "losses", "points", "sonneborn_berger", "direct_encounter", "random_draw", "elo", "elo_margin", "decided_by"})
+	for _, r := range s.Summary.Standings {
+		w.Write([]string{strconv.Itoa(r.Rank), r.Name, strconv.Itoa(r.Games), strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses),
+			strconv.FormatFloat(r.Points, 'g', -1, 64), strconv.FormatFloat(r.SB, 'g', -1, 64), opt(r.Direct), opt(r.Random),
+			strconv.FormatFloat(r.Elo, 'f', 0, 64), strconv.FormatFloat(r.EloMargin, 'f', 0, 64), r.DecidedBy})
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// cell is the results of row's bot against col's bot, from row's side: 1 win,
+// = draw, 0 loss, in schedule order.
+func (s *State) cell(row, col int) string {
+	var out []string
+	for _, g := range s.Games {
+		if g.Status != Done || !((g.White == row && g.Black == col) || (g.White == col && g.Black == row)) {
+			continue
+		}
+		me := transcript.WinnerWhite
+		if g.Black == row {
+			me = transcript.WinnerBlack
+		}
+		switch g.Winner {
+		case transcript.WinnerDraw:
+			out = append(out, "=")
+		case me:
+			out = append(out, "1")
+		default:
+			out = append(out, "0")
+		}
+	}
+	return strings.Join(out, "")
+}
+
+// Crosstable renders every pair's results in standings order.
+func (s *State) Crosstable() string {
+	rows := s.Summary.Standings
+	var b strings.Builder
+	fmt.Fprintf(&b, "results from the row's side: 1 win, = draw, 0 loss, in the order played\n\n%-4s %-20s", "", "")
+	for i := range rows {
+		fmt.Fprintf(&b, " %5d", i+1)
+	}
+	fmt.Fprintf(&b, " %7s\n", "POINTS")
+	for i, r := range rows {
+		fmt.Fprintf(&b, "%-4d %-20.20s", i+1, r.Name)
+		for j, c := range rows {
+			v := "  -  "
+			if i != j {
+				v = s.cell(r.Bot, c.Bot)
+				if v == "" {
+					v = "."
+				}
+			}
+			fmt.Fprintf(&b, " %5s", v)
+		}
+		fmt.Fprintf(&b, " %7g\n", r.Points)
+	}
+	return b.String()
+}
+
+// HTML renders report.html: standings, crosstable, every game with links to its
+// transcript and viewer. It is one file with no outside references.
+func (s *State) HTML() []byte {
+	e := html.EscapeString
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>`)
+	fmt.Fprintf(&b, "%s tournament", e(s.Config.Game))
+	b.WriteString(`</title><style>
+body{font:14px/1.4 system-ui,"DejaVu Sans",sans-serif;margin:20px;color:#222}
+table{border-collapse:collapse;margin:10px 0 24px}
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}
+th{background:#263238;color:#fff}
+td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
+.bad{color:#c0392b;font-weight:600}
+</style></head><body>`)
+	fmt.Fprintf(&b, "<h1>%s tournament</h1><p>%s, %d games per pair, seed %d; %d of %d games played",
+		e(s.Config.Game), e(s.Config.Format), s.Config.GamesPerPair, s.Config.Seed, s.Summary.Done, s.Summary.Total)
+	if s.Summary.Unplayed > 0 {
+		fmt.Fprintf(&b, `, <span class="bad">%d unplayed</span> (aborted by the host or sandbox, not scored)`, s.Summary.Unplayed)
+	}
+	fmt.Fprintf(&b, "; scoring %g/%g/%g; tie-breaks: %s.</p>", s.Config.Scoring.Win, s.Config.Scoring.Draw, s.Config.Scoring.Loss, e(strings.Join(s.Config.TieBreaks, ", ")))
+
+	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th><th>SB</th><th>Elo</th><th>Tie broken by</th></tr>")
+	for _, r := range s.Summary.Standings {
+		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td><td class="num">%g</td><td>%s</td><td>%s</td></tr>`,
+			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, e(FormatElo(r)), e(r.DecidedBy))
+	}
+	b.WriteString("</table><h2>Crosstable</h2><table><tr><th></th><th>Bot</th>")
+	rows := s.Summary.Standings
+	for i := range rows {
+		fmt.Fprintf(&b, "<th>%d</th>", i+1)
+	}
+	b.WriteString("</tr>")
+	for i, r := range rows {
+		fmt.Fprintf(&b, "<tr><td>%d</td><td>%s</td>", i+1, e(r.Name))
+		for j, c := range rows {
+			v := "&mdash;"
+			if i != j {
+				v = e(s.cell(r.Bot, c.Bot))
+			}
+			fmt.Fprintf(&b, `<td class="num">%s</td>`, v)
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table><p>1 win, = draw, 0 loss, from the row's side, in the order played.</p>")
+
+	b.WriteString("<h2>Games</h2><table><tr><th>#</th><th>Round</th><th>White</th><th>Black</th><th>Result</th><th>Reason</th><th>Plies</th><th>Faults</th><th>Record</th></tr>")
+	for _, g := range s.Games {
+		result, reason := g.Status, ""
+		switch g.Status {
+		case Done:
+			result, reason = g.Winner, g.Reason
+		case Unplayed:
+			reason = g.AbortReason
+		}
+		var faults []string
+		for _, f := range g.Faults {
+			faults = append(faults, fmt.Sprintf("ply %d %s %s", f.Ply, f.Side, f.Verdict))
+		}
+		links := ""
+		if g.Status == Done && g.Dir != "" {
+			d := filepath.ToSlash(g.Dir)
+			links = fmt.Sprintf(`<a href="%s/match.html">view</a> · <a href="%s/%s">transcript</a>`, e(d), e(d), transcript.FileName)
+		}
+		cls := ""
+		if g.Status == Unplayed || len(g.Faults) > 0 {
+			cls = ` class="bad"`
+		}
+		fmt.Fprintf(&b, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td class=\"num\">%d</td><td>%s</td><td>%s</td></tr>",
+			g.ID, g.Round, e(s.Config.Bots[g.White].Name), e(s.Config.Bots[g.Black].Name), cls, e(result), e(reason), g.Plies, e(strings.Join(faults, "; ")), links)
+	}
+	b.WriteString("</table></body></html>\n")
+	return []byte(b.String())
+}

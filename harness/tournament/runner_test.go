@@ -1,0 +1,152 @@
+package tournament
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+func fixtureBot(t *testing.T, mode string) *submission.Bot {
+	t.Helper()
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return &submission.Bot{Name: mode, SHA256: hex.EncodeToString(sum[:]), Source: mode,
+		Program: sandbox.Program{Name: mode, Entry: mode, Files: []sandbox.File{{Name: mode, Data: data, Mode: 0o755}}}}
+}
+
+func options(t *testing.T, dir string, bots []*submission.Bot, backend sandbox.Backend, sb string) Options {
+	lim := sandbox.DefaultLimits()
+	lim.TurnTimeout = 2 * time.Second
+	lim.Memory = 256 * sandbox.MiB
+	cfg := Config{Format: RoundRobin, GamesPerPair: 2, Seed: 11, Game: "codeclash", Rules: map[string]string{"maxPlies": "40"},
+		Limits: lim, OnFault: "forfeit", Sandbox: sb, Scoring: DefaultScoring(), TieBreaks: DefaultTieBreaks()}
+	for _, b := range bots {
+		cfg.Bots = append(cfg.Bots, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
+	}
+	return Options{Dir: dir, Config: cfg, Bots: bots, Game: codeclash.Game{}, Backend: backend, Concurrency: 2}
+}
+
+// flaky fails to open a sandbox for one bot, as a broken host would.
+type flaky struct {
+	sandbox.Backend
+	name string
+}
+
+func (f flaky) Open(ctx context.Context, s sandbox.Spec) (sandbox.Box, error) {
+	if s.Program.Name == f.name {
+		return nil, sandbox.Faultf("create container", errors.New("engine refused"))
+	}
+	return f.Backend.Open(ctx, s)
+}
+
+func TestHostFaultsAreRetriedThenUnplayedAndNeverScored(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "garbage")}
+	bots[2].Name, bots[2].Program.Name = "broken-host", "broken-host"
+	dir := t.TempDir()
+	o := options(t, dir, bots, flaky{&local.Backend{Dir: t.TempDir()}, "broken-host"}, "local")
+	o.MaxAttempts = 2
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Total != 6 || sum.Done != 2 || sum.Unplayed != 4 || sum.Pending != 0 {
+		t.Fatalf("%+v", sum)
+	}
+	st, _ := Load(context.Background(), dir)
+	for _, g := range st.Games {
+		involved := g.White == 2 || g.Black == 2
+		if involved && (g.Status != Unplayed || g.Attempts != 2 || !strings.Contains(g.AbortReason, "engine refused")) {
+			t.Fatalf("game %+v", g)
+		}
+		if !involved && g.Status != Done {
+			t.Fatalf("game %+v", g)
+		}
+	}
+	for _, r := range sum.Standings {
+		if r.Name == "broken-host" && (r.Games != 0 || r.Losses != 0 || r.Points != 0) {
+			t.Fatalf("an unplayed game was scored: %+v", r)
+		}
+	}
+	// The evidence of each aborted attempt is kept.
+	attempts, _ := filepath.Glob(filepath.Join(dir, "games", "*broken-host*"))
+	if len(attempts) != 8 {
+		t.Fatalf("%d attempt directories, want 8: %v", len(attempts), attempts)
+	}
+}
+
+func TestResumeRefusesAnotherConfiguration(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
+	dir := t.TempDir()
+	o := options(t, dir, bots, &local.Backend{Dir: t.TempDir()}, "local")
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	o.Config.Seed = 12
+	o.Config.Limits.TurnTimeout = time.Second
+	o.Config.Bots[1].SHA256 = "ffff"
+	_, err := Run(context.Background(), o)
+	if !errors.Is(err, ErrConfigChanged) {
+		t.Fatalf("err %v", err)
+	}
+	for _, want := range []string{"seed: stored 11, now 12", "limits.turnTimeout: stored 2s, now 1s", "bot shuffle: its executable changed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+}
+
+func TestTournamentInDocker(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "garbage"), fixtureBot(t, "exit-3")}
+	dir := t.TempDir()
+	o := options(t, dir, bots, docker.New(cli, image), "docker")
+	o.Config.Image = image
+	o.Labels = labels
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockertest.NoLeftovers(t, cli, labels)
+	if sum.Total != 12 || sum.Done != 12 {
+		t.Fatalf("%+v", sum)
+	}
+	pts := map[string]float64{}
+	for _, r := range sum.Standings {
+		pts[r.Name] = r.Points
+	}
+	// garbage and exit-3 forfeit every game on their first turn; against each
+	// other White faults first, so each wins once as Black. legal and shuffle
+	// win their four games against them and share 4 to 6 points between them.
+	both := pts["legal"] + pts["shuffle"]
+	if pts["garbage"] != 3 || pts["exit-3"] != 3 || both < 28 || both > 30 || pts["legal"] < 12 || pts["shuffle"] < 12 {
+		t.Fatalf("points %v", pts)
+	}
+	for _, f := range []string{StandingsCSV, StandingsJSON, CrosstableTxt, ReportHTML} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, ReportHTML))
+	views, _ := filepath.Glob(filepath.Join(dir, "games", "*", "match.html"))
+	if len(views) != 12 || strings.Count(string(report), `/match.html">view</a>`) != 12 {
+		t.Fatalf("%d views, report links %d", len(views), strings.Count(string(report), "match.html"))
+	}
+}

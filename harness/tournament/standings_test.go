@@ -1,0 +1,225 @@
+package tournament
+
+import (
+	"math"
+	"reflect"
+	"testing"
+)
+
+const (
+	A, B, C, D = 0, 1, 2, 3
+	draw       = -1
+)
+
+var names4 = []string{"alpha", "bravo", "charlie", "delta"}
+
+func ranking(rows []Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func TestScoringAndSonnebornBergerDecides(t *testing.T) {
+	// A beats C and D, loses to B; B beats A and D, loses to C; C draws D.
+	games := []Outcome{
+		{A, C, A}, {A, D, A}, {B, A, B}, {B, D, B}, {C, B, C}, {C, D, draw},
+	}
+	rows := Standings(names4, games, DefaultScoring(), DefaultTieBreaks(), 1)
+	// Points: A 6, B 6, C 4, D 1. SB: A = 4 (C) + 1 (D) = 5; B = 6 (A) + 1 (D) = 7.
+	if got := ranking(rows); !reflect.DeepEqual(got, []string{"bravo", "alpha", "charlie", "delta"}) {
+		t.Fatalf("ranking %v", got)
+	}
+	want := map[string][2]float64{"alpha": {6, 5}, "bravo": {6, 7}, "charlie": {4, 6.5}, "delta": {1, 2}}
+	for _, r := range rows {
+		if w := want[r.Name]; r.Points != w[0] || r.SB != w[1] {
+			t.Errorf("%s: points %g SB %g, want %g %g", r.Name, r.Points, r.SB, w[0], w[1])
+		}
+	}
+	if rows[0].DecidedBy != SonnebornBerger || rows[0].Rank != 1 || rows[1].Rank != 2 {
+		t.Fatalf("%+v", rows[:2])
+	}
+	if rows[0].Wins != 2 || rows[0].Losses != 1 || rows[3].Draws != 1 || rows[3].Games != 3 {
+		t.Fatalf("counts %+v", rows)
+	}
+}
+
+func TestDirectEncounterDecidesWhenSonnebornBergerIsLevel(t *testing.T) {
+	// A beats B and C, draws D; B draws C, beats D; D beats C.
+	games := []Outcome{
+		{A, B, A}, {A, C, A}, {A, D, draw}, {B, C, draw}, {B, D, B}, {C, D, D},
+	}
+	rows := Standings(names4, games, DefaultScoring(), DefaultTieBreaks(), 1)
+	// Points: A 7, B 4, D 4, C 1. SB: B = 4 (D) + 1/2 (C) = 4.5; D = 1 (C) + 7/2 (A) = 4.5.
+	// B beat D, so B is second.
+	if got := ranking(rows); !reflect.DeepEqual(got, []string{"alpha", "bravo", "delta", "charlie"}) {
+		t.Fatalf("ranking %v", got)
+	}
+	if rows[1].SB != 4.5 || rows[2].SB != 4.5 || rows[1].DecidedBy != DirectEncounter || *rows[1].Direct != 3 || *rows[2].Direct != 0 {
+		t.Fatalf("%+v\n%+v", rows[1], rows[2])
+	}
+}
+
+func TestDirectEncounterNeedsEveryTiedPlayerToHaveMet(t *testing.T) {
+	// A gauntlet: X plays A and B three times each; A and B never meet.
+	names := []string{"x", "a", "b"}
+	games := []Outcome{
+		{0, 1, draw}, {1, 0, draw}, {0, 1, draw}, // a: three draws = 3 points, no win
+		{0, 2, 2}, {2, 0, 0}, {0, 2, 0}, // b: one win, two losses = 3 points
+	}
+	rows := Standings(names, games, DefaultScoring(), []string{DirectEncounter, MostWins, RandomDraw}, 1)
+	if got := ranking(rows); !reflect.DeepEqual(got, []string{"x", "b", "a"}) {
+		t.Fatalf("ranking %v", got)
+	}
+	if rows[1].Direct != nil || rows[1].DecidedBy != MostWins {
+		t.Fatalf("%+v", rows[1])
+	}
+}
+
+func TestRandomDrawIsSeededAndSharedRanksWithoutIt(t *testing.T) {
+	names := []string{"p", "q"}
+	games := []Outcome{{0, 1, draw}, {1, 0, draw}}
+	first := map[string]bool{}
+	for seed := uint64(0); seed < 20; seed++ {
+		rows := Standings(names, games, DefaultScoring(), DefaultTieBreaks(), seed)
+		again := Standings(names, games, DefaultScoring(), DefaultTieBreaks(), seed)
+		if !reflect.DeepEqual(ranking(rows), ranking(again)) {
+			t.Fatalf("seed %d: the draw is not repeatable", seed)
+		}
+		if rows[0].DecidedBy != RandomDraw || rows[0].Rank != 1 || rows[1].Rank != 2 {
+			t.Fatalf("%+v", rows)
+		}
+		first[rows[0].Name] = true
+	}
+	if len(first) != 2 {
+		t.Fatalf("20 seeds always drew the same winner")
+	}
+	rows := Standings(names, games, DefaultScoring(), []string{SonnebornBerger}, 0)
+	if rows[0].Rank != 1 || rows[1].Rank != 1 {
+		t.Fatalf("without a deciding tie-break both should share rank 1: %+v", rows)
+	}
+}
+
+func TestCustomScoring(t *testing.T) {
+	rows := Standings([]string{"a", "b"}, []Outcome{{0, 1, 0}, {1, 0, draw}}, Scoring{Win: 2, Draw: 1, Loss: 0}, nil, 0)
+	if rows[0].Name != "a" || rows[0].Points != 3 || rows[1].Points != 1 {
+		t.Fatalf("%+v", rows)
+	}
+}
+
+func TestEloAgainstPublishedFigures(t *testing.T) {
+	// The Elo model's expected scores (e.g. the FIDE/Elo logistic table):
+	// +100 -> 0.640, +200 -> 0.760, +400 -> 0.909.
+	for d, want := range map[float64]float64{0: 0.5, 100: 0.640, 200: 0.760, 400: 0.909, -200: 0.240} {
+		if got := ExpectedScore(d); math.Abs(got-want) > 0.0005 {
+			t.Errorf("E(%v) = %.4f, want %.3f", d, got, want)
+		}
+	}
+	// A 75% score is a 400*log10(3) = 190.85 point difference. With 40 games
+	// (30 wins, 10 losses) the standard error of the difference is
+	// 1/sqrt(40 * 0.75 * 0.25) natural units = 63.4 Elo, so the 95% margin is
+	// 1.96 * 63.4 = 124.3.
+	var games []Outcome
+	for i := 0; i < 30; i++ {
+		games = append(games, Outcome{0, 1, 0})
+	}
+	for i := 0; i < 10; i++ {
+		games = append(games, Outcome{1, 0, 1})
+	}
+	r, m := Elo(2, games, 0)
+	if d := r[0] - r[1]; math.Abs(d-190.85) > 0.05 {
+		t.Fatalf("difference %.2f, want 190.85", d)
+	}
+	if math.Abs((r[0]+r[1])/2-1500) > 1e-6 || math.Abs(m[0]-124.3) > 0.2 {
+		t.Fatalf("ratings %v margins %v", r, m)
+	}
+	// Draws count half: 10 wins, 20 draws, 10 losses is an even score.
+	games = nil
+	for i := 0; i < 10; i++ {
+		games = append(games, Outcome{0, 1, 0}, Outcome{0, 1, 1})
+	}
+	for i := 0; i < 20; i++ {
+		games = append(games, Outcome{0, 1, draw})
+	}
+	if r, _ := Elo(2, games, 0); math.Abs(r[0]-r[1]) > 1e-6 {
+		t.Fatalf("even score, ratings %v", r)
+	}
+	// A perfect score stays finite with the prior.
+	if r, m := Elo(2, []Outcome{{0, 1, 0}, {1, 0, 0}}, 1); math.IsInf(r[0], 0) || math.IsNaN(r[0]) || r[0] <= r[1] || math.IsInf(m[0], 0) {
+		t.Fatalf("perfect score: %v %v", r, m)
+	}
+}
+
+func TestScheduleIsDeterministicAndFair(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 8} {
+		games, err := Schedule(RoundRobin, n, 0, 2, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := Schedule(RoundRobin, n, 0, 2, 42)
+		other, _ := Schedule(RoundRobin, n, 0, 2, 43)
+		if !reflect.DeepEqual(games, again) {
+			t.Fatalf("n=%d: the same seed gave another schedule", n)
+		}
+		if games[0].Seed == other[0].Seed {
+			t.Fatalf("n=%d: game seeds ignore the tournament seed", n)
+		}
+		if len(games) != n*(n-1) {
+			t.Fatalf("n=%d: %d games, want %d", n, len(games), n*(n-1))
+		}
+		ordered := map[[2]int]int{}
+		white := make([]int, n)
+		perRound := map[int]map[int]bool{}
+		seeds := map[uint64]bool{}
+		for i, g := range games {
+			if g.ID != i+1 || g.White == g.Black {
+				t.Fatalf("n=%d: game %+v", n, g)
+			}
+			ordered[[2]int{g.White, g.Black}]++
+			white[g.White]++
+			if perRound[g.Round] == nil {
+				perRound[g.Round] = map[int]bool{}
+			}
+			for _, b := range []int{g.White, g.Black} {
+				if perRound[g.Round][b] {
+					t.Fatalf("n=%d: bot %d plays twice in round %d", n, b, g.Round)
+				}
+				perRound[g.Round][b] = true
+			}
+			seeds[g.Seed] = true
+		}
+		for a := 0; a < n; a++ {
+			for b := 0; b < n; b++ {
+				if a != b && ordered[[2]int{a, b}] != 1 {
+					t.Fatalf("n=%d: %d has White against %d %d times, want once", n, a, b, ordered[[2]int{a, b}])
+				}
+			}
+			if white[a] != n-1 {
+				t.Fatalf("n=%d: bot %d has White %d times", n, a, white[a])
+			}
+		}
+		if len(seeds) != len(games) {
+			t.Fatalf("n=%d: game seeds repeat", n)
+		}
+	}
+	g, err := Schedule(Gauntlet, 4, 2, 2, 1)
+	if err != nil || len(g) != 6 {
+		t.Fatalf("gauntlet: %v %v", g, err)
+	}
+	for _, x := range g {
+		if x.White != 2 && x.Black != 2 {
+			t.Fatalf("gauntlet game without the challenger: %+v", x)
+		}
+	}
+	for _, bad := range []func() error{
+		func() error { _, err := Schedule(RoundRobin, 1, 0, 2, 1); return err },
+		func() error { _, err := Schedule(Gauntlet, 3, 5, 2, 1); return err },
+		func() error { _, err := Schedule("swiss", 3, 0, 2, 1); return err },
+		func() error { _, err := Schedule(RoundRobin, 3, 0, 0, 1); return err },
+	} {
+		if bad() == nil {
+			t.Error("a bad schedule request was accepted")
+		}
+	}
+}

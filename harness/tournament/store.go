@@ -1,0 +1,341 @@
+package tournament
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// DBFile is the tournament database inside the tournament directory.
+const DBFile = "tournament.db"
+
+// Game states in the database.
+const (
+	Pending  = "pending"
+	Running  = "running"
+	Done     = "done"
+	Unplayed = "unplayed" // aborted by the host or sandbox too many times
+)
+
+// Config is everything that decides the tournament's games and standings. It is
+// stored before the first game; a resume with a different one is refused.
+type Config struct {
+	Format       string            `json:"format"`
+	Challenger   string            `json:"challenger,omitempty"`
+	GamesPerPair int               `json:"gamesPerPair"`
+	Seed         uint64            `json:"seed"`
+	Game         string            `json:"game"`
+	Rules        map[string]string `json:"rules"`
+	Limits       sandbox.Limits    `json:"limits"`
+	OnFault      string            `json:"onFault"`
+	Sandbox      string            `json:"sandbox"`
+	Image        string            `json:"image,omitempty"`
+	Scoring      Scoring           `json:"scoring"`
+	TieBreaks    []string          `json:"tieBreaks"`
+	Bots         []BotEntry        `json:"bots"`
+}
+
+// BotEntry is one participant.
+type BotEntry struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Source string `json:"source"`
+}
+
+// Diff lists how now differs from stored, one line per field, for a refusal
+// message.
+func Diff(stored, now Config) []string {
+	out := diffBots(stored.Bots, now.Bots)
+	stored.Bots, now.Bots = nil, nil
+	return append(diffValues("", reflect.ValueOf(stored), reflect.ValueOf(now)), out...)
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func diffValues(prefix string, a, b reflect.Value) []string {
+	if a.Kind() == reflect.Struct {
+		var out []string
+		for i := 0; i < a.NumField(); i++ {
+			name := strings.Split(a.Type().Field(i).Tag.Get("json"), ",")[0]
+			if prefix != "" {
+				name = prefix + "." + name
+			}
+			out = append(out, diffValues(name, a.Field(i), b.Field(i))...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(a.Interface(), b.Interface()) {
+		return nil
+	}
+	show := func(v reflect.Value) string {
+		if v.Type() == durationType {
+			return v.Interface().(time.Duration).String()
+		}
+		j, _ := json.Marshal(v.Interface())
+		return string(j)
+	}
+	return []string{fmt.Sprintf("%s: stored %s, now %s", prefix, show(a), show(b))}
+}
+
+func diffBots(a, b []BotEntry) []string {
+	var out []string
+	byName := func(list []BotEntry) map[string]BotEntry {
+		m := map[string]BotEntry{}
+		for _, e := range list {
+			m[e.Name] = e
+		}
+		return m
+	}
+	ma, mb := byName(a), byName(b)
+	for _, e := range a {
+		switch f, ok := mb[e.Name]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("bot %s: in the stored tournament, missing now", e.Name))
+		case f.SHA256 != e.SHA256:
+			out = append(out, fmt.Sprintf("bot %s: its executable changed (sha256 %.12s stored, %.12s now)", e.Name, e.SHA256, f.SHA256))
+		}
+	}
+	for _, e := range b {
+		if _, ok := ma[e.Name]; !ok {
+			out = append(out, fmt.Sprintf("bot %s: new, not in the stored tournament", e.Name))
+		}
+	}
+	if len(out) == 0 && !reflect.DeepEqual(names(a), names(b)) {
+		out = append(out, fmt.Sprintf("bot order: stored %v, now %v", names(a), names(b)))
+	}
+	return out
+}
+
+func names(list []BotEntry) []string {
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// Record is one game as stored.
+type Record struct {
+	Game
+	Status      string             `json:"status"`
+	Attempts    int                `json:"attempts"`
+	Winner      string             `json:"winner,omitempty"`
+	Reason      string             `json:"reason,omitempty"`
+	Plies       int                `json:"plies"`
+	Turns       int                `json:"turns"`
+	Faults      []transcript.Fault `json:"faults,omitempty"`
+	AbortReason string             `json:"abortReason,omitempty"`
+	Dir         string             `json:"dir,omitempty"` // relative to the tournament directory
+	DurationMs  float64            `json:"durationMs"`
+	BotMs       float64            `json:"botMs"` // time inside the bots' processes
+}
+
+// Store is the tournament database.
+type Store struct {
+	db  *sql.DB
+	dir string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+	id INTEGER PRIMARY KEY,
+	round INTEGER NOT NULL,
+	white INTEGER NOT NULL,
+	black INTEGER NOT NULL,
+	seed INTEGER NOT NULL,
+	status TEXT NOT NULL DEFAULT 'pending',
+	attempts INTEGER NOT NULL DEFAULT 0,
+	winner TEXT NOT NULL DEFAULT '',
+	reason TEXT NOT NULL DEFAULT '',
+	plies INTEGER NOT NULL DEFAULT 0,
+	turns INTEGER NOT NULL DEFAULT 0,
+	faults TEXT NOT NULL DEFAULT '[]',
+	abort_reason TEXT NOT NULL DEFAULT '',
+	dir TEXT NOT NULL DEFAULT '',
+	duration_ms REAL NOT NULL DEFAULT 0,
+	bot_ms REAL NOT NULL DEFAULT 0
+);`
+
+// OpenStore opens (or creates) the database in dir. Writes are synchronous so a
+// power loss keeps every committed result.
+func OpenStore(dir string, readOnly bool) (*Store, error) {
+	dsn := "file:" + filepath.Join(dir, DBFile) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	if readOnly {
+		dsn += "&mode=ro"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if !readOnly {
+		if _, err := db.Exec(schema); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, DBFile), err)
+		}
+	}
+	return &Store{db: db, dir: dir}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Config returns the stored configuration, or nil when there is none yet.
+func (s *Store) Config(ctx context.Context) (*Config, error) {
+	var raw string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'config'`).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return nil, fmt.Errorf("stored configuration: %w", err)
+	}
+	return &c, nil
+}
+
+// Init stores the configuration and the schedule in one transaction.
+func (s *Store) Init(ctx context.Context, c Config, games []Game) error {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('config', ?)`, string(raw)); err != nil {
+		return err
+	}
+	for _, g := range games {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed) VALUES (?, ?, ?, ?, ?)`,
+			g.ID, g.Round, g.White, g.Black, int64(g.Seed)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// ResetRunning puts games that were in flight when arena stopped back to
+// pending and returns them: they are played again from scratch.
+func (s *Store) ResetRunning(ctx context.Context) ([]Record, error) {
+	recs, err := s.Games(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, r := range recs {
+		if r.Status == Running {
+			out = append(out, r)
+		}
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = 'pending' WHERE status = 'running'`)
+	return out, err
+}
+
+// Claim marks the next pending game running, with the directory dirFor names
+// for it, and returns it; ok is false when none is left. Claims must not run
+// concurrently.
+func (s *Store) Claim(ctx context.Context, dirFor func(Record) string) (Record, bool, error) {
+	var id int
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM games WHERE status = 'pending' ORDER BY id LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, err
+	}
+	r, err := s.game(ctx, id)
+	if err != nil {
+		return r, false, err
+	}
+	r.Status, r.Dir = Running, dirFor(r)
+	if _, err := s.db.ExecContext(ctx, `UPDATE games SET status = 'running', dir = ? WHERE id = ?`, r.Dir, id); err != nil {
+		return Record{}, false, err
+	}
+	return r, true, nil
+}
+
+// Finish records a played game.
+func (s *Store) Finish(ctx context.Context, id int, res transcript.Result, dir string, botMs float64) error {
+	faults, _ := json.Marshal(res.Faults)
+	_, err := s.db.ExecContext(ctx, `UPDATE games SET status = 'done', attempts = attempts + 1, winner = ?, reason = ?, plies = ?, turns = ?,
+		faults = ?, abort_reason = '', dir = ?, duration_ms = ?, bot_ms = ? WHERE id = ?`,
+		res.Winner, res.Reason, res.Plies, res.Turns, string(faults), dir, res.DurationMs, botMs, id)
+	return err
+}
+
+// Abort records an attempt aborted by the host or sandbox: the game goes back
+// to pending, or is marked unplayed after maxAttempts.
+func (s *Store) Abort(ctx context.Context, id int, reason string, maxAttempts int) (status string, err error) {
+	r, err := s.game(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	status = Pending
+	if r.Attempts+1 >= maxAttempts {
+		status = Unplayed
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = ?, attempts = attempts + 1, abort_reason = ? WHERE id = ?`, status, reason, id)
+	return status, err
+}
+
+// Release puts a game interrupted by the operator back to pending without
+// counting an attempt.
+func (s *Store) Release(ctx context.Context, id int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE games SET status = 'pending' WHERE id = ?`, id)
+	return err
+}
+
+const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms`
+
+func scan(row interface{ Scan(...any) error }) (Record, error) {
+	var r Record
+	var seed int64
+	var faults string
+	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
+		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs)
+	r.Seed = uint64(seed)
+	json.Unmarshal([]byte(faults), &r.Faults)
+	return r, err
+}
+
+func (s *Store) game(ctx context.Context, id int) (Record, error) {
+	return scan(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM games WHERE id = ?`, id))
+}
+
+// Games returns every game in schedule order.
+func (s *Store) Games(ctx context.Context) ([]Record, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM games ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, rows.Err()
+}
