@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -76,6 +77,10 @@ func arenaVersion() string {
 }
 
 func main() {
+	if filepath.Base(os.Args[0]) == randomBotName {
+		randomBotMain()
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
@@ -168,6 +173,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			viewCommand(),
 			tournamentCommand(),
 			standingsCommand(),
+			validateCommand(),
 			keyCommand(),
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -224,5 +225,36 @@ func TestTournamentResumesAfterSIGKILLWithTheSameStandings(t *testing.T) {
 		if err != nil || n != 0 {
 			t.Fatalf("%s: %d containers left (%v)", dir, n, err)
 		}
+	}
+}
+
+func TestValidateCommandExitCodes(t *testing.T) {
+	_, image := dockertest.Engine(t)
+	arena, bots := builtArena(t)
+	subs := t.TempDir()
+	good := filepath.Join(subs, "good")
+	os.MkdirAll(good, 0o755)
+	data, _ := os.ReadFile(filepath.Join(bots, "legal"))
+	os.WriteFile(filepath.Join(good, "legal"), data, 0o755)
+	os.WriteFile(filepath.Join(good, "main.go"), []byte("package main\n"), 0o644)
+	os.WriteFile(filepath.Join(good, "README.md"), []byte("Algorithm: first legal move. Build: go build. Data file: fixture.dat.\n"), 0o644)
+	bad := filepath.Join(subs, "bad")
+	os.MkdirAll(bad, 0o755)
+	os.WriteFile(filepath.Join(bad, "legal"), data, 0o755)
+
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(arena, append([]string{"validate", "--image", image, "--turn-timeout", "2s"}, args...)...)
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	if code, out := run(good); code != 0 || !strings.Contains(out, "match as black") || !strings.Contains(out, "PASS") {
+		t.Fatalf("good: exit %d\n%s", code, out)
+	}
+	code, out := run("--batch", subs)
+	if code != 1 || !strings.Contains(out, "SUBMISSION") || !regexp.MustCompile(`bad +FAIL +source, readme`).MatchString(out) {
+		t.Fatalf("batch: exit %d\n%s", code, out)
+	}
+	if code, out := run(filepath.Join(subs, "missing.zip")); code != 2 {
+		t.Fatalf("missing: exit %d\n%s", code, out)
 	}
 }

@@ -357,3 +357,65 @@ func PickExecutable(files []sandbox.File) (entry, why string, err error) {
 	}
 	return "", "", errors.New("no executable found: expected one ELF executable built for Linux x86-64 (or one script starting with #!)")
 }
+
+// Extract writes files into dir, which must be empty or missing, through an
+// os.Root so that no name can land outside it.
+func Extract(files []sandbox.File, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, f := range files {
+		if err := CheckName(f.Name); err != nil {
+			return err
+		}
+		if d := path.Dir(f.Name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return refuse(f.Name, "cannot be extracted: %v", err)
+			}
+		}
+		out, err := root.OpenFile(f.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.Mode.Perm()|0o600)
+		if err != nil {
+			return refuse(f.Name, "cannot be extracted: %v", err)
+		}
+		_, err = out.Write(f.Data)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadAny loads the files of a ZIP or a directory, for validation.
+func ReadAny(p string, lim Limits) ([]sandbox.File, string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, "", err
+	}
+	if fi.IsDir() {
+		files, err := readDir(p, lim)
+		return files, "", err
+	}
+	if fi.Size() > lim.MaxArchiveBytes {
+		return nil, "", refuse(filepath.Base(p), "is %d bytes; the limit is %d", fi.Size(), lim.MaxArchiveBytes)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, "", err
+	}
+	if !isZip(data) {
+		return []sandbox.File{{Name: filepath.Base(p), Data: data, Mode: fi.Mode().Perm()}}, sum(data), nil
+	}
+	files, err := ReadZip(data, lim)
+	return files, sum(data), err
+}
+
+// Sum is the hex SHA-256 of data.
+func Sum(data []byte) string { return sum(data) }

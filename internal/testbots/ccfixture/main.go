@@ -14,11 +14,14 @@
 //	two-files   keeps two data files
 //	big-data    keeps a data file of 10 MiB + 1
 //	slow-N      sleeps N ms every turn, then plays legally
+//	crash-step4 plays legally except on setup step 4, where it dies of SIGSEGV
+//	slow-fog    plays legally, but sleeps past any limit when its view is fogged
 //	shuffle     never captures: the first legal move onto an empty square
 //	late-fault  plays legally through setup, then writes garbage every turn
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,14 +76,18 @@ func main() {
 		write(legal)
 		code, _ := strconv.Atoi(strings.TrimPrefix(mode, "exit-"))
 		os.Exit(code)
-	case mode == "segv":
-		type sigaction struct {
-			handler, flags, restorer, mask uint64
+	case mode == "crash-step4":
+		if st.Phase() == "setup" && st.SetupStep() == 4 {
+			segv()
 		}
-		sa := sigaction{}
-		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGSEGV), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
-		syscall.Kill(os.Getpid(), syscall.SIGSEGV)
-		time.Sleep(time.Second)
+		write(legal)
+	case mode == "slow-fog":
+		if bytes.Contains(raw, []byte(`"F"`)) {
+			time.Sleep(time.Hour)
+		}
+		write(legal)
+	case mode == "segv":
+		segv()
 	case mode == "hog":
 		var keep [][]byte
 		for {
@@ -120,4 +127,15 @@ func main() {
 	default:
 		os.Exit(42)
 	}
+}
+
+// segv dies of a real SIGSEGV with the default action, not a Go panic.
+func segv() {
+	type sigaction struct {
+		handler, flags, restorer, mask uint64
+	}
+	sa := sigaction{}
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGSEGV), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
+	syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+	time.Sleep(time.Second)
 }

@@ -1,0 +1,534 @@
+// Package validate tells a team exactly what is wrong with its submission
+// before the event: the ZIP's integrity, what the executable is and whether it
+// can run in the runtime image (architecture, glibc symbol versions, shared
+// libraries, interpreter), the source and README the rules ask for, and how the
+// bot behaves in the real sandbox with the official limits: every setup step
+// and a set of play positions as both colours, then a full match against the
+// built-in random bot as each colour.
+//
+// Every check is pass, warn or fail with a one-line reason and a fix; every
+// behavioural failure carries the state given, what came back, the exit code,
+// the time and the stderr tail.
+package validate
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// Status of a check.
+type Status string
+
+// Check statuses.
+const (
+	Pass Status = "pass"
+	Warn Status = "warn"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Evidence is one bot turn, for a failing check.
+type Evidence struct {
+	Label      string  `json:"label"`
+	State      string  `json:"state"`
+	Answer     string  `json:"answer,omitempty"`
+	ExitCode   int     `json:"exitCode"`
+	Signal     int     `json:"signal,omitempty"`
+	Verdict    string  `json:"verdict"`
+	Reason     string  `json:"reason,omitempty"`
+	WallMs     float64 `json:"wallMs"`
+	PeakMemory int64   `json:"peakMemory"`
+	StderrTail string  `json:"stderrTail,omitempty"`
+}
+
+// Check is one line of the report.
+type Check struct {
+	Name     string    `json:"name"`
+	Status   Status    `json:"status"`
+	Detail   string    `json:"detail"`
+	Fix      string    `json:"fix,omitempty"`
+	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// Usage is how close the bot runs to its limits.
+type Usage struct {
+	Turns      int     `json:"turns"`
+	P50Ms      float64 `json:"p50Ms"`
+	MaxMs      float64 `json:"maxMs"`
+	LimitMs    float64 `json:"limitMs"`
+	PeakMemory int64   `json:"peakMemory"`
+	MemLimit   int64   `json:"memoryLimit"`
+}
+
+// Report is the verdict on one submission.
+type Report struct {
+	Path     string  `json:"path"`
+	Name     string  `json:"name"`
+	SHA256   string  `json:"sha256,omitempty"`
+	Entry    string  `json:"executable,omitempty"`
+	Pass     bool    `json:"pass"`
+	Checks   []Check `json:"checks"`
+	Usage    *Usage  `json:"usage,omitempty"`
+	Warnings int     `json:"warnings"`
+	Failures int     `json:"failures"`
+}
+
+func (r *Report) add(c Check) {
+	r.Checks = append(r.Checks, c)
+	switch c.Status {
+	case Fail:
+		r.Failures++
+	case Warn:
+		r.Warnings++
+	}
+}
+
+// Options configure validation.
+type Options struct {
+	Intake  submission.Limits
+	Backend sandbox.Backend // nil: static checks only
+	Limits  sandbox.Limits
+	Facts   *ImageFacts // what the runtime image offers; nil skips those checks
+	// Opponent is the built-in random bot for the full matches; nil skips them.
+	Opponent *submission.Bot
+	// Dir, when set, keeps the extracted files and the matches here.
+	Dir  string
+	Seed uint64
+}
+
+var sourceExt = map[string]bool{
+	".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".h": true, ".hpp": true, ".rs": true, ".go": true,
+	".py": true, ".java": true, ".kt": true, ".js": true, ".ts": true, ".cs": true, ".swift": true, ".rb": true,
+	".zig": true, ".nim": true, ".hs": true, ".ml": true, ".scala": true, ".d": true, ".pas": true, ".lua": true, ".jl": true,
+}
+
+var (
+	algorithmWords = regexp.MustCompile(`(?i)algorithm|approach|strategy|minimax|alpha[- ]?beta|search|heuristic|evaluat|monte[- ]?carlo|mcts|greedy|random`)
+	buildWords     = regexp.MustCompile(`(?i)\bbuild|compil|\bmake\b|cmake|cargo|go build|pyinstaller|javac|gcc|g\+\+|clang|docker`)
+)
+
+// Validate checks one submission (a ZIP or a directory).
+func Validate(ctx context.Context, p string, o Options) (*Report, error) {
+	rep := &Report{Path: p, Name: strings.TrimSuffix(filepath.Base(filepath.Clean(p)), ".zip")}
+	files, zipSum, err := submission.ReadAny(p, o.Intake)
+	if err != nil {
+		var se *submission.Error
+		if !errorsAs(err, &se) {
+			return nil, err
+		}
+		rep.add(Check{Name: "archive", Status: Fail, Detail: se.Error(), Fix: archiveFix(se)})
+		return finish(rep), nil
+	}
+	rep.SHA256 = zipSum
+	rep.add(Check{Name: "archive", Status: Pass, Detail: fmt.Sprintf("%d files, no unsafe entries", len(files))})
+	if o.Dir != "" {
+		if err := submission.Extract(files, filepath.Join(o.Dir, "files")); err != nil {
+			return nil, fmt.Errorf("extract: %w", err)
+		}
+	}
+
+	entry, why, err := submission.PickExecutable(files)
+	if err != nil {
+		fix := "put exactly one executable, built for Linux x86-64 on Ubuntu 24.04, in the ZIP"
+		rep.add(Check{Name: "executable", Status: Fail, Detail: err.Error(), Fix: fix})
+	} else {
+		rep.Entry = entry
+		rep.add(Check{Name: "executable", Status: Pass, Detail: why})
+	}
+	var exe []byte
+	for _, f := range files {
+		if f.Name == entry {
+			exe = f.Data
+		}
+	}
+	if exe != nil {
+		binaryChecks(rep, entry, exe, o.Facts)
+	}
+	docChecks(rep, files)
+
+	if exe != nil && o.Backend != nil && rep.Failures == 0 {
+		bot := &submission.Bot{Name: rep.Name, Source: p, SHA256: submission.Sum(exe), SubmissionSHA256: zipSum,
+			Program: sandbox.Program{Name: rep.Name, Files: files, Entry: entry}}
+		if err := behaviour(ctx, rep, bot, files, o); err != nil {
+			return nil, err
+		}
+	} else if o.Backend != nil {
+		rep.add(Check{Name: "behaviour", Status: Skip, Detail: "not run: the static checks failed"})
+	}
+	return finish(rep), nil
+}
+
+func finish(r *Report) *Report {
+	r.Pass = r.Failures == 0
+	return r
+}
+
+func errorsAs(err error, target **submission.Error) bool {
+	for err != nil {
+		if e, ok := err.(*submission.Error); ok {
+			*target = e
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+func archiveFix(e *submission.Error) string {
+	switch {
+	case strings.Contains(e.Rule, "symbolic link"):
+		return "replace the link with the file itself"
+	case strings.Contains(e.Rule, ".."), strings.Contains(e.Rule, "absolute"):
+		return "zip the folder from inside it (cd bot && zip -r ../bot.zip .)"
+	case strings.Contains(e.Rule, "bomb"), strings.Contains(e.Rule, "limit"):
+		return "submit only the executable, its source and the README"
+	case strings.Contains(e.Rule, "encrypted"):
+		return "zip without a password"
+	case strings.Contains(e.Rule, "duplicate"):
+		return "zip each file once"
+	}
+	return "build the ZIP again with a standard zip tool"
+}
+
+// binaryChecks looks at the executable without running it.
+func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
+	if submission.Classify(exe) == submission.Script {
+		line, _, _ := bytes.Cut(exe, []byte("\n"))
+		interp := strings.Fields(strings.TrimSpace(strings.TrimPrefix(string(line), "#!")))
+		if len(interp) == 0 {
+			rep.add(Check{Name: "interpreter", Status: Fail, Detail: entry + " has an empty #! line", Fix: "start the script with #!/usr/bin/env python3 (or the interpreter it needs)"})
+			return
+		}
+		prog := interp[0]
+		if path.Base(prog) == "env" && len(interp) > 1 {
+			prog = interp[1]
+		}
+		switch {
+		case facts == nil:
+			rep.add(Check{Name: "interpreter", Status: Skip, Detail: "no image facts"})
+		case facts.HasCommand(prog):
+			rep.add(Check{Name: "interpreter", Status: Pass, Detail: fmt.Sprintf("%s runs under %s, which the runtime image has", entry, prog)})
+		default:
+			rep.add(Check{Name: "interpreter", Status: Fail, Detail: fmt.Sprintf("%s needs %s, which the runtime image does not have", entry, prog),
+				Fix: "submit a one-file executable (e.g. PyInstaller --onefile, built on Ubuntu 24.04)"})
+		}
+		return
+	}
+	f, err := elf.NewFile(bytes.NewReader(exe))
+	if err != nil {
+		rep.add(Check{Name: "format", Status: Fail, Detail: fmt.Sprintf("%s is not a readable ELF file: %v", entry, err), Fix: "rebuild the executable"})
+		return
+	}
+	defer f.Close()
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		rep.add(Check{Name: "format", Status: Fail, Detail: fmt.Sprintf("%s is built for %s (%s), not x86-64", entry, f.Machine, f.Class),
+			Fix: "build for Linux x86-64 on Ubuntu 24.04 (a Docker container of that image works on any machine)"})
+		return
+	}
+	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
+		rep.add(Check{Name: "format", Status: Fail, Detail: fmt.Sprintf("%s is an ELF %s, not an executable", entry, f.Type), Fix: "link an executable"})
+		return
+	}
+	rep.add(Check{Name: "format", Status: Pass, Detail: "ELF 64-bit x86-64 executable"})
+	interp := ""
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			data := make([]byte, p.Filesz)
+			p.ReadAt(data, 0)
+			interp = string(bytes.TrimRight(data, "\x00"))
+		}
+	}
+	if interp == "" {
+		rep.add(Check{Name: "linking", Status: Pass, Detail: "statically linked: needs nothing from the image"})
+		return
+	}
+	libs, _ := f.ImportedLibraries()
+	rep.add(Check{Name: "linking", Status: Pass, Detail: fmt.Sprintf("dynamically linked (%s), needs %s", interp, strings.Join(libs, ", "))})
+	if facts == nil {
+		return
+	}
+	// glibc symbol versions.
+	needs, _ := f.DynamicVersionNeeds()
+	var newest, need string
+	for _, n := range needs {
+		for _, d := range n.Needs {
+			if v, ok := strings.CutPrefix(d.Dep, "GLIBC_"); ok && versionLess(newest, v) {
+				newest, need = v, n.Name
+			}
+		}
+	}
+	switch {
+	case newest == "":
+		rep.add(Check{Name: "glibc", Status: Pass, Detail: "no glibc symbol versions required"})
+	case versionLess(facts.Glibc, newest):
+		rep.add(Check{Name: "glibc", Status: Fail, Detail: fmt.Sprintf("needs GLIBC_%s (from %s); the runtime image has glibc %s", newest, need, facts.Glibc),
+			Fix: "build on Ubuntu 24.04 (or older), or link statically"})
+	default:
+		rep.add(Check{Name: "glibc", Status: Pass, Detail: fmt.Sprintf("needs GLIBC_%s at most; the image has %s", newest, facts.Glibc)})
+	}
+	var missing []string
+	for _, l := range append([]string{path.Base(interp)}, libs...) {
+		if !facts.Libraries[l] {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) > 0 {
+		rep.add(Check{Name: "libraries", Status: Fail, Detail: fmt.Sprintf("needs %s, which the runtime image lacks", strings.Join(missing, ", ")),
+			Fix: "link those libraries statically, or bundle them into a one-file executable"})
+	} else {
+		rep.add(Check{Name: "libraries", Status: Pass, Detail: fmt.Sprintf("all %d shared libraries resolve in the runtime image", len(libs)+1)})
+	}
+}
+
+// docChecks looks for the source and the README the submission rules ask for.
+func docChecks(rep *Report, files []sandbox.File) {
+	var sources []string
+	var readme *sandbox.File
+	for i, f := range files {
+		base := strings.ToLower(path.Base(f.Name))
+		if sourceExt[path.Ext(base)] {
+			sources = append(sources, f.Name)
+		}
+		if base == "readme" || base == "readme.md" || base == "readme.txt" {
+			if readme == nil || strings.Count(f.Name, "/") < strings.Count(readme.Name, "/") {
+				readme = &files[i]
+			}
+		}
+	}
+	if len(sources) == 0 {
+		rep.add(Check{Name: "source", Status: Fail, Detail: "no source files found", Fix: "add every source file needed to build the bot"})
+	} else {
+		rep.add(Check{Name: "source", Status: Pass, Detail: fmt.Sprintf("%d source files (%s)", len(sources), strings.Join(first(sources, 3), ", "))})
+	}
+	if readme == nil {
+		rep.add(Check{Name: "readme", Status: Fail, Detail: "no README.md or README.txt", Fix: "add a README with the algorithm, the build steps and the data file's name, format and purpose"})
+		return
+	}
+	rep.add(Check{Name: "readme", Status: Pass, Detail: readme.Name})
+	if !algorithmWords.Match(readme.Data) {
+		rep.add(Check{Name: "readme: algorithm", Status: Warn, Detail: "the README does not seem to describe the algorithm", Fix: "say briefly how the bot chooses its moves"})
+	}
+	if !buildWords.Match(readme.Data) {
+		rep.add(Check{Name: "readme: build", Status: Warn, Detail: "the README does not seem to give build instructions", Fix: "give the commands that build the executable"})
+	}
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(slices.Clone(s[:n]), "...")
+	}
+	return s
+}
+
+func versionLess(a, b string) bool {
+	if a == "" {
+		return b != ""
+	}
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// behaviour runs the bot on every prepared position as each colour, then a full
+// match against the random bot as each colour.
+func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sandbox.File, o Options) error {
+	proto := codeclash.Game{}.Protocol().Files
+	var walls []float64
+	var peak int64
+	dataName := ""
+	for _, side := range rules.Sides {
+		positions := Positions(o.Seed)[side]
+		box, err := o.Backend.Open(ctx, sandbox.Spec{Program: bot.Program, Limits: o.Limits,
+			Labels: map[string]string{"org.arenabots.arena.validate": rep.Name}})
+		if err != nil {
+			return fmt.Errorf("start the sandbox: %w", err)
+		}
+		failed := false
+		for i, pos := range positions {
+			view, _ := pos.State.View(side)
+			r, err := box.Run(ctx, sandbox.Turn{
+				Clean: i == 0, Remove: []string{proto.MoveFile},
+				Put:  []sandbox.File{{Name: proto.StateFile, Data: view, Mode: 0o644}},
+				Args: []string{sandbox.GameDirToken + "/" + proto.StateFile}, Collect: proto.MoveFile,
+				CollectMax: proto.MaxMoveBytes, HashMax: proto.MaxDataFileBytes,
+			})
+			if err != nil {
+				box.Close(ctx)
+				return fmt.Errorf("sandbox: %w", err)
+			}
+			walls = append(walls, float64(r.Wall.Microseconds())/1000)
+			peak = max(peak, r.PeakMemory)
+			j := match.JudgeTurn(pos.State, proto, r)
+			for _, d := range j.Data {
+				dataName = d.Name
+			}
+			if j.Verdict != rules.OK && !failed {
+				failed = true
+				rep.add(Check{Name: "answers as " + side.String(), Status: Fail,
+					Detail: fmt.Sprintf("%s: %s: %s", pos.Label, j.Verdict, j.Reason), Fix: fixFor(j.Verdict),
+					Evidence: evidence(pos.Label, view, r, j)})
+			}
+		}
+		box.Close(ctx)
+		if !failed {
+			rep.add(Check{Name: "answers as " + side.String(), Status: Pass,
+				Detail: fmt.Sprintf("%d positions: every setup step, normal, fogged and shielded play, abilities used", len(positions))})
+		}
+	}
+	if dataName != "" {
+		var readme []byte
+		for _, f := range files {
+			if b := strings.ToLower(path.Base(f.Name)); strings.HasPrefix(b, "readme") {
+				readme = f.Data
+			}
+		}
+		if !bytes.Contains(readme, []byte(dataName)) {
+			rep.add(Check{Name: "readme: data file", Status: Warn, Detail: fmt.Sprintf("the bot keeps a data file %q that the README does not mention", dataName),
+				Fix: "name the data file in the README, with its format and purpose"})
+		}
+	}
+	if o.Opponent != nil && rep.Failures == 0 {
+		for _, side := range rules.Sides {
+			w, ms, err := fullMatch(ctx, rep, bot, side, o)
+			if err != nil {
+				return err
+			}
+			walls = append(walls, w...)
+			peak = max(peak, ms)
+		}
+	}
+	if len(walls) > 0 {
+		slices.Sort(walls)
+		rep.Usage = &Usage{Turns: len(walls), P50Ms: walls[len(walls)/2], MaxMs: walls[len(walls)-1],
+			LimitMs: float64(o.Limits.TurnTimeout.Milliseconds()), PeakMemory: peak, MemLimit: o.Limits.Memory}
+		if rep.Usage.MaxMs > 0.8*rep.Usage.LimitMs && rep.Failures == 0 {
+			rep.add(Check{Name: "time", Status: Warn, Detail: fmt.Sprintf("the slowest turn took %.0f ms of the %.0f ms limit", rep.Usage.MaxMs, rep.Usage.LimitMs),
+				Fix: "leave a margin: a loaded host is slower than yours"})
+		}
+		if float64(peak) > 0.8*float64(o.Limits.Memory) && rep.Failures == 0 {
+			rep.add(Check{Name: "memory", Status: Warn, Detail: fmt.Sprintf("peak memory %d MiB of %d MiB", peak>>20, o.Limits.Memory>>20), Fix: "use less memory"})
+		}
+	}
+	return nil
+}
+
+func fixFor(v rules.Verdict) string {
+	switch v {
+	case rules.Timeout:
+		return "answer well within the turn limit, on every kind of state"
+	case rules.Crash, rules.BotError:
+		return "run the bot on the state shown and fix the crash (the stderr tail is below)"
+	case rules.OutOfMemory:
+		return "stay under the memory limit"
+	case rules.InvalidOutput:
+		return "write move.json exactly as the guide shows, then exit 0"
+	case rules.IllegalMove:
+		return "check the move against `arena rules legal STATE.json`"
+	case rules.BotRejectedState:
+		return "read every state the guide describes (fogged squares, abilities, setup steps)"
+	case rules.DataFileViolation:
+		return "keep at most one regular data file of at most 10 MiB in game_dir"
+	}
+	return ""
+}
+
+func evidence(label string, state []byte, r sandbox.Report, j match.Judgement) *Evidence {
+	return &Evidence{Label: label, State: string(state), Answer: string(r.Answer.Data), ExitCode: r.ExitCode, Signal: r.Signal,
+		Verdict: string(j.Verdict), Reason: j.Reason, WallMs: float64(r.Wall.Microseconds()) / 1000,
+		PeakMemory: r.PeakMemory, StderrTail: string(r.Stderr.Data)}
+}
+
+// fullMatch plays the bot against the random bot with the bot on side.
+func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules.Side, o Options) ([]float64, int64, error) {
+	dir := ""
+	if o.Dir != "" {
+		dir = filepath.Join(o.Dir, "match-as-"+side.String())
+	} else {
+		tmp, err := os.MkdirTemp("", "arena-validate-")
+		if err != nil {
+			return nil, 0, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, "match")
+	}
+	white, black := bot, o.Opponent
+	if side == rules.Black {
+		white, black = o.Opponent, bot
+	}
+	res, err := match.Run(ctx, match.Config{Game: codeclash.Game{}, Seed: o.Seed + uint64(side), White: white, Black: black,
+		Backend: o.Backend, Limits: o.Limits, Dir: dir, Labels: map[string]string{"org.arenabots.arena.validate": rep.Name}})
+	if err != nil {
+		return nil, 0, err
+	}
+	name := "match as " + side.String()
+	if res.Reason == transcript.ReasonAborted {
+		return nil, 0, fmt.Errorf("%s aborted by the host or sandbox: %s", name, res.AbortReason)
+	}
+	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		return nil, 0, err
+	}
+	var walls []float64
+	var peak int64
+	for _, l := range lines {
+		var t transcript.Turn
+		if l.Type != transcript.TypeTurn || l.Decode(&t) != nil || t.Side != side.String() {
+			continue
+		}
+		walls = append(walls, t.WallMs)
+		peak = max(peak, t.PeakMemory)
+		if t.Verdict != string(rules.OK) {
+			answer := ""
+			if t.Answer != nil {
+				answer = *t.Answer
+			}
+			rep.add(Check{Name: name, Status: Fail, Detail: fmt.Sprintf("ply %d: %s: %s", t.Ply, t.Verdict, t.Reason), Fix: fixFor(rules.Verdict(t.Verdict)),
+				Evidence: &Evidence{Label: fmt.Sprintf("ply %d of the match as %s", t.Ply, side), State: t.State, Answer: answer,
+					ExitCode: t.ExitCode, Signal: t.Signal, Verdict: t.Verdict, Reason: t.Reason, WallMs: t.WallMs,
+					PeakMemory: t.PeakMemory, StderrTail: t.StderrTail}})
+			return walls, peak, nil
+		}
+	}
+	outcome := "a draw (" + res.Reason + ")"
+	if res.Winner != transcript.WinnerDraw {
+		who := "the random bot"
+		if res.Winner == side.String() {
+			who = "this bot"
+		}
+		outcome = who + " won by " + res.Reason
+	}
+	rep.add(Check{Name: name, Status: Pass, Detail: fmt.Sprintf("a full match against the random bot: %s after %d plies, no faults", outcome, res.Plies)})
+	return walls, peak, nil
+}
+

@@ -1,0 +1,247 @@
+package validate
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+type entry struct {
+	name string
+	data []byte
+	mode fs.FileMode
+	edit func(*zip.FileHeader)
+}
+
+func zipOf(t *testing.T, dir, name string, entries ...entry) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
+		mode := e.mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		h.SetMode(mode)
+		if e.edit != nil {
+			e.edit(h)
+		}
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e.data)
+	}
+	zw.Close()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var (
+	readme = entry{name: "README.md", data: []byte("# Bot\nAlgorithm: greedy search.\nBuild: go build -o bot .\nData file: fixture.dat, a counter.\nrandom-bot.json holds its history.\n")}
+	source = entry{name: "main.go", data: []byte("package main\nfunc main() {}\n")}
+)
+
+func fixture(t *testing.T, mode string) entry {
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entry{name: mode, data: data, mode: 0o755}
+}
+
+func gcc(t *testing.T, dir, out string, args ...string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		if dockertest.Required() {
+			t.Fatal("gcc is needed to build the dynamic fixtures")
+		}
+		t.Skip("no gcc")
+	}
+	cmd := exec.Command("gcc", append(args, "-o", out)...)
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, msg)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// newerGlibc builds a C program and rewrites one of its GLIBC version needs to
+// a version no glibc has yet.
+func newerGlibc(t *testing.T, dir string) []byte {
+	os.WriteFile(filepath.Join(dir, "hello.c"), []byte("#include <stdio.h>\nint main(void){puts(\"hi\");return 0;}\n"), 0o644)
+	bin := gcc(t, dir, "hello", "hello.c")
+	loc := regexp.MustCompile(`GLIBC_2\.[0-9.]+`).FindIndex(bin)
+	if loc == nil {
+		t.Fatal("no GLIBC version need in the test binary")
+	}
+	repl := map[int]string{10: "GLIBC_2.99", 11: "GLIBC_3.0.0", 9: "GLIBC_3.0"}[loc[1]-loc[0]]
+	if repl == "" {
+		t.Fatalf("unexpected version string %q", bin[loc[0]:loc[1]])
+	}
+	copy(bin[loc[0]:], repl)
+	return bin
+}
+
+func missingLibrary(t *testing.T, dir string) []byte {
+	os.WriteFile(filepath.Join(dir, "lib.c"), []byte("int arena_missing(void){return 1;}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "use.c"), []byte("int arena_missing(void);\nint main(void){return arena_missing()-1;}\n"), 0o644)
+	gcc(t, dir, "libarenamissing.so", "-shared", "-fPIC", "lib.c")
+	return gcc(t, dir, "needslib", "use.c", "-L.", "-larenamissing")
+}
+
+func TestValidateNamesTheFailingCheck(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	lim := sandbox.DefaultLimits()
+	lim.TurnTimeout = time.Second
+	be := docker.New(cli, image)
+	facts, err := ProbeImage(context.Background(), be, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if facts.Glibc == "" || !facts.Libraries["libc.so.6"] || !facts.HasCommand("python3") {
+		t.Fatalf("probe: glibc %q, libc %v, python3 %v", facts.Glibc, facts.Libraries["libc.so.6"], facts.HasCommand("python3"))
+	}
+	dir := t.TempDir()
+	build := t.TempDir()
+	pe := append([]byte("MZ\x90\x00"), make([]byte, 64)...)
+	cases := []struct {
+		name    string
+		zip     string
+		check   string
+		status  Status
+		mention string
+	}{
+		{"a good submission", zipOf(t, dir, "good.zip", fixture(t, "legal"), source, readme), "", Pass, ""},
+		{"a Windows executable", zipOf(t, dir, "win.zip", entry{name: "bot.exe", data: pe}, source, readme), "executable", Fail, "Windows executable"},
+		{"a zip-slip entry", zipOf(t, dir, "slip.zip", entry{name: "../../etc/cron.d/x", data: []byte("x")}, source, readme), "archive", Fail, `escapes the archive`},
+		{"a compression bomb", zipOf(t, dir, "bomb.zip", entry{name: "zeros", data: make([]byte, 64<<20)}, source, readme), "archive", Fail, "compression bomb"},
+		{"a symlink entry", zipOf(t, dir, "link.zip", fixture(t, "legal"), entry{name: "passwd", data: []byte("/etc/passwd"), mode: fs.ModeSymlink | 0o777}, readme), "archive", Fail, "symbolic links"},
+		{"no README", zipOf(t, dir, "noreadme.zip", fixture(t, "legal"), source), "readme", Fail, "no README"},
+		{"two executables", zipOf(t, dir, "two.zip", fixture(t, "legal"), fixture(t, "shuffle"), source, readme), "executable", Fail, "2 ELF executables"},
+		{"a newer glibc", zipOf(t, dir, "glibc.zip", entry{name: "hello", data: newerGlibc(t, build), mode: 0o755}, source, readme), "glibc", Fail, "the runtime image has glibc " + facts.Glibc},
+		{"a missing library", zipOf(t, dir, "lib.zip", entry{name: "needslib", data: missingLibrary(t, build), mode: 0o755}, source, readme), "libraries", Fail, "libarenamissing.so"},
+		{"a crash on setup step 4 only", zipOf(t, dir, "step4.zip", fixture(t, "crash-step4"), source, readme), "answers as white", Fail, "setup step 4 as white: crash"},
+		{"a timeout only when fogged", zipOf(t, dir, "fog.zip", fixture(t, "slow-fog"), source, readme), "answers as black", Fail, "fogged (3 turns left): timeout"},
+		{"two data files", zipOf(t, dir, "files.zip", fixture(t, "two-files"), source, readme), "answers as white", Fail, "data-file-violation"},
+		{"a script the image can run", zipOf(t, dir, "py.zip", entry{name: "bot.py", data: []byte("#!/usr/bin/env python3\n"), mode: 0o755}, readme), "interpreter", Pass, "python3"},
+		{"a script the image cannot run", zipOf(t, dir, "rb.zip", entry{name: "bot.rb", data: []byte("#!/usr/bin/env ruby\n"), mode: 0o755}, readme), "interpreter", Fail, "needs ruby"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := Options{Intake: defaultIntake(), Backend: be, Limits: lim, Facts: facts, Seed: 1}
+			if c.check == "" {
+				opts.Opponent = opponent(t)
+			}
+			rep, err := Validate(context.Background(), c.zip, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.check == "" {
+				if !rep.Pass || rep.Usage == nil || rep.Usage.Turns < 16 {
+					t.Fatalf("%+v", rep)
+				}
+				names := map[string]bool{}
+				for _, ch := range rep.Checks {
+					names[ch.Name] = true
+				}
+				for _, want := range []string{"answers as white", "answers as black", "match as white", "match as black"} {
+					if !names[want] {
+						t.Fatalf("no %q check: %+v", want, rep.Checks)
+					}
+				}
+				return
+			}
+			var got *Check
+			for i := range rep.Checks {
+				if rep.Checks[i].Name == c.check {
+					got = &rep.Checks[i]
+				}
+			}
+			if got == nil || got.Status != c.status || !strings.Contains(got.Detail, c.mention) {
+				t.Fatalf("check %q: %+v\nall: %+v", c.check, got, rep.Checks)
+			}
+			if c.status == Fail && rep.Pass {
+				t.Fatal("a failing submission passed")
+			}
+			if c.status == Fail && strings.HasPrefix(c.check, "answers") {
+				e := got.Evidence
+				if e == nil || e.State == "" || e.Verdict == string(rules.OK) || e.WallMs <= 0 {
+					t.Fatalf("no evidence for a behavioural failure: %+v", e)
+				}
+			}
+		})
+	}
+}
+
+func TestPositionsCoverWhatTheIssueAsks(t *testing.T) {
+	pos := Positions(1)
+	for _, side := range rules.Sides {
+		steps := map[int]bool{}
+		fogged, shield, used := false, false, false
+		for _, p := range pos[side] {
+			view, _ := p.State.View(side)
+			v := string(view)
+			if p.State.Phase() == "setup" {
+				steps[p.State.SetupStep()] = true
+			}
+			fogged = fogged || strings.Contains(v, `"color":"fog"`)
+			shield = shield || strings.Contains(v, `"name":"shield"`)
+			used = used || strings.Contains(v, `":false`)
+		}
+		if len(steps) != 4 || !fogged || !used || (side == rules.White && !shield) {
+			t.Fatalf("%s: steps %v fogged %v shield %v used %v", side, steps, fogged, shield, used)
+		}
+	}
+}
+
+func TestStaticChecksWithoutASandbox(t *testing.T) {
+	dir := t.TempDir()
+	p := zipOf(t, dir, "ok.zip", fixture(t, "legal"), source, entry{name: "README.md", data: []byte("hello")})
+	rep, err := Validate(context.Background(), p, Options{Intake: defaultIntake()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Pass || rep.Warnings != 2 {
+		t.Fatalf("want a pass with two README warnings: %+v", rep.Checks)
+	}
+	// A local backend runs the behavioural checks too (for bot authors).
+	rep, err = Validate(context.Background(), p, Options{Intake: defaultIntake(), Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Seed: 1})
+	if err != nil || !rep.Pass {
+		t.Fatalf("%v %+v", err, rep)
+	}
+}
+
+func defaultIntake() submission.Limits { return submission.DefaultLimits() }
+
+func opponent(t *testing.T) *submission.Bot {
+	b, err := submission.Load(gobuild.MustStatic(t, "./examples/random"), submission.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
