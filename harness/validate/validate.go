@@ -531,4 +531,3 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 	rep.add(Check{Name: name, Status: Pass, Detail: fmt.Sprintf("a full match against the random bot: %s after %d plies, no faults", outcome, res.Plies)})
 	return walls, peak, nil
 }
-
