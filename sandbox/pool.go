@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"sync"
 )
 
@@ -119,4 +120,17 @@ func (b *pooled) Close(ctx context.Context) error {
 		return nil
 	}
 	return b.Box.Close(ctx)
+}
+
+// StartSession implements SessionBox when the pooled Box does.
+func (b *pooled) StartSession(ctx context.Context, args []string) (Session, error) {
+	sb, ok := b.Box.(SessionBox)
+	if !ok {
+		return nil, errors.New("sandbox: this backend cannot run session bots")
+	}
+	s, err := sb.StartSession(ctx, args)
+	if err != nil {
+		b.broken = true
+	}
+	return s, err
 }

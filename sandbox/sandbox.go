@@ -240,3 +240,44 @@ func Faultf(op string, err error) error {
 	}
 	return &Fault{Op: op, Err: err}
 }
+
+// Exchange is one question to a session bot and its answer.
+type Exchange struct {
+	Line     string        `json:"line"`            // the answer, without its newline
+	Early    string        `json:"early,omitempty"` // output written before the bot was asked
+	TimedOut bool          `json:"timedOut,omitempty"`
+	TooLong  bool          `json:"tooLong,omitempty"` // the line exceeded the cap; Line holds its start
+	Exited   bool          `json:"exited,omitempty"`  // stdout closed or the process ended before answering
+	Wall     time.Duration `json:"wall"`              // from the question to the answer, next to the bot
+}
+
+// Session is one bot process that lives for a whole match and speaks lines on
+// stdin and stdout. Between questions the bot is paused, so it cannot use the
+// CPU during its opponent's turn.
+type Session interface {
+	// Send writes one line to the bot's stdin without waiting for an answer.
+	Send(ctx context.Context, line string) error
+	// Ask resumes the bot, writes line, waits up to timeout for one line of
+	// output, and pauses the bot again. Output the bot wrote before it was asked
+	// is reported in Early.
+	Ask(ctx context.Context, line string, timeout time.Duration) (Exchange, error)
+	// Stop kills every process of the bot and reports how it ended.
+	Stop(ctx context.Context) (Report, error)
+}
+
+// SessionBox is a Box that can also run a long-lived session bot.
+type SessionBox interface {
+	Box
+	// StartSession starts the bot with args (GameDirToken is replaced) in the
+	// game directory, stdin and stdout connected to the session.
+	StartSession(ctx context.Context, args []string) (Session, error)
+}
+
+// MaxLine caps one line from a session bot.
+const MaxLine = 64 * 1024
+
+// StartFailure is a session bot that could not be started at all (exec format
+// error, permission denied): the bot's fault, not the sandbox's.
+type StartFailure struct{ Reason string }
+
+func (s *StartFailure) Error() string { return s.Reason }

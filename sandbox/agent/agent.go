@@ -34,7 +34,7 @@ import (
 
 // Version is the protocol version. The docker backend refuses an image whose agent
 // speaks another one.
-const Version = 1
+const Version = 2
 
 // Paths inside the runtime image.
 const (
@@ -67,13 +67,17 @@ type Request struct {
 	// Name and Max are for "read".
 	Name string
 	Max  int64
+	// Line is for "send" and "ask"; Args for "start" (after the executable).
+	Line string
+	Args []string
 }
 
 // Reply answers one Request.
 type Reply struct {
-	Report sandbox.Report
-	Data   []byte
-	Err    string
+	Report   sandbox.Report
+	Exchange sandbox.Exchange
+	Data     []byte
+	Err      string
 }
 
 // Config says where things are; the defaults match the runtime image.
@@ -124,6 +128,12 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 	if hello.Err != "" {
 		return errors.New(hello.Err)
 	}
+	var session *proc.Session
+	defer func() {
+		if session != nil {
+			session.Stop()
+		}
+	}()
 	for {
 		var req Request
 		if err := dec.Decode(&req); err != nil {
@@ -146,6 +156,41 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 			if err != nil {
 				rep.Err = err.Error()
 			}
+		case "start":
+			if session != nil {
+				rep.Err = "a session is already running"
+				break
+			}
+			args := botArgs(cfg, req.Exec, req.Args)
+			s, err := proc.StartSession(proc.Spec{Path: args[0], Args: args, Dir: cfg.Game, Env: cfg.Env,
+				Cred: &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), NoSetGroups: true},
+				Tail: req.Tail, Reaping: proc.ReapAll, Started: favourForOOM})
+			if err != nil {
+				rep.Report = sandbox.Report{StartError: err.Error(), ExitCode: -1}
+				break
+			}
+			session = s
+		case "send", "ask", "stop":
+			if session == nil {
+				rep.Err = "no session is running"
+				break
+			}
+			switch req.Op {
+			case "send":
+				if err := session.Send(req.Line); err != nil {
+					rep.Err = "send: " + err.Error()
+				}
+			case "ask":
+				before := readOOMCount(hello.OOMCounter)
+				rep.Exchange = session.Ask(req.Line, req.Timeout)
+				rep.Report.OOMKilled = hello.OOMCounter != "" && readOOMCount(hello.OOMCounter) > before
+			case "stop":
+				rep.Report = session.Stop()
+				session = nil
+				for _, d := range cfg.Scratch {
+					proc.Wipe(d)
+				}
+			}
 		case "bye":
 			return send(rep)
 		default:
@@ -164,11 +209,16 @@ func prepareGameDir(cfg Config) error {
 	return os.Chmod(cfg.Game, 0o700)
 }
 
-func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
-	args := []string{filepath.Join(cfg.Bot, req.Exec)}
-	for _, a := range req.Turn.Args {
+func botArgs(cfg Config, exec string, rest []string) []string {
+	args := []string{filepath.Join(cfg.Bot, exec)}
+	for _, a := range rest {
 		args = append(args, strings.ReplaceAll(a, sandbox.GameDirToken, cfg.Game))
 	}
+	return args
+}
+
+func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
+	args := botArgs(cfg, req.Exec, req.Turn.Args)
 	var oomKills func() int64
 	if oomFile != "" {
 		oomKills = func() int64 { return readOOMCount(oomFile) }

@@ -288,3 +288,58 @@ func (r *ring) String() string {
 	defer r.mu.Unlock()
 	return string(r.buf)
 }
+
+// StartSession implements sandbox.SessionBox.
+func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session, error) {
+	rep, err := bx.call(ctx, agent.Request{Op: "start", Exec: bx.exec, Args: args, Tail: bx.limits.OutputTail}, 30*time.Second)
+	if err != nil {
+		return nil, sandbox.Faultf("start session", err)
+	}
+	if rep.Err != "" {
+		return nil, sandbox.Faultf("start session", errors.New("agent: "+rep.Err))
+	}
+	if rep.Report.StartError != "" {
+		return nil, &sandbox.StartFailure{Reason: rep.Report.StartError}
+	}
+	return &session{bx: bx}, nil
+}
+
+type session struct{ bx *box }
+
+func (s *session) Send(ctx context.Context, line string) error {
+	rep, err := s.bx.call(ctx, agent.Request{Op: "send", Line: line}, 10*time.Second)
+	if err != nil {
+		return sandbox.Faultf("send", err)
+	}
+	if rep.Err != "" {
+		// The bot does not read its input: that is the bot's problem, and the
+		// next question will show it.
+		return nil
+	}
+	return nil
+}
+
+func (s *session) Ask(ctx context.Context, line string, timeout time.Duration) (sandbox.Exchange, error) {
+	rep, err := s.bx.call(ctx, agent.Request{Op: "ask", Line: line, Timeout: timeout}, timeout+grace(timeout))
+	if errors.Is(err, errOOM) {
+		return sandbox.Exchange{Exited: true}, nil
+	}
+	if err != nil {
+		return sandbox.Exchange{}, sandbox.Faultf("ask", err)
+	}
+	if rep.Err != "" {
+		return sandbox.Exchange{}, sandbox.Faultf("ask", errors.New("agent: "+rep.Err))
+	}
+	return rep.Exchange, nil
+}
+
+func (s *session) Stop(ctx context.Context) (sandbox.Report, error) {
+	rep, err := s.bx.call(ctx, agent.Request{Op: "stop"}, 30*time.Second)
+	if errors.Is(err, errOOM) {
+		return sandbox.Report{ExitCode: -1, Signal: 9, OOMKilled: true}, nil
+	}
+	if err != nil {
+		return sandbox.Report{}, sandbox.Faultf("stop session", err)
+	}
+	return rep.Report, nil
+}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/proc"
@@ -127,29 +128,37 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		args = append(args, strings.ReplaceAll(a, sandbox.GameDirToken, bx.GameDir()))
 	}
 	rep, err := proc.RunTurn(ctx, bx.GameDir(), []string{bx.scratch()}, t, proc.Spec{
-		Path: args[0],
-		Args: args,
-		Dir:  bx.GameDir(),
-		Env: []string{
-			"PATH=/usr/local/bin:/usr/bin:/bin",
-			"HOME=" + bx.scratch(),
-			"TMPDIR=" + bx.scratch(),
-			"LANG=C.UTF-8",
-			"PYTHONDONTWRITEBYTECODE=1",
-		},
+		Path:    args[0],
+		Args:    args,
+		Dir:     bx.GameDir(),
+		Env:     bx.env(),
 		Timeout: timeout,
 		Tail:    bx.limits.OutputTail,
 		Reaping: proc.ReapGroup,
-		Rlimits: []proc.Rlimit{
-			{Resource: syscall.RLIMIT_CORE, Value: 0},
-			{Resource: syscall.RLIMIT_FSIZE, Value: uint64(bx.limits.FileSize)},
-			{Resource: syscall.RLIMIT_NOFILE, Value: uint64(bx.limits.OpenFiles)},
-		},
+		Rlimits: bx.rlimits(),
 	}, nil)
 	if err != nil {
 		return rep, sandbox.Faultf("turn", err)
 	}
 	return rep, nil
+}
+
+func (bx *box) env() []string {
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + bx.scratch(),
+		"TMPDIR=" + bx.scratch(),
+		"LANG=C.UTF-8",
+		"PYTHONDONTWRITEBYTECODE=1",
+	}
+}
+
+func (bx *box) rlimits() []proc.Rlimit {
+	return []proc.Rlimit{
+		{Resource: syscall.RLIMIT_CORE, Value: 0},
+		{Resource: syscall.RLIMIT_FSIZE, Value: uint64(bx.limits.FileSize)},
+		{Resource: syscall.RLIMIT_NOFILE, Value: uint64(bx.limits.OpenFiles)},
+	}
 }
 
 // ReadFile implements sandbox.Box.
@@ -171,4 +180,41 @@ func (bx *box) Close(context.Context) error {
 		return err
 	}
 	return os.Remove(bx.root)
+}
+
+// StartSession implements sandbox.SessionBox.
+func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session, error) {
+	if bx.closed {
+		return nil, sandbox.ErrBoxClosed
+	}
+	argv := []string{bx.Executable()}
+	for _, a := range args {
+		argv = append(argv, strings.ReplaceAll(a, sandbox.GameDirToken, bx.GameDir()))
+	}
+	s, err := proc.StartSession(proc.Spec{Path: argv[0], Args: argv, Dir: bx.GameDir(), Env: bx.env(),
+		Tail: bx.limits.OutputTail, Reaping: proc.ReapGroup, Rlimits: bx.rlimits()})
+	if err != nil {
+		return nil, &sandbox.StartFailure{Reason: err.Error()}
+	}
+	return &session{s: s, scratch: bx.scratch()}, nil
+}
+
+type session struct {
+	s       *proc.Session
+	scratch string
+}
+
+func (s *session) Send(_ context.Context, line string) error {
+	s.s.Send(line) // a bot that does not read shows it at the next question
+	return nil
+}
+
+func (s *session) Ask(_ context.Context, line string, timeout time.Duration) (sandbox.Exchange, error) {
+	return s.s.Ask(line, timeout), nil
+}
+
+func (s *session) Stop(context.Context) (sandbox.Report, error) {
+	rep := s.s.Stop()
+	proc.Wipe(s.scratch)
+	return rep, nil
 }

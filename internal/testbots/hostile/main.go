@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -22,6 +23,10 @@ func answer(format string, a ...any) {
 }
 
 func main() {
+	if m, ok := strings.CutPrefix(os.Args[1], "session:"); ok {
+		session(m)
+		return
+	}
 	spec, _ := os.ReadFile(os.Args[1])
 	mode, param, _ := strings.Cut(strings.TrimSpace(string(spec)), " ")
 	switch {
@@ -194,4 +199,46 @@ func segfault() {
 	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGSEGV), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
 	syscall.Kill(os.Getpid(), syscall.SIGSEGV)
 	time.Sleep(time.Second)
+}
+
+// session is the long-lived mode: it answers "ask X" lines with "re X" and
+// misbehaves as mode says.
+func session(mode string) {
+	out := bufio.NewWriter(os.Stdout)
+	in := bufio.NewScanner(os.Stdin)
+	switch mode {
+	case "early":
+		fmt.Println("hello")
+	case "flood":
+		line := strings.Repeat("flood ", 100)
+		for {
+			fmt.Println(line)
+		}
+	}
+	answered := 0
+	for in.Scan() {
+		q, ok := strings.CutPrefix(in.Text(), "ask ")
+		if !ok {
+			continue
+		}
+		switch mode {
+		case "silent":
+			continue
+		case "longline":
+			fmt.Fprintln(out, strings.Repeat("x", 100*1024))
+		default:
+			fmt.Fprintln(out, "re "+q)
+		}
+		out.Flush()
+		answered++
+		if mode == "exit-after-1" {
+			os.Exit(0)
+		}
+		if mode == "busy" {
+			go func() {
+				for {
+				}
+			}()
+		}
+	}
 }

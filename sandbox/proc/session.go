@@ -1,0 +1,293 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/arenabots/arena/sandbox"
+)
+
+// Session is a bot process that lives for a whole match and speaks lines. It
+// is paused (SIGSTOP) between questions so that it cannot use the CPU during its
+// opponent's turn.
+type Session struct {
+	spec    Spec
+	pid     int
+	stdin   *os.File
+	lines   chan line
+	exited  chan struct{} // closed when the bot process has ended
+	waited  chan struct{} // closed when every child has been reaped
+	errTail tail
+	errR    *os.File
+	errDone chan struct{}
+	start   time.Time
+
+	mu     sync.Mutex
+	status syscall.WaitStatus
+	cpu    time.Duration
+	peak   int64
+	reaped int
+}
+
+type line struct {
+	text    string
+	tooLong bool
+}
+
+// StartSession starts the bot with stdin and stdout as pipes to the session.
+func StartSession(s Spec) (*Session, error) {
+	if s.Reaping == ReapAll && os.Getpid() != 1 {
+		return nil, errors.New("proc: ReapAll needs to run as PID 1")
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	attr := &syscall.ProcAttr{
+		Dir:   s.Dir,
+		Env:   s.Env,
+		Files: []uintptr{inR.Fd(), outW.Fd(), errW.Fd()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Credential: s.Cred},
+	}
+	startMu.Lock()
+	start := time.Now()
+	pid, err := syscall.ForkExec(s.Path, s.Args, attr)
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	startMu.Unlock()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("%s", startError(s.Path, err))
+	}
+	for _, rl := range s.Rlimits {
+		lim := unix.Rlimit{Cur: rl.Value, Max: rl.Value}
+		unix.Prlimit(pid, rl.Resource, &lim, nil)
+	}
+	if s.Started != nil {
+		s.Started(pid)
+	}
+	ss := &Session{spec: s, pid: pid, stdin: inW, lines: make(chan line, 16), exited: make(chan struct{}),
+		waited: make(chan struct{}), errDone: make(chan struct{}), errR: errR, start: start}
+	go ss.readLines(outR)
+	go func() {
+		defer close(ss.errDone)
+		ss.errTail.drain(errR, s.Tail)
+	}()
+	go ss.wait()
+	return ss, nil
+}
+
+// readLines splits stdout into lines of at most sandbox.MaxLine bytes.
+func (ss *Session) readLines(r *os.File) {
+	defer close(ss.lines)
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 4096)
+	var cur strings.Builder
+	long := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if cur.Len()+len(chunk) > sandbox.MaxLine {
+			long = true
+			if room := sandbox.MaxLine - cur.Len(); room > 0 {
+				cur.Write(chunk[:room])
+			}
+		} else {
+			cur.Write(chunk)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == nil || (err == io.EOF && cur.Len() > 0):
+			text := strings.TrimRight(cur.String(), "\r\n")
+			ss.lines <- line{text: text, tooLong: long}
+			cur.Reset()
+			long = false
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return
+		}
+	}
+}
+
+// wait reaps the bot and, as PID 1, every orphan, until none is left.
+func (ss *Session) wait() {
+	defer close(ss.waited)
+	target := ss.pid
+	if ss.spec.Reaping == ReapAll {
+		target = -1
+	}
+	for {
+		var ws syscall.WaitStatus
+		var ru syscall.Rusage
+		wpid, err := syscall.Wait4(target, &ws, 0, &ru)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		ss.mu.Lock()
+		ss.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		ss.peak = max(ss.peak, ru.Maxrss*1024)
+		if wpid == ss.pid {
+			ss.status = ws
+			close(ss.exited)
+		} else {
+			ss.reaped++
+		}
+		ss.mu.Unlock()
+		if ss.spec.Reaping != ReapAll {
+			return
+		}
+	}
+}
+
+func (ss *Session) signal(sig syscall.Signal) {
+	if ss.spec.Reaping == ReapAll {
+		syscall.Kill(-1, sig)
+	} else {
+		syscall.Kill(-ss.pid, sig)
+	}
+}
+
+// Send writes one line without waiting for an answer. A bot that does not
+// read its input cannot make the harness wait: the write gives up after a
+// second.
+func (ss *Session) Send(text string) error {
+	ss.stdin.SetWriteDeadline(time.Now().Add(time.Second))
+	_, err := io.WriteString(ss.stdin, text+"\n")
+	return err
+}
+
+// Ask resumes the bot, writes the question and waits for one answer line.
+func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
+	var ex sandbox.Exchange
+	// Anything already waiting was written before the bot was asked.
+	var early []string
+drain:
+	for {
+		select {
+		case l, ok := <-ss.lines:
+			if !ok {
+				break drain
+			}
+			early = append(early, l.text)
+		default:
+			break drain
+		}
+	}
+	if len(early) > 0 {
+		ex.Early = strings.Join(early, "\n")
+		if len(ex.Early) > 1024 {
+			ex.Early = ex.Early[:1024] + "..."
+		}
+	}
+	ss.signal(syscall.SIGCONT)
+	defer ss.signal(syscall.SIGSTOP)
+	start := time.Now()
+	if text != "" {
+		if err := ss.Send(text); err != nil {
+			ex.Exited = true
+			ex.Wall = time.Since(start)
+			return ex
+		}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case l, ok := <-ss.lines:
+		ex.Wall = time.Since(start)
+		if !ok {
+			ex.Exited = true
+			return ex
+		}
+		ex.Line, ex.TooLong = l.text, l.tooLong
+	case <-ss.exited:
+		ex.Wall = time.Since(start)
+		// The last words of a bot that exited still count.
+		select {
+		case l, ok := <-ss.lines:
+			if ok {
+				ex.Line, ex.TooLong = l.text, l.tooLong
+				return ex
+			}
+		case <-time.After(50 * time.Millisecond):
+		}
+		ex.Exited = true
+	case <-timer.C:
+		ex.Wall = time.Since(start)
+		ex.TimedOut = true
+	}
+	return ex
+}
+
+// Stop kills the bot and everything it started and reports how it ended.
+func (ss *Session) Stop() sandbox.Report {
+	exitedBefore := false
+	select {
+	case <-ss.exited:
+		exitedBefore = true
+	default:
+	}
+	ss.signal(syscall.SIGKILL)
+	ss.signal(syscall.SIGCONT)
+	if ss.spec.Reaping == ReapAll {
+		syscall.Kill(-1, syscall.SIGKILL)
+	} else {
+		syscall.Kill(ss.pid, syscall.SIGKILL)
+	}
+	select {
+	case <-ss.waited:
+	case <-time.After(5 * time.Second):
+	}
+	ss.stdin.Close()
+	select {
+	case <-ss.errDone:
+	case <-time.After(200 * time.Millisecond):
+		ss.errR.Close() // an escaped child still holds stderr: stop reading
+		<-ss.errDone
+	}
+	ss.errR.Close()
+	go func() {
+		for range ss.lines {
+		}
+	}()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	rep := sandbox.Report{Wall: time.Since(ss.start), CPU: ss.cpu, PeakMemory: ss.peak, Survivors: ss.reaped, Stderr: ss.errTail.result()}
+	switch {
+	case !exitedBefore:
+		rep.ExitCode = -1 // still running at the end of the match: stopped by us
+	case ss.status.Signaled():
+		rep.ExitCode, rep.Signal = -1, int(ss.status.Signal())
+	default:
+		rep.ExitCode = ss.status.ExitStatus()
+	}
+	return rep
+}
