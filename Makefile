@@ -15,6 +15,7 @@ build:
 examples:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/random ./examples/random
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/greedy ./examples/greedy
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/chess-random ./examples/chess-random
 	cp examples/python/random_bot.py bin/examples/random.py
 
 # The runtime image on ubuntu:24.04 (needs the base on the engine).

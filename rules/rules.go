@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Side is a player. White (or "first") moves first.
@@ -83,7 +84,18 @@ const (
 	ReasonMaxPlies     = "max-plies"
 	ReasonNoLegalMove  = "no-legal-move"
 	ReasonRepetition   = "repetition"
+	ReasonCheckmate    = "checkmate"
+	ReasonStalemate    = "stalemate"
+	ReasonFiftyMoves   = "fifty-move-rule"
+	ReasonMaterial     = "insufficient-material"
+	ReasonNoProgress   = "no-progress"
 )
+
+// Perfter is implemented by games whose move generator can be checked against
+// published perft counts: the number of leaf positions depth plies ahead.
+type Perfter interface {
+	Perft(depth int) int64
+}
 
 // Move is a game's own move type. String is a short human-readable form.
 type Move interface {
@@ -147,6 +159,40 @@ type Game interface {
 // Protocol says how bots of a game are run. Exactly one field is set.
 type Protocol struct {
 	Files *FileProtocol
+	Lines *LineProtocol
+}
+
+// LineProtocol runs one bot process for the whole match, speaking lines on
+// stdin and stdout: the harness sends the Start lines, then for each turn a
+// Request line that the bot answers with one line, then the Reply lines.
+type LineProtocol struct {
+	// MoveTime caps one answer; GameTime is each side's time bank for the whole
+	// game (zero: none). Both are measured next to the bot.
+	MoveTime time.Duration
+	GameTime time.Duration
+	// LateMove is what happens to a bot that does not answer in time:
+	// "forfeit", or "random" (a random legal move is played for it and the game
+	// goes on, as ACM's rules say).
+	LateMove string
+	// AutoSingle plays a move without asking when it is the only legal one.
+	AutoSingle bool
+	Codec      LineCodec
+}
+
+// Clock is the time left in each side's bank when a question is asked.
+type Clock struct {
+	Mine, Theirs time.Duration
+}
+
+// LineCodec writes a game's lines.
+type LineCodec interface {
+	// Start is sent to side when the match starts.
+	Start(side Side) []string
+	// Request asks the side to move in st; last is the opponent's previous move
+	// in wire form ("" when there is none).
+	Request(st State, last string, clock Clock) string
+	// Reply is sent after the answer was judged.
+	Reply(st State, accepted bool, clock Clock) []string
 }
 
 // FileProtocol runs a fresh bot process per turn: the view is written to a file

@@ -244,8 +244,8 @@ func (v *liveView) Turn(t transcript.Turn, st rules.State) {
 		move = "-"
 	}
 	board := ""
-	if r, ok := st.(rules.Renderer); ok {
-		board = compactBoard(r.Render())
+	if f, ok := st.(rules.Framer); ok {
+		board = compactBoard(f.Frame(rules.NoSide))
 	}
 	mark, end := "", ""
 	if v.tty && t.Verdict != string(rules.OK) {
@@ -277,14 +277,27 @@ func (v *liveView) Finished(r transcript.Result) {
 	}
 }
 
-// compactBoard turns a rendered board into one line, rows joined by '/'.
-func compactBoard(render string) string {
-	var rows []string
-	for _, line := range strings.Split(strings.TrimSpace(render), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) > 1 {
-			rows = append(rows, strings.Join(f[1:], ""))
+// compactBoard writes the true board on one line, rows joined by '/', '.' for
+// an empty square.
+func compactBoard(f rules.Frame) string {
+	rows := make([]string, len(f.Cells))
+	blocked := map[[2]int]bool{}
+	for _, b := range f.Blocked {
+		blocked[b] = true
+	}
+	for r, row := range f.Cells {
+		var b strings.Builder
+		for c, cell := range row {
+			switch {
+			case cell != "":
+				b.WriteString(cell)
+			case blocked[[2]int{r, c}]:
+				b.WriteByte('#')
+			default:
+				b.WriteByte('.')
+			}
 		}
+		rows[r] = b.String()
 	}
 	return strings.Join(rows, "/")
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/rules"
-	_ "github.com/arenabots/arena/rules/codeclash" // registers the game
+	_ "github.com/arenabots/arena/rules/games" // registers every game
 )
 
 func gameFlag() *cli.StringFlag {

@@ -107,9 +107,17 @@ func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 	if cfg.White == nil || cfg.Black == nil || cfg.Backend == nil || cfg.Game == nil {
 		return res, errors.New("match: game, both bots and a backend are required")
 	}
-	proto := cfg.Game.Protocol().Files
-	if proto == nil {
-		return res, fmt.Errorf("match: %s does not use the file protocol", cfg.Game.Name())
+	protocol := cfg.Game.Protocol()
+	proto, lines := protocol.Files, protocol.Lines
+	if proto == nil && lines == nil {
+		return res, fmt.Errorf("match: %s has no bot protocol", cfg.Game.Name())
+	}
+	if lines != nil {
+		l, err := LineTimes(*lines, cfg.Rules, cfg.Limits)
+		if err != nil {
+			return res, err
+		}
+		lines = &l
 	}
 	if cfg.OnFault == "" {
 		cfg.OnFault = Forfeit
@@ -134,7 +142,7 @@ func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 	if cfg.Signer != nil {
 		tw.SetSigner(cfg.Signer)
 	}
-	m := &runner{cfg: cfg, proto: proto, st: st, tw: tw, start: time.Now(),
+	m := &runner{cfg: cfg, proto: proto, lines: lines, st: st, tw: tw, start: time.Now(),
 		rng: FaultRNG(cfg.Seed)}
 	m.res = transcript.Result{
 		Game:   cfg.Game.Name(),
@@ -151,6 +159,13 @@ func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 type runner struct {
 	cfg   Config
 	proto *rules.FileProtocol
+	lines *rules.LineProtocol
+	// sessions, bank and last are the line protocol's: each side's bot process,
+	// the time left in its bank, and the previous move in wire form.
+	sessions [2]sandbox.Session
+	bank     [2]time.Duration
+	last     string
+	ended    [2]transcript.SessionEnd
 	st    rules.State
 	tw    *transcript.Writer
 	rng   *rand.Rand
@@ -200,12 +215,28 @@ func (m *runner) run(ctx context.Context) (res transcript.Result) {
 		m.abort(err.Error())
 		return m.res
 	}
+	if m.lines != nil {
+		defer m.stopSessions(ctx)
+		if done, err := m.startSessions(ctx); err != nil {
+			m.abort(err.Error())
+			return m.res
+		} else if done {
+			m.finish()
+			return m.res
+		}
+	}
 	for !m.st.Outcome().Over {
 		if err := ctx.Err(); err != nil {
 			m.abort("interrupted: " + context.Cause(ctx).Error())
 			return m.res
 		}
-		done, err := m.turn(ctx)
+		var done bool
+		var err error
+		if m.lines != nil {
+			done, err = m.lineTurn(ctx)
+		} else {
+			done, err = m.turn(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				m.abort("interrupted: " + context.Cause(ctx).Error())
@@ -251,6 +282,10 @@ func (m *runner) describe(ctx context.Context) (transcript.Header, error) {
 	botInfo := func(b *submission.Bot) transcript.Bot {
 		return transcript.Bot{Name: b.Name, SHA256: b.SHA256, SubmissionSHA256: b.SubmissionSHA256, Source: b.Source, Entry: b.Program.Entry}
 	}
+	protocol := "files"
+	if m.lines != nil {
+		protocol = "lines"
+	}
 	opts := map[string]string{}
 	for _, o := range m.cfg.Game.Options() {
 		opts[o.Name] = o.Default
@@ -267,13 +302,21 @@ func (m *runner) describe(ctx context.Context) (transcript.Header, error) {
 		White:        botInfo(m.cfg.White),
 		Black:        botInfo(m.cfg.Black),
 		OnFault:      string(m.cfg.OnFault),
-		Protocol:     "files",
+		Protocol:     protocol,
 		Limits:       m.cfg.Limits,
 		Sandbox:      desc,
 		Host:         map[string]string{"hostname": host, "os": runtime.GOOS + "/" + runtime.GOARCH, "cpus": fmt.Sprint(runtime.NumCPU())},
 		StartedAt:    m.start.UTC().Format(time.RFC3339Nano),
 		SigningKey:   signingKey(m.cfg.Signer),
+		TimeControl:  timeControl(m.lines),
 	}, err
+}
+
+func timeControl(l *rules.LineProtocol) *transcript.TimeControl {
+	if l == nil {
+		return nil
+	}
+	return &transcript.TimeControl{MoveTime: l.MoveTime, GameTime: l.GameTime, LateMove: l.LateMove, AutoSingle: l.AutoSingle}
 }
 
 func signingKey(k ed25519.PrivateKey) string {
@@ -399,6 +442,11 @@ func trimNL(b []byte) []byte {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
 func (m *runner) record(ply int, side rules.Side, view []byte, rep sandbox.Report, j Judgement, harness time.Duration) transcript.Turn {
 	sum := sha256.Sum256(view)
 	rec := transcript.Turn{
@@ -499,7 +547,12 @@ func (m *runner) finish() {
 		m.res.Plies = ps.Plies()
 	}
 	m.res.DurationMs = ms(time.Since(m.start))
-	m.tw.Append(transcript.TypeFooter, transcript.Footer{Result: m.res, FinishedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+	m.stopSessions(context.Background())
+	foot := transcript.Footer{Result: m.res, FinishedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	if m.lines != nil {
+		foot.Sessions = m.ended[:]
+	}
+	m.tw.Append(transcript.TypeFooter, foot)
 	if data, err := json.MarshalIndent(m.res, "", "  "); err == nil {
 		tmp := filepath.Join(m.cfg.Dir, ResultFile+".tmp")
 		if os.WriteFile(tmp, append(data, '\n'), 0o644) == nil {

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/rules"
+	_ "github.com/arenabots/arena/rules/games" // a transcript may be of any game
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -139,7 +141,10 @@ func Lines(lines []transcript.Line, dir string, each func(State)) *Report {
 }
 
 type replayer struct {
-	rep  *Report
+	lines *rules.LineProtocol
+	bank  [2]time.Duration
+	last  string
+	rep   *Report
 	dir  string
 	each func(State)
 	rng  *rand.Rand
@@ -168,6 +173,15 @@ func (r *replayer) run(lines []transcript.Line) *Divergence {
 		return diverge(1, 0, "game", h.Game, err.Error())
 	}
 	proto := g.Protocol().Files
+	if lp := g.Protocol().Lines; lp != nil {
+		if h.TimeControl == nil {
+			return diverge(1, 0, "timeControl", nil, "a line game's header must record its time control")
+		}
+		l := *lp
+		l.MoveTime, l.GameTime, l.LateMove, l.AutoSingle = h.TimeControl.MoveTime, h.TimeControl.GameTime, h.TimeControl.LateMove, h.TimeControl.AutoSingle
+		r.lines = &l
+		r.bank = [2]time.Duration{l.GameTime, l.GameTime}
+	}
 	st, err := g.New(h.Rules, h.Seed)
 	if err != nil {
 		return diverge(1, 0, "rules", h.Rules, err.Error())
@@ -285,6 +299,9 @@ func (r *replayer) turn(n int, st rules.State, proto *rules.FileProtocol, policy
 	if t.Phase != st.Phase() {
 		return diverge(n, t.Ply, "phase", t.Phase, st.Phase())
 	}
+	if r.lines != nil {
+		return r.lineTurn(n, st, policy, t, res, forfeited)
+	}
 	view, err := st.View(side)
 	if err != nil {
 		return diverge(n, t.Ply, "state", t.State, err.Error())
@@ -374,5 +391,75 @@ func (r *replayer) dataFiles(n int, t transcript.Turn, j match.Judgement) *Diver
 		r.seen[df.SHA256] = true
 		r.rep.Blobs++
 	}
+	return nil
+}
+
+// lineTurn re-judges one turn of a line-protocol game.
+func (r *replayer) lineTurn(n int, st rules.State, policy match.Policy, t transcript.Turn, res *transcript.Result, forfeited *bool) *Divergence {
+	side := st.ToMove()
+	l := r.lines
+	var played rules.Move
+	if t.Auto {
+		legal := st.LegalMoves()
+		if !l.AutoSingle || len(legal) != 1 {
+			return diverge(n, t.Ply, "auto", true, false)
+		}
+		played = legal[0]
+	} else {
+		question := l.Codec.Request(st, r.last, rules.Clock{Mine: r.bank[side], Theirs: r.bank[side.Other()]})
+		if t.State != question {
+			return diverge(n, t.Ply, "state", t.State, question)
+		}
+		bankOut := l.GameTime > 0 && r.bank[side] < l.MoveTime
+		ex := sandbox.Exchange{Early: t.Early, TimedOut: t.TimedOut, Exited: t.Exited, TooLong: t.TooLong,
+			Wall: time.Duration(math.Round(t.WallMs*1000)) * time.Microsecond}
+		if t.Answer != nil {
+			ex.Line = *t.Answer
+		}
+		if l.GameTime > 0 {
+			r.bank[side] -= ex.Wall
+		}
+		j := match.JudgeLine(st, ex, bankOut)
+		if string(j.Verdict) != t.Verdict {
+			return diverge(n, t.Ply, "verdict", t.Verdict, j.Verdict)
+		}
+		if j.Reason != t.Reason {
+			return diverge(n, t.Ply, "reason", t.Reason, j.Reason)
+		}
+		move := ""
+		if j.Move != nil {
+			move = j.Move.String()
+		}
+		if move != t.Move {
+			return diverge(n, t.Ply, "move", t.Move, move)
+		}
+		played = j.Move
+		if j.Verdict != rules.OK {
+			res.Faults = append(res.Faults, transcript.Fault{Ply: t.Ply, Side: t.Side, Verdict: t.Verdict, Reason: j.Reason})
+			lateRandom := j.Verdict == rules.Timeout && l.LateMove == "random" && !bankOut
+			if policy != match.RandomMove && !lateRandom {
+				if t.Played != "" || t.Substituted {
+					return diverge(n, t.Ply, "played", t.Played, "nothing: the fault forfeits the game")
+				}
+				*forfeited = true
+				res.Winner, res.Reason = winnerName(side.Other()), t.Verdict
+				return nil
+			}
+			if !t.Substituted {
+				return diverge(n, t.Ply, "substituted", false, true)
+			}
+			played = match.Substitute(r.rng, st)
+		} else if t.Substituted {
+			return diverge(n, t.Ply, "substituted", true, false)
+		}
+	}
+	want := string(bytes.TrimRight(st.EncodeMove(played), "\r\n"))
+	if t.Played != want {
+		return diverge(n, t.Ply, "played", t.Played, want)
+	}
+	if err := st.Apply(played); err != nil {
+		return diverge(n, t.Ply, "played", t.Played, err.Error())
+	}
+	r.last = want
 	return nil
 }

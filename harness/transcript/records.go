@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"time"
+
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -31,6 +33,8 @@ type Header struct {
 	Sandbox      map[string]string `json:"sandbox"` // backend, image, imageId, engine
 	Host         map[string]string `json:"host"`
 	StartedAt    string            `json:"startedAt"`
+	// TimeControl is the line protocol's clock (line games only).
+	TimeControl *TimeControl `json:"timeControl,omitempty"`
 	// SigningKey is the hex ed25519 public key that signs the footer, if any.
 	SigningKey string `json:"signingKey,omitempty"`
 }
@@ -59,6 +63,14 @@ type Turn struct {
 	AnswerType      string  `json:"answerType,omitempty"` // set when not a regular file
 	AnswerSize      int64   `json:"answerSize"`
 	AnswerTruncated bool    `json:"answerTruncated,omitempty"`
+
+	// Early is what a line-protocol bot wrote before it was asked; Exited and
+	// TooLong that it ended or answered with an overlong line; Auto that the
+	// move was the only legal one and was played without asking.
+	Early   string `json:"early,omitempty"`
+	Exited  bool   `json:"exited,omitempty"`
+	TooLong bool   `json:"tooLong,omitempty"`
+	Auto    bool   `json:"auto,omitempty"`
 
 	StartError string `json:"startError,omitempty"`
 	ExitCode   int    `json:"exitCode"`
@@ -123,6 +135,18 @@ type Result struct {
 type Footer struct {
 	Result     Result `json:"result"`
 	FinishedAt string `json:"finishedAt"`
+	// Sessions says how each side's bot process ended (line protocol only).
+	Sessions []SessionEnd `json:"sessions,omitempty"`
+}
+
+// SessionEnd is how a long-lived bot process ended.
+type SessionEnd struct {
+	Side       string  `json:"side"`
+	ExitCode   int     `json:"exitCode"` // -1: still running, stopped by arena (or killed)
+	Signal     int     `json:"signal,omitempty"`
+	CPUMs      float64 `json:"cpuMs"`
+	PeakMemory int64   `json:"peakMemory"`
+	StderrTail string  `json:"stderrTail,omitempty"`
 }
 
 // Winners and the reason of an aborted match.
@@ -133,3 +157,11 @@ const (
 	WinnerNone    = "none"
 	ReasonAborted = "aborted"
 )
+
+// TimeControl is a line game's clock and what a late bot costs.
+type TimeControl struct {
+	MoveTime   time.Duration `json:"moveTime"` // nanoseconds
+	GameTime   time.Duration `json:"gameTime"` // nanoseconds; 0: no bank
+	LateMove   string        `json:"lateMove"`
+	AutoSingle bool          `json:"autoSingle,omitempty"`
+}

@@ -1,0 +1,120 @@
+package match_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+func lineBot(t testing.TB, name string) *submission.Bot {
+	t.Helper()
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &submission.Bot{Name: name, SHA256: submission.Sum(data),
+		Program: sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
+}
+
+func playLines(t *testing.T, game string, white, black *submission.Bot, opts map[string]string, policy match.Policy) (transcript.Result, string) {
+	t.Helper()
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	g, err := rules.Lookup(game)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var before, after runtimeMem
+	before.read()
+	res, err := match.Run(context.Background(), match.Config{Game: g, Rules: opts, Seed: 3, White: white, Black: black,
+		Backend: docker.New(cli, image), Limits: sandbox.DefaultLimits(), OnFault: policy, Dir: dir, Labels: labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after.read()
+	if after.heap-before.heap > 64<<20 {
+		t.Errorf("the harness heap grew by %d MiB", (after.heap-before.heap)>>20)
+	}
+	dockertest.NoLeftovers(t, cli, labels)
+	rep, err := replay.File(dir)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("replay: %v %s", err, rep.Problem())
+	}
+	return res, dir
+}
+
+func TestChessOverStdio(t *testing.T) {
+	t.Run("two legal bots finish the game", func(t *testing.T) {
+		res, dir := playLines(t, "chess", lineBot(t, "legal"), lineBot(t, "legal"), nil, match.Forfeit)
+		if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted || res.Plies < 2 {
+			t.Fatalf("%+v", res)
+		}
+		lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+		var first transcript.Turn
+		lines[1].Decode(&first)
+		if !strings.HasPrefix(first.State, "NONE 120 120 rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1") {
+			t.Fatalf("first question %q", first.State)
+		}
+		var foot transcript.Footer
+		lines[len(lines)-1].Decode(&foot)
+		if len(foot.Sessions) != 2 || foot.Sessions[0].ExitCode != -1 {
+			t.Fatalf("sessions %+v", foot.Sessions)
+		}
+	})
+	cases := []struct {
+		black   string
+		opts    map[string]string
+		verdict rules.Verdict
+		reason  string
+		ply     int
+	}{
+		{"silent", map[string]string{"moveTime": "300ms"}, rules.Timeout, "no answer within the move time", 2},
+		// A line printed at start-up reaches the harness before or after the
+		// first question, depending on how fast the bot starts: either way it
+		// is not an answer.
+		{"early", nil, rules.InvalidOutput, `"ready!"`, 2},
+		{"quit-3", nil, rules.Crash, "exited or closed its output", 8},
+		{"garbage", nil, rules.InvalidOutput, `"resign please" is not a move`, 2},
+		{"flood", nil, rules.InvalidOutput, `"xxxxxxxx`, 4},
+		{"slow-200", map[string]string{"gameTime": "1s"}, rules.Timeout, "time bank for the game ran out", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.black+" as black", func(t *testing.T) {
+			res, _ := playLines(t, "chess", lineBot(t, "legal"), lineBot(t, c.black), c.opts, match.Forfeit)
+			if res.Winner != transcript.WinnerWhite || res.Reason != string(c.verdict) || len(res.Faults) != 1 {
+				t.Fatalf("%+v", res)
+			}
+			f := res.Faults[0]
+			if f.Side != "black" || !strings.Contains(f.Reason, c.reason) || (c.ply > 0 && f.Ply != c.ply) {
+				t.Fatalf("fault %+v", f)
+			}
+		})
+	}
+	t.Run("random-move keeps a silent bot's game going", func(t *testing.T) {
+		res, _ := playLines(t, "chess", lineBot(t, "legal"), lineBot(t, "silent"), map[string]string{"moveTime": "100ms", "maxPlies": "20"}, match.RandomMove)
+		if res.Reason != rules.ReasonMaxPlies || len(res.Faults) != 10 {
+			t.Fatalf("%+v", res)
+		}
+	})
+}
+
+type runtimeMem struct{ heap int64 }
+
+func (m *runtimeMem) read() {
+	var s runtimeMemStats
+	readMemStats(&s)
+	m.heap = int64(s.HeapInuse)
+}

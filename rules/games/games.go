@@ -1,0 +1,8 @@
+// Package games registers every game arena serves. Import it for its side
+// effect wherever a game is looked up by name (the CLI, replay, tournaments).
+package games
+
+import (
+	_ "github.com/arenabots/arena/rules/chess"     // standard chess over stdin/stdout
+	_ "github.com/arenabots/arena/rules/codeclash" // Code Clash 5x5
+)
