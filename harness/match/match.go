@@ -166,12 +166,12 @@ type runner struct {
 	bank     [2]time.Duration
 	last     string
 	ended    [2]transcript.SessionEnd
-	st    rules.State
-	tw    *transcript.Writer
-	rng   *rand.Rand
-	start time.Time
-	res   transcript.Result
-	boxes [2]sandbox.Box
+	st       rules.State
+	tw       *transcript.Writer
+	rng      *rand.Rand
+	start    time.Time
+	res      transcript.Result
+	boxes    [2]sandbox.Box
 	// header is set once the header record is written.
 	header *transcript.Header
 	// cleanup lists game-directory entries to remove before a side's next turn

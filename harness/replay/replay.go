@@ -145,10 +145,10 @@ type replayer struct {
 	bank  [2]time.Duration
 	last  string
 	rep   *Report
-	dir  string
-	each func(State)
-	rng  *rand.Rand
-	seen map[string]bool
+	dir   string
+	each  func(State)
+	rng   *rand.Rand
+	seen  map[string]bool
 }
 
 func diverge(line, ply int, field string, recorded, recomputed any) *Divergence {
