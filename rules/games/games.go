@@ -3,6 +3,8 @@
 package games
 
 import (
+	_ "github.com/arenabots/arena/rules/acm6x6"    // ACM chess 6x6 over stdin/stdout
+	_ "github.com/arenabots/arena/rules/checkers"  // English checkers, Python bot classes
 	_ "github.com/arenabots/arena/rules/chess"     // standard chess over stdin/stdout
 	_ "github.com/arenabots/arena/rules/codeclash" // Code Clash 5x5
 )

@@ -1,0 +1,155 @@
+package acm6x6
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arenabots/arena/rules"
+)
+
+// Game is ACM 6x6 chess as a rules.Game.
+type Game struct{}
+
+func init() { rules.Register(Game{}) }
+
+// Name implements rules.Game.
+func (Game) Name() string { return "acm6x6" }
+
+// Title implements rules.Game.
+func (Game) Title() string { return "ACM chess 6x6 (Star and Joker)" }
+
+// Options implements rules.Game.
+func (Game) Options() []rules.Option {
+	return []rules.Option{
+		{Name: "doubleStep", Default: "always", Values: "always|first", Doc: "when a pawn may move two squares: always, or only from its starting rank"},
+		{Name: "maxMoves", Default: "50", Values: "1-1000", Doc: "draw when the game does not end within this many moves of each side"},
+		{Name: "moveTime", Default: "100ms", Values: "a duration", Doc: "time per move; a late bot has a random legal move played for it"},
+	}
+}
+
+// ParseOptions reads options over the defaults.
+func ParseOptions(m map[string]string) (Options, error) {
+	o := DefaultOptions()
+	if err := rules.CheckOptions(Game{}, m); err != nil {
+		return o, err
+	}
+	for k, v := range m {
+		switch k {
+		case "doubleStep":
+			if v != "always" && v != "first" {
+				return o, fmt.Errorf("doubleStep: want always or first, got %q", v)
+			}
+			o.DoubleStep = v
+		case "maxMoves":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1000 {
+				return o, fmt.Errorf("maxMoves: want 1-1000, got %q", v)
+			}
+			o.MaxMoves = n
+		case "moveTime":
+			if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+				return o, fmt.Errorf("moveTime: want a positive duration, got %q", v)
+			}
+		}
+	}
+	return o, nil
+}
+
+// New implements rules.Game.
+func (Game) New(opts map[string]string, _ uint64) (rules.State, error) {
+	o, err := ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return NewState(o), nil
+}
+
+// FromView implements rules.Game: the position (or a whole request line, whose
+// last three fields are the position).
+func (Game) FromView(opts map[string]string, view []byte) (rules.State, error) {
+	o, err := ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(string(view))
+	if len(f) > 3 {
+		f = f[len(f)-3:]
+	}
+	return Parse(o, strings.Join(f, " "))
+}
+
+// LegalJSON implements rules.Lister.
+func (s *State) LegalJSON() ([]byte, error) {
+	moves := []string{}
+	for _, m := range s.Moves() {
+		moves = append(moves, m.String())
+	}
+	out, err := json.Marshal(map[string]any{"moves": moves})
+	return append(out, '\n'), err
+}
+
+// Protocol implements rules.Game.
+func (Game) Protocol() rules.Protocol {
+	return rules.Protocol{Lines: &rules.LineProtocol{MoveTime: 100 * time.Millisecond, LateMove: "random", Codec: codec{}}}
+}
+
+type codec struct{}
+
+func (codec) Start(side rules.Side) []string { return []string{side.String()} }
+
+// Request is "<move> <position>": the opponent's last move (NONE at the start)
+// and the position.
+func (codec) Request(st rules.State, last string, _ rules.Clock) string {
+	if last == "" {
+		last = "NONE"
+	}
+	return last + " " + st.(*State).FEN()
+}
+
+func (codec) Reply(rules.State, bool, rules.Clock) []string { return nil }
+
+// Explain implements rules.Game.
+func (Game) Explain() string { return explanation }
+
+const explanation = `ACM chess 6x6: how arena referees it
+
+BOARD: 6x6, files a-f, ranks 1-6. Each side has six pawns and, from its own
+left: castle (rook), knight, queen, king, bishop, star. The rules' diagram is
+marked as wrong about the queen and the king; arena follows the text: the
+queen and the king in the centre with the queen on c and the king on d, the
+bishop right of the king:
+    rank 6   r n q k b s      (Black)
+    rank 5   p p p p p p
+    rank 2   P P P P P P
+    rank 1   R N Q K B S      (White, moves first)
+
+PIECES: castle, knight, bishop, queen and king move as in chess (no castling,
+no en passant). Star: one square diagonally, or a jump of exactly two squares
+horizontally or vertically, over anything. Joker: one square in any direction,
+or a jump of exactly two squares in any direction, over anything. Pawn: one or
+two squares straight forward onto empty squares [doubleStep, always: the rules
+state no condition; "first" allows two only from the starting rank], captures
+one square diagonally forward, and becomes a Joker on the last rank.
+
+END: capturing the king wins (moving into attack is allowed). The game is a
+draw when it does not end within 50 moves of each side [maxMoves, 50], or when
+the side to move has no legal move.
+
+TIME: 0.1 s per move [moveTime, 100ms], measured next to the bot. A bot that
+does not answer in time has a random legal move played for it, as the rules
+say, and the game goes on (the fault is recorded). Any other fault (garbage,
+an illegal move, a crash) follows the fault policy: forfeit by default.
+
+PROTOCOL (the rules name none; this is arena's): one process per game reading
+stdin, writing stdout, never printing before it is asked.
+  1. It receives its colour: "white" or "black".
+  2. On its turn: "<move> <position>": the opponent's previous move (NONE when
+     White opens) and the position as "RANKS SIDE PLIES", ranks 6 to 1
+     separated by '/', upper case White (K Q R N B P S J), lower case Black,
+     digits for runs of empty squares, w or b to move, plies played.
+     Start: "NONE rnqkbs/pppppp/6/6/PPPPPP/RNQKBS w 0".
+  3. It answers with four characters, from and to: "a2a4".
+`
