@@ -15,7 +15,8 @@ build:
 examples:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/random ./examples/random
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/greedy ./examples/greedy
-	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/chess-random ./examples/chess-random
+	for g in chess acm6x6 checkers; do $(GO) build -trimpath -ldflags '-s -w' -o bin/examples/$$g-random ./examples/line-random || exit 1; done
+	cp examples/checkers/random_bot.py bin/examples/checkers_random_bot.py
 	cp examples/python/random_bot.py bin/examples/random.py
 
 # The runtime image on ubuntu:24.04 (needs the base on the engine).

@@ -329,3 +329,11 @@ type Frame struct {
 type Framer interface {
 	Frame(viewer Side) Frame
 }
+
+// Packager is implemented by games whose submissions are not executables but,
+// say, a module run by an adapter: Package returns the files to add and the
+// name of the file to execute, or an empty entry when the submission should be
+// run as an ordinary executable.
+type Packager interface {
+	Package(files map[string][]byte) (extra map[string][]byte, entry string, err error)
+}

@@ -245,6 +245,7 @@ func Faultf(op string, err error) error {
 type Exchange struct {
 	Line     string        `json:"line"`            // the answer, without its newline
 	Early    string        `json:"early,omitempty"` // output written before the bot was asked
+	Late     string        `json:"late,omitempty"`  // answers to earlier questions that timed out, discarded
 	TimedOut bool          `json:"timedOut,omitempty"`
 	TooLong  bool          `json:"tooLong,omitempty"` // the line exceeded the cap; Line holds its start
 	Exited   bool          `json:"exited,omitempty"`  // stdout closed or the process ended before answering

@@ -15,6 +15,7 @@ import (
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/view"
+	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 	"github.com/arenabots/arena/sandbox/local"
@@ -161,10 +162,6 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 			if c.Int("repeat") < 1 || c.Int("repeat") > 1000 {
 				return usagef("--repeat must be 1 to 1000")
 			}
-			bot, err := loadBot("bot", c.String("bot"))
-			if err != nil {
-				return err
-			}
 			rep, _, _, err := replay.FindTurn(c.Args().First(), c.Int("ply"))
 			if err != nil {
 				if rep == nil {
@@ -173,6 +170,17 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 				return failf("%v", err)
 			}
 			h := rep.Header
+			g, err := rules.Lookup(h.Game)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if g.Protocol().Files == nil {
+				return usagef("rerun re-runs one turn of a game played one process per turn; %s bots live for the whole game (replay and view work for it)", h.Game)
+			}
+			bot, err := loadBot("bot", c.String("bot"), g)
+			if err != nil {
+				return err
+			}
 			kind := c.String("sandbox")
 			if kind == "" {
 				kind = h.Sandbox["backend"]

@@ -77,8 +77,11 @@ func arenaVersion() string {
 }
 
 func main() {
-	if filepath.Base(os.Args[0]) == randomBotName {
+	if name := filepath.Base(os.Args[0]); name == randomBotName {
 		randomBotMain()
+		return
+	} else if game, ok := strings.CutPrefix(name, randomBotPrefix); ok {
+		lineRandomMain(game)
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

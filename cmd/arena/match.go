@@ -105,11 +105,12 @@ func readMatchSettings(c *cli.Context) (*matchSettings, error) {
 	return ms, nil
 }
 
-func loadBot(flag, path string) (*submission.Bot, error) {
+func loadBot(flag, path string, g rules.Game) (*submission.Bot, error) {
 	if path == "" {
 		return nil, usagef("--%s is required: a bot executable, a directory holding one, or a submission ZIP", flag)
 	}
-	b, err := submission.Load(path, submission.DefaultLimits())
+	pack, _ := g.(rules.Packager)
+	b, err := submission.LoadFor(path, submission.DefaultLimits(), pack)
 	if err != nil {
 		return nil, usagef("--%s: %v", flag, err)
 	}
@@ -150,11 +151,15 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 			if c.NArg() > 0 {
 				return usagef("match takes no arguments (got %q); use --white and --black", c.Args().Slice())
 			}
-			white, err := loadBot("white", c.String("white"))
+			g, _, err := gameAndOptions(c)
 			if err != nil {
 				return err
 			}
-			black, err := loadBot("black", c.String("black"))
+			white, err := loadBot("white", c.String("white"), g)
+			if err != nil {
+				return err
+			}
+			black, err := loadBot("black", c.String("black"), g)
 			if err != nil {
 				return err
 			}

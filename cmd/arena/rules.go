@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -124,6 +125,42 @@ Exit 2, naming the field, when the state cannot be read.`,
 					}
 					_, err = c.App.Writer.Write(out)
 					return err
+				},
+			},
+			{
+				Name:      "perft",
+				Usage:     "count the positions a game's move generator reaches from the start",
+				UsageText: "arena rules perft --game GAME --depth N [--rule name=value]",
+				Description: `Prints the number of positions reachable in 1 to N moves from the starting
+position (or --rule fen=... for chess), to compare with published tables. For
+checkers a whole capture sequence counts as one move, as the tables do; use
+--rule menCaptureBackward=false for standard English checkers.`,
+				Flags: []cli.Flag{gameFlag(), ruleFlag(), &cli.IntFlag{Name: "depth", Value: 4, Usage: "deepest level"}},
+				Action: func(c *cli.Context) error {
+					g, opts, err := gameAndOptions(c)
+					if err != nil {
+						return err
+					}
+					if d := c.Int("depth"); d < 1 || d > 12 {
+						return usagef("--depth must be 1 to 12")
+					}
+					st, err := g.New(opts, 0)
+					if err != nil {
+						return usagef("%v", err)
+					}
+					p, ok := st.(rules.Perfter)
+					if !ok {
+						return usagef("%s has no perft", g.Name())
+					}
+					for d := 1; d <= c.Int("depth"); d++ {
+						if err := c.Context.Err(); err != nil {
+							return err
+						}
+						start := time.Now()
+						n := p.Perft(d)
+						fmt.Fprintf(c.App.Writer, "depth %2d  %14d  (%v)\n", d, n, time.Since(start).Round(time.Millisecond))
+					}
+					return nil
 				},
 			},
 			{

@@ -19,11 +19,12 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
 )
 
 // loadBots reads the participants: each argument is a bot, or a single
 // directory argument holds one bot per entry.
-func loadBots(args []string) ([]*submission.Bot, error) {
+func loadBots(args []string, g rules.Game) ([]*submission.Bot, error) {
 	if len(args) == 1 {
 		if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
 			dir := args[0]
@@ -42,7 +43,8 @@ func loadBots(args []string) ([]*submission.Bot, error) {
 	var bots []*submission.Bot
 	seen := map[string]string{}
 	for _, a := range args {
-		b, err := submission.Load(a, submission.DefaultLimits())
+		pack, _ := g.(rules.Packager)
+		b, err := submission.LoadFor(a, submission.DefaultLimits(), pack)
 		if err != nil {
 			return nil, usagef("bot %s: %v", a, err)
 		}
@@ -108,7 +110,11 @@ func runTournament(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usagef("name the bots: arena tournament --out DIR BOT... (or one directory holding them)")
 	}
-	bots, err := loadBots(c.Args().Slice())
+	g, _, err := gameAndOptions(c)
+	if err != nil {
+		return err
+	}
+	bots, err := loadBots(c.Args().Slice(), g)
 	if err != nil {
 		return err
 	}

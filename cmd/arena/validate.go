@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,13 +18,38 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/images"
+	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 )
 
 // randomBotName is the name under which the arena executable plays the
-// built-in random Code Clash bot (the opponent of `arena validate`).
-const randomBotName = "arena-random-bot"
+// built-in random Code Clash bot (the opponent of `arena validate`); under
+// randomBotPrefix + a game's name it plays that line-protocol game.
+const (
+	randomBotName   = "arena-random-bot"
+	randomBotPrefix = "arena-random-"
+)
+
+// lineRandomMain answers every request line of game with a random legal move.
+func lineRandomMain(game string) {
+	g, err := rules.Lookup(game)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		st, err := g.FromView(nil, in.Bytes())
+		if err != nil {
+			continue
+		}
+		if moves := st.LegalMoves(); len(moves) > 0 {
+			fmt.Println(moves[rand.IntN(len(moves))])
+		}
+	}
+}
 
 func randomBotMain() {
 	botkit.Run("arena-random-bot.json", func(s *codeclash.State, rng *rand.Rand, _ *botkit.Memory) (codeclash.Move, bool) {
@@ -35,22 +61,26 @@ func randomBotMain() {
 	})
 }
 
-// builtinOpponent is this executable as the random bot, if it can run in any
-// image (it must be static).
-func builtinOpponent() (*submission.Bot, error) {
+// builtinOpponent is this executable as the random bot of game, if it can run
+// in any image (it must be static).
+func builtinOpponent(game rules.Game) (*submission.Bot, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	if err := images.CheckStatic(self); err != nil {
-		return nil, fmt.Errorf("the built-in random bot is this arena binary, which must be static to run in the image (build it with make): %v", err)
+		return nil, fmt.Errorf("the built-in random bot is this arena binary, which must be static to run in the image (build it with make): %v", strings.TrimPrefix(err.Error(), "agent "))
 	}
 	data, err := os.ReadFile(self)
 	if err != nil {
 		return nil, err
 	}
+	entry := randomBotName
+	if game.Protocol().Lines != nil {
+		entry = randomBotPrefix + game.Name()
+	}
 	return &submission.Bot{Name: "random", SHA256: submission.Sum(data), Source: "built in",
-		Program: sandbox.Program{Name: "random", Entry: randomBotName, Files: []sandbox.File{{Name: randomBotName, Data: data, Mode: 0o755}}}}, nil
+		Program: sandbox.Program{Name: "random", Entry: entry, Files: []sandbox.File{{Name: entry, Data: data, Mode: 0o755}}}}, nil
 }
 
 func validateCommand() *cli.Command {
@@ -120,21 +150,22 @@ func runValidate(c *cli.Context) error {
 		*dst = n
 	}
 	lim.MaxEntries = c.Int("max-entries")
-	o := validate.Options{Intake: lim, Seed: c.Uint64("seed")}
+	g, _, err := gameAndOptions(c)
+	if err != nil {
+		return err
+	}
+	o := validate.Options{Intake: lim, Seed: c.Uint64("seed"), Game: g}
 	if !c.Bool("static-only") {
 		ms, err := readMatchSettings(c)
 		if err != nil {
 			return err
 		}
 		defer ms.closer()
-		if ms.game.Name() != "codeclash" {
-			return usagef("validate knows the Code Clash submission rules only")
-		}
 		o.Backend, o.Limits = ms.backend, ms.limits
 		if o.Facts, err = validate.ProbeImage(c.Context, ms.backend, ms.limits); err != nil {
 			return fmt.Errorf("read the runtime image: %w", err)
 		}
-		if o.Opponent, err = builtinOpponent(); err != nil {
+		if o.Opponent, err = builtinOpponent(ms.game); err != nil {
 			fmt.Fprintln(c.App.ErrWriter, "arena: warning:", err, "; the full matches are skipped")
 		}
 	}

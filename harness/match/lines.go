@@ -159,7 +159,7 @@ func (m *runner) lineTurn(ctx context.Context) (done bool, err error) {
 		rec.Answer = &a
 		rec.AnswerSize = int64(len(a))
 	}
-	rec.Early, rec.Exited, rec.TooLong, rec.TimedOut = ex.Early, ex.Exited, ex.TooLong, ex.TimedOut
+	rec.Early, rec.Late, rec.Exited, rec.TooLong, rec.TimedOut = ex.Early, ex.Late, ex.Exited, ex.TooLong, ex.TimedOut
 	rec.Verdict, rec.Reason = string(j.Verdict), j.Reason
 	rec.WallMs, rec.HarnessMs = ms(ex.Wall), ms(harness)
 	if j.Move != nil {

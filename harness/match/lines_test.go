@@ -118,3 +118,77 @@ func (m *runtimeMem) read() {
 	readMemStats(&s)
 	m.heap = int64(s.HeapInuse)
 }
+
+func TestACM6x6OverStdio(t *testing.T) {
+	t.Run("two legal bots finish the game", func(t *testing.T) {
+		res, _ := playLines(t, "acm6x6", lineBot(t, "acm6x6.legal"), lineBot(t, "acm6x6.legal"), nil, match.Forfeit)
+		if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted {
+			t.Fatalf("%+v", res)
+		}
+	})
+	t.Run("a late bot gets a random move and the game goes on", func(t *testing.T) {
+		res, dir := playLines(t, "acm6x6", lineBot(t, "acm6x6.legal"), lineBot(t, "acm6x6.slow-250"), map[string]string{"maxMoves": "5"}, match.Forfeit)
+		if res.Reason != rules.ReasonMaxPlies || len(res.Faults) == 0 {
+			t.Fatalf("%+v", res)
+		}
+		for _, f := range res.Faults {
+			if f.Side != "black" || f.Verdict != string(rules.Timeout) {
+				t.Fatalf("fault %+v", f)
+			}
+		}
+		lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+		var tr transcript.Turn
+		lines[2].Decode(&tr)
+		if !tr.Substituted || tr.Played == "" {
+			t.Fatalf("black's first turn: %+v", tr)
+		}
+	})
+}
+
+func pythonBot(t *testing.T, name, source string) *submission.Bot {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	os.WriteFile(p, []byte(source), 0o644)
+	g, _ := rules.Lookup("checkers")
+	b, err := submission.LoadFor(p, submission.DefaultLimits(), g.(rules.Packager))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCheckersPythonClassesRunUnchanged(t *testing.T) {
+	root, _ := gobuild.ModuleRoot()
+	example, err := os.ReadFile(filepath.Join(root, "examples", "checkers", "random_bot.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("a bot class against a line-protocol bot", func(t *testing.T) {
+		res, dir := playLines(t, "checkers", pythonBot(t, "random_bot.py", string(example)), lineBot(t, "checkers.legal"), nil, match.Forfeit)
+		if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted {
+			t.Fatalf("%+v", res)
+		}
+		lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+		auto := 0
+		for _, l := range lines {
+			var tr transcript.Turn
+			if l.Type == transcript.TypeTurn && l.Decode(&tr) == nil && tr.Auto {
+				auto++
+			}
+		}
+		t.Logf("%s by %s after %d turns, %d played automatically", res.Winner, res.Reason, res.Turns, auto)
+	})
+	t.Run("a bot class that raises loses with its traceback kept", func(t *testing.T) {
+		broken := "class bot():\n    def move(self, plansza, ruchy):\n        print('thinking')\n        raise ValueError('no idea')\n"
+		res, dir := playLines(t, "checkers", pythonBot(t, "broken.py", broken), lineBot(t, "checkers.legal"), nil, match.Forfeit)
+		if res.Winner != transcript.WinnerBlack || res.Reason != string(rules.InvalidOutput) {
+			t.Fatalf("%+v", res)
+		}
+		lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+		var foot transcript.Footer
+		lines[len(lines)-1].Decode(&foot)
+		if !strings.Contains(foot.Sessions[0].StderrTail, "ValueError: no idea") || !strings.Contains(foot.Sessions[0].StderrTail, "thinking") {
+			t.Fatalf("stderr tail %q", foot.Sessions[0].StderrTail)
+		}
+	})
+}

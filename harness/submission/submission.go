@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -79,7 +80,11 @@ func refuse(entry, format string, a ...any) error {
 
 // Load reads a bot from an executable file, a directory holding one executable,
 // or a submission ZIP.
-func Load(p string, lim Limits) (*Bot, error) {
+func Load(p string, lim Limits) (*Bot, error) { return LoadFor(p, lim, nil) }
+
+// LoadFor is Load for a game whose submissions a Packager turns into a
+// program (nil: pick the executable).
+func LoadFor(p string, lim Limits, pack rules.Packager) (*Bot, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, err
@@ -112,7 +117,14 @@ func Load(p string, lim Limits) (*Bot, error) {
 	default:
 		return nil, fmt.Errorf("%s is neither a file nor a directory", p)
 	}
-	entry, why, err := PickExecutable(files)
+	var entry, why string
+	if pack != nil {
+		files, entry, err = Package(files, pack)
+		why = "run by the game's adapter " + entry
+	}
+	if err == nil && entry == "" {
+		entry, why, err = PickExecutable(files)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
@@ -123,12 +135,17 @@ func Load(p string, lim Limits) (*Bot, error) {
 		}
 	}
 	if subSum == "" {
-		subSum = sum(exe)
+		subSum = filesSum(files)
+	}
+	exeSum := sum(exe)
+	if why != "" && pack != nil && strings.HasPrefix(why, "run by the game's adapter") {
+		// The adapter is the same for everyone: the bot is its module.
+		exeSum = subSum
 	}
 	return &Bot{
 		Name:             name,
 		Source:           p,
-		SHA256:           sum(exe),
+		SHA256:           exeSum,
 		SubmissionSHA256: subSum,
 		Program:          sandbox.Program{Name: name, Files: files, Entry: entry},
 		Choice:           why,
@@ -138,6 +155,18 @@ func Load(p string, lim Limits) (*Bot, error) {
 func sum(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// filesSum hashes a set of files: names and contents, in name order.
+func filesSum(files []sandbox.File) string {
+	sorted := append([]sandbox.File(nil), files...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	h := sha256.New()
+	for _, f := range sorted {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func isZip(data []byte) bool {
@@ -294,6 +323,30 @@ func readDir(dir string, lim Limits) ([]sandbox.File, error) {
 		return nil, fmt.Errorf("%s holds no files", dir)
 	}
 	return files, nil
+}
+
+// Package adds a game's adapter to a submission's files.
+func Package(files []sandbox.File, pack rules.Packager) ([]sandbox.File, string, error) {
+	m := map[string][]byte{}
+	for _, f := range files {
+		m[f.Name] = f.Data
+	}
+	extra, entry, err := pack.Package(m)
+	if err != nil {
+		return nil, "", err
+	}
+	names := make([]string, 0, len(extra))
+	for name := range extra {
+		if _, clash := m[name]; clash {
+			return nil, "", refuse(name, "clashes with a file the game's adapter needs; rename it")
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		files = append(files, sandbox.File{Name: name, Data: extra[name], Mode: 0o755})
+	}
+	return files, entry, nil
 }
 
 // Kind says what an executable candidate is.

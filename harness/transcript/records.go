@@ -68,6 +68,7 @@ type Turn struct {
 	// TooLong that it ended or answered with an overlong line; Auto that the
 	// move was the only legal one and was played without asking.
 	Early   string `json:"early,omitempty"`
+	Late    string `json:"late,omitempty"` // late answers to earlier questions, discarded
 	Exited  bool   `json:"exited,omitempty"`
 	TooLong bool   `json:"tooLong,omitempty"`
 	Auto    bool   `json:"auto,omitempty"`

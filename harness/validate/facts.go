@@ -31,6 +31,7 @@ done
 for c in sh bash dash env python3 python perl node nodejs java ruby lua php; do
   p=$(command -v "$c" 2>/dev/null) && echo "cmd=$c" && echo "cmd=$p"
 done
+python3 -c 'import numpy' 2>/dev/null && echo "cmd=python3-numpy"
 for p in /bin/sh /bin/bash /usr/bin/env /usr/bin/python3 /usr/bin/python /usr/local/bin/python3 /usr/bin/perl /usr/bin/node; do
   [ -x "$p" ] && echo "cmd=$p"
 done

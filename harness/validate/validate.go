@@ -101,6 +101,8 @@ func (r *Report) add(c Check) {
 
 // Options configure validation.
 type Options struct {
+	// Game is the game the submission plays (nil: Code Clash).
+	Game    rules.Game
 	Intake  submission.Limits
 	Backend sandbox.Backend // nil: static checks only
 	Limits  sandbox.Limits
@@ -143,24 +145,42 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		}
 	}
 
-	entry, why, err := submission.PickExecutable(files)
-	if err != nil {
-		fix := "put exactly one executable, built for Linux x86-64 on Ubuntu 24.04, in the ZIP"
-		rep.add(Check{Name: "executable", Status: Fail, Detail: err.Error(), Fix: fix})
-	} else {
-		rep.Entry = entry
-		rep.add(Check{Name: "executable", Status: Pass, Detail: why})
+	if o.Game == nil {
+		o.Game = codeclash.Game{}
 	}
-	var exe []byte
-	for _, f := range files {
-		if f.Name == entry {
-			exe = f.Data
+	submitted := files
+	var entry, why string
+	if pack, ok := o.Game.(rules.Packager); ok {
+		files, entry, err = submission.Package(files, pack)
+		why = "the module is run by arena's adapter (" + entry + ")"
+		if err != nil {
+			rep.add(Check{Name: "module", Status: Fail, Detail: err.Error(), Fix: "submit one Python module defining class bot with a move(self, plansza, ruchy) method"})
+		} else {
+			rep.add(Check{Name: "module", Status: Pass, Detail: why})
+			moduleChecks(rep, o.Facts)
+		}
+	} else {
+		entry, why, err = submission.PickExecutable(files)
+		if err != nil {
+			fix := "put exactly one executable, built for Linux x86-64 on Ubuntu 24.04, in the ZIP"
+			rep.add(Check{Name: "executable", Status: Fail, Detail: err.Error(), Fix: fix})
+		} else {
+			rep.add(Check{Name: "executable", Status: Pass, Detail: why})
 		}
 	}
-	if exe != nil {
+	var exe []byte
+	if err == nil {
+		rep.Entry = entry
+		for _, f := range files {
+			if f.Name == entry {
+				exe = f.Data
+			}
+		}
+	}
+	if exe != nil && !isPackaged(o.Game) {
 		binaryChecks(rep, entry, exe, o.Facts)
 	}
-	docChecks(rep, files)
+	docChecks(rep, submitted)
 
 	if exe != nil && o.Backend != nil && rep.Failures == 0 {
 		bot := &submission.Bot{Name: rep.Name, Source: p, SHA256: submission.Sum(exe), SubmissionSHA256: zipSum,
@@ -300,6 +320,24 @@ func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 	}
 }
 
+func isPackaged(g rules.Game) bool {
+	_, ok := g.(rules.Packager)
+	return ok
+}
+
+// moduleChecks checks that the image can run an adapted Python module.
+func moduleChecks(rep *Report, facts *ImageFacts) {
+	switch {
+	case facts == nil:
+	case !facts.HasCommand("python3"):
+		rep.add(Check{Name: "interpreter", Status: Fail, Detail: "the runtime image has no python3", Fix: "run this game with an image that has python3 and python3-numpy (e.g. arena image build --base arena-testbase:trixie)"})
+	case !facts.Commands["python3-numpy"]:
+		rep.add(Check{Name: "interpreter", Status: Fail, Detail: "the runtime image's python3 has no numpy", Fix: "use an image with python3-numpy"})
+	default:
+		rep.add(Check{Name: "interpreter", Status: Pass, Detail: "python3 with numpy is in the runtime image"})
+	}
+}
+
 // docChecks looks for the source and the README the submission rules ask for.
 func docChecks(rep *Report, files []sandbox.File) {
 	var sources []string
@@ -363,11 +401,14 @@ func versionLess(a, b string) bool {
 // behaviour runs the bot on every prepared position as each colour, then a full
 // match against the random bot as each colour.
 func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sandbox.File, o Options) error {
-	proto := codeclash.Game{}.Protocol().Files
+	proto := o.Game.Protocol().Files
 	var walls []float64
 	var peak int64
 	dataName := ""
 	for _, side := range rules.Sides {
+		if proto == nil || o.Game.Name() != "codeclash" {
+			break // the positions are Code Clash's; other games get the full matches
+		}
 		positions := Positions(o.Seed)[side]
 		box, err := o.Backend.Open(ctx, sandbox.Spec{Program: bot.Program, Limits: o.Limits,
 			Labels: map[string]string{"org.arenabots.arena.validate": rep.Name}})
@@ -430,8 +471,14 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 	}
 	if len(walls) > 0 {
 		slices.Sort(walls)
+		limit := o.Limits.TurnTimeout
+		if lp := o.Game.Protocol().Lines; lp != nil {
+			if l, err := match.LineTimes(*lp, nil, o.Limits); err == nil {
+				limit = l.MoveTime
+			}
+		}
 		rep.Usage = &Usage{Turns: len(walls), P50Ms: walls[len(walls)/2], MaxMs: walls[len(walls)-1],
-			LimitMs: float64(o.Limits.TurnTimeout.Milliseconds()), PeakMemory: peak, MemLimit: o.Limits.Memory}
+			LimitMs: float64(limit.Microseconds()) / 1000, PeakMemory: peak, MemLimit: o.Limits.Memory}
 		if rep.Usage.MaxMs > 0.8*rep.Usage.LimitMs && rep.Failures == 0 {
 			rep.add(Check{Name: "time", Status: Warn, Detail: fmt.Sprintf("the slowest turn took %.0f ms of the %.0f ms limit", rep.Usage.MaxMs, rep.Usage.LimitMs),
 				Fix: "leave a margin: a loaded host is slower than yours"})
@@ -486,7 +533,7 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 	if side == rules.Black {
 		white, black = o.Opponent, bot
 	}
-	res, err := match.Run(ctx, match.Config{Game: codeclash.Game{}, Seed: o.Seed + uint64(side), White: white, Black: black,
+	res, err := match.Run(ctx, match.Config{Game: o.Game, Seed: o.Seed + uint64(side), White: white, Black: black,
 		Backend: o.Backend, Limits: o.Limits, Dir: dir, Labels: map[string]string{"org.arenabots.arena.validate": rep.Name}})
 	if err != nil {
 		return nil, 0, err
@@ -501,9 +548,17 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 	}
 	var walls []float64
 	var peak int64
+	var foot transcript.Footer
+	if lines[len(lines)-1].Decode(&foot) == nil {
+		for _, s := range foot.Sessions {
+			if s.Side == side.String() {
+				peak = max(peak, s.PeakMemory)
+			}
+		}
+	}
 	for _, l := range lines {
 		var t transcript.Turn
-		if l.Type != transcript.TypeTurn || l.Decode(&t) != nil || t.Side != side.String() {
+		if l.Type != transcript.TypeTurn || l.Decode(&t) != nil || t.Side != side.String() || t.Auto {
 			continue
 		}
 		walls = append(walls, t.WallMs)

@@ -17,6 +17,7 @@ import (
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules"
+	_ "github.com/arenabots/arena/rules/games"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 	"github.com/arenabots/arena/sandbox/local"
@@ -244,4 +245,60 @@ func opponent(t *testing.T) *submission.Bot {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestValidateOtherGames(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	be := docker.New(cli, image)
+	lim := sandbox.DefaultLimits()
+	facts, err := ProbeImage(context.Background(), be, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := gobuild.ModuleRoot()
+	pyBot, err := os.ReadFile(filepath.Join(root, "examples", "checkers", "random_bot.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cases := []struct {
+		game, zip string
+	}{
+		{"checkers", zipOf(t, dir, "checkers.zip", entry{name: "random_bot.py", data: pyBot}, readme)},
+		{"chess", zipOf(t, dir, "chess.zip", entry{name: "legal", data: line, mode: 0o755}, source, readme)},
+		{"acm6x6", zipOf(t, dir, "acm.zip", entry{name: "acm6x6.legal", data: line, mode: 0o755}, source, readme)},
+	}
+	for _, c := range cases {
+		t.Run(c.game, func(t *testing.T) {
+			g, err := rules.Lookup(c.game)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opp := lineBotFor(t, c.game, line)
+			rep, err := Validate(context.Background(), c.zip, Options{Game: g, Intake: defaultIntake(), Backend: be, Limits: lim, Facts: facts, Opponent: opp, Seed: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			matches := 0
+			for _, ch := range rep.Checks {
+				if strings.HasPrefix(ch.Name, "match as") && ch.Status == Pass {
+					matches++
+				}
+			}
+			if !rep.Pass || matches != 2 {
+				t.Fatalf("%+v", rep.Checks)
+			}
+		})
+	}
+}
+
+// lineBotFor is the line fixture playing legally as the opponent.
+func lineBotFor(t *testing.T, game string, data []byte) *submission.Bot {
+	name := game + ".legal"
+	return &submission.Bot{Name: "random", SHA256: submission.Sum(data),
+		Program: sandbox.Program{Name: "random", Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
 }

@@ -236,7 +236,11 @@ func TestPackageAddsTheAdapter(t *testing.T) {
 	if err != nil || entry != AdapterName || len(extra[AdapterName]) == 0 {
 		t.Fatalf("%v %s %v", extra, entry, err)
 	}
-	if _, _, err := (Game{}).Package(map[string][]byte{"a.py": []byte("print(1)\n")}); err == nil {
-		t.Fatal("a module without class bot was accepted")
+	if extra, entry, err := (Game{}).Package(map[string][]byte{"a.py": []byte("print(1)\n")}); err != nil || entry != "" || extra != nil {
+		t.Fatal("a submission without class bot must be left to run as an executable")
+	}
+	two := map[string][]byte{"a.py": []byte("class bot():\n    pass\n"), "b.py": []byte("class bot:\n    pass\n")}
+	if _, _, err := (Game{}).Package(two); err == nil || !strings.Contains(err.Error(), "2 Python files") {
+		t.Fatalf("two bot classes: %v", err)
 	}
 }

@@ -189,7 +189,8 @@ func (codec) Reply(rules.State, bool, rules.Clock) []string { return nil }
 var classBot = regexp.MustCompile(`(?m)^class\s+bot\b`)
 
 // Package implements rules.Packager: a checkers submission is a Python module
-// defining class bot; the adapter is added and runs it.
+// defining class bot; the adapter is added and runs it. A submission without
+// such a module is taken to be an executable that speaks the line protocol.
 func (Game) Package(files map[string][]byte) (map[string][]byte, string, error) {
 	var modules []string
 	for name, data := range files {
@@ -200,7 +201,7 @@ func (Game) Package(files map[string][]byte) (map[string][]byte, string, error) 
 	sort.Strings(modules)
 	switch len(modules) {
 	case 0:
-		return nil, "", fmt.Errorf("no Python file defines `class bot` (with a move(self, plansza, ruchy) method)")
+		return nil, "", nil // no bot class: an executable speaking the line protocol itself
 	case 1:
 	default:
 		return nil, "", fmt.Errorf("%d Python files define `class bot` (%s): keep one", len(modules), strings.Join(modules, ", "))

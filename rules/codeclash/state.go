@@ -663,3 +663,18 @@ func (s *State) Frame(viewer rules.Side) rules.Frame {
 	}
 	return f
 }
+
+// Perft implements rules.Perfter: positions depth turns ahead (setup
+// placements included), moves without abilities.
+func (s *State) Perft(depth int) int64 {
+	if depth == 0 || s.outcome.Over {
+		return 1
+	}
+	var n int64
+	for _, m := range s.legalMoves(false) {
+		c := s.clone()
+		c.Apply(m)
+		n += c.Perft(depth - 1)
+	}
+	return n
+}

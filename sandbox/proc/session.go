@@ -31,6 +31,10 @@ type Session struct {
 	errDone chan struct{}
 	start   time.Time
 
+	// late counts questions that timed out and whose answers have not been
+	// read yet: when they come, they are late answers, not early output.
+	late int
+
 	mu     sync.Mutex
 	status syscall.WaitStatus
 	cpu    time.Duration
@@ -188,7 +192,27 @@ func (ss *Session) Send(text string) error {
 // Ask resumes the bot, writes the question and waits for one answer line.
 func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
 	var ex sandbox.Exchange
-	// Anything already waiting was written before the bot was asked.
+	ss.signal(syscall.SIGCONT)
+	// The answers to questions that timed out come first; wait a little for
+	// them (on nobody's clock) so that they are not taken for this answer.
+	var lateLines []string
+	for ss.late > 0 {
+		select {
+		case l, ok := <-ss.lines:
+			if !ok {
+				ss.late = 0
+				continue
+			}
+			lateLines = append(lateLines, l.text)
+			ss.late--
+		case <-ss.exited:
+			ss.late = 0
+		case <-time.After(time.Second):
+			ss.late = 0
+		}
+	}
+	ex.Late = strings.Join(lateLines, "\n")
+	// Anything else already waiting was written before the bot was asked.
 	var early []string
 drain:
 	for {
@@ -208,8 +232,14 @@ drain:
 			ex.Early = ex.Early[:1024] + "..."
 		}
 	}
-	ss.signal(syscall.SIGCONT)
-	defer ss.signal(syscall.SIGSTOP)
+	paused := true
+	defer func() {
+		// A bot that timed out keeps running until its late answer is in;
+		// every other bot waits, stopped, for its next question.
+		if paused {
+			ss.signal(syscall.SIGSTOP)
+		}
+	}()
 	start := time.Now()
 	if text != "" {
 		if err := ss.Send(text); err != nil {
@@ -243,6 +273,8 @@ drain:
 	case <-timer.C:
 		ex.Wall = time.Since(start)
 		ex.TimedOut = true
+		ss.late++
+		paused = false
 	}
 	return ex
 }
