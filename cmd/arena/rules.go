@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
