@@ -14,6 +14,8 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules"
+	_ "github.com/arenabots/arena/rules/games"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -148,5 +150,35 @@ func TestTournamentInDocker(t *testing.T) {
 	views, _ := filepath.Glob(filepath.Join(dir, "games", "*", "match.html"))
 	if len(views) != 12 || strings.Count(string(report), `/match.html">view</a>`) != 12 {
 		t.Fatalf("%d views, report links %d", len(views), strings.Count(string(report), "match.html"))
+	}
+}
+
+func TestTournamentOfALineGame(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bots []*submission.Bot
+	for _, mode := range []string{"acm6x6.legal", "acm6x6.garbage", "acm6x6.silent"} {
+		bots = append(bots, &submission.Bot{Name: mode, SHA256: submission.Sum(data), Source: mode,
+			Program: sandbox.Program{Name: mode, Entry: mode, Files: []sandbox.File{{Name: mode, Data: data, Mode: 0o755}}}})
+	}
+	dir := t.TempDir()
+	o := options(t, dir, bots, docker.New(cli, image), "docker")
+	o.Game, _ = rules.Lookup("acm6x6")
+	o.Config.Game, o.Config.Rules, o.Config.Image = "acm6x6", map[string]string{"maxMoves": "5"}, image
+	o.Config.Limits.TurnTimeout = sandbox.DefaultLimits().TurnTimeout // the game's own 0.1 s per move
+	o.Labels = dockertest.Labels(t)
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockertest.NoLeftovers(t, cli, o.Labels)
+	// The silent bot is late every time, so ACM's rule plays random moves for
+	// it; garbage forfeits every game.
+	last := sum.Standings[len(sum.Standings)-1]
+	if sum.Done != 6 || last.Name != "acm6x6.garbage" || last.Points != 0 || last.Games != 4 {
+		t.Fatalf("%+v\n%s", sum, String(sum.Standings))
 	}
 }

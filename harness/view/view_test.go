@@ -17,7 +17,9 @@ import (
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/rules/codeclash"
+	_ "github.com/arenabots/arena/rules/games"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/local"
 )
@@ -222,4 +224,29 @@ func equal(a, b [][]string) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+func TestViewOfALineGame(t *testing.T) {
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot := func(name string) *submission.Bot {
+		return &submission.Bot{Name: name, SHA256: submission.Sum(data),
+			Program: sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
+	}
+	g, _ := rules.Lookup("chess")
+	dir := filepath.Join(t.TempDir(), "m")
+	if _, err := match.Run(context.Background(), match.Config{Game: g, Rules: map[string]string{"maxPlies": "30"}, White: bot("legal"), Black: bot("legal"),
+		Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(dir)
+	if err != nil || !d.Consistent {
+		t.Fatalf("%v %s", err, d.Problem)
+	}
+	start := d.Steps[0].Frames["true"].Cells
+	if len(d.Steps) != 31 || len(start) != 8 || strings.Join(start[0], "") != "rnbqkbnr" || strings.Join(start[7], "") != "RNBQKBNR" {
+		t.Fatalf("%d steps, start %v", len(d.Steps), start)
+	}
 }

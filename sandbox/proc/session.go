@@ -194,7 +194,8 @@ func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
 	var ex sandbox.Exchange
 	ss.signal(syscall.SIGCONT)
 	// The answers to questions that timed out come first; wait a little for
-	// them (on nobody's clock) so that they are not taken for this answer.
+	// them (on nobody's clock, at most one move's time) so that they are not
+	// taken for this answer.
 	var lateLines []string
 	for ss.late > 0 {
 		select {
@@ -207,7 +208,7 @@ func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
 			ss.late--
 		case <-ss.exited:
 			ss.late = 0
-		case <-time.After(time.Second):
+		case <-time.After(min(time.Second, timeout)):
 			ss.late = 0
 		}
 	}
