@@ -24,6 +24,7 @@ type Session struct {
 	pid     int
 	stdin   *os.File
 	lines   chan line
+	eof     chan struct{} // closed when the bot's stdout is closed
 	exited  chan struct{} // closed when the bot process has ended
 	waited  chan struct{} // closed when every child has been reaped
 	errTail tail
@@ -96,7 +97,7 @@ func StartSession(s Spec) (*Session, error) {
 	if s.Started != nil {
 		s.Started(pid)
 	}
-	ss := &Session{spec: s, pid: pid, stdin: inW, lines: make(chan line, 16), exited: make(chan struct{}),
+	ss := &Session{spec: s, pid: pid, stdin: inW, lines: make(chan line, 16), eof: make(chan struct{}), exited: make(chan struct{}),
 		waited: make(chan struct{}), errDone: make(chan struct{}), errR: errR, start: start}
 	go ss.readLines(outR)
 	go func() {
@@ -109,6 +110,7 @@ func StartSession(s Spec) (*Session, error) {
 
 // readLines splits stdout into lines of at most sandbox.MaxLine bytes.
 func (ss *Session) readLines(r *os.File) {
+	defer close(ss.eof)
 	defer close(ss.lines)
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 4096)
@@ -286,6 +288,13 @@ func (ss *Session) Stop() sandbox.Report {
 	select {
 	case <-ss.exited:
 		exitedBefore = true
+	case <-ss.eof:
+		// Its output is closed: it is probably exiting; let it finish.
+		select {
+		case <-ss.exited:
+			exitedBefore = true
+		case <-time.After(200 * time.Millisecond):
+		}
 	default:
 	}
 	ss.signal(syscall.SIGKILL)
