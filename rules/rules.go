@@ -11,6 +11,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -336,4 +337,23 @@ type Framer interface {
 // run as an ordinary executable.
 type Packager interface {
 	Package(files map[string][]byte) (extra map[string][]byte, entry string, err error)
+}
+
+// MovesJSON is the `arena rules legal` output of a line game: the legal moves
+// in wire form.
+func MovesJSON(st State) ([]byte, error) {
+	moves := []string{}
+	for _, m := range st.LegalMoves() {
+		moves = append(moves, m.String())
+	}
+	out, err := json.Marshal(map[string]any{"moves": moves})
+	return append(out, '\n'), err
+}
+
+// CheckDuration validates a time-control option (moveTime, gameTime).
+func CheckDuration(name, v string) error {
+	if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+		return fmt.Errorf("%s: want a positive duration such as 90s, got %q", name, v)
+	}
+	return nil
 }

@@ -77,17 +77,20 @@ func JudgeTurn(st rules.State, p *rules.FileProtocol, r sandbox.Report) Judgemen
 		j.Verdict, j.Reason = rules.InvalidOutput, fmt.Sprintf("%s is %d bytes; the limit is %d", p.MoveFile, a.Size, p.MaxMoveBytes)
 		return j
 	}
-	m, err := st.ParseMove(a.Data)
+	j.Move, j.Verdict, j.Reason = judgeAnswer(st, a.Data)
+	return j
+}
+
+// judgeAnswer reads an answer and judges the move it names.
+func judgeAnswer(st rules.State, answer []byte) (rules.Move, rules.Verdict, string) {
+	m, err := st.ParseMove(answer)
 	if err == nil {
-		j.Move = m
 		err = st.Judge(m)
 	}
 	if err != nil {
-		j.Verdict, j.Reason = rules.VerdictOf(err), err.Error()
-		return j
+		return m, rules.VerdictOf(err), err.Error()
 	}
-	j.Verdict = rules.OK
-	return j
+	return m, rules.OK, ""
 }
 
 // dataFiles splits the game directory's extra entries into the data files and

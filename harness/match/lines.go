@@ -46,16 +46,7 @@ func JudgeLine(st rules.State, ex sandbox.Exchange, bankOut bool) Judgement {
 	case ex.TooLong:
 		j.Verdict, j.Reason = rules.InvalidOutput, fmt.Sprintf("the answer is longer than %d bytes", sandbox.MaxLine)
 	default:
-		m, err := st.ParseMove([]byte(ex.Line))
-		if err == nil {
-			j.Move = m
-			err = st.Judge(m)
-		}
-		if err != nil {
-			j.Verdict, j.Reason = rules.VerdictOf(err), err.Error()
-			return j
-		}
-		j.Verdict = rules.OK
+		j.Move, j.Verdict, j.Reason = judgeAnswer(st, []byte(ex.Line))
 	}
 	return j
 }
@@ -89,7 +80,7 @@ func (m *runner) startSessions(ctx context.Context) (done bool, err error) {
 		var sf *sandbox.StartFailure
 		if errors.As(errs[side], &sf) {
 			m.res.Faults = append(m.res.Faults, transcript.Fault{Ply: 1, Side: side.String(), Verdict: string(rules.Crash), Reason: sf.Reason})
-			m.res.Winner, m.res.Reason = winnerName(side.Other()), string(rules.Crash)
+			m.res.Winner, m.res.Reason = WinnerName(side.Other()), string(rules.Crash)
 			return true, nil
 		}
 		if errs[side] != nil {
@@ -175,7 +166,7 @@ func (m *runner) lineTurn(ctx context.Context) (done bool, err error) {
 				return false, err
 			}
 			m.observe(rec)
-			m.res.Winner, m.res.Reason = winnerName(side.Other()), string(j.Verdict)
+			m.res.Winner, m.res.Reason = WinnerName(side.Other()), string(j.Verdict)
 			return true, nil
 		}
 		played = Substitute(m.rng, st)

@@ -250,14 +250,15 @@ func (m *runner) run(ctx context.Context) (res transcript.Result) {
 		}
 	}
 	if o := m.st.Outcome(); o.Over {
-		m.res.Winner = winnerName(o.Winner)
+		m.res.Winner = WinnerName(o.Winner)
 		m.res.Reason = o.Reason
 	}
 	m.finish()
 	return m.res
 }
 
-func winnerName(s rules.Side) string {
+// WinnerName is how a result names the winning side.
+func WinnerName(s rules.Side) string {
 	switch s {
 	case rules.White:
 		return transcript.WinnerWhite
@@ -408,7 +409,7 @@ func (m *runner) turn(ctx context.Context) (done bool, err error) {
 				return false, err
 			}
 			m.observe(rec)
-			m.res.Winner = winnerName(side.Other())
+			m.res.Winner = WinnerName(side.Other())
 			m.res.Reason = string(j.Verdict)
 			return true, nil
 		}

@@ -227,7 +227,7 @@ func (r *replayer) run(lines []transcript.Line) *Divergence {
 	switch o := st.Outcome(); {
 	case forfeited:
 	case o.Over:
-		res.Winner, res.Reason = winnerName(o.Winner), o.Reason
+		res.Winner, res.Reason = match.WinnerName(o.Winner), o.Reason
 	default:
 		// The game did not finish: only an aborted footer is consistent.
 		res.Winner, res.Reason, res.AbortReason = transcript.WinnerNone, transcript.ReasonAborted, foot.Result.AbortReason
@@ -245,16 +245,6 @@ func normal(r transcript.Result) transcript.Result {
 		r.Faults = []transcript.Fault{}
 	}
 	return r
-}
-
-func winnerName(s rules.Side) string {
-	switch s {
-	case rules.White:
-		return transcript.WinnerWhite
-	case rules.Black:
-		return transcript.WinnerBlack
-	}
-	return transcript.WinnerDraw
 }
 
 // Facts rebuilds the sandbox's report of a turn from its record.
@@ -317,42 +307,15 @@ func (r *replayer) turn(n int, st rules.State, proto *rules.FileProtocol, policy
 		return diverge(n, t.Ply, "answer", t.AnswerBase64, err.Error())
 	}
 	j := match.JudgeTurn(st, proto, facts)
-	if string(j.Verdict) != t.Verdict {
-		return diverge(n, t.Ply, "verdict", t.Verdict, j.Verdict)
-	}
-	if j.Reason != t.Reason {
-		return diverge(n, t.Ply, "reason", t.Reason, j.Reason)
-	}
-	if j.Review != t.Review {
-		return diverge(n, t.Ply, "review", t.Review, j.Review)
-	}
-	move := ""
-	if j.Move != nil {
-		move = j.Move.String()
-	}
-	if move != t.Move {
-		return diverge(n, t.Ply, "move", t.Move, move)
+	if d := compare(n, t, j); d != nil {
+		return d
 	}
 	if d := r.dataFiles(n, t, j); d != nil {
 		return d
 	}
-	played := j.Move
-	if j.Verdict != rules.OK {
-		res.Faults = append(res.Faults, transcript.Fault{Ply: t.Ply, Side: t.Side, Verdict: t.Verdict, Reason: j.Reason, Review: j.Review})
-		if policy != match.RandomMove {
-			if t.Played != "" || t.Substituted {
-				return diverge(n, t.Ply, "played", t.Played, "nothing: the fault forfeits the game")
-			}
-			*forfeited = true
-			res.Winner, res.Reason = winnerName(side.Other()), string(j.Verdict)
-			return nil
-		}
-		if !t.Substituted {
-			return diverge(n, t.Ply, "substituted", false, true)
-		}
-		played = match.Substitute(r.rng, st)
-	} else if t.Substituted {
-		return diverge(n, t.Ply, "substituted", true, false)
+	played, done, d := r.settle(n, st, t, j, policy == match.RandomMove, res, forfeited)
+	if d != nil || done {
+		return d
 	}
 	if want := string(bytes.TrimRight(st.EncodeMove(played), "\r\n")); t.Played != want {
 		return diverge(n, t.Ply, "played", t.Played, want)
@@ -420,37 +383,15 @@ func (r *replayer) lineTurn(n int, st rules.State, policy match.Policy, t transc
 			r.bank[side] -= ex.Wall
 		}
 		j := match.JudgeLine(st, ex, bankOut)
-		if string(j.Verdict) != t.Verdict {
-			return diverge(n, t.Ply, "verdict", t.Verdict, j.Verdict)
+		if d := compare(n, t, j); d != nil {
+			return d
 		}
-		if j.Reason != t.Reason {
-			return diverge(n, t.Ply, "reason", t.Reason, j.Reason)
-		}
-		move := ""
-		if j.Move != nil {
-			move = j.Move.String()
-		}
-		if move != t.Move {
-			return diverge(n, t.Ply, "move", t.Move, move)
-		}
-		played = j.Move
-		if j.Verdict != rules.OK {
-			res.Faults = append(res.Faults, transcript.Fault{Ply: t.Ply, Side: t.Side, Verdict: t.Verdict, Reason: j.Reason})
-			lateRandom := j.Verdict == rules.Timeout && l.LateMove == "random" && !bankOut
-			if policy != match.RandomMove && !lateRandom {
-				if t.Played != "" || t.Substituted {
-					return diverge(n, t.Ply, "played", t.Played, "nothing: the fault forfeits the game")
-				}
-				*forfeited = true
-				res.Winner, res.Reason = winnerName(side.Other()), t.Verdict
-				return nil
-			}
-			if !t.Substituted {
-				return diverge(n, t.Ply, "substituted", false, true)
-			}
-			played = match.Substitute(r.rng, st)
-		} else if t.Substituted {
-			return diverge(n, t.Ply, "substituted", true, false)
+		lateRandom := j.Verdict == rules.Timeout && l.LateMove == "random" && !bankOut
+		var done bool
+		var d *Divergence
+		played, done, d = r.settle(n, st, t, j, policy == match.RandomMove || lateRandom, res, forfeited)
+		if d != nil || done {
+			return d
 		}
 	}
 	want := string(bytes.TrimRight(st.EncodeMove(played), "\r\n"))
@@ -462,4 +403,48 @@ func (r *replayer) lineTurn(n int, st rules.State, policy match.Policy, t transc
 	}
 	r.last = want
 	return nil
+}
+
+// compare checks a recorded judgement against the recomputed one.
+func compare(n int, t transcript.Turn, j match.Judgement) *Divergence {
+	move := ""
+	if j.Move != nil {
+		move = j.Move.String()
+	}
+	switch {
+	case string(j.Verdict) != t.Verdict:
+		return diverge(n, t.Ply, "verdict", t.Verdict, j.Verdict)
+	case j.Reason != t.Reason:
+		return diverge(n, t.Ply, "reason", t.Reason, j.Reason)
+	case j.Review != t.Review:
+		return diverge(n, t.Ply, "review", t.Review, j.Review)
+	case move != t.Move:
+		return diverge(n, t.Ply, "move", t.Move, move)
+	}
+	return nil
+}
+
+// settle decides what a judged turn played: the bot's move, a substitute for
+// a fault (substitute true), or nothing because the fault forfeited the game
+// (done true).
+func (r *replayer) settle(n int, st rules.State, t transcript.Turn, j match.Judgement, substitute bool, res *transcript.Result, forfeited *bool) (rules.Move, bool, *Divergence) {
+	if j.Verdict == rules.OK {
+		if t.Substituted {
+			return nil, false, diverge(n, t.Ply, "substituted", true, false)
+		}
+		return j.Move, false, nil
+	}
+	res.Faults = append(res.Faults, transcript.Fault{Ply: t.Ply, Side: t.Side, Verdict: t.Verdict, Reason: j.Reason, Review: j.Review})
+	if !substitute {
+		if t.Played != "" || t.Substituted {
+			return nil, false, diverge(n, t.Ply, "played", t.Played, "nothing: the fault forfeits the game")
+		}
+		*forfeited = true
+		res.Winner, res.Reason = match.WinnerName(st.ToMove().Other()), t.Verdict
+		return nil, true, nil
+	}
+	if !t.Substituted {
+		return nil, false, diverge(n, t.Ply, "substituted", false, true)
+	}
+	return match.Substitute(r.rng, st), false, nil
 }

@@ -21,12 +21,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/version"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
@@ -292,7 +292,7 @@ func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 	var newest, need string
 	for _, n := range needs {
 		for _, d := range n.Needs {
-			if v, ok := strings.CutPrefix(d.Dep, "GLIBC_"); ok && versionLess(newest, v) {
+			if v, ok := strings.CutPrefix(d.Dep, "GLIBC_"); ok && version.Less(newest, v) {
 				newest, need = v, n.Name
 			}
 		}
@@ -300,7 +300,7 @@ func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 	switch {
 	case newest == "":
 		rep.add(Check{Name: "glibc", Status: Pass, Detail: "no glibc symbol versions required"})
-	case versionLess(facts.Glibc, newest):
+	case version.Less(facts.Glibc, newest):
 		rep.add(Check{Name: "glibc", Status: Fail, Detail: fmt.Sprintf("needs GLIBC_%s (from %s); the runtime image has glibc %s", newest, need, facts.Glibc),
 			Fix: "build on Ubuntu 24.04 (or older), or link statically"})
 	default:
@@ -376,26 +376,6 @@ func first(s []string, n int) []string {
 		return append(slices.Clone(s[:n]), "...")
 	}
 	return s
-}
-
-func versionLess(a, b string) bool {
-	if a == "" {
-		return b != ""
-	}
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(as), len(bs)); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }
 
 // behaviour runs the bot on every prepared position as each colour, then a full

@@ -1,7 +1,6 @@
 package acm6x6
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -50,8 +49,8 @@ func ParseOptions(m map[string]string) (Options, error) {
 			}
 			o.MaxMoves = n
 		case "moveTime":
-			if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-				return o, fmt.Errorf("moveTime: want a positive duration, got %q", v)
+			if err := rules.CheckDuration(k, v); err != nil {
+				return o, err
 			}
 		}
 	}
@@ -82,14 +81,7 @@ func (Game) FromView(opts map[string]string, view []byte) (rules.State, error) {
 }
 
 // LegalJSON implements rules.Lister.
-func (s *State) LegalJSON() ([]byte, error) {
-	moves := []string{}
-	for _, m := range s.Moves() {
-		moves = append(moves, m.String())
-	}
-	out, err := json.Marshal(map[string]any{"moves": moves})
-	return append(out, '\n'), err
-}
+func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {

@@ -2,7 +2,6 @@ package checkers
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -79,8 +78,8 @@ func ParseOptions(m map[string]string) (Options, error) {
 				return o, err
 			}
 		case "gameTime", "moveTime":
-			if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-				return o, fmt.Errorf("%s: want a positive duration, got %q", k, v)
+			if err := rules.CheckDuration(k, v); err != nil {
+				return o, err
 			}
 		}
 	}
@@ -152,14 +151,7 @@ func allFrom(list []string) bool {
 }
 
 // LegalJSON implements rules.Lister.
-func (s *State) LegalJSON() ([]byte, error) {
-	moves := []string{}
-	for _, m := range s.LegalMoves() {
-		moves = append(moves, m.String())
-	}
-	out, err := json.Marshal(map[string]any{"moves": moves})
-	return append(out, '\n'), err
-}
+func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {

@@ -1,7 +1,6 @@
 package chess
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -64,8 +63,8 @@ func ParseOptions(m map[string]string) (Options, error) {
 			}
 			o.MaxPlies = n
 		case "gameTime", "moveTime":
-			if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-				return o, fmt.Errorf("%s: want a positive duration such as 90s, got %q", k, v)
+			if err := rules.CheckDuration(k, v); err != nil {
+				return o, err
 			}
 		}
 	}
@@ -100,14 +99,7 @@ func (Game) FromView(opts map[string]string, view []byte) (rules.State, error) {
 }
 
 // LegalJSON implements rules.Lister.
-func (s *State) LegalJSON() ([]byte, error) {
-	moves := []string{}
-	for _, m := range s.LegalMoves() {
-		moves = append(moves, m.String())
-	}
-	out, err := json.Marshal(map[string]any{"moves": moves})
-	return append(out, '\n'), err
-}
+func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/arenabots/arena/internal/version"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -75,7 +76,7 @@ func Preflight(ctx context.Context, cli *client.Client, image string) []Check {
 		api := cli.ClientVersion()
 		st := OK
 		fix := ""
-		if versionLess(api, "1.41") {
+		if version.Less(api, "1.41") {
 			st, fix = Warn, "arena is tested against API 1.41 and later; upgrade the engine"
 		}
 		add(Check{"versions", st, fmt.Sprintf("Docker %s, API %s negotiated (server %s, minimum %s), kernel %s", v.Version, api, v.APIVersion, v.MinAPIVersion, v.KernelVersion), fix})
@@ -240,22 +241,4 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
-}
-
-// versionLess compares dotted API versions numerically.
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(as), len(bs)); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }
