@@ -482,7 +482,7 @@ func TestPawnReset(t *testing.T) {
 		if same {
 			t.Fatalf("40 seeds chose the same pawn: the shuffle ignores the seed")
 		}
-		if pick(5) != pick(5) {
+		if a, b := pick(5), pick(5); a != b {
 			t.Fatalf("the same seed chose differently")
 		}
 	})
