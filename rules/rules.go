@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -356,4 +357,31 @@ func CheckDuration(name, v string) error {
 		return fmt.Errorf("%s: want a positive duration such as 90s, got %q", name, v)
 	}
 	return nil
+}
+
+// IntOption reads a whole-number rule option within lo..hi.
+func IntOption(name, v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s: want a number from %d to %d, got %q", name, lo, hi, v)
+	}
+	return n, nil
+}
+
+// BoolOption reads a true/false rule option.
+func BoolOption(name, v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s: want true or false, got %q", name, v)
+	}
+	return b, nil
+}
+
+// RepetitionOption reads a repetition count: 0 (off) or 2..hi.
+func RepetitionOption(name, v string, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n == 1 || n > hi {
+		return 0, fmt.Errorf("%s: want 0 (off) or a count from 2 to %d, got %q", name, hi, v)
+	}
+	return n, nil
 }

@@ -2,7 +2,6 @@ package acm6x6
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +34,7 @@ func ParseOptions(m map[string]string) (Options, error) {
 	if err := rules.CheckOptions(Game{}, m); err != nil {
 		return o, err
 	}
+	var err error
 	for k, v := range m {
 		switch k {
 		case "doubleStep":
@@ -43,11 +43,9 @@ func ParseOptions(m map[string]string) (Options, error) {
 			}
 			o.DoubleStep = v
 		case "maxMoves":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 1000 {
-				return o, fmt.Errorf("maxMoves: want 1-1000, got %q", v)
+			if o.MaxMoves, err = rules.IntOption(k, v, 1, 1000); err != nil {
+				return o, err
 			}
-			o.MaxMoves = n
 		case "moveTime":
 			if err := rules.CheckDuration(k, v); err != nil {
 				return o, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,30 +50,23 @@ func ParseOptions(m map[string]string) (Options, error) {
 	if err := rules.CheckOptions(Game{}, m); err != nil {
 		return o, err
 	}
-	num := func(k, v string, lo, hi int) (int, error) {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			return 0, fmt.Errorf("%s: want %d-%d, got %q", k, lo, hi, v)
-		}
-		return n, nil
-	}
 	var err error
 	for k, v := range m {
 		switch k {
 		case "menCaptureBackward":
-			if o.MenCaptureBackward, err = strconv.ParseBool(v); err != nil {
-				return o, fmt.Errorf("menCaptureBackward: want true or false, got %q", v)
+			if o.MenCaptureBackward, err = rules.BoolOption(k, v); err != nil {
+				return o, err
 			}
 		case "noProgressMoves":
-			if o.NoProgressMoves, err = num(k, v, 0, 200); err != nil {
+			if o.NoProgressMoves, err = rules.IntOption(k, v, 0, 200); err != nil {
 				return o, err
 			}
 		case "repetition":
-			if o.Repetition, err = num(k, v, 0, 10); err != nil || o.Repetition == 1 {
-				return o, fmt.Errorf("repetition: want 0 or 2-10, got %q", v)
+			if o.Repetition, err = rules.RepetitionOption(k, v, 10); err != nil {
+				return o, err
 			}
 		case "maxPlies":
-			if o.MaxPlies, err = num(k, v, 0, 10000); err != nil {
+			if o.MaxPlies, err = rules.IntOption(k, v, 0, 10000); err != nil {
 				return o, err
 			}
 		case "gameTime", "moveTime":

@@ -2,7 +2,6 @@ package chess
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -40,28 +39,23 @@ func ParseOptions(m map[string]string) (Options, error) {
 	if err := rules.CheckOptions(Game{}, m); err != nil {
 		return o, err
 	}
+	var err error
 	for k, v := range m {
 		switch k {
 		case "fen":
 			o.FEN = v
 		case "fiftyMoves":
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return o, fmt.Errorf("fiftyMoves: want true or false, got %q", v)
+			if o.FiftyMoves, err = rules.BoolOption(k, v); err != nil {
+				return o, err
 			}
-			o.FiftyMoves = b
 		case "repetition":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n == 1 || n > 10 {
-				return o, fmt.Errorf("repetition: want 0 or 2-10, got %q", v)
+			if o.Repetition, err = rules.RepetitionOption(k, v, 10); err != nil {
+				return o, err
 			}
-			o.Repetition = n
 		case "maxPlies":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > 10000 {
-				return o, fmt.Errorf("maxPlies: want 0-10000, got %q", v)
+			if o.MaxPlies, err = rules.IntOption(k, v, 0, 10000); err != nil {
+				return o, err
 			}
-			o.MaxPlies = n
 		case "gameTime", "moveTime":
 			if err := rules.CheckDuration(k, v); err != nil {
 				return o, err

@@ -38,31 +38,26 @@ func ParseOptions(m map[string]string) (Options, error) {
 	if err := rules.CheckOptions(Game{}, m); err != nil {
 		return o, err
 	}
+	var err error
 	for k, v := range m {
 		switch k {
 		case "blockedTilesInPlay":
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return o, fmt.Errorf("blockedTilesInPlay: want true or false, got %q", v)
+			if o.BlockedTilesInPlay, err = rules.BoolOption(k, v); err != nil {
+				return o, err
 			}
-			o.BlockedTilesInPlay = b
 		case "noMoveResult":
 			if v != "draw" && v != "loss" {
 				return o, fmt.Errorf("noMoveResult: want draw or loss, got %q", v)
 			}
 			o.NoMoveResult = v
 		case "maxPlies":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 100000 {
-				return o, fmt.Errorf("maxPlies: want a number from 1 to 100000, got %q", v)
+			if o.MaxPlies, err = rules.IntOption(k, v, 1, 100000); err != nil {
+				return o, err
 			}
-			o.MaxPlies = n
 		case "repetition":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n == 1 || n > 100 {
-				return o, fmt.Errorf("repetition: want 0 (off) or a count from 2 to 100, got %q", v)
+			if o.Repetition, err = rules.RepetitionOption(k, v, 100); err != nil {
+				return o, err
 			}
-			o.Repetition = n
 		}
 	}
 	return o, nil
