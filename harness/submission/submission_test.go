@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arenabots/arena/internal/ziptest"
 )
 
 var (
@@ -17,38 +19,9 @@ var (
 	pe     = append([]byte("MZ\x90\x00"), make([]byte, 64)...)
 )
 
-type entry struct {
-	name string
-	data []byte
-	mode fs.FileMode
-	edit func(*zip.FileHeader)
-}
+type entry = ziptest.Entry
 
-func makeZip(t *testing.T, entries ...entry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, e := range entries {
-		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
-		mode := e.mode
-		if mode == 0 {
-			mode = 0o644
-		}
-		h.SetMode(mode)
-		if e.edit != nil {
-			e.edit(h)
-		}
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(e.data)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func makeZip(t *testing.T, entries ...entry) []byte { return ziptest.Bytes(t, entries...) }
 
 func TestReadZipRefusesHostileArchives(t *testing.T) {
 	lim := DefaultLimits()
@@ -58,16 +31,16 @@ func TestReadZipRefusesHostileArchives(t *testing.T) {
 		entry   string
 		message string
 	}{
-		{"zip slip", makeZip(t, entry{name: "../evil", data: elf}), "../evil", `escapes the archive with ".."`},
-		{"nested zip slip", makeZip(t, entry{name: "bot/../../evil", data: elf}), "bot/../../evil", `".."`},
-		{"absolute path", makeZip(t, entry{name: "/etc/cron.d/x", data: elf}), "/etc/cron.d/x", "absolute path"},
-		{"windows drive", makeZip(t, entry{name: "C:/x", data: elf}), "C:/x", "absolute path"},
-		{"backslash", makeZip(t, entry{name: `..\evil`, data: elf}), `..\evil`, "backslash"},
-		{"symlink", makeZip(t, entry{name: "bot", data: []byte("/etc/passwd"), mode: fs.ModeSymlink | 0o777}), "bot", "symbolic links"},
-		{"duplicate", makeZip(t, entry{name: "bot", data: elf}, entry{name: "bot", data: script}), "bot", "duplicate entry"},
-		{"encrypted", makeZip(t, entry{name: "bot", data: elf, edit: func(h *zip.FileHeader) { h.Flags |= 1 }}), "bot", "encrypted"},
-		{"compression bomb", makeZip(t, entry{name: "zeros", data: make([]byte, 50<<20)}), "zeros", "compression bomb"},
-		{"too big to inflate", makeZip(t, entry{name: "big", data: noise(16 << 20)}), "big", "limit per file"},
+		{"zip slip", makeZip(t, entry{Name: "../evil", Data: elf}), "../evil", `escapes the archive with ".."`},
+		{"nested zip slip", makeZip(t, entry{Name: "bot/../../evil", Data: elf}), "bot/../../evil", `".."`},
+		{"absolute path", makeZip(t, entry{Name: "/etc/cron.d/x", Data: elf}), "/etc/cron.d/x", "absolute path"},
+		{"windows drive", makeZip(t, entry{Name: "C:/x", Data: elf}), "C:/x", "absolute path"},
+		{"backslash", makeZip(t, entry{Name: `..\evil`, Data: elf}), `..\evil`, "backslash"},
+		{"symlink", makeZip(t, entry{Name: "bot", Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink | 0o777}), "bot", "symbolic links"},
+		{"duplicate", makeZip(t, entry{Name: "bot", Data: elf}, entry{Name: "bot", Data: script}), "bot", "duplicate entry"},
+		{"encrypted", makeZip(t, entry{Name: "bot", Data: elf, Edit: func(h *zip.FileHeader) { h.Flags |= 1 }}), "bot", "encrypted"},
+		{"compression bomb", makeZip(t, entry{Name: "zeros", Data: make([]byte, 50<<20)}), "zeros", "compression bomb"},
+		{"too big to inflate", makeZip(t, entry{Name: "big", Data: noise(16 << 20)}), "big", "limit per file"},
 	}
 	small := lim
 	small.MaxFileBytes = 8 << 20
@@ -125,10 +98,10 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		return p
 	}
 	good := write("team.zip", makeZip(t,
-		entry{name: "team/bot", data: elf, mode: 0o755},
-		entry{name: "team/src/main.cpp", data: []byte("int main(){}")},
-		entry{name: "team/README.md", data: []byte("# bot")},
-		entry{name: "__MACOSX/team/._bot", data: elf},
+		entry{Name: "team/bot", Data: elf, Mode: 0o755},
+		entry{Name: "team/src/main.cpp", Data: []byte("int main(){}")},
+		entry{Name: "team/README.md", Data: []byte("# bot")},
+		entry{Name: "__MACOSX/team/._bot", Data: elf},
 	))
 	b, err := Load(good, DefaultLimits())
 	if err != nil {
@@ -141,10 +114,10 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		name, want string
 		zip        []byte
 	}{
-		{"two ELF files", "2 ELF executables (a, b)", makeZip(t, entry{name: "a", data: elf}, entry{name: "b", data: elf})},
-		{"a Windows executable", "bot.exe is a Windows executable; build the bot for Linux x86-64", makeZip(t, entry{name: "bot.exe", data: pe})},
-		{"nothing executable", "no executable found", makeZip(t, entry{name: "README.md", data: []byte("hi")})},
-		{"two scripts", "2 scripts", makeZip(t, entry{name: "a.py", data: script}, entry{name: "b.py", data: script})},
+		{"two ELF files", "2 ELF executables (a, b)", makeZip(t, entry{Name: "a", Data: elf}, entry{Name: "b", Data: elf})},
+		{"a Windows executable", "bot.exe is a Windows executable; build the bot for Linux x86-64", makeZip(t, entry{Name: "bot.exe", Data: pe})},
+		{"nothing executable", "no executable found", makeZip(t, entry{Name: "README.md", Data: []byte("hi")})},
+		{"two scripts", "2 scripts", makeZip(t, entry{Name: "a.py", Data: script}, entry{Name: "b.py", Data: script})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,7 +128,7 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		})
 	}
 	t.Run("a script when there is no ELF", func(t *testing.T) {
-		b, err := Load(write("py.zip", makeZip(t, entry{name: "bot.py", data: script, mode: 0o755}, entry{name: "lib.py", data: []byte("x=1")})), DefaultLimits())
+		b, err := Load(write("py.zip", makeZip(t, entry{Name: "bot.py", Data: script, Mode: 0o755}, entry{Name: "lib.py", Data: []byte("x=1")})), DefaultLimits())
 		if err != nil || b.Program.Entry != "bot.py" {
 			t.Fatalf("%+v %v", b, err)
 		}

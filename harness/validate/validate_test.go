@@ -1,8 +1,6 @@
 package validate
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"io/fs"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/internal/ziptest"
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games"
 	"github.com/arenabots/arena/sandbox"
@@ -23,44 +22,21 @@ import (
 	"github.com/arenabots/arena/sandbox/local"
 )
 
-type entry struct {
-	name string
-	data []byte
-	mode fs.FileMode
-	edit func(*zip.FileHeader)
-}
+type entry = ziptest.Entry
 
 func zipOf(t *testing.T, dir, name string, entries ...entry) string {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, e := range entries {
-		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
-		mode := e.mode
-		if mode == 0 {
-			mode = 0o644
-		}
-		h.SetMode(mode)
-		if e.edit != nil {
-			e.edit(h)
-		}
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(e.data)
-	}
-	zw.Close()
+	data := ziptest.Bytes(t, entries...)
 	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
 var (
-	readme = entry{name: "README.md", data: []byte("# Bot\nAlgorithm: greedy search.\nBuild: go build -o bot .\nData file: fixture.dat, a counter.\nrandom-bot.json holds its history.\n")}
-	source = entry{name: "main.go", data: []byte("package main\nfunc main() {}\n")}
+	readme = entry{Name: "README.md", Data: []byte("# Bot\nAlgorithm: greedy search.\nBuild: go build -o bot .\nData file: fixture.dat, a counter.\nrandom-bot.json holds its history.\n")}
+	source = entry{Name: "main.go", Data: []byte("package main\nfunc main() {}\n")}
 )
 
 func fixture(t *testing.T, mode string) entry {
@@ -68,7 +44,7 @@ func fixture(t *testing.T, mode string) entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return entry{name: mode, data: data, mode: 0o755}
+	return entry{Name: mode, Data: data, Mode: 0o755}
 }
 
 func gcc(t *testing.T, dir, out string, args ...string) []byte {
@@ -138,19 +114,19 @@ func TestValidateNamesTheFailingCheck(t *testing.T) {
 		mention string
 	}{
 		{"a good submission", zipOf(t, dir, "good.zip", fixture(t, "legal"), source, readme), "", Pass, ""},
-		{"a Windows executable", zipOf(t, dir, "win.zip", entry{name: "bot.exe", data: pe}, source, readme), "executable", Fail, "Windows executable"},
-		{"a zip-slip entry", zipOf(t, dir, "slip.zip", entry{name: "../../etc/cron.d/x", data: []byte("x")}, source, readme), "archive", Fail, `escapes the archive`},
-		{"a compression bomb", zipOf(t, dir, "bomb.zip", entry{name: "zeros", data: make([]byte, 64<<20)}, source, readme), "archive", Fail, "compression bomb"},
-		{"a symlink entry", zipOf(t, dir, "link.zip", fixture(t, "legal"), entry{name: "passwd", data: []byte("/etc/passwd"), mode: fs.ModeSymlink | 0o777}, readme), "archive", Fail, "symbolic links"},
+		{"a Windows executable", zipOf(t, dir, "win.zip", entry{Name: "bot.exe", Data: pe}, source, readme), "executable", Fail, "Windows executable"},
+		{"a zip-slip entry", zipOf(t, dir, "slip.zip", entry{Name: "../../etc/cron.d/x", Data: []byte("x")}, source, readme), "archive", Fail, `escapes the archive`},
+		{"a compression bomb", zipOf(t, dir, "bomb.zip", entry{Name: "zeros", Data: make([]byte, 64<<20)}, source, readme), "archive", Fail, "compression bomb"},
+		{"a symlink entry", zipOf(t, dir, "link.zip", fixture(t, "legal"), entry{Name: "passwd", Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink | 0o777}, readme), "archive", Fail, "symbolic links"},
 		{"no README", zipOf(t, dir, "noreadme.zip", fixture(t, "legal"), source), "readme", Fail, "no README"},
 		{"two executables", zipOf(t, dir, "two.zip", fixture(t, "legal"), fixture(t, "shuffle"), source, readme), "executable", Fail, "2 ELF executables"},
-		{"a newer glibc", zipOf(t, dir, "glibc.zip", entry{name: "hello", data: newerGlibc(t, build), mode: 0o755}, source, readme), "glibc", Fail, "the runtime image has glibc " + facts.Glibc},
-		{"a missing library", zipOf(t, dir, "lib.zip", entry{name: "needslib", data: missingLibrary(t, build), mode: 0o755}, source, readme), "libraries", Fail, "libarenamissing.so"},
+		{"a newer glibc", zipOf(t, dir, "glibc.zip", entry{Name: "hello", Data: newerGlibc(t, build), Mode: 0o755}, source, readme), "glibc", Fail, "the runtime image has glibc " + facts.Glibc},
+		{"a missing library", zipOf(t, dir, "lib.zip", entry{Name: "needslib", Data: missingLibrary(t, build), Mode: 0o755}, source, readme), "libraries", Fail, "libarenamissing.so"},
 		{"a crash on setup step 4 only", zipOf(t, dir, "step4.zip", fixture(t, "crash-step4"), source, readme), "answers as white", Fail, "setup step 4 as white: crash"},
 		{"a timeout only when fogged", zipOf(t, dir, "fog.zip", fixture(t, "slow-fog"), source, readme), "answers as black", Fail, "fogged (3 turns left): timeout"},
 		{"two data files", zipOf(t, dir, "files.zip", fixture(t, "two-files"), source, readme), "answers as white", Fail, "data-file-violation"},
-		{"a script the image can run", zipOf(t, dir, "py.zip", entry{name: "bot.py", data: []byte("#!/usr/bin/env python3\n"), mode: 0o755}, readme), "interpreter", Pass, "python3"},
-		{"a script the image cannot run", zipOf(t, dir, "rb.zip", entry{name: "bot.rb", data: []byte("#!/usr/bin/env ruby\n"), mode: 0o755}, readme), "interpreter", Fail, "needs ruby"},
+		{"a script the image can run", zipOf(t, dir, "py.zip", entry{Name: "bot.py", Data: []byte("#!/usr/bin/env python3\n"), Mode: 0o755}, readme), "interpreter", Pass, "python3"},
+		{"a script the image cannot run", zipOf(t, dir, "rb.zip", entry{Name: "bot.rb", Data: []byte("#!/usr/bin/env ruby\n"), Mode: 0o755}, readme), "interpreter", Fail, "needs ruby"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,7 +198,7 @@ func TestPositionsCoverWhatTheIssueAsks(t *testing.T) {
 
 func TestStaticChecksWithoutASandbox(t *testing.T) {
 	dir := t.TempDir()
-	p := zipOf(t, dir, "ok.zip", fixture(t, "legal"), source, entry{name: "README.md", data: []byte("hello")})
+	p := zipOf(t, dir, "ok.zip", fixture(t, "legal"), source, entry{Name: "README.md", Data: []byte("hello")})
 	rep, err := Validate(context.Background(), p, Options{Intake: defaultIntake()})
 	if err != nil {
 		t.Fatal(err)
@@ -268,9 +244,9 @@ func TestValidateOtherGames(t *testing.T) {
 	cases := []struct {
 		game, zip string
 	}{
-		{"checkers", zipOf(t, dir, "checkers.zip", entry{name: "random_bot.py", data: pyBot}, readme)},
-		{"chess", zipOf(t, dir, "chess.zip", entry{name: "legal", data: line, mode: 0o755}, source, readme)},
-		{"acm6x6", zipOf(t, dir, "acm.zip", entry{name: "acm6x6.legal", data: line, mode: 0o755}, source, readme)},
+		{"checkers", zipOf(t, dir, "checkers.zip", entry{Name: "random_bot.py", Data: pyBot}, readme)},
+		{"chess", zipOf(t, dir, "chess.zip", entry{Name: "legal", Data: line, Mode: 0o755}, source, readme)},
+		{"acm6x6", zipOf(t, dir, "acm.zip", entry{Name: "acm6x6.legal", Data: line, Mode: 0o755}, source, readme)},
 	}
 	for _, c := range cases {
 		t.Run(c.game, func(t *testing.T) {
