@@ -60,7 +60,7 @@ func ParseSide(s string) (Side, error) {
 // Verdict is how a turn ended, as the harness judges it.
 type Verdict string
 
-// The verdicts of ../shared/docs/codeclash-rules.md's table, shared by all games.
+// The verdicts of the table in docs/codeclash.md, shared by all games.
 const (
 	OK                Verdict = "ok"
 	IllegalMove       Verdict = "illegal-move"
@@ -112,6 +112,8 @@ type State interface {
 	Phase() string
 	// Turn counts the turns taken so far, every phase included.
 	Turn() int
+	// Plies counts the turns of the play phase (the result's "plies").
+	Plies() int
 	// View is what side receives when asked to move, in the game's wire format.
 	View(side Side) ([]byte, error)
 	// ParseMove reads the mover's answer. A *FormatError means the answer is not
@@ -169,9 +171,13 @@ type Protocol struct {
 // Request line that the bot answers with one line, then the Reply lines.
 type LineProtocol struct {
 	// MoveTime caps one answer; GameTime is each side's time bank for the whole
-	// game (zero: none). Both are measured next to the bot.
-	MoveTime time.Duration
-	GameTime time.Duration
+	// game (zero: none). Both are measured next to the bot. They are the
+	// defaults of the rule options named MoveTimeOption and GameTimeOption
+	// (empty: the game has no such option).
+	MoveTime       time.Duration
+	GameTime       time.Duration
+	MoveTimeOption string
+	GameTimeOption string
 	// LateMove is what happens to a bot that does not answer in time:
 	// "forfeit", or "random" (a random legal move is played for it and the game
 	// goes on, as ACM's rules say).
@@ -338,6 +344,32 @@ type Framer interface {
 // run as an ordinary executable.
 type Packager interface {
 	Package(files map[string][]byte) (extra map[string][]byte, entry string, err error)
+	// Submission tells a participant what to hand in when Package refuses a
+	// submission.
+	Submission() string
+	// Needs lists what the runtime image must offer the adapter, as the image
+	// probe names it ("python3", "python3-numpy").
+	Needs() []string
+}
+
+// Numbered is implemented by states whose wire format numbers turns its own
+// way (Code Clash's setupStep and turnNumber); the transcript records those
+// numbers beside the ply. Other games record the ply as the turn number.
+type Numbered interface {
+	SetupStep() int
+	TurnNumber() int
+}
+
+// Position is a prepared position a submission is checked on.
+type Position struct {
+	Label string
+	State State // the true position; the side to move is asked
+}
+
+// Exerciser is implemented by games that offer `arena validate` positions
+// covering every kind of turn a bot must answer, for each side.
+type Exerciser interface {
+	Positions(seed uint64) [2][]Position
 }
 
 // MovesJSON is the `arena rules legal` output of a line game: the legal moves

@@ -16,9 +16,7 @@ import (
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/view"
 	"github.com/arenabots/arena/rules"
-	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
-	"github.com/arenabots/arena/sandbox/local"
 )
 
 func defaultKeyPath() string {
@@ -174,43 +172,26 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 			if err != nil {
 				return usagef("%v", err)
 			}
-			if g.Protocol().Files == nil {
-				return usagef("rerun re-runs one turn of a game played one process per turn; %s bots live for the whole game (replay and view work for it)", h.Game)
-			}
 			bot, err := loadBot("bot", c.String("bot"), g)
 			if err != nil {
 				return err
 			}
-			kind := c.String("sandbox")
+			kind, image := c.String("sandbox"), c.String("image")
 			if kind == "" {
 				kind = h.Sandbox["backend"]
 			}
-			var backend sandbox.Backend
-			switch kind {
-			case "docker":
-				cl, err := engine(c)
-				if err != nil {
-					return err
+			if image == "" {
+				image = h.Sandbox["image"]
+			}
+			backend, closer, err := openBackend(c, kind, image, false)
+			if err != nil {
+				return err
+			}
+			defer closer()
+			if d, ok := backend.(*docker.Backend); ok {
+				if id, err := d.CheckImage(c.Context); err == nil && h.Sandbox["imageId"] != "" && h.Sandbox["imageId"] != id {
+					fmt.Fprintf(c.App.ErrWriter, "arena: warning: image %s is %s now; the match ran on %s\n", image, id, h.Sandbox["imageId"])
 				}
-				defer cl.Close()
-				image := c.String("image")
-				if image == "" {
-					image = h.Sandbox["image"]
-				}
-				b := docker.New(cl, image)
-				id, err := b.CheckImage(c.Context)
-				if err != nil {
-					return err
-				}
-				if rec := h.Sandbox["imageId"]; rec != "" && rec != id {
-					fmt.Fprintf(c.App.ErrWriter, "arena: warning: image %s is %s now; the match ran on %s\n", image, id, rec)
-				}
-				backend = b
-			case "local":
-				fmt.Fprintln(c.App.ErrWriter, "arena: WARNING:", local.Warning)
-				backend = local.New()
-			default:
-				return usagef("--sandbox: want docker or local, got %q", kind)
 			}
 			out, err := replay.RunAgain(c.Context, replay.RerunOptions{
 				Path: c.Args().First(), Ply: c.Int("ply"), Side: c.String("side"),

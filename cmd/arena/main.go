@@ -77,11 +77,8 @@ func arenaVersion() string {
 }
 
 func main() {
-	if name := filepath.Base(os.Args[0]); name == randomBotName {
-		randomBotMain()
-		return
-	} else if game, ok := strings.CutPrefix(name, randomBotPrefix); ok {
-		lineRandomMain(game)
+	if game, ok := strings.CutPrefix(filepath.Base(os.Args[0]), randomBotPrefix); ok {
+		randomBotMain(game)
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

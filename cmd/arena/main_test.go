@@ -258,3 +258,53 @@ func TestValidateCommandExitCodes(t *testing.T) {
 		t.Fatalf("missing: exit %d\n%s", code, out)
 	}
 }
+
+func TestAnExplicitTurnTimeoutSetsALineGamesMoveTime(t *testing.T) {
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot := filepath.Join(t.TempDir(), "legal")
+	if err := os.WriteFile(bot, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	play := func(t *testing.T, extra ...string) (int, string, transcript.Header) {
+		out := filepath.Join(t.TempDir(), "m")
+		args := append([]string{"match", "--game", "chess", "--sandbox", "local", "--white", bot, "--black", bot,
+			"--rule", "maxPlies=4", "--signing-key", "none", "--quiet", "--out", out}, extra...)
+		code, _, errs := runArena(args...)
+		var h transcript.Header
+		if code == 0 {
+			lines, err := transcript.ReadFile(filepath.Join(out, transcript.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lines[0].Decode(&h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return code, errs, h
+	}
+	// 5s is also the default of --turn-timeout: set explicitly, it still counts.
+	for _, d := range []string{"5s", "3s"} {
+		t.Run("--turn-timeout "+d, func(t *testing.T) {
+			code, errs, h := play(t, "--turn-timeout", d)
+			want, _ := time.ParseDuration(d)
+			if code != 0 || h.Rules["moveTime"] != d || h.TimeControl == nil || h.TimeControl.MoveTime != want {
+				t.Fatalf("exit %d (%s): rules %v, time control %+v", code, errs, h.Rules, h.TimeControl)
+			}
+		})
+	}
+	t.Run("not set, the game's own move time holds", func(t *testing.T) {
+		code, errs, h := play(t)
+		if code != 0 || h.Rules["moveTime"] != "10s" || h.TimeControl.MoveTime != 10*time.Second {
+			t.Fatalf("exit %d (%s): rules %v, time control %+v", code, errs, h.Rules, h.TimeControl)
+		}
+	})
+	t.Run("a --rule that says otherwise is refused", func(t *testing.T) {
+		code, errs, _ := play(t, "--turn-timeout", "5s", "--rule", "moveTime=1s")
+		if code != 2 || !strings.Contains(errs, "moveTime=1s") {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,29 +81,63 @@ func readMatchSettings(c *cli.Context) (*matchSettings, error) {
 	if err != nil {
 		return nil, usagef("--on-fault: %v", err)
 	}
-	ms := &matchSettings{game: g, rules: opts, limits: lim, onFault: pol, closer: func() {}}
-	switch c.String("sandbox") {
+	if lp := g.Protocol().Lines; lp != nil && c.IsSet("turn-timeout") {
+		// A line game's answers are timed by its move-time rule.
+		if err := setRule(g, opts, lp.MoveTimeOption, lim.TurnTimeout.String()); err != nil {
+			return nil, usagef("--turn-timeout: %v", err)
+		}
+	}
+	ms := &matchSettings{game: g, rules: opts, limits: lim, onFault: pol}
+	ms.backend, ms.closer, err = openBackend(c, c.String("sandbox"), c.String("image"), true)
+	if err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// setRule sets a rule option a flag stands for, refusing a --rule that says
+// otherwise.
+func setRule(g rules.Game, opts map[string]string, name, value string) error {
+	if name == "" {
+		return fmt.Errorf("%s has no rule option for it", g.Name())
+	}
+	if v, ok := opts[name]; ok && v != value {
+		return fmt.Errorf("it sets the rule %s=%s, but --rule says %s=%s", name, value, name, v)
+	}
+	opts[name] = value
+	return nil
+}
+
+// openBackend connects to the sandbox backend of that kind: docker (the
+// engine the global flags name, with the runtime image checked; sweep
+// removes what a killed arena left) or local. The closer releases it.
+func openBackend(c *cli.Context, kind, image string, sweep bool) (sandbox.Backend, func(), error) {
+	switch kind {
 	case "docker":
 		cl, err := engine(c)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if res, err := docker.Sweep(c.Context, cl, false); err == nil && res.Containers+res.Volumes > 0 {
-			fmt.Fprintf(c.App.ErrWriter, "arena: removed %d containers and %d volumes left by an earlier run that was killed\n", res.Containers, res.Volumes)
+		if sweep {
+			res, err := docker.Sweep(c.Context, cl, false)
+			switch {
+			case err != nil:
+				slog.Warn("sweep containers left by an earlier run", "err", err)
+			case res.Containers+res.Volumes > 0:
+				fmt.Fprintf(c.App.ErrWriter, "arena: removed %d containers and %d volumes left by an earlier run that was killed\n", res.Containers, res.Volumes)
+			}
 		}
-		b := docker.New(cl, c.String("image"))
+		b := docker.New(cl, image)
 		if _, err := b.CheckImage(c.Context); err != nil {
 			cl.Close()
-			return nil, err
+			return nil, nil, err
 		}
-		ms.backend, ms.closer = b, func() { cl.Close() }
+		return b, func() { cl.Close() }, nil
 	case "local":
 		fmt.Fprintln(c.App.ErrWriter, "arena: WARNING:", local.Warning)
-		ms.backend = local.New()
-	default:
-		return nil, usagef("--sandbox: want docker or local, got %q", c.String("sandbox"))
+		return local.New(), func() {}, nil
 	}
-	return ms, nil
+	return nil, nil, usagef("--sandbox: want docker or local, got %q", kind)
 }
 
 func loadBot(flag, path string, g rules.Game) (*submission.Bot, error) {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,52 +12,12 @@ import (
 	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 
-	"github.com/arenabots/arena/examples/botkit"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/rules"
-	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 )
-
-// randomBotName is the name under which the arena executable plays the
-// built-in random Code Clash bot (the opponent of `arena validate`); under
-// randomBotPrefix + a game's name it plays that line-protocol game.
-const (
-	randomBotName   = "arena-random-bot"
-	randomBotPrefix = "arena-random-"
-)
-
-// lineRandomMain answers every request line of game with a random legal move.
-func lineRandomMain(game string) {
-	g, err := rules.Lookup(game)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<20)
-	for in.Scan() {
-		st, err := g.FromView(nil, in.Bytes())
-		if err != nil {
-			continue
-		}
-		if moves := st.LegalMoves(); len(moves) > 0 {
-			fmt.Println(moves[rand.IntN(len(moves))])
-		}
-	}
-}
-
-func randomBotMain() {
-	botkit.Run("arena-random-bot.json", func(s *codeclash.State, rng *rand.Rand, _ *botkit.Memory) (codeclash.Move, bool) {
-		moves := s.Moves()
-		if len(moves) == 0 {
-			return codeclash.Move{}, false
-		}
-		return moves[rng.IntN(len(moves))], true
-	})
-}
 
 // builtinOpponent is this executable as the random bot of game, if it can run
 // in any image (it must be static).
@@ -75,10 +33,7 @@ func builtinOpponent(game rules.Game) (*submission.Bot, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := randomBotName
-	if game.Protocol().Lines != nil {
-		entry = randomBotPrefix + game.Name()
-	}
+	entry := randomBotPrefix + game.Name()
 	return &submission.Bot{Name: "random", SHA256: submission.Sum(data), Source: "built in",
 		Program: sandbox.Program{Name: "random", Entry: entry, Files: []sandbox.File{{Name: entry, Data: data, Mode: 0o755}}}}, nil
 }
@@ -161,7 +116,7 @@ func runValidate(c *cli.Context) error {
 			return err
 		}
 		defer ms.closer()
-		o.Backend, o.Limits = ms.backend, ms.limits
+		o.Backend, o.Limits, o.Rules = ms.backend, ms.limits, ms.rules
 		if o.Facts, err = validate.ProbeImage(c.Context, ms.backend, ms.limits); err != nil {
 			return fmt.Errorf("read the runtime image: %w", err)
 		}
@@ -173,7 +128,9 @@ func runValidate(c *cli.Context) error {
 	for _, p := range paths {
 		if out := c.String("out"); out != "" {
 			o.Dir = filepath.Join(out, strings.TrimSuffix(filepath.Base(filepath.Clean(p)), ".zip"))
-			os.RemoveAll(o.Dir)
+			if err := os.RemoveAll(o.Dir); err != nil {
+				return fmt.Errorf("--out: %w", err)
+			}
 		}
 		r, err := validate.Validate(c.Context, p, o)
 		if err != nil {
@@ -181,11 +138,9 @@ func runValidate(c *cli.Context) error {
 		}
 		reports = append(reports, r)
 		if o.Dir != "" {
-			data, _ := json.MarshalIndent(r, "", "  ")
-			os.WriteFile(filepath.Join(o.Dir, "report.json"), append(data, '\n'), 0o644)
-			var b strings.Builder
-			printReport(&b, r)
-			os.WriteFile(filepath.Join(o.Dir, "report.txt"), []byte(b.String()), 0o644)
+			if err := saveReport(o.Dir, r); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
 		}
 		if !c.Bool("json") {
 			printReport(c.App.Writer, r)
@@ -200,7 +155,9 @@ func runValidate(c *cli.Context) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
-		enc.Encode(reports)
+		if err := enc.Encode(reports); err != nil {
+			return err
+		}
 	} else if len(reports) > 1 {
 		tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "\nSUBMISSION\tRESULT\tFAILED CHECKS\tWARNINGS")
@@ -225,6 +182,23 @@ func runValidate(c *cli.Context) error {
 		return failf("%d of %d submissions failed", failed, len(reports))
 	}
 	return nil
+}
+
+// saveReport keeps a submission's report beside its files, as JSON and text.
+func saveReport(dir string, r *validate.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	var b strings.Builder
+	printReport(&b, r)
+	return os.WriteFile(filepath.Join(dir, "report.txt"), []byte(b.String()), 0o644)
 }
 
 func printReport(w io.Writer, r *validate.Report) {

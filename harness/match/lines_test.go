@@ -168,15 +168,28 @@ func TestCheckersPythonClassesRunUnchanged(t *testing.T) {
 		if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted {
 			t.Fatalf("%+v", res)
 		}
-		lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
-		auto := 0
-		for _, l := range lines {
-			var tr transcript.Turn
-			if l.Type == transcript.TypeTurn && l.Decode(&tr) == nil && tr.Auto {
+		// A position with one legal move is played without asking the bot,
+		// and only such a position.
+		lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		auto, single := 0, 0
+		replay.Lines(lines, dir, func(s replay.State) {
+			one := len(s.Before.LegalMoves()) == 1
+			if one {
+				single++
+			}
+			if s.Turn.Auto {
 				auto++
 			}
+			if s.Turn.Auto != one || (s.Turn.Auto && (s.Turn.State != "" || s.Turn.Answer != nil || s.Turn.Played == "")) {
+				t.Errorf("ply %d: one legal move %v, recorded %+v", s.Turn.Ply, one, s.Turn)
+			}
+		})
+		if auto != single {
+			t.Fatalf("%d positions had a single legal move, %d moves were played automatically", single, auto)
 		}
-		t.Logf("%s by %s after %d turns, %d played automatically", res.Winner, res.Reason, res.Turns, auto)
 	})
 	t.Run("a bot class that raises loses with its traceback kept", func(t *testing.T) {
 		broken := "class bot():\n    def move(self, plansza, ruchy):\n        print('thinking')\n        raise ValueError('no idea')\n"

@@ -8,22 +8,18 @@ package replay
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
-	"time"
+	"strings"
 
-	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games" // a transcript may be of any game
-	"github.com/arenabots/arena/sandbox"
 )
 
 // Divergence is the first place where the transcript and the recomputation
@@ -69,9 +65,11 @@ func (r *Report) Problem() string {
 	return ""
 }
 
-// State is the recomputed game at one turn, as Walk hands it out.
+// State is the recomputed game at one turn, as Lines hands it out.
 type State struct {
 	Before rules.State // the position the bot was asked to move in
+	After  rules.State // the position the turn left
+	Ask    referee.Ask // what the bot was asked (Ask.Turn rebuilds a file turn)
 	Turn   transcript.Turn
 	Line   int
 }
@@ -141,14 +139,10 @@ func Lines(lines []transcript.Line, dir string, each func(State)) *Report {
 }
 
 type replayer struct {
-	lines *rules.LineProtocol
-	bank  [2]time.Duration
-	last  string
-	rep   *Report
-	dir   string
-	each  func(State)
-	rng   *rand.Rand
-	seen  map[string]bool
+	rep  *Report
+	dir  string
+	each func(State)
+	seen map[string]bool
 }
 
 func diverge(line, ply int, field string, recorded, recomputed any) *Divergence {
@@ -166,52 +160,43 @@ func show(v any) string {
 	return string(b)
 }
 
+// run drives a referee with the recorded facts: each turn it settles must
+// rebuild the recorded one, field for field.
 func (r *replayer) run(lines []transcript.Line) *Divergence {
 	h := r.rep.Header
 	g, err := rules.Lookup(h.Game)
 	if err != nil {
 		return diverge(1, 0, "game", h.Game, err.Error())
 	}
-	proto := g.Protocol().Files
-	if lp := g.Protocol().Lines; lp != nil {
-		if h.TimeControl == nil {
-			return diverge(1, 0, "timeControl", nil, "a line game's header must record its time control")
-		}
-		l := *lp
-		l.MoveTime, l.GameTime, l.LateMove, l.AutoSingle = h.TimeControl.MoveTime, h.TimeControl.GameTime, h.TimeControl.LateMove, h.TimeControl.AutoSingle
-		r.lines = &l
-		r.bank = [2]time.Duration{l.GameTime, l.GameTime}
-	}
-	st, err := g.New(h.Rules, h.Seed)
+	ref, err := referee.New(referee.Config{Game: g, Rules: h.Rules, Seed: h.Seed, OnFault: referee.Policy(h.OnFault),
+		White: transcript.BotRef{Name: h.White.Name, SHA256: h.White.SHA256},
+		Black: transcript.BotRef{Name: h.Black.Name, SHA256: h.Black.SHA256}})
 	if err != nil {
 		return diverge(1, 0, "rules", h.Rules, err.Error())
 	}
-	policy := match.Policy(h.OnFault)
-	r.rng = match.FaultRNG(h.Seed)
-	r.seen = map[string]bool{}
-	res := transcript.Result{
-		Game: h.Game, Seed: h.Seed, Faults: []transcript.Fault{},
-		White: transcript.BotRef{Name: h.White.Name, SHA256: h.White.SHA256},
-		Black: transcript.BotRef{Name: h.Black.Name, SHA256: h.Black.SHA256},
+	if tc := ref.TimeControl(); !reflect.DeepEqual(tc, h.TimeControl) {
+		return diverge(1, 0, "timeControl", h.TimeControl, tc)
 	}
-	forfeited := false
+	r.seen = map[string]bool{}
 	for i, l := range lines[1 : len(lines)-1] {
 		n := i + 2
 		var t transcript.Turn
 		if err := l.Decode(&t); err != nil {
 			return diverge(n, 0, "record", "a turn", err.Error())
 		}
-		if forfeited {
-			return diverge(n, t.Ply, "record", "a turn", "none: the match was already forfeited")
-		}
-		if st.Outcome().Over {
+		if ref.Over() {
 			return diverge(n, t.Ply, "record", "a turn", "none: the game was already over")
 		}
+		var before rules.State
 		if r.each != nil {
-			r.each(State{Before: st.Clone(), Turn: t, Line: n})
+			before = ref.State().Clone()
 		}
-		if d := r.turn(n, st, proto, policy, t, &res, &forfeited); d != nil {
+		a, d := r.turn(n, ref, t)
+		if d != nil {
 			return d
+		}
+		if r.each != nil {
+			r.each(State{Before: before, After: ref.State().Clone(), Turn: t, Ask: a, Line: n})
 		}
 		r.rep.Turns++
 	}
@@ -220,17 +205,10 @@ func (r *replayer) run(lines []transcript.Line) *Divergence {
 	if err := lines[n-1].Decode(&foot); err != nil {
 		return diverge(n, 0, "footer", "a footer", err.Error())
 	}
-	res.Turns = st.Turn()
-	if ps, ok := st.(interface{ Plies() int }); ok {
-		res.Plies = ps.Plies()
-	}
-	switch o := st.Outcome(); {
-	case forfeited:
-	case o.Over:
-		res.Winner, res.Reason = match.WinnerName(o.Winner), o.Reason
-	default:
+	res := ref.Result()
+	if res.Reason == transcript.ReasonAborted {
 		// The game did not finish: only an aborted footer is consistent.
-		res.Winner, res.Reason, res.AbortReason = transcript.WinnerNone, transcript.ReasonAborted, foot.Result.AbortReason
+		res.AbortReason = foot.Result.AbortReason
 	}
 	res.DurationMs = foot.Result.DurationMs
 	if !reflect.DeepEqual(normal(foot.Result), normal(res)) {
@@ -247,96 +225,58 @@ func normal(r transcript.Result) transcript.Result {
 	return r
 }
 
-// Facts rebuilds the sandbox's report of a turn from its record.
-func Facts(t transcript.Turn) (sandbox.Report, error) {
-	rep := sandbox.Report{
-		StartError: t.StartError, ExitCode: t.ExitCode, Signal: t.Signal,
-		TimedOut: t.TimedOut, OOMKilled: t.OOMKilled,
-		Wall:       time.Duration(t.WallMs * float64(time.Millisecond)),
-		PeakMemory: t.PeakMemory, GameDir: t.GameDir,
-	}
-	a := &rep.Answer
-	switch {
-	case t.Answer != nil:
-		a.Present, a.Data = true, []byte(*t.Answer)
-	case t.AnswerBase64 != "":
-		data, err := base64.StdEncoding.DecodeString(t.AnswerBase64)
+// turn settles one recorded turn again and compares the records.
+func (r *replayer) turn(n int, ref *referee.Referee, t transcript.Turn) (referee.Ask, *Divergence) {
+	var a referee.Ask
+	if ref.Lines() != nil && t.StartError != "" {
+		// A line-game bot that could not be started.
+		side, err := rules.ParseSide(t.Side)
 		if err != nil {
-			return rep, fmt.Errorf("answerBase64: %v", err)
+			return a, diverge(n, t.Ply, "side", t.Side, err.Error())
 		}
-		a.Present, a.Data = true, data
-	case t.AnswerType != "":
-		a.Present = true
+		s := ref.StartFailed(side, t.StartError)
+		return a, compare(n, t, s.Record)
 	}
-	if a.Present {
-		a.Type = sandbox.TypeFile
-		if t.AnswerType != "" {
-			a.Type = sandbox.EntryType(t.AnswerType)
-		}
-		a.Size, a.Truncated = t.AnswerSize, t.AnswerTruncated
+	a, err := ref.Next()
+	if err != nil {
+		return a, diverge(n, t.Ply, "state", t.State, err.Error())
 	}
-	return rep, nil
+	f, err := referee.FactsOf(t)
+	if err != nil {
+		return a, diverge(n, t.Ply, "answer", t.AnswerBase64, err.Error())
+	}
+	s, err := ref.Settle(a, f)
+	if err != nil {
+		return a, diverge(n, t.Ply, "played", t.Played, err.Error())
+	}
+	if d := compare(n, t, s.Record); d != nil {
+		return a, d
+	}
+	return a, r.blobs(n, t)
 }
 
-func (r *replayer) turn(n int, st rules.State, proto *rules.FileProtocol, policy match.Policy, t transcript.Turn, res *transcript.Result, forfeited *bool) *Divergence {
-	side := st.ToMove()
-	if t.Ply != st.Turn()+1 {
-		return diverge(n, t.Ply, "ply", t.Ply, st.Turn()+1)
-	}
-	if t.Side != side.String() {
-		return diverge(n, t.Ply, "side", t.Side, side.String())
-	}
-	if t.Phase != st.Phase() {
-		return diverge(n, t.Ply, "phase", t.Phase, st.Phase())
-	}
-	if r.lines != nil {
-		return r.lineTurn(n, st, policy, t, res, forfeited)
-	}
-	view, err := st.View(side)
-	if err != nil {
-		return diverge(n, t.Ply, "state", t.State, err.Error())
-	}
-	if t.State != string(view) {
-		return diverge(n, t.Ply, "state", t.State, string(view))
-	}
-	if sum := sha256.Sum256(view); t.StateSHA256 != hex.EncodeToString(sum[:]) {
-		return diverge(n, t.Ply, "stateSha256", t.StateSHA256, hex.EncodeToString(sum[:]))
-	}
-	facts, err := Facts(t)
-	if err != nil {
-		return diverge(n, t.Ply, "answer", t.AnswerBase64, err.Error())
-	}
-	j := match.JudgeTurn(st, proto, facts)
-	if d := compare(n, t, j); d != nil {
-		return d
-	}
-	if d := r.dataFiles(n, t, j); d != nil {
-		return d
-	}
-	played, done, d := r.settle(n, st, t, j, policy == match.RandomMove, res, forfeited)
-	if d != nil || done {
-		return d
-	}
-	if want := string(bytes.TrimRight(st.EncodeMove(played), "\r\n")); t.Played != want {
-		return diverge(n, t.Ply, "played", t.Played, want)
-	}
-	if err := st.Apply(played); err != nil {
-		return diverge(n, t.Ply, "played", t.Played, err.Error())
+// compare reports the first field, in the record's order, where the
+// recomputed record differs from the recorded one. HarnessMs is the runner's
+// own measure and is not recomputed.
+func compare(n int, recorded, recomputed transcript.Turn) *Divergence {
+	recomputed.HarnessMs = recorded.HarnessMs
+	a, b := reflect.ValueOf(recorded), reflect.ValueOf(recomputed)
+	for i := range a.NumField() {
+		x, _ := json.Marshal(a.Field(i).Interface())
+		y, _ := json.Marshal(b.Field(i).Interface())
+		if !bytes.Equal(x, y) && !(empty(x) && empty(y)) {
+			name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("json"), ",")
+			return diverge(n, recorded.Ply, name, a.Field(i).Interface(), b.Field(i).Interface())
+		}
 	}
 	return nil
 }
 
-// dataFiles checks the recorded data files against the listing and the blobs.
-func (r *replayer) dataFiles(n int, t transcript.Turn, j match.Judgement) *Divergence {
-	var want []transcript.DataFile
-	for _, e := range j.Data {
-		if e.SHA256 != "" {
-			want = append(want, transcript.DataFile{Name: e.Name, Size: e.Size, SHA256: e.SHA256})
-		}
-	}
-	if !reflect.DeepEqual(want, t.DataFiles) && (len(want) > 0 || len(t.DataFiles) > 0) {
-		return diverge(n, t.Ply, "dataFiles", t.DataFiles, want)
-	}
+func empty(j []byte) bool { return string(j) == "null" || string(j) == "[]" }
+
+// blobs checks that every data file the turn recorded is in blobs/ with its
+// content.
+func (r *replayer) blobs(n int, t transcript.Turn) *Divergence {
 	for _, df := range t.DataFiles {
 		if r.seen[df.SHA256] {
 			continue
@@ -355,96 +295,4 @@ func (r *replayer) dataFiles(n int, t transcript.Turn, j match.Judgement) *Diver
 		r.rep.Blobs++
 	}
 	return nil
-}
-
-// lineTurn re-judges one turn of a line-protocol game.
-func (r *replayer) lineTurn(n int, st rules.State, policy match.Policy, t transcript.Turn, res *transcript.Result, forfeited *bool) *Divergence {
-	side := st.ToMove()
-	l := r.lines
-	var played rules.Move
-	if t.Auto {
-		legal := st.LegalMoves()
-		if !l.AutoSingle || len(legal) != 1 {
-			return diverge(n, t.Ply, "auto", true, false)
-		}
-		played = legal[0]
-	} else {
-		question := l.Codec.Request(st, r.last, rules.Clock{Mine: r.bank[side], Theirs: r.bank[side.Other()]})
-		if t.State != question {
-			return diverge(n, t.Ply, "state", t.State, question)
-		}
-		bankOut := l.GameTime > 0 && r.bank[side] < l.MoveTime
-		ex := sandbox.Exchange{Early: t.Early, TimedOut: t.TimedOut, Exited: t.Exited, TooLong: t.TooLong,
-			Wall: time.Duration(math.Round(t.WallMs*1000)) * time.Microsecond}
-		if t.Answer != nil {
-			ex.Line = *t.Answer
-		}
-		if l.GameTime > 0 {
-			r.bank[side] -= ex.Wall
-		}
-		j := match.JudgeLine(st, ex, bankOut)
-		if d := compare(n, t, j); d != nil {
-			return d
-		}
-		lateRandom := j.Verdict == rules.Timeout && l.LateMove == "random" && !bankOut
-		var done bool
-		var d *Divergence
-		played, done, d = r.settle(n, st, t, j, policy == match.RandomMove || lateRandom, res, forfeited)
-		if d != nil || done {
-			return d
-		}
-	}
-	want := string(bytes.TrimRight(st.EncodeMove(played), "\r\n"))
-	if t.Played != want {
-		return diverge(n, t.Ply, "played", t.Played, want)
-	}
-	if err := st.Apply(played); err != nil {
-		return diverge(n, t.Ply, "played", t.Played, err.Error())
-	}
-	r.last = want
-	return nil
-}
-
-// compare checks a recorded judgement against the recomputed one.
-func compare(n int, t transcript.Turn, j match.Judgement) *Divergence {
-	move := ""
-	if j.Move != nil {
-		move = j.Move.String()
-	}
-	switch {
-	case string(j.Verdict) != t.Verdict:
-		return diverge(n, t.Ply, "verdict", t.Verdict, j.Verdict)
-	case j.Reason != t.Reason:
-		return diverge(n, t.Ply, "reason", t.Reason, j.Reason)
-	case j.Review != t.Review:
-		return diverge(n, t.Ply, "review", t.Review, j.Review)
-	case move != t.Move:
-		return diverge(n, t.Ply, "move", t.Move, move)
-	}
-	return nil
-}
-
-// settle decides what a judged turn played: the bot's move, a substitute for
-// a fault (substitute true), or nothing because the fault forfeited the game
-// (done true).
-func (r *replayer) settle(n int, st rules.State, t transcript.Turn, j match.Judgement, substitute bool, res *transcript.Result, forfeited *bool) (rules.Move, bool, *Divergence) {
-	if j.Verdict == rules.OK {
-		if t.Substituted {
-			return nil, false, diverge(n, t.Ply, "substituted", true, false)
-		}
-		return j.Move, false, nil
-	}
-	res.Faults = append(res.Faults, transcript.Fault{Ply: t.Ply, Side: t.Side, Verdict: t.Verdict, Reason: j.Reason, Review: j.Review})
-	if !substitute {
-		if t.Played != "" || t.Substituted {
-			return nil, false, diverge(n, t.Ply, "played", t.Played, "nothing: the fault forfeits the game")
-		}
-		*forfeited = true
-		res.Winner, res.Reason = match.WinnerName(st.ToMove().Other()), t.Verdict
-		return nil, true, nil
-	}
-	if !t.Substituted {
-		return nil, false, diverge(n, t.Ply, "substituted", false, true)
-	}
-	return match.Substitute(r.rng, st), false, nil
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/rules"
@@ -78,7 +78,7 @@ func FindTurn(path string, ply int) (*Report, State, []transcript.DataFile, erro
 }
 
 // RunAgain rebuilds the bot's game directory exactly as it was when the turn
-// began (the recorded state file and data files), runs the bot in a fresh
+// began (the turn the referee built, with the data files from blobs/), runs the bot in a fresh
 // sandbox with the recorded limits, and judges what it does, Repeat times.
 func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 	rep, at, data, err := FindTurn(o.Path, o.Ply)
@@ -101,14 +101,18 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 		return nil, err
 	}
 	proto := g.Protocol().Files
+	if proto == nil {
+		return nil, fmt.Errorf("rerun re-runs one turn of a game played one process per turn; %s bots live for the whole game (replay and view work for it)", h.Game)
+	}
 	_, dir := Locate(o.Path)
-	put := []sandbox.File{{Name: proto.StateFile, Data: []byte(t.State), Mode: 0o644}}
+	turn := at.Ask.Turn
+	turn.Clean = true
 	for _, df := range data {
 		content, err := os.ReadFile(filepath.Join(dir, transcript.BlobDir, df.SHA256))
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", df.Name, err)
 		}
-		put = append(put, sandbox.File{Name: df.Name, Data: content, Mode: 0o644})
+		turn.Put = append(turn.Put, sandbox.File{Name: df.Name, Data: content, Mode: 0o644})
 	}
 	repeat := max(o.Repeat, 1)
 	box, err := o.Backend.Open(ctx, sandbox.Spec{Program: o.Bot.Program, Limits: h.Limits,
@@ -119,15 +123,11 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 	defer box.Close(context.WithoutCancel(ctx))
 	out := &Rerun{Header: h, Recorded: t}
 	for range repeat {
-		r, err := box.Run(ctx, sandbox.Turn{
-			Clean: true, Put: put,
-			Args:    []string{sandbox.GameDirToken + "/" + proto.StateFile},
-			Collect: proto.MoveFile, CollectMax: proto.MaxMoveBytes, HashMax: proto.MaxDataFileBytes,
-		})
+		r, err := box.Run(ctx, turn)
 		if err != nil {
 			return out, err
 		}
-		j := match.JudgeTurn(at.Before.Clone(), proto, r)
+		j := referee.JudgeTurn(at.Before.Clone(), proto, r)
 		a := Attempt{Verdict: string(j.Verdict), Reason: j.Reason, ExitCode: r.ExitCode, Signal: r.Signal,
 			TimedOut: r.TimedOut, WallMs: float64(r.Wall.Microseconds()) / 1000, CPUMs: float64(r.CPU.Microseconds()) / 1000,
 			Answer: string(r.Answer.Data)}

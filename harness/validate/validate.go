@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -24,11 +25,11 @@ import (
 	"strings"
 
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/version"
 	"github.com/arenabots/arena/rules"
-	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -101,8 +102,9 @@ func (r *Report) add(c Check) {
 
 // Options configure validation.
 type Options struct {
-	// Game is the game the submission plays (nil: Code Clash).
+	// Game is the game the submission plays; Rules its rule options.
 	Game    rules.Game
+	Rules   map[string]string
 	Intake  submission.Limits
 	Backend sandbox.Backend // nil: static checks only
 	Limits  sandbox.Limits
@@ -146,7 +148,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	}
 
 	if o.Game == nil {
-		o.Game = codeclash.Game{}
+		return nil, errors.New("validate: no game")
 	}
 	submitted := files
 	var entry, why string
@@ -154,10 +156,10 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		files, entry, err = submission.Package(files, pack)
 		why = "the module is run by arena's adapter (" + entry + ")"
 		if err != nil {
-			rep.add(Check{Name: "module", Status: Fail, Detail: err.Error(), Fix: "submit one Python module defining class bot with a move(self, plansza, ruchy) method"})
+			rep.add(Check{Name: "module", Status: Fail, Detail: err.Error(), Fix: pack.Submission()})
 		} else {
 			rep.add(Check{Name: "module", Status: Pass, Detail: why})
-			moduleChecks(rep, o.Facts)
+			moduleChecks(rep, pack, o.Facts)
 		}
 	} else {
 		entry, why, err = submission.PickExecutable(files)
@@ -199,32 +201,21 @@ func finish(r *Report) *Report {
 	return r
 }
 
-func errorsAs(err error, target **submission.Error) bool {
-	for err != nil {
-		if e, ok := err.(*submission.Error); ok {
-			*target = e
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
-}
+// errorsAs finds a refusal of the submission reader in err's chain.
+func errorsAs(err error, target **submission.Error) bool { return errors.As(err, target) }
 
+// archiveFix is the advice for a refused archive, by the rule it broke.
 func archiveFix(e *submission.Error) string {
-	switch {
-	case strings.Contains(e.Rule, "symbolic link"):
+	switch e.Kind {
+	case submission.KindSymlink:
 		return "replace the link with the file itself"
-	case strings.Contains(e.Rule, ".."), strings.Contains(e.Rule, "absolute"):
+	case submission.KindPathEscape:
 		return "zip the folder from inside it (cd bot && zip -r ../bot.zip .)"
-	case strings.Contains(e.Rule, "bomb"), strings.Contains(e.Rule, "limit"):
+	case submission.KindBomb, submission.KindTooLarge, submission.KindTooManyEntries:
 		return "submit only the executable, its source and the README"
-	case strings.Contains(e.Rule, "encrypted"):
+	case submission.KindEncrypted:
 		return "zip without a password"
-	case strings.Contains(e.Rule, "duplicate"):
+	case submission.KindDuplicate:
 		return "zip each file once"
 	}
 	return "build the ZIP again with a standard zip tool"
@@ -325,17 +316,23 @@ func isPackaged(g rules.Game) bool {
 	return ok
 }
 
-// moduleChecks checks that the image can run an adapted Python module.
-func moduleChecks(rep *Report, facts *ImageFacts) {
-	switch {
-	case facts == nil:
-	case !facts.HasCommand("python3"):
-		rep.add(Check{Name: "interpreter", Status: Fail, Detail: "the runtime image has no python3", Fix: "run this game with an image that has python3 and python3-numpy (e.g. arena image build --base arena-testbase:trixie)"})
-	case !facts.Commands["python3-numpy"]:
-		rep.add(Check{Name: "interpreter", Status: Fail, Detail: "the runtime image's python3 has no numpy", Fix: "use an image with python3-numpy"})
-	default:
-		rep.add(Check{Name: "interpreter", Status: Pass, Detail: "python3 with numpy is in the runtime image"})
+// moduleChecks checks that the image offers what the game's adapter needs.
+func moduleChecks(rep *Report, pack rules.Packager, facts *ImageFacts) {
+	if facts == nil {
+		return
 	}
+	var missing []string
+	for _, n := range pack.Needs() {
+		if !facts.HasCommand(n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		rep.add(Check{Name: "interpreter", Status: Fail, Detail: "the runtime image lacks " + strings.Join(missing, ", "),
+			Fix: "run this game with an image that offers " + strings.Join(pack.Needs(), ", ") + " (e.g. arena image build --base arena-testbase:trixie)"})
+		return
+	}
+	rep.add(Check{Name: "interpreter", Status: Pass, Detail: "the runtime image offers " + strings.Join(pack.Needs(), ", ")})
 }
 
 // docChecks looks for the source and the README the submission rules ask for.
@@ -385,43 +382,45 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 	var walls []float64
 	var peak int64
 	dataName := ""
+	ex, _ := o.Game.(rules.Exerciser)
 	for _, side := range rules.Sides {
-		if proto == nil || o.Game.Name() != "codeclash" {
-			break // the positions are Code Clash's; other games get the full matches
+		if proto == nil || ex == nil {
+			break // the other games get the full matches
 		}
-		positions := Positions(o.Seed)[side]
+		positions := ex.Positions(o.Seed)[side]
 		box, err := o.Backend.Open(ctx, sandbox.Spec{Program: bot.Program, Limits: o.Limits,
 			Labels: map[string]string{"org.arenabots.arena.validate": rep.Name}})
 		if err != nil {
 			return fmt.Errorf("start the sandbox: %w", err)
 		}
 		failed := false
-		for i, pos := range positions {
-			view, _ := pos.State.View(side)
-			r, err := box.Run(ctx, sandbox.Turn{
-				Clean: i == 0, Remove: []string{proto.MoveFile},
-				Put:  []sandbox.File{{Name: proto.StateFile, Data: view, Mode: 0o644}},
-				Args: []string{sandbox.GameDirToken + "/" + proto.StateFile}, Collect: proto.MoveFile,
-				CollectMax: proto.MaxMoveBytes, HashMax: proto.MaxDataFileBytes,
-			})
+		for _, pos := range positions {
+			view, err := pos.State.View(side)
+			if err != nil {
+				box.Close(ctx)
+				return fmt.Errorf("render %s: %w", pos.Label, err)
+			}
+			r, err := box.Run(ctx, referee.FileTurn(proto, view))
 			if err != nil {
 				box.Close(ctx)
 				return fmt.Errorf("sandbox: %w", err)
 			}
 			walls = append(walls, float64(r.Wall.Microseconds())/1000)
 			peak = max(peak, r.PeakMemory)
-			j := match.JudgeTurn(pos.State, proto, r)
+			j := referee.JudgeTurn(pos.State, proto, r)
 			for _, d := range j.Data {
 				dataName = d.Name
 			}
 			if j.Verdict != rules.OK && !failed {
 				failed = true
 				rep.add(Check{Name: "answers as " + side.String(), Status: Fail,
-					Detail: fmt.Sprintf("%s: %s: %s", pos.Label, j.Verdict, j.Reason), Fix: fixFor(j.Verdict),
+					Detail: fmt.Sprintf("%s: %s: %s", pos.Label, j.Verdict, j.Reason), Fix: fixFor(j.Verdict, proto),
 					Evidence: evidence(pos.Label, view, r, j)})
 			}
 		}
-		box.Close(ctx)
+		if err := box.Close(ctx); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
 		if !failed {
 			rep.add(Check{Name: "answers as " + side.String(), Status: Pass,
 				Detail: fmt.Sprintf("%d positions: every setup step, normal, fogged and shielded play, abilities used", len(positions))})
@@ -453,9 +452,11 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 		slices.Sort(walls)
 		limit := o.Limits.TurnTimeout
 		if lp := o.Game.Protocol().Lines; lp != nil {
-			if l, err := match.LineTimes(*lp, nil, o.Limits); err == nil {
-				limit = l.MoveTime
+			l, err := referee.LineTimes(*lp, o.Rules)
+			if err != nil {
+				return err
 			}
+			limit = l.MoveTime
 		}
 		rep.Usage = &Usage{Turns: len(walls), P50Ms: walls[len(walls)/2], MaxMs: walls[len(walls)-1],
 			LimitMs: float64(limit.Microseconds()) / 1000, PeakMemory: peak, MemLimit: o.Limits.Memory}
@@ -470,7 +471,7 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 	return nil
 }
 
-func fixFor(v rules.Verdict) string {
+func fixFor(v rules.Verdict, files *rules.FileProtocol) string {
 	switch v {
 	case rules.Timeout:
 		return "answer well within the turn limit, on every kind of state"
@@ -479,18 +480,23 @@ func fixFor(v rules.Verdict) string {
 	case rules.OutOfMemory:
 		return "stay under the memory limit"
 	case rules.InvalidOutput:
-		return "write move.json exactly as the guide shows, then exit 0"
+		if files == nil {
+			return "answer each question with exactly one line, as the protocol shows, and print nothing else"
+		}
+		return "write " + files.MoveFile + " exactly as the guide shows, then exit 0"
 	case rules.IllegalMove:
 		return "check the move against `arena rules legal STATE.json`"
 	case rules.BotRejectedState:
 		return "read every state the guide describes (fogged squares, abilities, setup steps)"
 	case rules.DataFileViolation:
-		return "keep at most one regular data file of at most 10 MiB in game_dir"
+		if files != nil {
+			return fmt.Sprintf("keep at most %d regular data file of at most %d MiB in game_dir", files.DataFiles, files.MaxDataFileBytes>>20)
+		}
 	}
 	return ""
 }
 
-func evidence(label string, state []byte, r sandbox.Report, j match.Judgement) *Evidence {
+func evidence(label string, state []byte, r sandbox.Report, j referee.Judgement) *Evidence {
 	return &Evidence{Label: label, State: string(state), Answer: string(r.Answer.Data), ExitCode: r.ExitCode, Signal: r.Signal,
 		Verdict: string(j.Verdict), Reason: j.Reason, WallMs: float64(r.Wall.Microseconds()) / 1000,
 		PeakMemory: r.PeakMemory, StderrTail: string(r.Stderr.Data)}
@@ -513,7 +519,7 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 	if side == rules.Black {
 		white, black = o.Opponent, bot
 	}
-	res, err := match.Run(ctx, match.Config{Game: o.Game, Seed: o.Seed + uint64(side), White: white, Black: black,
+	res, err := match.Run(ctx, match.Config{Game: o.Game, Rules: o.Rules, Seed: o.Seed + uint64(side), White: white, Black: black,
 		Backend: o.Backend, Limits: o.Limits, Dir: dir, Labels: map[string]string{"org.arenabots.arena.validate": rep.Name}})
 	if err != nil {
 		return nil, 0, err
@@ -548,7 +554,7 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 			if t.Answer != nil {
 				answer = *t.Answer
 			}
-			rep.add(Check{Name: name, Status: Fail, Detail: fmt.Sprintf("ply %d: %s: %s", t.Ply, t.Verdict, t.Reason), Fix: fixFor(rules.Verdict(t.Verdict)),
+			rep.add(Check{Name: name, Status: Fail, Detail: fmt.Sprintf("ply %d: %s: %s", t.Ply, t.Verdict, t.Reason), Fix: fixFor(rules.Verdict(t.Verdict), o.Game.Protocol().Files),
 				Evidence: &Evidence{Label: fmt.Sprintf("ply %d of the match as %s", t.Ply, side), State: t.State, Answer: answer,
 					ExitCode: t.ExitCode, Signal: t.Signal, Verdict: t.Verdict, Reason: t.Reason, WallMs: t.WallMs,
 					PeakMemory: t.PeakMemory, StderrTail: t.StderrTail}})

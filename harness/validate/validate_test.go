@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/internal/ziptest"
 	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/codeclash"
 	_ "github.com/arenabots/arena/rules/games"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -130,7 +132,7 @@ func TestValidateNamesTheFailingCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			opts := Options{Intake: defaultIntake(), Backend: be, Limits: lim, Facts: facts, Seed: 1}
+			opts := Options{Game: codeclash.Game{}, Intake: defaultIntake(), Backend: be, Limits: lim, Facts: facts, Seed: 1}
 			if c.check == "" {
 				opts.Opponent = opponent(t)
 			}
@@ -175,31 +177,10 @@ func TestValidateNamesTheFailingCheck(t *testing.T) {
 	}
 }
 
-func TestPositionsCoverWhatTheIssueAsks(t *testing.T) {
-	pos := Positions(1)
-	for _, side := range rules.Sides {
-		steps := map[int]bool{}
-		fogged, shield, used := false, false, false
-		for _, p := range pos[side] {
-			view, _ := p.State.View(side)
-			v := string(view)
-			if p.State.Phase() == "setup" {
-				steps[p.State.SetupStep()] = true
-			}
-			fogged = fogged || strings.Contains(v, `"color":"fog"`)
-			shield = shield || strings.Contains(v, `"name":"shield"`)
-			used = used || strings.Contains(v, `":false`)
-		}
-		if len(steps) != 4 || !fogged || !used || (side == rules.White && !shield) {
-			t.Fatalf("%s: steps %v fogged %v shield %v used %v", side, steps, fogged, shield, used)
-		}
-	}
-}
-
 func TestStaticChecksWithoutASandbox(t *testing.T) {
 	dir := t.TempDir()
 	p := zipOf(t, dir, "ok.zip", fixture(t, "legal"), source, entry{Name: "README.md", Data: []byte("hello")})
-	rep, err := Validate(context.Background(), p, Options{Intake: defaultIntake()})
+	rep, err := Validate(context.Background(), p, Options{Game: codeclash.Game{}, Intake: defaultIntake()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +188,7 @@ func TestStaticChecksWithoutASandbox(t *testing.T) {
 		t.Fatalf("want a pass with two README warnings: %+v", rep.Checks)
 	}
 	// A local backend runs the behavioural checks too (for bot authors).
-	rep, err = Validate(context.Background(), p, Options{Intake: defaultIntake(), Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Seed: 1})
+	rep, err = Validate(context.Background(), p, Options{Game: codeclash.Game{}, Intake: defaultIntake(), Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Seed: 1})
 	if err != nil || !rep.Pass {
 		t.Fatalf("%v %+v", err, rep)
 	}
@@ -277,4 +258,53 @@ func lineBotFor(t *testing.T, game string, data []byte) *submission.Bot {
 	name := game + ".legal"
 	return &submission.Bot{Name: "random", SHA256: submission.Sum(data),
 		Program: sandbox.Program{Name: "random", Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
+}
+
+func TestArchiveFixForEveryKind(t *testing.T) {
+	fixes := map[submission.ErrorKind]string{
+		submission.KindSymlink:        "replace the link with the file itself",
+		submission.KindPathEscape:     "zip the folder from inside it (cd bot && zip -r ../bot.zip .)",
+		submission.KindBomb:           "submit only the executable, its source and the README",
+		submission.KindTooLarge:       "submit only the executable, its source and the README",
+		submission.KindTooManyEntries: "submit only the executable, its source and the README",
+		submission.KindEncrypted:      "zip without a password",
+		submission.KindDuplicate:      "zip each file once",
+		submission.KindBadName:        "build the ZIP again with a standard zip tool",
+		submission.KindSpecialFile:    "build the ZIP again with a standard zip tool",
+		submission.KindCompression:    "build the ZIP again with a standard zip tool",
+		submission.KindNotZip:         "build the ZIP again with a standard zip tool",
+		submission.KindCorrupt:        "build the ZIP again with a standard zip tool",
+		submission.KindEmpty:          "build the ZIP again with a standard zip tool",
+	}
+	lim := submissiontest.Limits()
+	seen := map[submission.ErrorKind]bool{}
+	for _, c := range submissiontest.Cases(t, t.TempDir()) {
+		t.Run(c.Name, func(t *testing.T) {
+			want, ok := fixes[c.Kind]
+			if !ok {
+				t.Fatalf("the reader refuses with kind %q, which this test gives no fix", c.Kind)
+			}
+			rep, err := Validate(context.Background(), c.Path, Options{Intake: lim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Checks) != 1 || rep.Pass {
+				t.Fatalf("want only a failing archive check, got %+v", rep)
+			}
+			got := rep.Checks[0]
+			if got.Name != "archive" || got.Status != Fail || !strings.Contains(got.Detail, c.Rule) || got.Fix != want {
+				t.Fatalf("check %+v, want archive failing with %q and fix %q", got, c.Rule, want)
+			}
+			// The fix comes from the kind, whatever the rule's text says.
+			if fix := archiveFix(&submission.Error{Entry: "x", Rule: "symbolic link .. absolute bomb limit encrypted duplicate", Kind: c.Kind}); fix != want {
+				t.Fatalf("archiveFix by kind %q: %q, want %q", c.Kind, fix, want)
+			}
+			seen[c.Kind] = true
+		})
+	}
+	for k := range fixes {
+		if !seen[k] {
+			t.Errorf("no hostile submission of kind %q was tried", k)
+		}
+	}
 }

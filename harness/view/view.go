@@ -108,13 +108,7 @@ func Build(path string) (*Data, error) {
 	}
 	// The position after the last turn.
 	if last != nil {
-		final := last.Before.Clone()
-		if last.Turn.Played != "" {
-			if m, err := final.ParseMove([]byte(last.Turn.Played)); err == nil {
-				final.Apply(m)
-			}
-		}
-		d.Steps[len(d.Steps)-1].Frames = frames(final)
+		d.Steps[len(d.Steps)-1].Frames = frames(last.After)
 	}
 	if len(d.Steps) == 0 {
 		return d, fmt.Errorf("%s: no turns to show (%s)", file, rep.Problem())

@@ -83,7 +83,7 @@ func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {
-	return rules.Protocol{Lines: &rules.LineProtocol{MoveTime: 100 * time.Millisecond, LateMove: "random", Codec: codec{}}}
+	return rules.Protocol{Lines: &rules.LineProtocol{MoveTime: 100 * time.Millisecond, MoveTimeOption: "moveTime", LateMove: "random", Codec: codec{}}}
 }
 
 type codec struct{}

@@ -148,7 +148,7 @@ func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {
 	return rules.Protocol{Lines: &rules.LineProtocol{
-		MoveTime: 10 * time.Second, GameTime: 60 * time.Second, LateMove: "forfeit", AutoSingle: true, Codec: codec{},
+		MoveTime: 10 * time.Second, GameTime: 60 * time.Second, MoveTimeOption: "moveTime", GameTimeOption: "gameTime", LateMove: "forfeit", AutoSingle: true, Codec: codec{},
 	}}
 }
 
@@ -193,6 +193,15 @@ func (Game) Package(files map[string][]byte) (map[string][]byte, string, error) 
 	out := map[string][]byte{AdapterName: Adapter}
 	return out, AdapterName, nil
 }
+
+// Submission implements rules.Packager.
+func (Game) Submission() string {
+	return "submit one Python module defining class bot with a move(self, plansza, ruchy) method"
+}
+
+// Needs implements rules.Packager: the adapter runs the class under python3
+// and hands it the board as a numpy array.
+func (Game) Needs() []string { return []string{"python3", "python3-numpy"} }
 
 // Explain implements rules.Game.
 func (Game) Explain() string { return explanation }

@@ -98,10 +98,12 @@ func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {
 	return rules.Protocol{Lines: &rules.LineProtocol{
-		MoveTime: 10 * time.Second,
-		GameTime: 120 * time.Second,
-		LateMove: "forfeit",
-		Codec:    codec{},
+		MoveTime:       10 * time.Second,
+		GameTime:       120 * time.Second,
+		MoveTimeOption: "moveTime",
+		GameTimeOption: "gameTime",
+		LateMove:       "forfeit",
+		Codec:          codec{},
 	}}
 }
 

@@ -2,7 +2,7 @@
 // placements, play with kings, queens, rooks, bishops and pawns on a 5x5 board,
 // the fog, shield and pawnReset abilities, king capture to win; state.json and
 // move.json exactly as the bot guide describes them, with every ruling of
-// docs/codeclash-rules.md.
+// docs/codeclash.md.
 package codeclash
 
 import (

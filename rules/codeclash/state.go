@@ -128,6 +128,15 @@ func (s *State) Turn() int { return s.setupIdx + s.plies }
 // Plies is the number of play plies played.
 func (s *State) Plies() int { return s.plies }
 
+// TurnNumber is the view's turnNumber: 0 in setup, then 1 for White's first
+// play move, counting plies.
+func (s *State) TurnNumber() int {
+	if s.Phase() == "play" {
+		return s.plies + 1
+	}
+	return 0
+}
+
 // SetupStep is the setup step of the side to move (1-4), or 0 in play.
 func (s *State) SetupStep() int {
 	if s.setupIdx >= SetupTurns {

@@ -63,9 +63,7 @@ func (s *State) View(side rules.Side) ([]byte, error) {
 		AbilitiesActivated: s.activated(side),
 		BlockedTiles:       [][2]int{},
 	}
-	if s.Phase() == "play" {
-		v.TurnNumber = s.plies + 1
-	}
+	v.TurnNumber = s.TurnNumber()
 	fogged := s.Phase() == "play" && s.fogLeft[side] > 0
 	var vis [Size][Size]bool
 	if fogged {

@@ -1,4 +1,4 @@
-package match
+package referee
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package match
+package referee
 
 import (
 	"fmt"
@@ -79,6 +79,34 @@ func JudgeTurn(st rules.State, p *rules.FileProtocol, r sandbox.Report) Judgemen
 	}
 	j.Move, j.Verdict, j.Reason = judgeAnswer(st, a.Data)
 	return j
+}
+
+// JudgeLine applies the verdict table to one answer of a line-protocol bot.
+// bankOut says the time bank, not the move time, limited the answer.
+func JudgeLine(st rules.State, ex sandbox.Exchange, bankOut bool) Judgement {
+	var j Judgement
+	switch {
+	case ex.Early != "":
+		j.Verdict, j.Reason = rules.InvalidOutput, fmt.Sprintf("wrote %q before it was asked", clip(ex.Early))
+	case ex.TimedOut && bankOut:
+		j.Verdict, j.Reason = rules.Timeout, "its time bank for the game ran out"
+	case ex.TimedOut:
+		j.Verdict, j.Reason = rules.Timeout, fmt.Sprintf("no answer within the move time (%v)", ex.Wall.Round(time.Millisecond))
+	case ex.Exited:
+		j.Verdict, j.Reason = rules.Crash, "the bot exited or closed its output before answering"
+	case ex.TooLong:
+		j.Verdict, j.Reason = rules.InvalidOutput, fmt.Sprintf("the answer is longer than %d bytes", sandbox.MaxLine)
+	default:
+		j.Move, j.Verdict, j.Reason = judgeAnswer(st, []byte(ex.Line))
+	}
+	return j
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
 }
 
 // judgeAnswer reads an answer and judges the move it names.
