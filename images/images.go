@@ -23,9 +23,9 @@ import (
 	"strconv"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/arenabots/arena/sandbox/agent"
@@ -84,7 +84,7 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 		return false, err
 	}
 	base, err := cli.ImageInspect(ctx, o.Base)
-	if errdefs.IsNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		hint := "pull it where a registry is reachable (docker pull " + o.Base + ")"
 		if o.Base == DefaultBase {
 			hint += ", or build offline on the test base: arena image testbase && arena image build --base " + DefaultTestbase

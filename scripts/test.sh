@@ -2,7 +2,7 @@
 # The project's test command: the same on a laptop and in CI.
 #   1. make sure a Docker engine answers (start one if not; see ensure-docker.sh)
 #   2. build the offline test base image (cached by tag)
-#   3. gofmt, go vet, and every test under -race, Docker-backed ones included
+#   3. gofmt, go vet, staticcheck, and every test under -race, Docker-backed ones included
 # Under CI=true a missing engine is a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +49,10 @@ fi
 
 step "go vet"
 go vet ./...
+
+step "staticcheck"
+# Pinned in go.mod (tool directive): the same checker on every machine.
+go tool staticcheck ./...
 
 step "go test -race"
 go build -o /tmp/arena-testsummary ./internal/testsummary

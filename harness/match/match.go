@@ -129,10 +129,8 @@ type runner struct {
 	ended    [2]transcript.SessionEnd
 	start    time.Time
 	boxes    [2]sandbox.Box
-	// header is set once the header record is written; abortReason once the
-	// match cannot go on.
-	header      *transcript.Header
-	abortReason string
+	// header is set once the header record is written.
+	header *transcript.Header
 }
 
 func (m *runner) run(ctx context.Context) (res transcript.Result, err error) {

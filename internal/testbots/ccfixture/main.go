@@ -35,6 +35,9 @@ import (
 
 const dataFile = "fixture.dat"
 
+// hoard keeps what the "hog" mode allocates reachable.
+var hoard [][]byte
+
 func main() {
 	mode := filepath.Base(os.Args[0])
 	raw, err := os.ReadFile(os.Args[1])
@@ -89,13 +92,12 @@ func main() {
 	case mode == "segv":
 		segv()
 	case mode == "hog":
-		var keep [][]byte
 		for {
 			b := make([]byte, 1<<20)
 			for i := 0; i < len(b); i += 4096 {
 				b[i] = 1
 			}
-			keep = append(keep, b)
+			hoard = append(hoard, b)
 		}
 	case mode == "sleeper":
 		time.Sleep(time.Hour)
