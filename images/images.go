@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,10 +107,12 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 	if !o.Force {
 		if cur, err := cli.ImageInspect(ctx, o.Tag); err == nil && cur.Config != nil && cur.Config.Labels[LabelBuild] == hash {
 			fmt.Fprintf(o.Out, "%s is up to date (built from %s)\n", o.Tag, o.Base)
+			slog.Debug("runtime image up to date", "tag", o.Tag, "inputs", hash[:12])
 			return false, nil
 		}
 	}
 
+	start := time.Now()
 	bctx, err := buildContext(map[string][]byte{"Dockerfile": RuntimeDockerfile, "arena-agent": agentBin})
 	if err != nil {
 		return false, err
@@ -130,6 +133,7 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, o.Out, 0, false, nil); err != nil {
 		return false, fmt.Errorf("build %s: %w", o.Tag, err)
 	}
+	slog.Debug("runtime image built", "tag", o.Tag, "base", o.Base, "inputs", hash[:12], "took", time.Since(start))
 	return true, nil
 }
 

@@ -33,6 +33,10 @@ const (
 // Sides lists both players in turn order.
 var Sides = [2]Side{White, Black}
 
+// Colours is each side's colour as its only line, the opening most line
+// games send.
+func Colours() [2][]string { return [2][]string{{White.String()}, {Black.String()}} }
+
 // Other is the opponent.
 func (s Side) Other() Side { return 1 - s }
 
@@ -168,7 +172,8 @@ type Protocol struct {
 
 // LineProtocol runs one bot process for the whole match, speaking lines on
 // stdin and stdout: the harness sends the Start lines, then for each turn a
-// Request line that the bot answers with one line, then the Reply lines.
+// Request line that the bot answers with one line, then the Reply lines, and
+// the End lines when the game is over.
 type LineProtocol struct {
 	// MoveTime caps one answer; GameTime is each side's time bank for the whole
 	// game (zero: none). Both are measured next to the bot. They are the
@@ -192,15 +197,23 @@ type Clock struct {
 	Mine, Theirs time.Duration
 }
 
-// LineCodec writes a game's lines.
+// LineCodec writes a game's lines. Each method says which lines go to which
+// side; the harness only delivers them, in order, and times nothing but the
+// wait for the answer to the question.
 type LineCodec interface {
-	// Start is sent to side when the match starts.
-	Start(side Side) []string
-	// Request asks the side to move in st; last is the opponent's previous move
-	// in wire form ("" when there is none).
-	Request(st State, last string, clock Clock) string
-	// Reply is sent after the answer was judged.
-	Reply(st State, accepted bool, clock Clock) []string
+	// Start is what each side is sent when the match starts.
+	Start(st State) [2][]string
+	// Request is the question to the side to move in st; last is the
+	// opponent's previous move in wire form ("" when there is none). before
+	// lists lines each side is sent first (news between turns).
+	Request(st State, last string, clock Clock) (before [2][]string, question string)
+	// Reply is what each side is sent once the mover's answer was judged: st
+	// is the state after the move played (unchanged when a fault ended the
+	// game); accepted says whether the bot's own answer was the move played;
+	// clock is the mover's.
+	Reply(st State, mover Side, accepted bool, clock Clock) [2][]string
+	// End is what each side is sent when the game is over.
+	End(st State) [2][]string
 }
 
 // FileProtocol runs a fresh bot process per turn: the view is written to a file

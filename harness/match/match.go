@@ -207,6 +207,9 @@ func (m *runner) turn(ctx context.Context) error {
 	switch {
 	case a.Auto:
 	case m.ref.Lines() != nil:
+		if err := m.deliver(ctx, a.Send); err != nil {
+			return err
+		}
 		if f.Exchange, err = m.sessions[a.Side].Ask(ctx, a.Question, a.Timeout); err != nil {
 			return fmt.Errorf("%s's turn %d: %w", a.Side, a.Ply, err)
 		}

@@ -156,13 +156,10 @@ func (r *Referee) Over() bool { return r.forfeit != nil || r.st.Outcome().Over }
 
 // Opening is what each side of a line game is sent when the match starts.
 func (r *Referee) Opening() [2][]string {
-	var out [2][]string
-	if r.lines != nil {
-		for _, s := range rules.Sides {
-			out[s] = r.lines.Codec.Start(s)
-		}
+	if r.lines == nil {
+		return [2][]string{}
 	}
-	return out
+	return r.lines.Codec.Start(r.st)
 }
 
 // Ask is the next turn: who is asked what, and how to run it.
@@ -176,8 +173,10 @@ type Ask struct {
 	// side's box (file games).
 	View []byte
 	Turn sandbox.Turn
-	// Question is the line the bot is asked and Timeout how long it may take
-	// to answer (line games).
+	// Send lists the lines each side is sent before the question; Question
+	// is the line the bot is asked and Timeout how long it may take to answer
+	// (line games).
+	Send     [2][]string
 	Question string
 	Timeout  time.Duration
 	// bankOut is set when the time bank, not the move time, limits the answer.
@@ -195,7 +194,7 @@ func (r *Referee) Next() (Ask, error) {
 			a.Auto = true
 			return a, nil
 		}
-		a.Question = l.Codec.Request(st, r.last, r.clock(a.Side))
+		a.Send, a.Question = l.Codec.Request(st, r.last, r.clock(a.Side))
 		a.Timeout = l.MoveTime
 		if l.GameTime > 0 && r.bank[a.Side] < a.Timeout {
 			a.Timeout, a.bankOut = max(r.bank[a.Side], time.Millisecond), true
@@ -297,30 +296,43 @@ func (r *Referee) Settle(a Ask, f Facts) (Step, error) {
 	if j.Verdict != rules.OK {
 		r.faults = append(r.faults, transcript.Fault{Ply: a.Ply, Side: a.Side.String(), Verdict: string(j.Verdict), Reason: j.Reason, Review: j.Review})
 		if !forgiven {
-			r.reply(&s, a, false)
 			r.forfeit = &rules.Outcome{Over: true, Winner: a.Side.Other(), Reason: string(j.Verdict)}
+			r.reply(&s, a, false)
 			return s, nil
 		}
 		played = Substitute(r.rng, st)
 		rec.Substituted = true
 		r.cleanup[a.Side] = j.Offending
 	}
-	if !a.Auto {
-		r.reply(&s, a, j.Verdict == rules.OK)
-	}
 	rec.Played = trimNL(st.EncodeMove(played))
 	if err := st.Apply(played); err != nil {
 		return s, fmt.Errorf("referee: apply a judged move: %w", err)
 	}
 	r.last = rec.Played
+	r.reply(&s, a, j.Verdict == rules.OK)
 	return s, nil
 }
 
-// reply adds the game's status lines for the side that just answered.
+// reply adds the lines the game sends after a judged answer (none after an
+// automatic move, which asked nothing), and its closing lines once the game
+// is over.
 func (r *Referee) reply(s *Step, a Ask, accepted bool) {
-	if r.lines != nil {
-		s.Send[a.Side] = append(s.Send[a.Side], r.lines.Codec.Reply(r.st, accepted, r.clock(a.Side))...)
+	if r.lines == nil {
+		return
 	}
+	if !a.Auto {
+		s.Send = join(s.Send, r.lines.Codec.Reply(r.st, a.Side, accepted, r.clock(a.Side)))
+	}
+	if r.Over() {
+		s.Send = join(s.Send, r.lines.Codec.End(r.st))
+	}
+}
+
+func join(a, b [2][]string) [2][]string {
+	for i := range a {
+		a[i] = append(a[i], b[i]...)
+	}
+	return a
 }
 
 // StartFailed settles a line-game bot that could not be started at all: it

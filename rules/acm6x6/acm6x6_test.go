@@ -144,7 +144,10 @@ func TestPerftRegression(t *testing.T) {
 
 func TestRequestLineRoundTrip(t *testing.T) {
 	s := NewState(DefaultOptions())
-	q := codec{}.Request(s, "", rules.Clock{})
+	before, q := codec{}.Request(s, "", rules.Clock{})
+	if len(before[0])+len(before[1]) != 0 {
+		t.Fatalf("lines before the question: %q", before)
+	}
 	if q != "NONE "+StartFEN {
 		t.Fatalf("%q", q)
 	}

@@ -88,18 +88,20 @@ func (Game) Protocol() rules.Protocol {
 
 type codec struct{}
 
-func (codec) Start(side rules.Side) []string { return []string{side.String()} }
+func (codec) Start(rules.State) [2][]string { return rules.Colours() }
 
 // Request is "<move> <position>": the opponent's last move (NONE at the start)
 // and the position.
-func (codec) Request(st rules.State, last string, _ rules.Clock) string {
+func (codec) Request(st rules.State, last string, _ rules.Clock) ([2][]string, string) {
 	if last == "" {
 		last = "NONE"
 	}
-	return last + " " + st.(*State).FEN()
+	return [2][]string{}, last + " " + st.(*State).FEN()
 }
 
-func (codec) Reply(rules.State, bool, rules.Clock) []string { return nil }
+func (codec) Reply(rules.State, rules.Side, bool, rules.Clock) [2][]string { return [2][]string{} }
+
+func (codec) End(rules.State) [2][]string { return [2][]string{} }
 
 // Explain implements rules.Game.
 func (Game) Explain() string { return explanation }

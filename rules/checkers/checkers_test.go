@@ -216,7 +216,10 @@ func TestParseForms(t *testing.T) {
 
 func TestRequestAndFromView(t *testing.T) {
 	s := NewState(DefaultOptions())
-	q := codec{}.Request(s, "", rules.Clock{})
+	before, q := codec{}.Request(s, "", rules.Clock{})
+	if len(before[0])+len(before[1]) != 0 {
+		t.Fatalf("lines before the question: %q", before)
+	}
 	want := "board=-2-2-2-22-2-2-2--2-2-2-20-0-0-0--0-0-0-01-1-1-1--1-1-1-11-1-1-1- moves=5041,5241,5243,5443,5445,5645,5647"
 	if q != want {
 		t.Fatalf("request\n%s\nwant\n%s", q, want)

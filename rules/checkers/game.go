@@ -154,21 +154,23 @@ func (Game) Protocol() rules.Protocol {
 
 type codec struct{}
 
-func (codec) Start(side rules.Side) []string { return []string{side.String()} }
+func (codec) Start(rules.State) [2][]string { return rules.Colours() }
 
 // Request is "board=<64 characters> moves=<r1c1r2c2,...>", both from the
 // mover's side (see State.View).
-func (codec) Request(st rules.State, _ string, _ rules.Clock) string {
+func (codec) Request(st rules.State, _ string, _ rules.Clock) ([2][]string, string) {
 	s := st.(*State)
 	view, _ := s.View(s.ToMove())
 	var moves []string
 	for _, m := range s.LegalMoves() {
 		moves = append(moves, m.String())
 	}
-	return "board=" + string(view) + " moves=" + strings.Join(moves, ",")
+	return [2][]string{}, "board=" + string(view) + " moves=" + strings.Join(moves, ",")
 }
 
-func (codec) Reply(rules.State, bool, rules.Clock) []string { return nil }
+func (codec) Reply(rules.State, rules.Side, bool, rules.Clock) [2][]string { return [2][]string{} }
+
+func (codec) End(rules.State) [2][]string { return [2][]string{} }
 
 var classBot = regexp.MustCompile(`(?m)^class\s+bot\b`)
 

@@ -143,18 +143,18 @@ func TestMoveForms(t *testing.T) {
 func TestProtocolLines(t *testing.T) {
 	s := state(t, "")
 	c := codec{}
-	if got := c.Start(rules.Black); len(got) != 1 || got[0] != "black" {
+	if got := c.Start(s); len(got[0]) != 1 || got[0][0] != "white" || len(got[1]) != 1 || got[1][0] != "black" {
 		t.Fatalf("%v", got)
 	}
-	q := c.Request(s, "", rules.Clock{Mine: 119_900e6, Theirs: 120e9})
+	_, q := c.Request(s, "", rules.Clock{Mine: 119_900e6, Theirs: 120e9})
 	if q != "NONE 119 120 rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" {
 		t.Fatalf("%q", q)
 	}
 	play(t, s, "e2e4")
-	if q = c.Request(s, "", rules.Clock{Mine: 5000e9}); !strings.HasPrefix(q, "e2e4 1000 0 ") {
+	if _, q = c.Request(s, "", rules.Clock{Mine: 5000e9}); !strings.HasPrefix(q, "e2e4 1000 0 ") {
 		t.Fatalf("%q", q)
 	}
-	if r := c.Reply(s, false, rules.Clock{Mine: 3e9}); r[0] != "D 3" {
+	if r := c.Reply(s, rules.Black, false, rules.Clock{Mine: 3e9}); len(r[0]) != 0 || len(r[1]) != 1 || r[1][0] != "D 3" {
 		t.Fatalf("%v", r)
 	}
 	rebuilt, err := Game{}.FromView(nil, []byte(q))

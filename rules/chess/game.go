@@ -109,24 +109,30 @@ func (Game) Protocol() rules.Protocol {
 
 type codec struct{}
 
-// Start sends the colour line.
-func (codec) Start(side rules.Side) []string { return []string{side.String()} }
+// Start sends each side its colour.
+func (codec) Start(rules.State) [2][]string { return rules.Colours() }
 
 // Request is "<move> <time> <time> <state>": the opponent's previous move (NONE
 // at the start), the mover's seconds left, the opponent's, and the FEN.
-func (codec) Request(st rules.State, _ string, c rules.Clock) string {
+func (codec) Request(st rules.State, _ string, c rules.Clock) ([2][]string, string) {
 	s := st.(*State)
-	return fmt.Sprintf("%s %s %s %s", s.Last(), seconds(c.Mine), seconds(c.Theirs), s.FEN())
+	return [2][]string{}, fmt.Sprintf("%s %s %s %s", s.Last(), seconds(c.Mine), seconds(c.Theirs), s.FEN())
 }
 
-// Reply is "<status> <time>": A (accepted) or D (denied), and the seconds left.
-func (codec) Reply(_ rules.State, accepted bool, c rules.Clock) []string {
+// Reply is "<status> <time>" to the mover: A (accepted) or D (denied), and
+// the seconds left.
+func (codec) Reply(_ rules.State, mover rules.Side, accepted bool, c rules.Clock) [2][]string {
 	status := "A"
 	if !accepted {
 		status = "D"
 	}
-	return []string{status + " " + seconds(c.Mine)}
+	var out [2][]string
+	out[mover] = []string{status + " " + seconds(c.Mine)}
+	return out
 }
+
+// End sends nothing: the bots are stopped.
+func (codec) End(rules.State) [2][]string { return [2][]string{} }
 
 // Explain implements rules.Game.
 func (Game) Explain() string { return explanation }
