@@ -64,7 +64,10 @@ type Bot struct {
 // Error is a refusal that names the entry and the rule.
 type Error struct {
 	Entry string
-	Rule  string
+	Rule  string // for people: what is wrong, with the numbers
+	// Kind is the rule broken, for programs: choose advice by it, never by
+	// the text of Rule.
+	Kind ErrorKind
 }
 
 func (e *Error) Error() string {
@@ -74,8 +77,51 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.Entry, e.Rule)
 }
 
-func refuse(entry, format string, a ...any) error {
-	return &Error{Entry: entry, Rule: fmt.Sprintf(format, a...)}
+// ErrorKind is the rule an Error is about.
+type ErrorKind string
+
+// Kinds of Error. Reading a submission (Load, ReadAny, ReadZip, CheckName) can
+// refuse with any of them but KindNameClash (Package) and KindExtract
+// (Extract).
+const (
+	// KindTooLarge: the file handed in, an entry, or the whole submission is
+	// over a size limit.
+	KindTooLarge ErrorKind = "too-large"
+	// KindTooManyEntries: more entries or files than the limit.
+	KindTooManyEntries ErrorKind = "too-many-entries"
+	// KindBomb: an entry compresses beyond the ratio limit, or inflates to
+	// more than its header declares.
+	KindBomb ErrorKind = "compression-bomb"
+	// KindPathEscape: an entry name with ".." or an absolute path.
+	KindPathEscape ErrorKind = "path-escape"
+	// KindBadName: an entry name that is empty, holds a NUL byte or a
+	// backslash, or has an empty or "." element.
+	KindBadName ErrorKind = "bad-name"
+	// KindSymlink: a symbolic link (a ZIP entry, or a link in a directory).
+	KindSymlink ErrorKind = "symlink"
+	// KindSpecialFile: a device, pipe or socket; in a directory, anything
+	// that is neither a regular file, a directory nor a symbolic link.
+	KindSpecialFile ErrorKind = "special-file"
+	// KindEncrypted: an encrypted entry.
+	KindEncrypted ErrorKind = "encrypted"
+	// KindCompression: a compression method other than deflate or store.
+	KindCompression ErrorKind = "compression-method"
+	// KindDuplicate: two entries with the same name.
+	KindDuplicate ErrorKind = "duplicate"
+	// KindNotZip: the archive's structure cannot be read.
+	KindNotZip ErrorKind = "not-a-zip"
+	// KindCorrupt: an entry cannot be opened or inflated.
+	KindCorrupt ErrorKind = "corrupt"
+	// KindEmpty: the archive holds no files.
+	KindEmpty ErrorKind = "empty"
+	// KindNameClash: a file has the name of one the game's adapter adds.
+	KindNameClash ErrorKind = "name-clash"
+	// KindExtract: a file could not be written out.
+	KindExtract ErrorKind = "extract"
+)
+
+func refuse(kind ErrorKind, entry, format string, a ...any) error {
+	return &Error{Entry: entry, Rule: fmt.Sprintf(format, a...), Kind: kind}
 }
 
 // Load reads a bot from an executable file, a directory holding one executable,
@@ -100,7 +146,7 @@ func LoadFor(p string, lim Limits, pack rules.Packager) (*Bot, error) {
 		name = filepath.Base(filepath.Clean(p))
 	case fi.Mode().IsRegular():
 		if fi.Size() > max(lim.MaxArchiveBytes, lim.MaxFileBytes) {
-			return nil, refuse(filepath.Base(p), "is %d bytes; the limit is %d", fi.Size(), max(lim.MaxArchiveBytes, lim.MaxFileBytes))
+			return nil, refuse(KindTooLarge, filepath.Base(p), "is %d bytes; the limit is %d", fi.Size(), max(lim.MaxArchiveBytes, lim.MaxFileBytes))
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -183,20 +229,20 @@ func ignored(name string) bool {
 func CheckName(name string) error {
 	switch {
 	case name == "":
-		return refuse(name, "empty name")
+		return refuse(KindBadName, name, "empty name")
 	case strings.ContainsRune(name, 0):
-		return refuse(name, "name contains a NUL byte")
+		return refuse(KindBadName, name, "name contains a NUL byte")
 	case strings.Contains(name, `\`):
-		return refuse(name, `backslash in the name (use / as the separator)`)
+		return refuse(KindBadName, name, `backslash in the name (use / as the separator)`)
 	case path.IsAbs(name) || filepath.VolumeName(name) != "" || (len(name) > 1 && name[1] == ':'):
-		return refuse(name, "absolute path")
+		return refuse(KindPathEscape, name, "absolute path")
 	}
 	for _, part := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
 		if part == ".." {
-			return refuse(name, `path escapes the archive with ".."`)
+			return refuse(KindPathEscape, name, `path escapes the archive with ".."`)
 		}
 		if part == "" || part == "." {
-			return refuse(name, "path has an empty or '.' element")
+			return refuse(KindBadName, name, "path has an empty or '.' element")
 		}
 	}
 	return nil
@@ -206,14 +252,14 @@ func CheckName(name string) error {
 // entry and the rule it broke; nothing is inflated beyond the limits.
 func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 	if int64(len(data)) > lim.MaxArchiveBytes {
-		return nil, refuse("", "the ZIP is %d bytes; the limit is %d", len(data), lim.MaxArchiveBytes)
+		return nil, refuse(KindTooLarge, "", "the ZIP is %d bytes; the limit is %d", len(data), lim.MaxArchiveBytes)
 	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, refuse("", "not a readable ZIP archive: %v", err)
+		return nil, refuse(KindNotZip, "", "not a readable ZIP archive: %v", err)
 	}
 	if len(zr.File) > lim.MaxEntries {
-		return nil, refuse("", "the ZIP has %d entries; the limit is %d", len(zr.File), lim.MaxEntries)
+		return nil, refuse(KindTooManyEntries, "", "the ZIP has %d entries; the limit is %d", len(zr.File), lim.MaxEntries)
 	}
 	// Check everything before inflating anything.
 	seen := map[string]string{}
@@ -224,32 +270,32 @@ func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 		}
 		key := strings.TrimSuffix(f.Name, "/")
 		if prev, dup := seen[key]; dup {
-			return nil, refuse(f.Name, "duplicate entry (also %s)", prev)
+			return nil, refuse(KindDuplicate, f.Name, "duplicate entry (also %s)", prev)
 		}
 		seen[key] = f.Name
 		mode := f.Mode()
 		switch {
 		case mode&fs.ModeSymlink != 0:
-			return nil, refuse(f.Name, "symbolic links are not allowed")
+			return nil, refuse(KindSymlink, f.Name, "symbolic links are not allowed")
 		case mode&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeSocket|fs.ModeCharDevice) != 0:
-			return nil, refuse(f.Name, "special files are not allowed")
+			return nil, refuse(KindSpecialFile, f.Name, "special files are not allowed")
 		case f.Flags&0x1 != 0:
-			return nil, refuse(f.Name, "encrypted entries are not allowed")
+			return nil, refuse(KindEncrypted, f.Name, "encrypted entries are not allowed")
 		case f.Method != zip.Store && f.Method != zip.Deflate:
-			return nil, refuse(f.Name, "compression method %d is not supported (use deflate or store)", f.Method)
+			return nil, refuse(KindCompression, f.Name, "compression method %d is not supported (use deflate or store)", f.Method)
 		}
 		if f.FileInfo().IsDir() {
 			continue
 		}
 		if f.UncompressedSize64 > 1<<20 && f.CompressedSize64 > 0 && f.UncompressedSize64/f.CompressedSize64 > uint64(lim.MaxRatio) {
-			return nil, refuse(f.Name, "compresses %d:1 (%d to %d bytes): a compression bomb", f.UncompressedSize64/f.CompressedSize64, f.UncompressedSize64, f.CompressedSize64)
+			return nil, refuse(KindBomb, f.Name, "compresses %d:1 (%d to %d bytes): a compression bomb", f.UncompressedSize64/f.CompressedSize64, f.UncompressedSize64, f.CompressedSize64)
 		}
 		if f.UncompressedSize64 > uint64(lim.MaxFileBytes) {
-			return nil, refuse(f.Name, "is %d bytes uncompressed; the limit per file is %d", f.UncompressedSize64, lim.MaxFileBytes)
+			return nil, refuse(KindTooLarge, f.Name, "is %d bytes uncompressed; the limit per file is %d", f.UncompressedSize64, lim.MaxFileBytes)
 		}
 		total += f.UncompressedSize64
 		if total > uint64(lim.MaxTotalBytes) {
-			return nil, refuse(f.Name, "the archive inflates to more than %d bytes", lim.MaxTotalBytes)
+			return nil, refuse(KindTooLarge, f.Name, "the archive inflates to more than %d bytes", lim.MaxTotalBytes)
 		}
 	}
 	var files []sandbox.File
@@ -259,16 +305,16 @@ func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return nil, refuse(f.Name, "cannot be read: %v", err)
+			return nil, refuse(KindCorrupt, f.Name, "cannot be read: %v", err)
 		}
 		// The header's sizes are the bot author's claim; never inflate past them.
 		content, err := io.ReadAll(io.LimitReader(rc, int64(f.UncompressedSize64)+1))
 		rc.Close()
 		if err != nil {
-			return nil, refuse(f.Name, "is corrupt: %v", err)
+			return nil, refuse(KindCorrupt, f.Name, "is corrupt: %v", err)
 		}
 		if uint64(len(content)) != f.UncompressedSize64 {
-			return nil, refuse(f.Name, "inflates to more bytes than its header declares: a compression bomb")
+			return nil, refuse(KindBomb, f.Name, "inflates to more bytes than its header declares: a compression bomb")
 		}
 		mode := f.Mode().Perm()
 		if f.CreatorVersion>>8 != 3 { // not made on Unix: no permission bits
@@ -277,7 +323,7 @@ func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 		files = append(files, sandbox.File{Name: f.Name, Data: content, Mode: mode})
 	}
 	if len(files) == 0 {
-		return nil, refuse("", "the ZIP holds no files")
+		return nil, refuse(KindEmpty, "", "the ZIP holds no files")
 	}
 	return files, nil
 }
@@ -297,17 +343,21 @@ func readDir(dir string, lim Limits) ([]sandbox.File, error) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			return refuse(rel, "only regular files are allowed (found a %s)", d.Type())
+			kind := KindSpecialFile
+			if d.Type()&fs.ModeSymlink != 0 {
+				kind = KindSymlink
+			}
+			return refuse(kind, rel, "only regular files are allowed (found a %s)", d.Type())
 		}
 		fi, err := d.Info()
 		if err != nil {
 			return err
 		}
 		if len(files) >= lim.MaxEntries {
-			return refuse(rel, "more than %d files", lim.MaxEntries)
+			return refuse(KindTooManyEntries, rel, "more than %d files", lim.MaxEntries)
 		}
 		if total += fi.Size(); fi.Size() > lim.MaxFileBytes || total > lim.MaxTotalBytes {
-			return refuse(rel, "the submission is larger than the limits (%d bytes per file, %d in all)", lim.MaxFileBytes, lim.MaxTotalBytes)
+			return refuse(KindTooLarge, rel, "the submission is larger than the limits (%d bytes per file, %d in all)", lim.MaxFileBytes, lim.MaxTotalBytes)
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -338,7 +388,7 @@ func Package(files []sandbox.File, pack rules.Packager) ([]sandbox.File, string,
 	names := make([]string, 0, len(extra))
 	for name := range extra {
 		if _, clash := m[name]; clash {
-			return nil, "", refuse(name, "clashes with a file the game's adapter needs; rename it")
+			return nil, "", refuse(KindNameClash, name, "clashes with a file the game's adapter needs; rename it")
 		}
 		names = append(names, name)
 	}
@@ -428,12 +478,12 @@ func Extract(files []sandbox.File, dir string) error {
 		}
 		if d := path.Dir(f.Name); d != "." {
 			if err := root.MkdirAll(d, 0o755); err != nil {
-				return refuse(f.Name, "cannot be extracted: %v", err)
+				return refuse(KindExtract, f.Name, "cannot be extracted: %v", err)
 			}
 		}
 		out, err := root.OpenFile(f.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.Mode.Perm()|0o600)
 		if err != nil {
-			return refuse(f.Name, "cannot be extracted: %v", err)
+			return refuse(KindExtract, f.Name, "cannot be extracted: %v", err)
 		}
 		_, err = out.Write(f.Data)
 		if cerr := out.Close(); err == nil {
@@ -457,7 +507,7 @@ func ReadAny(p string, lim Limits) ([]sandbox.File, string, error) {
 		return files, "", err
 	}
 	if fi.Size() > lim.MaxArchiveBytes {
-		return nil, "", refuse(filepath.Base(p), "is %d bytes; the limit is %d", fi.Size(), lim.MaxArchiveBytes)
+		return nil, "", refuse(KindTooLarge, filepath.Base(p), "is %d bytes; the limit is %d", fi.Size(), lim.MaxArchiveBytes)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {

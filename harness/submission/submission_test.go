@@ -3,6 +3,7 @@ package submission
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -28,19 +29,20 @@ func TestReadZipRefusesHostileArchives(t *testing.T) {
 	cases := []struct {
 		name    string
 		zip     []byte
+		kind    ErrorKind
 		entry   string
 		message string
 	}{
-		{"zip slip", makeZip(t, entry{Name: "../evil", Data: elf}), "../evil", `escapes the archive with ".."`},
-		{"nested zip slip", makeZip(t, entry{Name: "bot/../../evil", Data: elf}), "bot/../../evil", `".."`},
-		{"absolute path", makeZip(t, entry{Name: "/etc/cron.d/x", Data: elf}), "/etc/cron.d/x", "absolute path"},
-		{"windows drive", makeZip(t, entry{Name: "C:/x", Data: elf}), "C:/x", "absolute path"},
-		{"backslash", makeZip(t, entry{Name: `..\evil`, Data: elf}), `..\evil`, "backslash"},
-		{"symlink", makeZip(t, entry{Name: "bot", Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink | 0o777}), "bot", "symbolic links"},
-		{"duplicate", makeZip(t, entry{Name: "bot", Data: elf}, entry{Name: "bot", Data: script}), "bot", "duplicate entry"},
-		{"encrypted", makeZip(t, entry{Name: "bot", Data: elf, Edit: func(h *zip.FileHeader) { h.Flags |= 1 }}), "bot", "encrypted"},
-		{"compression bomb", makeZip(t, entry{Name: "zeros", Data: make([]byte, 50<<20)}), "zeros", "compression bomb"},
-		{"too big to inflate", makeZip(t, entry{Name: "big", Data: noise(16 << 20)}), "big", "limit per file"},
+		{"zip slip", makeZip(t, entry{Name: "../evil", Data: elf}), KindPathEscape, "../evil", `escapes the archive with ".."`},
+		{"nested zip slip", makeZip(t, entry{Name: "bot/../../evil", Data: elf}), KindPathEscape, "bot/../../evil", `".."`},
+		{"absolute path", makeZip(t, entry{Name: "/etc/cron.d/x", Data: elf}), KindPathEscape, "/etc/cron.d/x", "absolute path"},
+		{"windows drive", makeZip(t, entry{Name: "C:/x", Data: elf}), KindPathEscape, "C:/x", "absolute path"},
+		{"backslash", makeZip(t, entry{Name: `..\evil`, Data: elf}), KindBadName, `..\evil`, "backslash"},
+		{"symlink", makeZip(t, entry{Name: "bot", Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink | 0o777}), KindSymlink, "bot", "symbolic links"},
+		{"duplicate", makeZip(t, entry{Name: "bot", Data: elf}, entry{Name: "bot", Data: script}), KindDuplicate, "bot", "duplicate entry"},
+		{"encrypted", makeZip(t, entry{Name: "bot", Data: elf, Edit: func(h *zip.FileHeader) { h.Flags |= 1 }}), KindEncrypted, "bot", "encrypted"},
+		{"compression bomb", makeZip(t, entry{Name: "zeros", Data: make([]byte, 50<<20)}), KindBomb, "zeros", "compression bomb"},
+		{"too big to inflate", makeZip(t, entry{Name: "big", Data: noise(16 << 20)}), KindTooLarge, "big", "limit per file"},
 	}
 	small := lim
 	small.MaxFileBytes = 8 << 20
@@ -48,11 +50,11 @@ func TestReadZipRefusesHostileArchives(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadZip(c.zip, small)
 			var se *Error
-			if err == nil || !errorAs(err, &se) {
+			if !errors.As(err, &se) {
 				t.Fatalf("want a refusal, got %v", err)
 			}
-			if se.Entry != c.entry || !strings.Contains(se.Rule, c.message) {
-				t.Fatalf("refusal %q (entry %q), want entry %q and %q", err, se.Entry, c.entry, c.message)
+			if se.Kind != c.kind || se.Entry != c.entry || !strings.Contains(se.Rule, c.message) {
+				t.Fatalf("refusal %q (kind %q, entry %q), want kind %q, entry %q and %q", err, se.Kind, se.Entry, c.kind, c.entry, c.message)
 			}
 		})
 	}
@@ -63,14 +65,6 @@ func noise(n int) []byte {
 	r := rand.NewChaCha8([32]byte{1})
 	r.Read(b)
 	return b
-}
-
-func errorAs(err error, target **Error) bool {
-	e, ok := err.(*Error)
-	if ok {
-		*target = e
-	}
-	return ok
 }
 
 func TestReadZipRefusesAHeaderThatLies(t *testing.T) {
