@@ -29,8 +29,13 @@ func sign(line []byte, key ed25519.PrivateKey) []byte {
 	sig := ed25519.Sign(key, line)
 	pub := key.Public().(ed25519.PublicKey)
 	out := append([]byte{}, line[:len(line)-1]...)
-	out = append(out, sigPrefix...)
-	out = append(out, hex.EncodeToString(pub)...)
+	return append(out, signatureField(pub, sig)...)
+}
+
+// signatureField is the end of a signed footer, from the comma before
+// "signature" to the closing brace of the footer.
+func signatureField(pub ed25519.PublicKey, sig []byte) []byte {
+	out := append([]byte(sigPrefix), hex.EncodeToString(pub)...)
 	out = append(out, `","sig":"`...)
 	out = append(out, hex.EncodeToString(sig)...)
 	return append(out, `"}}`...)
@@ -75,6 +80,12 @@ func VerifySignature(lines []Line) (string, error) {
 	if err != nil {
 		return "", errors.New("the footer's signature is malformed")
 	}
+	// The signature covers the footer up to its signature field; that field
+	// must then be exactly what the writer puts there, so that no byte of the
+	// line escapes the check (a "\r", a space, another key, upper-case hex).
+	if want := signatureField(pub, sig); !bytes.Equal(raw[i:], want) {
+		return "", fmt.Errorf("the footer's signature is malformed: the line ends %q after the signed part, not %q", raw[i:], want)
+	}
 	signed := append(append([]byte{}, raw[:i]...), '}')
 	if !ed25519.Verify(pub, signed, sig) {
 		return s.Key, errors.New("the footer's signature does not match: the transcript was changed after it was signed")
@@ -98,9 +109,18 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		if _, err := f.WriteString(hex.EncodeToString(seed) + "\n"); err != nil {
-			return nil, err
+		// A key that is not safely on disk must not sign anything: the next
+		// run would make another one. Never leave a partial key file behind.
+		_, err = f.WriteString(hex.EncodeToString(seed) + "\n")
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path) // best effort: the write error is the one to report
+			return nil, fmt.Errorf("write signing key %s: %w", path, err)
 		}
 		return ed25519.NewKeyFromSeed(seed), nil
 	}

@@ -59,12 +59,13 @@ type Writer struct {
 
 // Create starts a transcript in dir, which must exist.
 func Create(dir string) (*Writer, error) {
-	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
-	if err != nil {
+	// blobs/ first: a failure then leaves no empty transcript behind to block
+	// the next attempt.
+	if err := os.MkdirAll(filepath.Join(dir, BlobDir), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, BlobDir), 0o755); err != nil {
-		f.Close()
+	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if err != nil {
 		return nil, err
 	}
 	return &Writer{f: f, dir: dir}, nil
@@ -103,6 +104,9 @@ func (w *Writer) Append(typ string, body any) error {
 	if w.closed {
 		return errors.New("transcript: closed")
 	}
+	if w.f == nil {
+		return errors.New("transcript: Append after Close")
+	}
 	line, err := w.line(typ, body)
 	if err != nil {
 		return err
@@ -119,15 +123,20 @@ func (w *Writer) Append(typ string, body any) error {
 	if typ == TypeFooter {
 		w.closed = true
 		w.provisional = nil
-		return w.f.Sync()
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("transcript: the footer was written but not synced: %w", err)
+		}
+		return nil
 	}
 	if w.provisional != nil {
+		// The record is written; without the provisional footer after it the
+		// file would not end in a footer, so a failure here is the caller's too.
 		foot, err := w.line(TypeFooter, w.provisional())
 		if err != nil {
-			return err
+			return fmt.Errorf("transcript: provisional footer: %w", err)
 		}
 		if _, err := w.f.WriteAt(append(foot, '\n'), w.end); err != nil {
-			return err
+			return fmt.Errorf("transcript: provisional footer: %w", err)
 		}
 	}
 	return nil
@@ -170,9 +179,24 @@ func PutBlob(dir string, data []byte) (string, error) {
 	}
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp) // best effort: the write error is the one to report
 		return "", err
 	}
-	return sum, os.Rename(tmp, p)
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp) // best effort, as above
+		return "", err
+	}
+	return sum, nil
+}
+
+// EncodeResult is result.json as a match directory holds it: indented by two
+// spaces, with a final newline.
+func EncodeResult(r Result) ([]byte, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
 }
 
 // Hash is the chain hash of one line (without its newline).
@@ -215,11 +239,33 @@ type Line struct {
 // Decode unmarshals the line's body into v.
 func (l Line) Decode(v any) error { return json.Unmarshal(l.Raw, v) }
 
-// Read reads every line of a transcript without judging it.
+// MaxLine is the longest line Read accepts.
+const MaxLine = 64 << 20
+
+// errNoNewline marks a last line that does not end in a newline.
+var errNoNewline = errors.New("no newline")
+
+// splitLines splits at "\n" only: every other byte, "\r" included, belongs to
+// the line and to its hash. A last line without its newline is an error.
+func splitLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return 0, nil, errNoNewline
+	}
+	return 0, nil, nil
+}
+
+// Read reads every line of a transcript without judging it. Each line is
+// exactly the bytes before a newline, so the hashes cover every byte of the
+// file but the newlines themselves; a last line without its newline was cut
+// short and is refused.
 func Read(r io.Reader) ([]Line, error) {
 	var out []Line
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	sc.Buffer(make([]byte, 64<<10), MaxLine)
+	sc.Split(splitLines)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -230,7 +276,15 @@ func Read(r io.Reader) ([]Line, error) {
 		}
 		out = append(out, Line{Envelope: env, Raw: raw, Hash: Hash(raw)})
 	}
-	return out, sc.Err()
+	switch err := sc.Err(); {
+	case errors.Is(err, errNoNewline):
+		return out, fmt.Errorf("line %d does not end in a newline: the transcript was cut short", n+1)
+	case errors.Is(err, bufio.ErrTooLong):
+		return out, fmt.Errorf("line %d is longer than %d bytes", n+1, MaxLine)
+	case err != nil:
+		return out, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	return out, nil
 }
 
 // VerifyChain checks the hash chain and the record order: a header first, turns,
@@ -271,7 +325,7 @@ func ReadFile(path string) ([]Line, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() // read only: nothing to lose if closing fails
 	lines, err := Read(f)
 	if err != nil {
 		return lines, err

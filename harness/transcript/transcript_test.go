@@ -131,3 +131,122 @@ func TestCreateRefusesToOverwrite(t *testing.T) {
 		t.Fatal("Create overwrote an existing transcript")
 	}
 }
+
+// signedSample writes a signed transcript and returns its bytes.
+func signedSample(t testing.TB) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetSigner(testKey())
+	w.SetProvisional(func() any { return body{Text: "aborted"} })
+	for i, typ := range []string{TypeHeader, TypeTurn, TypeTurn, TypeFooter} {
+		if err := w.Append(typ, body{N: i, Text: typ}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestEveryByteButTheNewlinesIsCovered(t *testing.T) {
+	data := signedSample(t)
+	check := func(data []byte) error {
+		lines, err := Read(bytes.NewReader(data))
+		if err != nil {
+			return err
+		}
+		if err := VerifyChain(lines); err != nil {
+			return err
+		}
+		_, err = VerifySignature(lines)
+		return err
+	}
+	if err := check(data); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	lines = lines[:len(lines)-1]
+	last := len(lines) - 1
+	edit := func(i int, f func(string) string) []byte {
+		out := append([]string{}, lines...)
+		out[i] = f(out[i])
+		return []byte(strings.Join(out, ""))
+	}
+	sigAt := strings.LastIndex(lines[last], `"sig":"`) + len(`"sig":"`)
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"a carriage return on a turn", edit(1, func(l string) string { return strings.TrimSuffix(l, "\n") + "\r\n" }), "line 2 was edited"},
+		{"a carriage return on the footer", edit(last, func(l string) string { return strings.TrimSuffix(l, "\n") + "\r\n" }), "signature is malformed"},
+		{"a space after the footer", edit(last, func(l string) string { return strings.TrimSuffix(l, "\n") + " \n" }), "signature is malformed"},
+		{"a key added to the signature", edit(last, func(l string) string { return strings.Replace(l, `"alg":"ed25519"`, `"note":"x","alg":"ed25519"`, 1) }), "signature is malformed"},
+		{"the signature in upper case", edit(last, func(l string) string { return l[:sigAt] + strings.ToUpper(l[sigAt:]) }), "signature is malformed"},
+		{"the last newline cut", []byte(strings.TrimSuffix(string(data), "\n")), "line 4 does not end in a newline"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if bytes.Equal(c.data, data) {
+				t.Fatal("the edit changed nothing")
+			}
+			if err := check(c.data); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestCreateLeavesNothingWhenItFails(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, BlobDir), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(dir); err == nil {
+		t.Fatal("Create succeeded with blobs/ a file")
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); !os.IsNotExist(err) {
+		t.Fatalf("a failed Create left %s behind (%v)", FileName, err)
+	}
+}
+
+func TestAppendAfterCloseFails(t *testing.T) {
+	w, err := Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(TypeHeader, body{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(TypeTurn, body{}); err == nil {
+		t.Fatal("Append after Close succeeded")
+	}
+}
+
+func TestSigningKeyIsCreatedOnceAndKept(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "keys", "arena.key")
+	a, err := LoadOrCreateKey(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadOrCreateKey(p)
+	if err != nil || !a.Equal(b) {
+		t.Fatalf("the key changed between runs (%v)", err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file %v, %v", fi, err)
+	}
+}

@@ -1,0 +1,304 @@
+package transcript
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (create it with: go test ./harness/transcript -run '%s' -update)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s changed: the format of a file arena writes is not what it was.\n"+
+			"If the change is intended, update docs/formats.md and rewrite the golden file with\n"+
+			"  go test ./harness/transcript -run '%s' -update\n--- got\n%s\n--- want\n%s", p, t.Name(), got, want)
+	}
+}
+
+// unset lists the fields, by path, that are zero in every one of values, which
+// must all be of one struct type. Fields tagged json:"-" are skipped; slices of
+// structs and pointers to structs are entered.
+func unset(values ...any) []string {
+	all, set := map[string]bool{}, map[string]bool{}
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), path)
+			}
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i), path+"[]")
+			}
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				f := v.Type().Field(i)
+				if !f.IsExported() || f.Tag.Get("json") == "-" {
+					continue
+				}
+				p := path + "." + f.Name
+				all[p] = true
+				if !v.Field(i).IsZero() {
+					set[p] = true
+				}
+				walk(v.Field(i), p)
+			}
+		}
+	}
+	for _, v := range values {
+		walk(reflect.ValueOf(v), reflect.TypeOf(v).Name())
+	}
+	var out []string
+	for p := range all {
+		if !set[p] {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var jsonKey = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+
+// badKeys lists the fields of t, and of every struct type it reaches, whose JSON
+// key is not camelCase or is left to the Go field name (no tag).
+func badKeys(t reflect.Type) []string {
+	var out []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			walk(t.Elem())
+			return
+		case reflect.Struct:
+		default:
+			return
+		}
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag, ok := f.Tag.Lookup("json")
+			name := strings.Split(tag, ",")[0]
+			switch {
+			case tag == "-":
+				continue
+			case f.Anonymous && name == "":
+				// An embedded struct's fields are promoted into the record.
+			case !ok || name == "":
+				out = append(out, t.Name()+"."+f.Name+": no JSON key (the Go name would be used)")
+			case !jsonKey.MatchString(name):
+				out = append(out, t.Name()+"."+f.Name+": JSON key "+name+" is not camelCase")
+			}
+			walk(f.Type)
+		}
+	}
+	walk(t)
+	return out
+}
+
+// Every value below is set and none comes from a clock, so the golden files
+// change exactly when the format does.
+
+func testKey() ed25519.PrivateKey {
+	return ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
+}
+
+func goldenResult() Result {
+	return Result{
+		Game:   "codeclash",
+		White:  BotRef{Name: "random", SHA256: strings.Repeat("a1", 32)},
+		Black:  BotRef{Name: "greedy", SHA256: strings.Repeat("b2", 32)},
+		Winner: WinnerBlack,
+		Reason: "timeout",
+		Plies:  16,
+		Turns:  34,
+		Seed:   42,
+		Faults: []Fault{{Ply: 34, Side: "white", Verdict: "bot-rejected-state", Reason: "the bot says the state is malformed", Review: true}},
+		// Only an aborted match has an abort reason; it is set here so that
+		// the golden file holds every key.
+		AbortReason: "the engine went away",
+		DurationMs:  483.25,
+	}
+}
+
+func goldenHeader() Header {
+	return Header{
+		Format:       Format,
+		ArenaVersion: "v1.2.3",
+		Game:         "codeclash",
+		Rules:        map[string]string{"maxPlies": "200", "pawnReset": "true"},
+		Seed:         42,
+		White:        Bot{Name: "random", SHA256: strings.Repeat("a1", 32), SubmissionSHA256: strings.Repeat("c3", 32), Source: "subs/random.zip", Entry: "random/bot"},
+		Black:        Bot{Name: "greedy", SHA256: strings.Repeat("b2", 32), SubmissionSHA256: strings.Repeat("d4", 32), Source: "subs/greedy", Entry: "greedy"},
+		OnFault:      "random-move",
+		Protocol:     "files",
+		Limits: sandbox.Limits{TurnTimeout: 5 * time.Second, Memory: 1024 * sandbox.MiB, CPUs: 1.5, Pids: 64,
+			GameDirBytes: 16 * sandbox.MiB, ScratchBytes: 64 * sandbox.MiB, OutputTail: 8192, OpenFiles: 256, FileSize: 32 * sandbox.MiB},
+		Sandbox:     map[string]string{"backend": "docker", "image": "arena-runtime:latest", "imageId": "sha256:" + strings.Repeat("e5", 32)},
+		Host:        map[string]string{"hostname": "judge-1", "os": "linux", "cpus": "2"},
+		StartedAt:   "2026-03-01T10:00:00Z",
+		TimeControl: &TimeControl{MoveTime: 100 * time.Millisecond, GameTime: time.Minute, LateMove: "random", AutoSingle: true},
+		SigningKey:  PublicKeyHex(testKey()),
+	}
+}
+
+// goldenTurns are a turn of the file protocol and one of the line protocol;
+// between them every field is set.
+func goldenTurns() (files, lines Turn) {
+	state := `{"phase":"setup","turn":1}`
+	files = Turn{
+		Ply: 1, Side: "white", Phase: "setup", SetupStep: 1, TurnNumber: 1,
+		State: state, StateSHA256: Hash([]byte(state)),
+		AnswerBase64: "/w==", AnswerType: "symlink", AnswerSize: 70000, AnswerTruncated: true,
+		StartError: "exec format error", ExitCode: -1, Signal: 9, TimedOut: true, OOMKilled: true,
+		Verdict: "timeout", Reason: "no answer within 5s", Review: true, Move: "place K [0,2]",
+		Played: `{"place":"K","at":[0,2]}`, Substituted: true,
+		WallMs: 5000.5, HarnessMs: 5012.25, CPUMs: 4990.75, PeakMemory: 12 * sandbox.MiB, Survivors: 2,
+		DataFiles:   []DataFile{{Name: "random-bot.json", Size: 17, SHA256: strings.Repeat("f6", 32)}},
+		GameDir:     []sandbox.Entry{{Name: "random-bot.json", Type: sandbox.TypeFile, Size: 17, SHA256: strings.Repeat("f6", 32)}},
+		StdoutBytes: 10, StderrBytes: 20, StdoutTail: "thinking\n", StderrTail: "panic: no\n",
+	}
+	answer := "e2e4"
+	lines = Turn{
+		Ply: 2, Side: "black", Phase: "play", TurnNumber: 2,
+		State: "position startpos moves e2e4", StateSHA256: Hash([]byte("position startpos moves e2e4")),
+		Answer: &answer, AnswerSize: 4,
+		Early: "hello", Late: "e7e5", Exited: true, TooLong: true, Auto: true,
+		ExitCode: 0, Verdict: "ok", Move: "e7e5", Played: "e7e5",
+		WallMs: 1.5, HarnessMs: 2.5, CPUMs: 1.25, PeakMemory: 4 * sandbox.MiB,
+		GameDir: []sandbox.Entry{},
+	}
+	return files, lines
+}
+
+func goldenFooter() Footer {
+	return Footer{
+		Result:     goldenResult(),
+		FinishedAt: "2026-03-01T10:00:07.5Z",
+		Sessions: []SessionEnd{
+			{Side: "white", ExitCode: -1, Signal: 9, CPUMs: 12.5, PeakMemory: 8 * sandbox.MiB, StderrTail: "bye\n"},
+			{Side: "black", ExitCode: 3, CPUMs: 2.5, PeakMemory: 4 * sandbox.MiB},
+		},
+	}
+}
+
+func TestGoldenValuesSetEveryField(t *testing.T) {
+	if got := unset(Turn{}, Turn{Ply: 1}); len(got) == 0 || got[0] == "Turn.Ply" {
+		t.Fatalf("unset does not see zero fields: %v", got)
+	}
+	files, lines := goldenTurns()
+	for name, missing := range map[string][]string{
+		"header": unset(goldenHeader()),
+		"turns":  unset(files, lines),
+		"footer": unset(goldenFooter()),
+		"result": unset(goldenResult()),
+	} {
+		if len(missing) > 0 {
+			t.Errorf("the golden %s leaves these fields zero, so the golden file would not pin them: %v", name, missing)
+		}
+	}
+}
+
+func TestRecordKeysAreCamelCase(t *testing.T) {
+	type bad struct {
+		OK      int `json:"ok"`
+		NoTag   int
+		Snake   int `json:"snake_case"`
+		Ignored int `json:"-"`
+	}
+	if got := badKeys(reflect.TypeOf(bad{})); len(got) != 2 {
+		t.Fatalf("badKeys found %v, want NoTag and Snake", got)
+	}
+	for _, v := range []any{Envelope{}, Header{}, Turn{}, Footer{}, Result{}, Signature{}} {
+		if bad := badKeys(reflect.TypeOf(v)); len(bad) > 0 {
+			t.Errorf("%T: %s", v, strings.Join(bad, "; "))
+		}
+	}
+}
+
+func TestResultJSONGolden(t *testing.T) {
+	data, err := EncodeResult(goldenResult())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "result.json.golden", data)
+}
+
+func TestTranscriptGolden(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetSigner(testKey())
+	w.SetProvisional(func() any {
+		r := goldenResult()
+		r.Winner, r.Reason = WinnerNone, ReasonAborted
+		return Footer{Result: r, FinishedAt: "provisional"}
+	})
+	files, lines := goldenTurns()
+	for _, rec := range []struct {
+		typ  string
+		body any
+	}{{TypeHeader, goldenHeader()}, {TypeTurn, files}, {TypeTurn, lines}, {TypeFooter, goldenFooter()}} {
+		if err := w.Append(rec.typ, rec.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyChain(got); err != nil {
+		t.Fatal(err)
+	}
+	if key, err := VerifySignature(got); err != nil || key != PublicKeyHex(testKey()) {
+		t.Fatalf("signature: key %q, %v", key, err)
+	}
+	if len(got) != 4 || bytes.Contains(data, []byte("provisional")) {
+		t.Fatalf("%d lines, want the 4 records and no provisional footer:\n%s", len(got), data)
+	}
+	golden(t, "transcript.jsonl.golden", data)
+}
