@@ -40,7 +40,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer st.Close() // read-only: nothing to lose if closing fails
 	cfg, err := st.Config(ctx)
 	if err != nil {
 		return nil, err
@@ -73,6 +73,37 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	return s, nil
 }
 
+// StandingsFile is standings.json.
+type StandingsFile struct {
+	Format    string   `json:"format"`
+	Game      string   `json:"game"`
+	Seed      uint64   `json:"seed"`
+	Scoring   Scoring  `json:"scoring"`
+	TieBreaks []string `json:"tieBreaks"`
+	// Games counts the games: total, done, unplayed, pending.
+	Games     map[string]int `json:"games"`
+	Standings []Row          `json:"standings"`
+}
+
+// StandingsFile is the content of standings.json.
+func (s *State) StandingsFile() StandingsFile {
+	return StandingsFile{
+		Format: s.Config.Format, Game: s.Config.Game, Seed: s.Config.Seed, Scoring: s.Config.Scoring, TieBreaks: s.Config.TieBreaks,
+		Games:     map[string]int{"total": s.Summary.Total, "done": s.Summary.Done, "unplayed": s.Summary.Unplayed, "pending": s.Summary.Pending},
+		Standings: s.Summary.Standings,
+	}
+}
+
+// StandingsJSON is standings.json as written: indented by two spaces, with a
+// final newline.
+func (s *State) StandingsJSON() ([]byte, error) {
+	j, err := json.MarshalIndent(s.StandingsFile(), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(j, '\n'), nil
+}
+
 // Report loads the tournament and writes standings.json, standings.csv,
 // crosstable.txt and report.html into its directory.
 func Report(ctx context.Context, dir string) (*Summary, error) {
@@ -80,36 +111,44 @@ func Report(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := json.MarshalIndent(struct {
-		Format    string  `json:"format"`
-		Game      string  `json:"game"`
-		Seed      uint64  `json:"seed"`
-		Scoring   Scoring `json:"scoring"`
-		TieBreaks []string
-		Games     map[string]int `json:"games"`
-		Standings []Row          `json:"standings"`
-	}{s.Config.Format, s.Config.Game, s.Config.Seed, s.Config.Scoring, s.Config.TieBreaks,
-		map[string]int{"total": s.Summary.Total, "done": s.Summary.Done, "unplayed": s.Summary.Unplayed, "pending": s.Summary.Pending},
-		s.Summary.Standings}, "", "  ")
+	standings, err := s.StandingsJSON()
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{
-		StandingsJSON: append(j, '\n'),
-		StandingsCSV:  s.CSV(),
-		CrosstableTxt: []byte(s.Crosstable()),
-		ReportHTML:    s.HTML(),
+	csv, err := s.CSV()
+	if err != nil {
+		return nil, err
 	}
-	for name, data := range files {
-		tmp := filepath.Join(dir, name+".tmp")
-		if err := os.WriteFile(tmp, data, 0o644); err != nil {
-			return nil, err
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{StandingsJSON, standings},
+		{StandingsCSV, csv},
+		{CrosstableTxt, []byte(s.Crosstable())},
+		{ReportHTML, s.HTML()},
+	}
+	for _, f := range files {
+		if err := writeFile(filepath.Join(dir, f.name), f.data); err != nil {
 			return nil, err
 		}
 	}
 	return &s.Summary, nil
+}
+
+// writeFile replaces path with data in one step: a reader sees the old file or
+// the new one, never a part.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp) // best effort: the write error is the one to report
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp) // best effort, as above
+		return err
+	}
+	return nil
 }
 
 func opt(p *float64) string {
@@ -120,7 +159,7 @@ func opt(p *float64) string {
 }
 
 // CSV renders the standings.
-func (s *State) CSV() []byte {
+func (s *State) CSV() ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write([]string{"rank", "bot", "games", "wins", "draws", "losses", "points", "sonneborn_berger", "direct_encounter", "random_draw", "elo", "elo_margin", "decided_by"})
@@ -130,7 +169,10 @@ func (s *State) CSV() []byte {
 			strconv.FormatFloat(r.Elo, 'f', 0, 64), strconv.FormatFloat(r.EloMargin, 'f', 0, 64), r.DecidedBy})
 	}
 	w.Flush()
-	return b.Bytes()
+	if err := w.Error(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // cell is the results of row's bot against col's bot, from row's side: 1 win,
@@ -245,7 +287,7 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 		links := ""
 		if g.Status == Done && g.Dir != "" {
 			d := filepath.ToSlash(g.Dir)
-			links = fmt.Sprintf(`<a href="%s/match.html">view</a> · <a href="%s/%s">transcript</a>`, e(d), e(d), transcript.FileName)
+			links = fmt.Sprintf(`<a href="%s/%s">view</a> · <a href="%s/%s">transcript</a>`, e(d), ViewHTML, e(d), transcript.FileName)
 		}
 		cls := ""
 		if g.Status == Unplayed || len(g.Faults) > 0 {

@@ -3,13 +3,17 @@ package tournament
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arenabots/arena/harness/match"
@@ -33,6 +37,26 @@ type Options struct {
 	Signer       ed25519.PrivateKey
 	Labels       map[string]string
 	Progress     Progress
+
+	warns *warnings // set by Run
+}
+
+// warnings collects the failures that cost nothing the tournament proves (a
+// viewer page, the progress line), so that they are reported, not dropped.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// warn logs a cosmetic failure and counts it for the summary.
+func (o *Options) warn(what string, err error) {
+	slog.Warn("tournament: "+what, "err", err)
+	if o.warns == nil {
+		return
+	}
+	o.warns.mu.Lock()
+	defer o.warns.mu.Unlock()
+	o.warns.list = append(o.warns.list, what+": "+err.Error())
 }
 
 // Progress is told how the tournament advances.
@@ -50,6 +74,10 @@ type Summary struct {
 	GameTime                       time.Duration // the played games' durations, summed
 	BotTime                        time.Duration // inside the bots' processes, summed over all games
 	Interrupted                    bool
+	// Warnings are failures of this run that lost nothing a result rests on
+	// (a game's viewer page, the progress line, an idle container left for
+	// the next start to sweep). Each was also logged.
+	Warnings []string
 }
 
 // ErrConfigChanged wraps a refusal to resume with another configuration.
@@ -58,8 +86,9 @@ var ErrConfigChanged = errors.New("the tournament in this directory was started 
 // Run plays every game not yet played, then writes the standings and reports.
 // Running it again on the same directory resumes: finished games are kept, games
 // that were in flight are played again from scratch.
-func Run(ctx context.Context, o Options) (*Summary, error) {
+func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	start := time.Now()
+	o.warns = &warnings{}
 	if o.Concurrency < 1 {
 		o.Concurrency = 1
 	}
@@ -79,7 +108,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer func() {
+		// Every result was committed when it was stored, but a database that
+		// does not close cleanly is one to look at before trusting it.
+		if cerr := st.Close(); cerr != nil && err == nil {
+			summary, err = nil, fmt.Errorf("close %s: %w", filepath.Join(o.Dir, DBFile), cerr)
+		}
+	}()
 
 	stored, err := st.Config(ctx)
 	if err != nil {
@@ -107,10 +142,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	for _, r := range interrupted {
-		// Half a game proves nothing; keep it aside and play it again.
+		// Half a game proves nothing; keep it aside and play it again. It is
+		// still evidence of what happened, and the game cannot be played
+		// again in its place, so failing to move it stops the run.
 		if r.Dir != "" {
 			src := filepath.Join(o.Dir, r.Dir)
-			os.Rename(src, src+".interrupted-"+time.Now().UTC().Format("20060102T150405"))
+			if err := keepAside(src, ".interrupted-"+time.Now().UTC().Format("20060102T150405")); err != nil {
+				return nil, fmt.Errorf("game %d was interrupted: %w", r.ID, err)
+			}
 		}
 	}
 
@@ -131,21 +170,24 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// Reuse each bot's sandbox from one game to its next: creating containers is
 	// most of what a short game costs.
 	pool := sandbox.NewPool(o.Backend)
-	defer pool.Close(context.WithoutCancel(ctx))
 	o.Backend = pool
 
 	var mu sync.Mutex // claims and progress
 	var wg sync.WaitGroup
+	var failed atomic.Bool // a worker failed: claim no more games
 	errs := make(chan error, o.Concurrency)
 	for w := 0; w < o.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && !failed.Load() {
+				// The claim is not cancelled half-way: a stop is seen by the
+				// loop, or by the game, which then releases the claim.
 				mu.Lock()
-				next, ok, err := st.Claim(ctx, func(r Record) string { return gameDir(r, o.Config.Bots) })
+				next, ok, err := st.Claim(context.WithoutCancel(ctx), func(r Record) string { return gameDir(r, o.Config.Bots) })
 				mu.Unlock()
 				if err != nil {
+					failed.Store(true)
 					errs <- err
 					return
 				}
@@ -153,6 +195,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 					return
 				}
 				if err := o.play(ctx, st, next, &mu); err != nil {
+					failed.Store(true)
 					errs <- err
 					return
 				}
@@ -164,10 +207,22 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Progress != nil {
 		o.Progress.Finish()
 	}
+	// An idle container that is not destroyed is swept at the next start (it
+	// carries the ownership label): warned about, not fatal.
+	if err := pool.Close(context.WithoutCancel(ctx)); err != nil {
+		o.warn("destroy idle sandboxes", err)
+	}
+	var failures []error
 	for err := range errs {
-		if err != nil && ctx.Err() == nil {
-			return nil, err
+		// Only a stop asked for by the operator may end a game in an error
+		// that is not a failure.
+		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			continue
 		}
+		failures = append(failures, err)
+	}
+	if len(failures) > 0 {
+		return nil, errors.Join(failures...)
 	}
 	sum, err := Report(context.WithoutCancel(ctx), o.Dir)
 	if err != nil {
@@ -175,7 +230,36 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	sum.Wall = time.Since(start)
 	sum.Interrupted = ctx.Err() != nil
+	o.warns.mu.Lock()
+	sum.Warnings = append([]string(nil), o.warns.list...)
+	o.warns.mu.Unlock()
 	return sum, nil
+}
+
+// keepAside renames a game directory that must not be played over to
+// dir+suffix, or dir+suffix-2, -3, ... when that is taken. A directory that is
+// not there is nothing to keep.
+func keepAside(dir, suffix string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	dst := dir + suffix
+	for n := 2; ; n++ {
+		_, err := os.Lstat(dst)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		dst = fmt.Sprintf("%s%s-%d", dir, suffix, n)
+	}
+	if err := os.Rename(dir, dst); err != nil {
+		return fmt.Errorf("keep %s aside: %w", dir, err)
+	}
+	return nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
@@ -189,9 +273,10 @@ func gameDir(g Record, bots []BotEntry) string {
 func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex) error {
 	rel := g.Dir
 	dir := filepath.Join(o.Dir, rel)
-	if _, err := os.Stat(dir); err == nil {
-		// An earlier attempt aborted by the host: keep it as evidence.
-		os.Rename(dir, fmt.Sprintf("%s.attempt-%d", dir, g.Attempts))
+	// An earlier attempt aborted by the host: keep it as evidence. The new
+	// attempt cannot be played in its place, so a failure stops the run.
+	if err := keepAside(dir, fmt.Sprintf(".attempt-%d", g.Attempts)); err != nil {
+		return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 	}
 	labels := map[string]string{"org.arenabots.arena.tournament": filepath.Base(o.Dir)}
 	for k, v := range o.Labels {
@@ -209,9 +294,19 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 	wctx := context.WithoutCancel(ctx)
 	if res.Reason == transcript.ReasonAborted {
 		if ctx.Err() != nil {
-			// The operator stopped the tournament: not the game's fault, not an attempt.
-			os.RemoveAll(dir)
+			// The operator stopped the tournament: not the game's fault, not an
+			// attempt. Its half is evidence of nothing; if it cannot be removed,
+			// the next run keeps it aside like an attempt, so that costs disk
+			// space only.
+			if err := os.RemoveAll(dir); err != nil {
+				o.warn(fmt.Sprintf("game %d: remove the stopped game", g.ID), err)
+			}
 			return st.Release(wctx, g.ID)
+		}
+		// The aborted attempt is the evidence of why the game is retried or
+		// unplayed.
+		if _, err := evidence(dir, res); err != nil {
+			return fmt.Errorf("game %d (aborted: %s): %w", g.ID, res.AbortReason, err)
 		}
 		status, err := st.Abort(wctx, g.ID, res.AbortReason, o.MaxAttempts)
 		if err != nil {
@@ -223,14 +318,19 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 		}
 		return nil
 	}
-	if d, err := view.Build(dir); err == nil {
-		if page, err := view.HTML(d); err == nil {
-			os.WriteFile(filepath.Join(dir, "match.html"), page, 0o644)
-		}
+	// A result is stored only once its evidence reads back.
+	botMs, err := evidence(dir, res)
+	if err != nil {
+		return fmt.Errorf("game %d: %w", g.ID, err)
 	}
-	botMs := botTime(dir)
+	// The viewer page is a convenience: the transcript is the evidence, and
+	// arena view makes the page from it at any time. A failure is warned
+	// about and counted.
+	if err := writeView(dir); err != nil {
+		o.warn(fmt.Sprintf("game %d: the viewer page %s", g.ID, filepath.Join(rel, ViewHTML)), err)
+	}
 	if err := st.Finish(wctx, g.ID, res, rel, botMs); err != nil {
-		return err
+		return fmt.Errorf("game %d: store the result: %w", g.ID, err)
 	}
 	g.Status, g.Winner, g.Reason, g.Plies = Done, res.Winner, res.Reason, res.Plies
 	o.report(st, g, mu)
@@ -244,7 +344,11 @@ func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
 	mu.Lock()
 	defer mu.Unlock()
 	leader := ""
-	if recs, err := st.Games(context.Background()); err == nil {
+	if recs, err := st.Games(context.Background()); err != nil {
+		// Only the progress line's leader rests on this read; the result is
+		// stored, and a store that cannot be read fails the run elsewhere.
+		o.warn("progress: read the games for the leader", err)
+	} else {
 		rows := Standings(names(o.Config.Bots), outcomes(recs), o.Config.Scoring, o.Config.TieBreaks, o.Config.Seed)
 		if len(rows) > 0 {
 			leader = fmt.Sprintf("%s %g pts", rows[0].Name, rows[0].Points)
@@ -253,20 +357,61 @@ func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
 	o.Progress.GameDone(g, o.Config.Bots[g.White].Name, o.Config.Bots[g.Black].Name, leader)
 }
 
-// botTime sums the time the bots' own processes ran in a match.
-func botTime(dir string) float64 {
+// ViewHTML is each game's viewer page in its match directory.
+const ViewHTML = "match.html"
+
+// writeView writes the game's viewer page.
+func writeView(dir string) error {
+	d, err := view.Build(dir)
+	if err != nil {
+		return err
+	}
+	page, err := view.HTML(d)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ViewHTML), page, 0o644)
+}
+
+// evidence checks that a game's match directory holds what its result rests
+// on: a transcript that reads back with an unbroken chain and ends in this
+// result, and result.json saying the same. It returns the time the bots' own
+// processes ran, summed over the transcript's turns.
+func evidence(dir string, res transcript.Result) (botMs float64, err error) {
 	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
 	if err != nil {
-		return 0
+		return 0, fmt.Errorf("its transcript does not read back: %w", err)
 	}
-	total := 0.0
 	for _, l := range lines {
-		var t transcript.Turn
-		if l.Type == transcript.TypeTurn && l.Decode(&t) == nil {
-			total += t.WallMs
+		switch l.Type {
+		case transcript.TypeTurn:
+			var t transcript.Turn
+			if err := l.Decode(&t); err != nil {
+				return 0, fmt.Errorf("its transcript's line %d: %w", l.Seq+1, err)
+			}
+			botMs += t.WallMs
+		case transcript.TypeFooter:
+			var f transcript.Footer
+			if err := l.Decode(&f); err != nil {
+				return 0, fmt.Errorf("its transcript's footer: %w", err)
+			}
+			if f.Result.Winner != res.Winner || f.Result.Reason != res.Reason {
+				return 0, fmt.Errorf("its transcript ends in %s (%s), the match returned %s (%s)", f.Result.Winner, f.Result.Reason, res.Winner, res.Reason)
+			}
 		}
 	}
-	return total
+	data, err := os.ReadFile(filepath.Join(dir, match.ResultFile))
+	if err != nil {
+		return 0, fmt.Errorf("its %s: %w", match.ResultFile, err)
+	}
+	var written transcript.Result
+	if err := json.Unmarshal(data, &written); err != nil {
+		return 0, fmt.Errorf("its %s: %w", match.ResultFile, err)
+	}
+	if written.Winner != res.Winner || written.Reason != res.Reason {
+		return 0, fmt.Errorf("its %s says %s (%s), the match returned %s (%s)", match.ResultFile, written.Winner, written.Reason, res.Winner, res.Reason)
+	}
+	return botMs, nil
 }
 
 // outcomes turns played games into scoring input.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules"
@@ -180,5 +181,118 @@ func TestTournamentOfALineGame(t *testing.T) {
 	last := sum.Standings[len(sum.Standings)-1]
 	if sum.Done != 6 || last.Name != "acm6x6.garbage" || last.Points != 0 || last.Games != 4 {
 		t.Fatalf("%+v\n%s", sum, String(sum.Standings))
+	}
+}
+
+// sabotage does harm to every game directory of a tournament whenever a
+// sandbox is opened, while the game in it is being played.
+type sabotage struct {
+	sandbox.Backend
+	dir  string
+	harm func(t *testing.T, gameDir string)
+	t    *testing.T
+}
+
+func (s sabotage) Open(ctx context.Context, spec sandbox.Spec) (sandbox.Box, error) {
+	dirs, _ := filepath.Glob(filepath.Join(s.dir, "games", "*"))
+	for _, d := range dirs {
+		s.harm(s.t, d)
+	}
+	return s.Backend.Open(ctx, spec)
+}
+
+func TestAViewThatCannotBeWrittenIsWarnedAboutNotFatal(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
+	dir := t.TempDir()
+	harm := func(t *testing.T, d string) {
+		// A directory where the page goes: writing the page fails.
+		if err := os.MkdirAll(filepath.Join(d, ViewHTML, "in-the-way"), 0o755); err != nil {
+			t.Error(err)
+		}
+	}
+	o := options(t, dir, bots, sabotage{&local.Backend{Dir: t.TempDir()}, dir, harm, t}, "local")
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("a missing viewer page failed the tournament: %v", err)
+	}
+	if sum.Done != sum.Total {
+		t.Fatalf("%+v", sum)
+	}
+	blocked, _ := filepath.Glob(filepath.Join(dir, "games", "*", ViewHTML, "in-the-way"))
+	if len(blocked) == 0 || len(sum.Warnings) != len(blocked) {
+		t.Fatalf("%d pages blocked, %d warnings: %q", len(blocked), len(sum.Warnings), sum.Warnings)
+	}
+	for _, w := range sum.Warnings {
+		if !strings.Contains(w, "the viewer page") {
+			t.Fatalf("warning %q", w)
+		}
+	}
+}
+
+func TestLostEvidenceFailsTheRunAndTheGameIsPlayedAgain(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
+	dir := t.TempDir()
+	harm := func(t *testing.T, d string) {
+		// The transcript is unlinked while the match writes it.
+		if err := os.Remove(filepath.Join(d, "transcript.jsonl")); err != nil && !os.IsNotExist(err) {
+			t.Error(err)
+		}
+	}
+	o := options(t, dir, bots, sabotage{&local.Backend{Dir: t.TempDir()}, dir, harm, t}, "local")
+	_, err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "transcript does not read back") {
+		t.Fatalf("a game without its transcript did not fail the run: %v", err)
+	}
+	st, err := Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range st.Games {
+		if g.Status == Done {
+			if _, err := os.Stat(filepath.Join(dir, g.Dir, "transcript.jsonl")); err != nil {
+				t.Fatalf("game %d was stored as played without its transcript", g.ID)
+			}
+		}
+	}
+	// The next run keeps the game's directory aside and plays it again.
+	o = options(t, dir, bots, &local.Backend{Dir: t.TempDir()}, "local")
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, "games", "*.interrupted-*"))
+	if sum.Done != sum.Total || len(kept) == 0 {
+		t.Fatalf("%+v; %d directories kept aside", sum, len(kept))
+	}
+}
+
+func TestEvidenceMustMatchTheResult(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
+	dir := t.TempDir()
+	o := options(t, dir, bots, &local.Backend{Dir: t.TempDir()}, "local")
+	o.Config.GamesPerPair = 1
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Load(context.Background(), dir)
+	if err != nil || len(st.Games) != 1 {
+		t.Fatalf("%v %+v", err, st)
+	}
+	g := st.Games[0]
+	game := filepath.Join(dir, g.Dir)
+	res := transcript.Result{Winner: g.Winner, Reason: g.Reason}
+	if ms, err := evidence(game, res); err != nil || ms <= 0 {
+		t.Fatalf("the evidence of a played game: %v ms, %v", ms, err)
+	}
+	other := res
+	other.Winner = "nobody"
+	if _, err := evidence(game, other); err == nil || !strings.Contains(err.Error(), "its transcript ends in") {
+		t.Fatalf("another result was accepted: %v", err)
+	}
+	if err := os.Remove(filepath.Join(game, "result.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := evidence(game, res); err == nil || !strings.Contains(err.Error(), "result.json") {
+		t.Fatalf("a game without result.json was accepted: %v", err)
 	}
 }

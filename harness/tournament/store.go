@@ -83,7 +83,10 @@ func diffValues(prefix string, a, b reflect.Value) []string {
 		if v.Type() == durationType {
 			return v.Interface().(time.Duration).String()
 		}
-		j, _ := json.Marshal(v.Interface())
+		j, err := json.Marshal(v.Interface())
+		if err != nil {
+			return fmt.Sprint(v.Interface()) // only a refusal message shows it
+		}
 		return string(j)
 	}
 	return []string{fmt.Sprintf("%s: stored %s, now %s", prefix, show(a), show(b))}
@@ -275,8 +278,11 @@ func (s *Store) Claim(ctx context.Context, dirFor func(Record) string) (Record, 
 
 // Finish records a played game.
 func (s *Store) Finish(ctx context.Context, id int, res transcript.Result, dir string, botMs float64) error {
-	faults, _ := json.Marshal(res.Faults)
-	_, err := s.db.ExecContext(ctx, `UPDATE games SET status = 'done', attempts = attempts + 1, winner = ?, reason = ?, plies = ?, turns = ?,
+	faults, err := json.Marshal(res.Faults)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = 'done', attempts = attempts + 1, winner = ?, reason = ?, plies = ?, turns = ?,
 		faults = ?, abort_reason = '', dir = ?, duration_ms = ?, bot_ms = ? WHERE id = ?`,
 		res.Winner, res.Reason, res.Plies, res.Turns, string(faults), dir, res.DurationMs, botMs, id)
 	return err
@@ -312,9 +318,14 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var faults string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
 		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs)
+	if err != nil {
+		return r, err
+	}
 	r.Seed = uint64(seed)
-	json.Unmarshal([]byte(faults), &r.Faults)
-	return r, err
+	if err := json.Unmarshal([]byte(faults), &r.Faults); err != nil {
+		return r, fmt.Errorf("game %d: stored faults: %w", r.ID, err)
+	}
+	return r, nil
 }
 
 func (s *Store) game(ctx context.Context, id int) (Record, error) {
