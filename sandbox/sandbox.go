@@ -7,6 +7,10 @@
 // and reports facts: exit status, timing, memory, output tails, the answer file's
 // bytes and the game directory's entries.
 //
+// A Box may serve more than one match (see Pool), but nothing of one match may
+// reach the next: Box.Reset returns a Box to the state of a newly opened one and
+// checks that it did, and a Box that cannot be reset is destroyed, never reused.
+//
 // A Box never judges. Whether an exit code or a second file in game_dir costs the
 // bot the game is the harness's decision. Errors returned by a Box are faults of the
 // sandbox or the host (the engine went away, a container was refused); they must
@@ -205,6 +209,16 @@ type Box interface {
 	GameDir() string
 	// Executable is the bot's executable path as the bot sees it.
 	Executable() string
+	// Reset returns the Box to the state of a newly opened one: every process of
+	// the bot killed, a running session included; the game directory, the scratch
+	// directory (/tmp) and /dev/shm emptied, and where the Box has IPC of its own
+	// (an isolated backend) every message queue and System V IPC object removed;
+	// nothing of the bot left but its program files. It then verifies that: it
+	// lists each of those places and finds it empty, and, where the Box can see
+	// every process (an isolated backend), finds none left but its own
+	// supervisor. A Session started before Reset is over. A non-nil error means
+	// the Box must not be reused: Close it.
+	Reset(ctx context.Context) error
 	// Close releases everything the Box holds. It is safe to call more than once.
 	Close(ctx context.Context) error
 }

@@ -6,6 +6,8 @@ package dockertest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,10 +20,14 @@ import (
 
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/sandbox/agent"
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
-// Image is the tag tests build their runtime image under.
+// Image is the start of the tag tests build their runtime image under. The tag
+// ends with the agent's protocol and the hash of its binary, so test runs of
+// different sources on one engine (two checkouts, a branch and main) each get
+// their own image instead of rebuilding one tag under each other's feet.
 const Image = "arena-runtime:test"
 
 // Required reports whether Docker tests must run rather than skip.
@@ -41,6 +47,7 @@ func unavailable(tb testing.TB, format string, a ...any) {
 var (
 	once    sync.Once
 	cli     *client.Client
+	tag     string
 	setupEr error
 )
 
@@ -48,44 +55,50 @@ var (
 // built from the current agent source on the offline test base.
 func Engine(tb testing.TB) (*client.Client, string) {
 	tb.Helper()
-	once.Do(func() { cli, setupEr = setup() })
+	once.Do(func() { cli, tag, setupEr = setup() })
 	if setupEr != nil {
 		unavailable(tb, "%v", setupEr)
 	}
-	return cli, Image
+	return cli, tag
 }
 
-func setup() (*client.Client, error) {
+func setup() (*client.Client, string, error) {
 	c, err := docker.Connect(docker.Conn{})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := docker.Ping(ctx, c); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	base := os.Getenv("ARENA_TEST_BASE")
 	if base == "" {
 		base = images.DefaultTestbase
 	}
 	if _, err := c.ImageInspect(ctx, base); err != nil {
-		return nil, fmt.Errorf("base image %s is missing (arena image testbase builds it): %v", base, err)
+		return nil, "", fmt.Errorf("base image %s is missing (arena image testbase builds it): %v", base, err)
 	}
 	agentBin, err := gobuild.Static("./cmd/arena-agent")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	data, err := os.ReadFile(agentBin)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(data)
+	image := fmt.Sprintf("%s-v%d-%s", Image, agent.Version, hex.EncodeToString(sum[:6]))
 	// Test packages run in parallel; one builds, the others wait and find it done.
 	unlock, err := lockFile(filepath.Join(os.TempDir(), "arena-test-image.lock"))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer unlock()
-	if _, err := images.BuildRuntime(ctx, c, images.RuntimeOptions{Tag: Image, Base: base, Agent: agentBin}); err != nil {
-		return nil, err
+	if _, err := images.BuildRuntime(ctx, c, images.RuntimeOptions{Tag: image, Base: base, Agent: agentBin}); err != nil {
+		return nil, "", err
 	}
-	return c, nil
+	return c, image, nil
 }
 
 func lockFile(path string) (func(), error) {

@@ -6,7 +6,8 @@
 // remote engine works the same as a local one. Per turn it prepares the game
 // directory, starts the bot as the unprivileged bot user with an exact deadline,
 // kills and reaps every process in the container when the bot exits, wipes the
-// scratch directories and reports the facts.
+// scratch directories and reports the facts. Between matches it resets the
+// container to the state it started in, and proves it (op "reset").
 //
 // The agent must stay small and must never trust anything the bot can touch: the
 // bot cannot signal it (different user, and PID 1 ignores unhandled signals), cannot
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +36,7 @@ import (
 
 // Version is the protocol version. The docker backend refuses an image whose agent
 // speaks another one.
-const Version = 2
+const Version = 3
 
 // Paths inside the runtime image.
 const (
@@ -43,6 +45,7 @@ const (
 	BotDir     = "/bot"
 	ScratchDir = "/tmp"
 	ShmDir     = "/dev/shm"
+	MQueueDir  = "/dev/mqueue"
 	BotUID     = 10001
 	BotGID     = 10001
 )
@@ -57,7 +60,8 @@ type Hello struct {
 
 // Request is one message to the agent.
 type Request struct {
-	Op   string // "turn", "read" or "bye"
+	// Op is "turn", "read", "start", "send", "ask", "stop", "reset" or "bye".
+	Op   string
 	Turn sandbox.Turn
 	// Exec is the executable's name inside the bot directory.
 	Exec string
@@ -84,8 +88,11 @@ type Reply struct {
 type Config struct {
 	Game, Bot string
 	Scratch   []string
-	UID, GID  int
-	Env       []string
+	// MQueue is where the container's POSIX message queues are listed; the bot
+	// can create them, so a reset empties it, with the System V IPC objects.
+	MQueue   string
+	UID, GID int
+	Env      []string
 }
 
 // DefaultConfig is the configuration used inside the runtime image.
@@ -94,6 +101,7 @@ func DefaultConfig() Config {
 		Game:    GameDir,
 		Bot:     BotDir,
 		Scratch: []string{ScratchDir, ShmDir},
+		MQueue:  MQueueDir,
 		UID:     BotUID,
 		GID:     BotGID,
 		Env: []string{
@@ -191,6 +199,16 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 					proc.Wipe(d)
 				}
 			}
+		case "reset":
+			if session != nil {
+				session.Stop()
+				session = nil
+			}
+			killed, err := reset(cfg)
+			rep.Report.Survivors = killed
+			if err != nil {
+				rep.Err = err.Error()
+			}
 		case "bye":
 			return send(rep)
 		default:
@@ -207,6 +225,101 @@ func prepareGameDir(cfg Config) error {
 		return fmt.Errorf("chown %s: %w", cfg.Game, err)
 	}
 	return os.Chmod(cfg.Game, 0o700)
+}
+
+// reset returns the container to the state it started in: every process but
+// ours killed and reaped, the game and scratch directories emptied, the game
+// directory given back to the bot user, every message queue and System V IPC
+// object (which outlive their makers) removed. Then it checks all of that:
+// each directory lists empty, no IPC object is left and /proc shows no process
+// but PID 1. It returns how many processes it killed.
+func reset(cfg Config) (int, error) {
+	if os.Getpid() != 1 {
+		// kill(-1) from anything but PID 1 of a namespace reaches the host's processes.
+		return 0, errors.New("reset needs the agent to run as PID 1")
+	}
+	killed := 0
+	syscall.Kill(-1, syscall.SIGKILL)
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil { // ECHILD: nobody left
+			break
+		}
+		killed++
+		// A fork racing the first kill can leave a child behind it.
+		syscall.Kill(-1, syscall.SIGKILL)
+	}
+	var bad []string
+	dirs := append([]string{cfg.Game}, cfg.Scratch...)
+	if cfg.MQueue != "" {
+		dirs = append(dirs, cfg.MQueue)
+	}
+	for _, d := range dirs {
+		if err := proc.Wipe(d); err != nil && !(d != cfg.Game && errors.Is(err, fs.ErrNotExist)) {
+			bad = append(bad, fmt.Sprintf("wipe %s: %v", d, err))
+		}
+	}
+	if err := prepareGameDir(cfg); err != nil {
+		bad = append(bad, err.Error())
+	}
+	for _, d := range dirs {
+		des, err := os.ReadDir(d)
+		if err != nil && !(d != cfg.Game && errors.Is(err, fs.ErrNotExist)) {
+			bad = append(bad, fmt.Sprintf("list %s: %v", d, err))
+		}
+		if len(des) > 0 {
+			names := make([]string, 0, len(des))
+			for _, de := range des {
+				names = append(names, de.Name())
+			}
+			bad = append(bad, fmt.Sprintf("%s still holds %s", d, strings.Join(names, ", ")))
+		}
+	}
+	if fi, err := os.Lstat(cfg.Game); err == nil {
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if !fi.IsDir() || fi.Mode().Perm() != 0o700 || st == nil || int(st.Uid) != cfg.UID || int(st.Gid) != cfg.GID {
+			bad = append(bad, fmt.Sprintf("%s is %v, not a directory of mode 0700 owned by the bot user", cfg.Game, fi.Mode()))
+		}
+	}
+	if objs, err := sysvObjects(); err == nil && len(objs) > 0 {
+		if err := removeSysV(objs); err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	if objs, err := sysvObjects(); err != nil {
+		bad = append(bad, "list System V IPC objects: "+err.Error())
+	} else if len(objs) > 0 {
+		bad = append(bad, fmt.Sprintf("System V IPC objects left: %v", objs))
+	}
+	if pids, err := otherProcesses(); err != nil {
+		bad = append(bad, "list processes: "+err.Error())
+	} else if len(pids) > 0 {
+		bad = append(bad, "processes left: "+strings.Join(pids, ", "))
+	}
+	if len(bad) > 0 {
+		return killed, fmt.Errorf("reset: %s", strings.Join(bad, "; "))
+	}
+	return killed, nil
+}
+
+// otherProcesses lists the PIDs in /proc other than our own.
+func otherProcesses() ([]string, error) {
+	des, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	self := strconv.Itoa(os.Getpid())
+	var pids []string
+	for _, de := range des {
+		if _, err := strconv.Atoi(de.Name()); err == nil && de.Name() != self {
+			pids = append(pids, de.Name())
+		}
+	}
+	return pids, nil
 }
 
 func botArgs(cfg Config, exec string, rest []string) []string {

@@ -1,8 +1,10 @@
 // Package docker is the sandbox backend that runs each bot in its own hardened
 // container on a Docker engine, local or remote.
 //
-// One container per bot per match. Its PID 1 is the arena agent (package
-// sandbox/agent), which runs a fresh bot process per turn. Everything crosses the
+// One container per bot per match; through a sandbox.Pool, one per bot for a
+// run of matches, reset in between by the agent and checked empty. Its PID 1 is
+// the arena agent (package sandbox/agent), which runs a fresh bot process per
+// turn. Everything crosses the
 // Docker API (the bot's files by copy, the turns over the attach stream), so the
 // engine may be on another machine. Every container is verified by inspection
 // after create and refused if the engine dropped a limit, carries an ownership
@@ -16,15 +18,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"path"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/agent"
@@ -41,6 +44,10 @@ type Backend struct {
 	Cpusets []string
 	// StartTimeout bounds container start and the agent's hello.
 	StartTimeout time.Duration
+	// Log receives a debug line for each engine call and container, and a
+	// warning for each failure that is handled (a container that could not be
+	// removed); nil means slog.Default().
+	Log *slog.Logger
 
 	mu   sync.Mutex
 	next int
@@ -49,6 +56,13 @@ type Backend struct {
 // New returns a backend that runs bots in image on the engine behind cli.
 func New(cli *client.Client, image string) *Backend {
 	return &Backend{cli: cli, image: image, StartTimeout: 30 * time.Second}
+}
+
+func (b *Backend) log() *slog.Logger {
+	if b.Log != nil {
+		return b.Log
+	}
+	return slog.Default()
 }
 
 // Name implements sandbox.Backend.
@@ -60,7 +74,8 @@ func (b *Backend) Image() string { return b.image }
 // CheckImage verifies the image exists and carries an agent of our protocol.
 func (b *Backend) CheckImage(ctx context.Context) (id string, err error) {
 	ins, err := b.cli.ImageInspect(ctx, b.image)
-	if errdefs.IsNotFound(err) {
+	b.log().Debug("docker: image inspected", "image", b.image, "err", err)
+	if cerrdefs.IsNotFound(err) {
 		return "", fmt.Errorf("runtime image %s is not on the engine; build it with `arena image build` (offline: `arena image build --base arena-testbase:trixie`)", b.image)
 	}
 	if err != nil {
@@ -136,13 +151,19 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 		name = name[:40]
 	}
 	name += "-" + randomHex(4)
+	log := b.log()
+	start := time.Now()
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
+		log.Debug("docker: container create failed", "name", name, "image", b.image, "err", err)
 		return nil, sandbox.Faultf("create container", err)
 	}
-	bx := &box{cli: b.cli, id: created.ID, exec: spec.Program.Entry, limits: spec.Limits}
+	log = log.With("container", shortID(created.ID))
+	log.Debug("docker: container created", "name", name, "image", b.image, "took", time.Since(start))
+	bx := &box{cli: b.cli, id: created.ID, exec: spec.Program.Entry, limits: spec.Limits, log: log}
 	defer func() {
 		if err != nil {
+			log.Debug("docker: open failed; removing the container", "err", err)
 			bx.Close(context.WithoutCancel(ctx))
 		}
 	}()
@@ -153,6 +174,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if err := verifyHostConfig(hc, ins.HostConfig); err != nil {
 		return nil, sandbox.Faultf("verify container", err)
 	}
+	log.Debug("docker: container settings verified")
 	if err := b.cli.CopyToContainer(ctx, created.ID, agent.BotDir, bytes.NewReader(botTar), container.CopyToContainerOptions{}); err != nil {
 		return nil, sandbox.Faultf("copy bot into container", err)
 	}
@@ -164,9 +186,11 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return nil, sandbox.Faultf("start container", err)
 	}
+	log.Debug("docker: container started")
 	if err := bx.awaitHello(ctx, b.StartTimeout); err != nil {
 		return nil, sandbox.Faultf("agent hello", err)
 	}
+	log.Debug("docker: agent ready", "protocol", bx.greeting.Version, "took", time.Since(start))
 	return bx, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -35,8 +36,9 @@ func timing(name string, d []time.Duration) Timing {
 }
 
 // Bench measures a no-op bot's turn bare on this host, through the local
-// backend and through the docker backend, and the start of a container, so an
-// organizer sees what the sandbox costs on their own machine.
+// backend and through the docker backend, the reset of a container between two
+// games (what a pooled box costs instead of a start) and the start of a
+// container, so an organizer sees what the sandbox costs on their own machine.
 func Bench(ctx context.Context, cli *client.Client, image string, runs int) ([]Timing, error) {
 	dir, err := os.MkdirTemp("", "arena-bench-")
 	if err != nil {
@@ -90,8 +92,13 @@ func Bench(ctx context.Context, cli *client.Client, image string, runs int) ([]T
 	if err := measure("docker backend turn", New(cli, image)); err != nil {
 		return out, err
 	}
-	var starts []time.Duration
 	b := New(cli, image)
+	resets, err := measureReset(ctx, b, prog, lim, turn, runs)
+	if err != nil {
+		return out, err
+	}
+	out = append(out, timing("docker backend reset", resets))
+	var starts []time.Duration
 	for range max(runs/20, 5) {
 		t := time.Now()
 		bx, err := b.Open(ctx, sandbox.Spec{Program: prog, Limits: lim})
@@ -102,11 +109,33 @@ func Bench(ctx context.Context, cli *client.Client, image string, runs int) ([]T
 		bx.Close(ctx)
 	}
 	out = append(out, timing("container start", starts))
-	for i := range out[:len(out)-1] { // a container start is no turn
-		if i > 0 && out[0].P50Ms > 0 {
+	for i := range out {
+		// Only turns compare with a bare run; a reset or a start is no turn.
+		if i > 0 && out[0].P50Ms > 0 && strings.HasSuffix(out[i].Name, " turn") {
 			out[i].XBare = out[i].P50Ms / out[0].P50Ms
 			out[i].OverMs = out[i].P50Ms - out[0].P50Ms
 		}
 	}
 	return out, nil
+}
+
+// measureReset times Box.Reset after each of runs turns of one box.
+func measureReset(ctx context.Context, b *Backend, prog sandbox.Program, lim sandbox.Limits, turn sandbox.Turn, runs int) ([]time.Duration, error) {
+	bx, err := b.Open(ctx, sandbox.Spec{Program: prog, Limits: lim})
+	if err != nil {
+		return nil, err
+	}
+	defer bx.Close(ctx)
+	var d []time.Duration
+	for range runs {
+		if _, err := bx.Run(ctx, turn); err != nil {
+			return nil, err
+		}
+		t := time.Now()
+		if err := bx.Reset(ctx); err != nil {
+			return nil, err
+		}
+		d = append(d, time.Since(t))
+	}
+	return d, nil
 }

@@ -105,3 +105,44 @@ func BenchmarkContainerStart(b *testing.B) {
 	b.ReportMetric(float64(open[len(open)/2].Microseconds())/1000, "open-p50-ms")
 	b.ReportMetric(float64(remove[len(remove)/2].Microseconds())/1000, "remove-p50-ms")
 }
+
+// BenchmarkReset measures Box.Reset, what a pooled box costs between two
+// games, after a turn that left a file in the game directory. The docker reset
+// also kills and reaps, empties /tmp, /dev/shm and /dev/mqueue, removes System
+// V IPC objects and checks /proc.
+func BenchmarkReset(b *testing.B) {
+	prog := sandboxtest.Hostile(b)
+	turn := sandbox.Turn{
+		Put:  []sandbox.File{{Name: "state.json", Data: []byte("leave game")}},
+		Args: []string{sandbox.GameDirToken + "/state.json"}, Collect: "move.json", CollectMax: 1024,
+	}
+	run := func(b *testing.B, be sandbox.Backend) {
+		ctx := context.Background()
+		bx, err := be.Open(ctx, sandbox.Spec{Program: prog, Limits: sandboxtest.Limits()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer bx.Close(ctx)
+		var d []time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			if r, err := bx.Run(ctx, turn); err != nil || string(r.Answer.Data) != "left game" {
+				b.Fatalf("%v %q", err, r.Answer.Data)
+			}
+			b.StartTimer()
+			t := time.Now()
+			if err := bx.Reset(ctx); err != nil {
+				b.Fatal(err)
+			}
+			d = append(d, time.Since(t))
+		}
+		slices.Sort(d)
+		b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, "p99-ms")
+	}
+	b.Run("local", func(b *testing.B) { run(b, &local.Backend{Dir: b.TempDir()}) })
+	b.Run("docker", func(b *testing.B) {
+		cli, image := dockertest.Engine(b)
+		run(b, docker.New(cli, image))
+	})
+}

@@ -7,14 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path"
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/arenabots/arena/sandbox"
@@ -32,6 +33,7 @@ type box struct {
 	id     string
 	exec   string
 	limits sandbox.Limits
+	log    *slog.Logger // carries the container ID
 
 	att    types.HijackedResponse
 	w      *bufio.Writer
@@ -168,12 +170,23 @@ func (bx *box) call(ctx context.Context, req agent.Request, wait time.Duration) 
 	case <-t.C:
 		// The agent enforces the turn limit itself; silence this long means it is
 		// wedged or gone. Kill the container so nothing of the bot keeps running.
-		bx.cli.ContainerKill(context.WithoutCancel(ctx), bx.id, "KILL")
+		bx.log.Warn("docker: the agent did not answer; killing the container", "op", req.Op, "waited", wait)
+		bx.kill(ctx)
 		return nil, bx.agentGone(ctx, fmt.Sprintf("agent did not answer within %v", wait))
 	case <-ctx.Done():
-		bx.cli.ContainerKill(context.WithoutCancel(ctx), bx.id, "KILL")
+		bx.log.Debug("docker: interrupted; killing the container", "op", req.Op, "err", ctx.Err())
+		bx.kill(ctx)
 		bx.dead = ctx.Err()
 		return nil, ctx.Err()
+	}
+}
+
+// kill stops the container at once; Close removes it later.
+func (bx *box) kill(ctx context.Context) {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := bx.cli.ContainerKill(kctx, bx.id, "KILL"); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		bx.log.Warn("docker: container kill failed", "err", err)
 	}
 }
 
@@ -204,6 +217,7 @@ func (bx *box) agentGone(ctx context.Context, what string) error {
 	default:
 		bx.dead = errors.New(what)
 	}
+	bx.log.Debug("docker: the agent is gone", "err", bx.dead)
 	return bx.dead
 }
 
@@ -225,7 +239,32 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 	if rep.Err != "" {
 		return rep.Report, sandbox.Faultf("turn", errors.New("agent: "+rep.Err))
 	}
+	if bx.log.Enabled(ctx, slog.LevelDebug) {
+		bx.log.Debug("docker: turn", "wall", rep.Report.Wall, "took", time.Since(start), "exit", rep.Report.ExitCode)
+	}
 	return rep.Report, nil
+}
+
+// resetWait bounds a reset: killing and reaping at most a pids limit's worth of
+// processes and emptying a few small tmpfs take milliseconds.
+const resetWait = 20 * time.Second
+
+// Reset implements sandbox.Box: the agent stops any session, kills and reaps
+// every process but itself, empties /game, /tmp, /dev/shm and /dev/mqueue,
+// removes the System V IPC objects, and checks that the directories list empty,
+// no IPC object is left and /proc shows no other process.
+func (bx *box) Reset(ctx context.Context) error {
+	start := time.Now()
+	rep, err := bx.call(ctx, agent.Request{Op: "reset"}, resetWait)
+	if err != nil {
+		return sandbox.Faultf("reset", err)
+	}
+	if rep.Err != "" {
+		bx.log.Debug("docker: reset refused by the agent", "err", rep.Err)
+		return sandbox.Faultf("reset", errors.New("agent: "+rep.Err))
+	}
+	bx.log.Debug("docker: container reset", "killed", rep.Report.Survivors, "took", time.Since(start))
+	return nil
 }
 
 // ReadFile implements sandbox.Box.
@@ -249,9 +288,15 @@ func (bx *box) Close(ctx context.Context) error {
 	bx.closed = true
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	start := time.Now()
 	err := bx.cli.ContainerRemove(rctx, bx.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if errdefs.IsNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		err = nil
+	}
+	if err != nil {
+		bx.log.Warn("docker: container remove failed; the next start sweeps it", "err", err)
+	} else {
+		bx.log.Debug("docker: container removed", "took", time.Since(start))
 	}
 	if bx.att.Conn != nil {
 		close(bx.done)

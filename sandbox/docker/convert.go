@@ -121,11 +121,29 @@ func verifyHostConfig(want, got *container.HostConfig) error {
 	check("pid namespace", got.PidMode == "" || got.PidMode == "private", "private", got.PidMode)
 	check("ipc namespace", got.IpcMode == want.IpcMode, want.IpcMode, got.IpcMode)
 	check("user namespace", got.UsernsMode == "" || got.UsernsMode == want.UsernsMode, want.UsernsMode, got.UsernsMode)
-	check("bind mounts", len(got.Binds) == 0, "none", got.Binds)
+	check("bind mounts", len(got.Binds) == 0 && !hasBindMount(got.Mounts), "none", fmt.Sprint(got.Binds, got.Mounts))
+	check("/dev/shm size", got.ShmSize == want.ShmSize, want.ShmSize, got.ShmSize)
+	check("init process", got.Init == nil || !*got.Init, "none (the agent is PID 1)", fmtBool(got.Init))
 	if len(bad) > 0 {
 		return fmt.Errorf("engine did not apply the sandbox settings: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+func hasBindMount(ms []mount.Mount) bool {
+	for _, m := range ms {
+		if m.Type == mount.TypeBind {
+			return true
+		}
+	}
+	return false
+}
+
+func fmtBool(p *bool) any {
+	if p == nil {
+		return "unset"
+	}
+	return *p
 }
 
 func normCap(c string) string {

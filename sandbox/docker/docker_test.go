@@ -14,7 +14,10 @@ func TestConformance(t *testing.T) {
 	cli, image := dockertest.Engine(t)
 	b := docker.New(cli, image)
 	sandboxtest.Run(t, sandboxtest.Backend{
-		Isolated: true,
+		Isolated:  true,
+		Raw:       b,
+		Labels:    func(t *testing.T) map[string]string { return dockertest.Labels(t) },
+		Leftovers: func(t *testing.T, labels map[string]string) { dockertest.NoLeftovers(t, cli, labels) },
 		Open: func(t *testing.T, p sandbox.Program, l sandbox.Limits) sandbox.Box {
 			labels := dockertest.Labels(t)
 			bx, err := b.Open(context.Background(), sandbox.Spec{Program: p, Limits: l, Labels: labels})

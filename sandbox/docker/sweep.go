@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -84,7 +85,10 @@ func Sweep(ctx context.Context, cli *client.Client, all bool) (SweepResult, erro
 			continue
 		}
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err == nil {
+			slog.Debug("docker: swept a leftover container", "container", shortID(c.ID), "owner", owner)
 			res.Containers++
+		} else {
+			slog.Warn("docker: a leftover container could not be removed", "container", shortID(c.ID), "owner", owner, "err", err)
 		}
 	}
 	vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelOwner), filters.Arg("dangling", "true"))})
@@ -97,7 +101,10 @@ func Sweep(ctx context.Context, cli *client.Client, all bool) (SweepResult, erro
 			continue
 		}
 		if err := cli.VolumeRemove(ctx, v.Name, true); err == nil {
+			slog.Debug("docker: swept a leftover volume", "volume", v.Name, "owner", owner)
 			res.Volumes++
+		} else {
+			slog.Warn("docker: a leftover volume could not be removed", "volume", v.Name, "owner", owner, "err", err)
 		}
 	}
 	return res, nil

@@ -12,11 +12,14 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -107,6 +110,8 @@ type box struct {
 	exec   string
 	limits sandbox.Limits
 	closed bool
+	// sess is the session running in the box, stopped by Reset and Close.
+	sess *session
 }
 
 func (bx *box) botDir() string     { return filepath.Join(bx.root, "bot") }
@@ -169,12 +174,52 @@ func (bx *box) ReadFile(_ context.Context, name string, max int64) ([]byte, erro
 	return proc.ReadFile(bx.GameDir(), name, max)
 }
 
+// Reset implements sandbox.Box: it stops a running session (killing its process
+// group; every turn's group is killed when the turn ends), empties the game and
+// scratch directories and checks that both list empty. The local backend cannot
+// see a setsid child that left the group, nor clean /dev/shm, which it shares
+// with the host.
+func (bx *box) Reset(context.Context) error {
+	if bx.closed {
+		return sandbox.ErrBoxClosed
+	}
+	start := time.Now()
+	if bx.sess != nil {
+		bx.sess.stop()
+	}
+	var bad []string
+	for _, d := range []string{bx.GameDir(), bx.scratch()} {
+		if err := proc.Wipe(d); err != nil {
+			bad = append(bad, fmt.Sprintf("wipe %s: %v", d, err))
+		}
+		des, err := os.ReadDir(d)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("list %s: %v", d, err))
+		}
+		if len(des) > 0 {
+			names := make([]string, 0, len(des))
+			for _, de := range des {
+				names = append(names, de.Name())
+			}
+			bad = append(bad, fmt.Sprintf("%s still holds %s", d, strings.Join(names, ", ")))
+		}
+	}
+	if len(bad) > 0 {
+		return sandbox.Faultf("reset", errors.New(strings.Join(bad, "; ")))
+	}
+	slog.Debug("local sandbox: box reset", "dir", bx.root, "took", time.Since(start))
+	return nil
+}
+
 // Close implements sandbox.Box.
 func (bx *box) Close(context.Context) error {
 	if bx.closed {
 		return nil
 	}
 	bx.closed = true
+	if bx.sess != nil {
+		bx.sess.stop()
+	}
 	os.Chmod(bx.botDir(), 0o700)
 	if err := proc.Wipe(bx.root); err != nil {
 		return err
@@ -196,25 +241,61 @@ func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session
 	if err != nil {
 		return nil, &sandbox.StartFailure{Reason: err.Error()}
 	}
-	return &session{s: s, scratch: bx.scratch()}, nil
+	if bx.sess != nil {
+		// The box runs one bot at a time: the session it replaces is over.
+		bx.sess.stop()
+	}
+	bx.sess = &session{s: s, bx: bx}
+	return bx.sess, nil
 }
 
 type session struct {
-	s       *proc.Session
-	scratch string
+	s  *proc.Session
+	bx *box
+
+	mu      sync.Mutex
+	stopped bool
+	report  sandbox.Report
+}
+
+// stop kills the session's processes once, wipes the scratch directory and
+// forgets the session; later calls return the first report.
+func (s *session) stop() sandbox.Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return s.report
+	}
+	s.stopped = true
+	s.report = s.s.Stop()
+	proc.Wipe(s.bx.scratch())
+	if s.bx.sess == s {
+		s.bx.sess = nil
+	}
+	return s.report
+}
+
+func (s *session) over() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
 }
 
 func (s *session) Send(_ context.Context, line string) error {
+	if s.over() {
+		return nil // stopped: the bot reads nothing more, as if it had exited
+	}
 	s.s.Send(line) // a bot that does not read shows it at the next question
 	return nil
 }
 
 func (s *session) Ask(_ context.Context, line string, timeout time.Duration) (sandbox.Exchange, error) {
+	if s.over() {
+		return sandbox.Exchange{Exited: true}, nil
+	}
 	return s.s.Ask(line, timeout), nil
 }
 
 func (s *session) Stop(context.Context) (sandbox.Report, error) {
-	rep := s.s.Stop()
-	proc.Wipe(s.scratch)
-	return rep, nil
+	return s.stop(), nil
 }

@@ -12,6 +12,7 @@ import (
 func TestConformance(t *testing.T) {
 	b := &local.Backend{Dir: t.TempDir()}
 	sandboxtest.Run(t, sandboxtest.Backend{
+		Raw: b,
 		Open: func(t *testing.T, p sandbox.Program, l sandbox.Limits) sandbox.Box {
 			bx, err := b.Open(context.Background(), sandbox.Spec{Program: p, Limits: l})
 			if err != nil {

@@ -23,6 +23,13 @@ func answer(format string, a ...any) {
 }
 
 func main() {
+	if os.Args[1] == "linger" {
+		// The process "leave process" leaves behind: in its own session, idle.
+		syscall.Setsid()
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
 	if m, ok := strings.CutPrefix(os.Args[1], "session:"); ok {
 		session(m)
 		return
@@ -39,6 +46,7 @@ func main() {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		answer("slept %d", ms)
 	case mode == "busy-loop":
+		//lint:ignore SA5002 spinning is what this mode is for
 		for {
 		}
 	case mode == "fork-bomb":
@@ -95,6 +103,10 @@ func main() {
 		}
 		answer("still here")
 		syscall.Kill(-1, syscall.SIGKILL)
+	case mode == "leave":
+		answer("%s", leave(param))
+	case mode == "look":
+		answer("%s", look(param))
 	case mode == "read-stdin":
 		data, err := io.ReadAll(os.Stdin)
 		answer("read %d bytes, err %v", len(data), err)
@@ -187,6 +199,145 @@ func daemon() {
 	answer("%s", report)
 }
 
+// marker is where "leave PLACE" writes and "look PLACE" looks: a file in the
+// game directory (the working directory), in the scratch directory ($TMPDIR,
+// /tmp in a container) or in /dev/shm.
+func marker(place string) string {
+	switch place {
+	case "game":
+		return "memo.txt"
+	case "tmp":
+		return filepath.Join(os.TempDir(), "memo.txt")
+	case "shm":
+		return "/dev/shm/memo.txt"
+	}
+	return ""
+}
+
+// memoKey is the System V IPC key of what "leave sysv" makes.
+const memoKey = 0x4d454d4f
+
+// leave leaves something of this game behind for the next one: a marker file
+// in place, a setsid process that runs on (place "process"), a POSIX message
+// queue ("mqueue") or a System V shared memory segment, message queue and
+// semaphore set ("sysv"), all of which outlive their maker. It says
+// "left PLACE" once it is done, so that a test cannot pass because nothing was
+// left in the first place.
+func leave(place string) string {
+	if place == "process" {
+		self, _ := os.Executable()
+		pid, err := syscall.ForkExec(self, []string{os.Args[0], "linger"}, &syscall.ProcAttr{Dir: "/"})
+		if err != nil {
+			return "could not leave process: " + err.Error()
+		}
+		for i := 0; i < 400; i++ {
+			if sid, _, errno := syscall.RawSyscall(syscall.SYS_GETSID, uintptr(pid), 0, 0); errno == 0 && int(sid) == pid {
+				return "left process"
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return "could not leave process: it did not start its own session"
+	}
+	switch place {
+	case "mqueue":
+		fd, err := mqOpen(syscall.O_CREAT | syscall.O_RDWR)
+		if err != nil {
+			return "could not leave mqueue: " + err.Error()
+		}
+		syscall.Close(fd)
+		return "left mqueue"
+	case "sysv":
+		const create = 0o1000 | 0o600 // IPC_CREAT
+		for _, get := range []struct {
+			name string
+			nr   uintptr
+			arg  uintptr
+		}{{"shm", syscall.SYS_SHMGET, 4096}, {"msg", syscall.SYS_MSGGET, create}, {"sem", syscall.SYS_SEMGET, 1}} {
+			a2, a3 := get.arg, uintptr(create)
+			if get.name == "msg" {
+				a2, a3 = create, 0
+			}
+			if _, _, errno := syscall.RawSyscall(get.nr, memoKey, a2, a3); errno != 0 {
+				return "could not leave sysv " + get.name + ": " + errno.Error()
+			}
+		}
+		return "left sysv"
+	}
+	p := marker(place)
+	if p == "" {
+		return "unknown place " + place
+	}
+	if err := os.WriteFile(p, []byte("written in the last game"), 0o644); err != nil {
+		return "could not leave " + place + ": " + err.Error()
+	}
+	return "left " + place
+}
+
+// look says whether what leave left in place is still there: "PLACE absent"
+// or "PLACE present", and for "process" the PIDs of every process but PID 1
+// and this one ("process none").
+func look(place string) string {
+	if place == "process" {
+		des, err := os.ReadDir("/proc")
+		if err != nil {
+			return "process unknown: " + err.Error()
+		}
+		var pids []string
+		for _, de := range des {
+			pid, err := strconv.Atoi(de.Name())
+			if err == nil && pid != 1 && pid != os.Getpid() {
+				pids = append(pids, de.Name())
+			}
+		}
+		if len(pids) == 0 {
+			return "process none"
+		}
+		return "process " + strings.Join(pids, " ")
+	}
+	switch place {
+	case "mqueue":
+		fd, err := mqOpen(syscall.O_RDONLY)
+		if err != nil {
+			return "mqueue absent"
+		}
+		syscall.Close(fd)
+		return "mqueue present"
+	case "sysv":
+		var found []string
+		for _, get := range []struct {
+			name   string
+			nr     uintptr
+			a2, a3 uintptr
+		}{{"shm", syscall.SYS_SHMGET, 0, 0}, {"msg", syscall.SYS_MSGGET, 0, 0}, {"sem", syscall.SYS_SEMGET, 0, 0}} {
+			if _, _, errno := syscall.RawSyscall(get.nr, memoKey, get.a2, get.a3); errno == 0 {
+				found = append(found, get.name)
+			}
+		}
+		if len(found) > 0 {
+			return "sysv present: " + strings.Join(found, " ")
+		}
+		return "sysv absent"
+	}
+	p := marker(place)
+	if p == "" {
+		return "unknown place " + place
+	}
+	if _, err := os.Lstat(p); err == nil {
+		return place + " present"
+	}
+	return place + " absent"
+}
+
+// mqOpen opens the POSIX message queue /memo.
+func mqOpen(flags int) (int, error) {
+	name, _ := syscall.BytePtrFromString("memo")
+	fd, _, errno := syscall.Syscall6(syscall.SYS_MQ_OPEN, uintptr(unsafe.Pointer(name)), uintptr(flags|syscall.O_CLOEXEC), 0o600, 0, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
 // segfault dies of a real SIGSEGV with the default action, not a Go panic.
 func segfault() {
 	type sigaction struct {
@@ -224,6 +375,17 @@ func session(mode string) {
 		switch mode {
 		case "silent":
 			continue
+		case "places":
+			// "ask leave PLACE" and "ask look PLACE", as the file modes.
+			verb, place, _ := strings.Cut(q, " ")
+			switch verb {
+			case "leave":
+				fmt.Fprintln(out, leave(place))
+			case "look":
+				fmt.Fprintln(out, look(place))
+			default:
+				fmt.Fprintln(out, "unknown question "+q)
+			}
 		case "longline":
 			fmt.Fprintln(out, strings.Repeat("x", 100*1024))
 		default:
@@ -236,6 +398,7 @@ func session(mode string) {
 		}
 		if mode == "busy" {
 			go func() {
+				//lint:ignore SA5002 spinning is what this mode is for
 				for {
 				}
 			}()
