@@ -33,7 +33,7 @@ Exits 1 when a check that official matches need fails.`,
 		Flags: []cli.Flag{
 			imageFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},
-			&cli.BoolFlag{Name: "bench", Usage: "instead of the checks, measure what a turn costs: bare fork/exec, local backend, docker backend, container start"},
+			&cli.BoolFlag{Name: "bench", Usage: "instead of the checks, measure what a turn costs: bare fork/exec, local backend, docker backend, a sandbox reset, container start"},
 			&cli.IntFlag{Name: "runs", Value: 200, Usage: "turns per measurement with --bench"},
 		},
 		Action: func(c *cli.Context) error {

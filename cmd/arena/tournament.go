@@ -200,6 +200,12 @@ func runTournament(c *cli.Context) error {
 		fmt.Fprintf(w, "; bots' own processes ran %.0f%% of the games' time", 100*float64(sum.BotTime)/float64(sum.GameTime))
 	}
 	fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(dir, tournament.ReportHTML))
+	if len(sum.Warnings) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "arena: %s (the results stand):\n", plural(len(sum.Warnings), "warning"))
+		for _, line := range sum.Warnings {
+			fmt.Fprintf(c.App.ErrWriter, "  %s\n", line)
+		}
+	}
 	if sum.Interrupted || sum.Pending > 0 {
 		return failf("tournament interrupted with %d games to play; run the same command to resume", sum.Pending)
 	}

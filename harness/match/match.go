@@ -15,7 +15,6 @@ import (
 	"crypto/ed25519"
 	crand "crypto/rand"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -466,12 +465,12 @@ func (m *runner) finish(abortReason string) (transcript.Result, error) {
 
 // writeResult writes result.json atomically.
 func writeResult(dir string, res transcript.Result) error {
-	data, err := json.MarshalIndent(res, "", "  ")
+	data, err := transcript.EncodeResult(res)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", ResultFile, err)
 	}
 	tmp := filepath.Join(dir, ResultFile+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", ResultFile, err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, ResultFile)); err != nil {

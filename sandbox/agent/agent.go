@@ -171,7 +171,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 			}
 			args := botArgs(cfg, req.Exec, req.Args)
 			s, err := proc.StartSession(proc.Spec{Path: args[0], Args: args, Dir: cfg.Game, Env: cfg.Env,
-				Cred: &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), NoSetGroups: true},
+				Cred: botCredential(cfg),
 				Tail: req.Tail, Reaping: proc.ReapAll, Started: favourForOOM})
 			if err != nil {
 				rep.Report = sandbox.Report{StartError: err.Error(), ExitCode: -1}
@@ -322,6 +322,12 @@ func otherProcesses() ([]string, error) {
 	return pids, nil
 }
 
+// botCredential is the bot user with no supplementary groups: the agent's own
+// (root's group among them) must not be inherited.
+func botCredential(cfg Config) *syscall.Credential {
+	return &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), Groups: []uint32{}}
+}
+
 func botArgs(cfg Config, exec string, rest []string) []string {
 	args := []string{filepath.Join(cfg.Bot, exec)}
 	for _, a := range rest {
@@ -341,7 +347,7 @@ func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
 		Args:    args,
 		Dir:     cfg.Game,
 		Env:     cfg.Env,
-		Cred:    &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), NoSetGroups: true},
+		Cred:    botCredential(cfg),
 		Timeout: req.Timeout,
 		Tail:    req.Tail,
 		Reaping: proc.ReapAll,

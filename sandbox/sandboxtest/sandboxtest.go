@@ -366,6 +366,14 @@ func Run(t *testing.T, b Backend) {
 		}
 	})
 
+	t.Run("the bot runs unprivileged, with no supplementary group", func(t *testing.T) {
+		bx := open(t, Limits())
+		got := answer(turn(t, bx, "identity", 0))
+		if strings.HasPrefix(got, "uid=0 ") || strings.Contains(got, " gid=0 ") || !strings.HasSuffix(got, " groups=[] err=<nil>") {
+			t.Fatalf("the bot runs as %q", got)
+		}
+	})
+
 	t.Run("a bot that kills everything only kills itself", func(t *testing.T) {
 		bx := open(t, Limits())
 		r := turn(t, bx, "kill-everything", 0)

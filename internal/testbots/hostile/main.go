@@ -107,6 +107,9 @@ func main() {
 		answer("%s", leave(param))
 	case mode == "look":
 		answer("%s", look(param))
+	case mode == "identity":
+		groups, err := os.Getgroups()
+		answer("uid=%d gid=%d groups=%v err=%v", os.Getuid(), os.Getgid(), groups, err)
 	case mode == "read-stdin":
 		data, err := io.ReadAll(os.Stdin)
 		answer("read %d bytes, err %v", len(data), err)
