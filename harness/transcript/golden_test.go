@@ -3,133 +3,16 @@ package transcript
 import (
 	"bytes"
 	"crypto/ed25519"
-	"flag"
+	"github.com/arenabots/arena/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arenabots/arena/sandbox"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (create it with: go test ./harness/transcript -run '%s' -update)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s changed: the format of a file arena writes is not what it was.\n"+
-			"If the change is intended, update docs/formats.md and rewrite the golden file with\n"+
-			"  go test ./harness/transcript -run '%s' -update\n--- got\n%s\n--- want\n%s", p, t.Name(), got, want)
-	}
-}
-
-// unset lists the fields, by path, that are zero in every one of values, which
-// must all be of one struct type. Fields tagged json:"-" are skipped; slices of
-// structs and pointers to structs are entered.
-func unset(values ...any) []string {
-	all, set := map[string]bool{}, map[string]bool{}
-	var walk func(v reflect.Value, path string)
-	walk = func(v reflect.Value, path string) {
-		switch v.Kind() {
-		case reflect.Pointer:
-			if !v.IsNil() {
-				walk(v.Elem(), path)
-			}
-		case reflect.Slice:
-			for i := 0; i < v.Len(); i++ {
-				walk(v.Index(i), path+"[]")
-			}
-		case reflect.Struct:
-			for i := 0; i < v.NumField(); i++ {
-				f := v.Type().Field(i)
-				if !f.IsExported() || f.Tag.Get("json") == "-" {
-					continue
-				}
-				p := path + "." + f.Name
-				all[p] = true
-				if !v.Field(i).IsZero() {
-					set[p] = true
-				}
-				walk(v.Field(i), p)
-			}
-		}
-	}
-	for _, v := range values {
-		walk(reflect.ValueOf(v), reflect.TypeOf(v).Name())
-	}
-	var out []string
-	for p := range all {
-		if !set[p] {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-var jsonKey = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
-
-// badKeys lists the fields of t, and of every struct type it reaches, whose JSON
-// key is not camelCase or is left to the Go field name (no tag).
-func badKeys(t reflect.Type) []string {
-	var out []string
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		switch t.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-			walk(t.Elem())
-			return
-		case reflect.Struct:
-		default:
-			return
-		}
-		if seen[t] {
-			return
-		}
-		seen[t] = true
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			tag, ok := f.Tag.Lookup("json")
-			name := strings.Split(tag, ",")[0]
-			switch {
-			case tag == "-":
-				continue
-			case f.Anonymous && name == "":
-				// An embedded struct's fields are promoted into the record.
-			case !ok || name == "":
-				out = append(out, t.Name()+"."+f.Name+": no JSON key (the Go name would be used)")
-			case !jsonKey.MatchString(name):
-				out = append(out, t.Name()+"."+f.Name+": JSON key "+name+" is not camelCase")
-			}
-			walk(f.Type)
-		}
-	}
-	walk(t)
-	return out
-}
 
 // Every value below is set and none comes from a clock, so the golden files
 // change exactly when the format does.
@@ -218,15 +101,15 @@ func goldenFooter() Footer {
 }
 
 func TestGoldenValuesSetEveryField(t *testing.T) {
-	if got := unset(Turn{}, Turn{Ply: 1}); len(got) == 0 || got[0] == "Turn.Ply" {
+	if got := golden.Unset(Turn{}, Turn{Ply: 1}); len(got) == 0 || got[0] == "Turn.Ply" {
 		t.Fatalf("unset does not see zero fields: %v", got)
 	}
 	files, lines := goldenTurns()
 	for name, missing := range map[string][]string{
-		"header": unset(goldenHeader()),
-		"turns":  unset(files, lines),
-		"footer": unset(goldenFooter()),
-		"result": unset(goldenResult()),
+		"header": golden.Unset(goldenHeader()),
+		"turns":  golden.Unset(files, lines),
+		"footer": golden.Unset(goldenFooter()),
+		"result": golden.Unset(goldenResult()),
 	} {
 		if len(missing) > 0 {
 			t.Errorf("the golden %s leaves these fields zero, so the golden file would not pin them: %v", name, missing)
@@ -241,11 +124,11 @@ func TestRecordKeysAreCamelCase(t *testing.T) {
 		Snake   int `json:"snake_case"`
 		Ignored int `json:"-"`
 	}
-	if got := badKeys(reflect.TypeOf(bad{})); len(got) != 2 {
+	if got := golden.BadKeys(reflect.TypeOf(bad{})); len(got) != 2 {
 		t.Fatalf("badKeys found %v, want NoTag and Snake", got)
 	}
 	for _, v := range []any{Envelope{}, Header{}, Turn{}, Footer{}, Result{}, Signature{}} {
-		if bad := badKeys(reflect.TypeOf(v)); len(bad) > 0 {
+		if bad := golden.BadKeys(reflect.TypeOf(v)); len(bad) > 0 {
 			t.Errorf("%T: %s", v, strings.Join(bad, "; "))
 		}
 	}
@@ -256,7 +139,7 @@ func TestResultJSONGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "result.json.golden", data)
+	golden.Check(t, "result.json.golden", data, "docs/formats.md")
 }
 
 func TestTranscriptGolden(t *testing.T) {
@@ -300,5 +183,5 @@ func TestTranscriptGolden(t *testing.T) {
 	if len(got) != 4 || bytes.Contains(data, []byte("provisional")) {
 		t.Fatalf("%d lines, want the 4 records and no provisional footer:\n%s", len(got), data)
 	}
-	golden(t, "transcript.jsonl.golden", data)
+	golden.Check(t, "transcript.jsonl.golden", data, "docs/formats.md")
 }

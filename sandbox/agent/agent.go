@@ -267,16 +267,8 @@ func reset(cfg Config) (int, error) {
 		bad = append(bad, err.Error())
 	}
 	for _, d := range dirs {
-		des, err := os.ReadDir(d)
-		if err != nil && !(d != cfg.Game && errors.Is(err, fs.ErrNotExist)) {
-			bad = append(bad, fmt.Sprintf("list %s: %v", d, err))
-		}
-		if len(des) > 0 {
-			names := make([]string, 0, len(des))
-			for _, de := range des {
-				names = append(names, de.Name())
-			}
-			bad = append(bad, fmt.Sprintf("%s still holds %s", d, strings.Join(names, ", ")))
+		if err := proc.CheckEmpty(d, d != cfg.Game); err != nil {
+			bad = append(bad, err.Error())
 		}
 	}
 	if fi, err := os.Lstat(cfg.Game); err == nil {

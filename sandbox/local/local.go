@@ -192,16 +192,8 @@ func (bx *box) Reset(context.Context) error {
 		if err := proc.Wipe(d); err != nil {
 			bad = append(bad, fmt.Sprintf("wipe %s: %v", d, err))
 		}
-		des, err := os.ReadDir(d)
-		if err != nil {
-			bad = append(bad, fmt.Sprintf("list %s: %v", d, err))
-		}
-		if len(des) > 0 {
-			names := make([]string, 0, len(des))
-			for _, de := range des {
-				names = append(names, de.Name())
-			}
-			bad = append(bad, fmt.Sprintf("%s still holds %s", d, strings.Join(names, ", ")))
+		if err := proc.CheckEmpty(d, false); err != nil {
+			bad = append(bad, err.Error())
 		}
 	}
 	if len(bad) > 0 {

@@ -267,3 +267,20 @@ func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Tu
 	}
 	return rep, nil
 }
+
+// CheckEmpty says what dir still holds, or returns nil when it holds nothing.
+// A missing dir counts as empty when missingOK.
+func CheckEmpty(dir string, missingOK bool) error {
+	des, err := os.ReadDir(dir)
+	if err != nil && !(missingOK && errors.Is(err, fs.ErrNotExist)) {
+		return fmt.Errorf("list %s: %w", dir, err)
+	}
+	if len(des) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(des))
+	for _, de := range des {
+		names = append(names, de.Name())
+	}
+	return fmt.Errorf("%s still holds %s", dir, strings.Join(names, ", "))
+}
