@@ -222,9 +222,18 @@ func (s *State) Clone() rules.State {
 	c := *s
 	c.board = slices.Clone(s.board)
 	for _, side := range rules.Sides {
+		// One array holds every chain's cells; each chain's slice is capped
+		// so that growing it copies it rather than writing over the next.
+		total := 0
+		for _, ch := range s.chains[side] {
+			total += len(ch.cells)
+		}
+		all := make([]int32, 0, total)
 		c.chains[side] = make([]chain, len(s.chains[side]))
 		for i, ch := range s.chains[side] {
-			ch.cells = slices.Clone(ch.cells)
+			from := len(all)
+			all = append(all, ch.cells...)
+			ch.cells = all[from:len(all):len(all)]
 			c.chains[side][i] = ch
 		}
 		c.known[side] = slices.Clone(s.known[side])
@@ -287,62 +296,115 @@ func (s *State) step(i int, d byte) int {
 
 var dirNames = map[byte]string{'U': "up", 'D': "down", 'L': "left", 'R': "right"}
 
-// judge says whether the side to move may play m, without changing s.
-func (s *State) judge(m Move) error {
+// fault is why a line is refused; check finds it without allocating.
+type fault uint8
+
+const (
+	valid fault = iota
+	faultOver
+	faultKind
+	faultEmpty
+	faultNotOnOpponent // INFO or DESTROY
+	faultNoActive      // TERMINATE
+	faultNotOnOwn      // TELEPORT
+	faultTeleported
+	faultIndex
+	faultOffBoard // MOVE
+	faultLayOwn   // LAY
+	faultLayKnown
+)
+
+// check says whether the side to move may play m, and if not why and on
+// which cell (the bot's cell when the refused command is read).
+func (s *State) check(m Move) (fault, int) {
 	if s.over.Over {
-		return rules.Illegalf("the game is over")
+		return faultOver, 0
 	}
 	me := s.ToMove()
 	p := s.pos[me]
 	switch m.Kind {
 	case Info, Destroy:
 		if !s.opponentAt(me, p) {
-			return rules.Illegalf("%s: the bot's cell %s holds no opponent tile", m, s.cellName(p))
+			return faultNotOnOpponent, p
 		}
-		return nil
+		return valid, p
 	case Commands:
 	default:
-		return rules.Illegalf("unknown kind of line %d", m.Kind)
+		return faultKind, p
 	}
 	if !m.Terminate && !m.Teleport && m.Dir == 0 && !m.Lay {
-		return rules.Illegalf("a line with no command")
+		return faultEmpty, p
 	}
 	if m.Terminate && s.active[me] < 0 {
-		return rules.Illegalf("TERMINATE: the bot has no active chain")
+		return faultNoActive, p
 	}
 	if m.Teleport {
 		c := s.board[p]
 		if rules.Side(c.owner) != me {
-			return rules.Illegalf("TELEPORT: the bot's cell %s holds none of its tiles", s.cellName(p))
+			return faultNotOnOwn, p
 		}
 		ch := &s.chains[me][c.chain]
 		if ch.teleported {
-			return rules.Illegalf("TELEPORT: chain %d was teleported on already", c.chain+1)
+			return faultTeleported, p
 		}
 		if m.Index < 1 || m.Index > len(ch.cells) {
-			return rules.Illegalf("TELEPORT %d: chain %d has tiles 1 to %d", m.Index, c.chain+1, len(ch.cells))
+			return faultIndex, p
 		}
 		p = int(ch.cells[m.Index-1])
 	}
 	if m.Dir != 0 {
 		q := s.step(p, m.Dir)
 		if q < 0 {
-			return rules.Illegalf("MOVE %c: %s is on the board's edge, nothing lies %s of it", m.Dir, s.cellName(p), dirNames[m.Dir])
+			return faultOffBoard, p
 		}
 		p = q
 		if s.opponentAt(me, p) && !s.known[me][p] {
-			return nil // TILE: the rest of the line is ignored
+			return valid, p // TILE: the rest of the line is ignored
 		}
 	}
 	if m.Lay {
 		switch {
 		case rules.Side(s.board[p].owner) == me:
-			return rules.Illegalf("LAY: %s holds the bot's own tile", s.cellName(p))
+			return faultLayOwn, p
 		case s.opponentAt(me, p) && s.known[me][p]:
-			return rules.Illegalf("LAY: %s holds an opponent tile the bot knows of", s.cellName(p))
+			return faultLayKnown, p
 		}
 	}
-	return nil
+	return valid, p
+}
+
+// judge says whether the side to move may play m, without changing s: nil
+// or an *rules.IllegalError saying why not.
+func (s *State) judge(m Move) error {
+	f, p := s.check(m)
+	switch f {
+	case valid:
+		return nil
+	case faultOver:
+		return rules.Illegalf("the game is over")
+	case faultKind:
+		return rules.Illegalf("unknown kind of line %d", m.Kind)
+	case faultEmpty:
+		return rules.Illegalf("a line with no command")
+	case faultNotOnOpponent:
+		return rules.Illegalf("%s: the bot's cell %s holds no opponent tile", m, s.cellName(p))
+	case faultNoActive:
+		return rules.Illegalf("TERMINATE: the bot has no active chain")
+	case faultNotOnOwn:
+		return rules.Illegalf("TELEPORT: the bot's cell %s holds none of its tiles", s.cellName(p))
+	case faultTeleported:
+		return rules.Illegalf("TELEPORT: chain %d was teleported on already", s.board[p].chain+1)
+	case faultIndex:
+		c := s.board[p]
+		return rules.Illegalf("TELEPORT %d: chain %d has tiles 1 to %d", m.Index, c.chain+1, len(s.chains[c.owner][c.chain].cells))
+	case faultOffBoard:
+		return rules.Illegalf("MOVE %c: %s is on the board's edge, nothing lies %s of it", m.Dir, s.cellName(p), dirNames[m.Dir])
+	case faultLayOwn:
+		return rules.Illegalf("LAY: %s holds the bot's own tile", s.cellName(p))
+	case faultLayKnown:
+		return rules.Illegalf("LAY: %s holds an opponent tile the bot knows of", s.cellName(p))
+	}
+	return rules.Illegalf("refused (%d)", f)
 }
 
 // Apply implements rules.State: it judges m, plays it, and records what each
@@ -481,11 +543,12 @@ func (s *State) adjacent(a, b int) bool {
 // side is told of every opponent tile it does not know, in reading order, and
 // knows them from now on.
 func (s *State) update() {
-	for i, c := range s.board {
-		if c.owner < 0 {
+	for i := range s.board {
+		o := s.board[i].owner
+		if o < 0 {
 			continue
 		}
-		viewer := rules.Side(c.owner).Other()
+		viewer := rules.Side(o).Other()
 		if !s.known[viewer][i] {
 			s.known[viewer][i] = true
 			s.updates[viewer] = append(s.updates[viewer], "UPDATE TILE "+s.cellName(i))
