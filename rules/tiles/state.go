@@ -632,7 +632,9 @@ func (s *State) mayLay(side rules.Side, i int) bool {
 // Frame implements rules.Framer. Cells: "W" a first player's tile, "b" a
 // second player's, "T" a terminator, "A" an amplifier without a tile, ""
 // empty. A viewer sees its own tiles, the opponent tiles it knows, the
-// amplifiers, and no terminator.
+// amplifiers, and no terminator. Notes give the bots' cells and points and
+// each chain's tiles by index (1@r c is the tail), of both bots for the true
+// position, of the viewer alone otherwise.
 func (s *State) Frame(viewer rules.Side) rules.Frame {
 	f := rules.Frame{Cells: make([][]string, s.n)}
 	for r := range s.n {
@@ -659,7 +661,7 @@ func (s *State) Frame(viewer rules.Side) rules.Frame {
 					n++
 				}
 			}
-			f.Notes = append(f.Notes, fmt.Sprintf("%s stands on %s; %s knows %d of its tiles", side, s.cellName(s.pos[side]), viewer, n))
+			f.Notes = append(f.Notes, fmt.Sprintf("%s knows %d of %s's tiles", viewer, n, side))
 			continue
 		}
 		f.Notes = append(f.Notes, fmt.Sprintf("%s (%s) stands on %s, %d points", side, tileLetter(side), s.cellName(s.pos[side]), pts[side]))
