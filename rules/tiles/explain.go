@@ -32,7 +32,8 @@ OPENING (one message per line) [greeting, engine]
   AMPLIFIERS L
   r c            L lines: the amplifier cells in reading order
   LAID           its first tile, laid on its start cell automatically
-  TERMINATED     only when the start cell was a T
+  TERMINATED     only when the start cell was a T (or an A, with
+                 amplifierEndsChain=true)
   greeting=seed sends n alone instead of START and SIZE n (the rest is the
   same), as the event's bot interface describes it.
 

@@ -201,8 +201,9 @@ type Codec struct{}
 
 // Start is the opening of each side: with greeting=engine START, SIZE n, the
 // start cell, AMPLIFIERS L and the L cells in reading order, LAID (the first
-// tile, laid automatically), and TERMINATED when the start cell was a
-// terminator; with greeting=seed the same without START, with n alone
+// tile, laid automatically), and TERMINATED when that ended the chain (a
+// terminator, or an amplifier under amplifierEndsChain: only with a map
+// file, as a generated map leaves the start cells empty); with greeting=seed the same without START, with n alone
 // instead of SIZE n.
 func (Codec) Start(st rules.State) [2][]string {
 	var out [2][]string
@@ -222,7 +223,7 @@ func (Codec) Start(st rules.State) [2][]string {
 			l = append(l, s.cellName(a))
 		}
 		l = append(l, "LAID")
-		if s.startOnT[side] {
+		if s.startEnded[side] {
 			l = append(l, "TERMINATED")
 		}
 		out[side] = l

@@ -220,7 +220,11 @@ func (c *checker) turn(before, after *State, mv Move) {
 		if !slices.IsSorted(destroyed) {
 			c.fail("DESTROYED cells not in reading order: %v", destroyed)
 		}
-		x := before.board[m.pos]
+		x := before.board[before.pos[me]]
+		if x.owner < 0 {
+			c.fail("DESTROYED off an opponent tile")
+			break
+		}
 		if x.idx != 1 || !slices.Equal(destroyed, sortedCells(before.chains[x.owner][x.chain].cells)) {
 			c.fail("DESTROYED %v, the chain is %v", destroyed, before.chains[x.owner][x.chain].cells)
 		}
@@ -450,7 +454,7 @@ func ints(cells []int32) []int {
 }
 
 // randomOptions varies the board, the length and the rulings with the seed;
-// even seeds play the defaults.
+// even seeds play the defaults, one seed in four a map file.
 func randomOptions(seed uint64) Options {
 	o := DefaultOptions()
 	if seed%2 == 0 {
@@ -464,6 +468,15 @@ func randomOptions(seed uint64) Options {
 	o.Turns = 1 + rng.IntN(210)
 	o.K = 1 + rng.IntN(15)
 	o.AmplifierEndsChain = rng.IntN(2) == 0
+	if seed%4 == 3 {
+		// A map file, dense with terminators and amplifiers, start cells
+		// included.
+		m := Map{N: o.Size, Cells: make([]byte, o.Size*o.Size)}
+		for i := range m.Cells {
+			m.Cells[i] = "EEETA"[rng.IntN(5)]
+		}
+		o.Map = &m
+	}
 	return o
 }
 
@@ -482,7 +495,9 @@ func checkGame(seed uint64) (rules.Outcome, int, error) {
 	s.snapshotInto(c.checkpoint)
 	l := &hooks{c: c, s: s, first: true}
 	turns := runMatch(s, randomPicker(seed), l)
-	c.checkModels(s)
+	if c.err == nil {
+		c.checkModels(s)
+	}
 	if c.err != nil {
 		return s.Outcome(), turns, c.err
 	}
@@ -534,6 +549,9 @@ type hooks struct {
 func (h *hooks) sent(side rules.Side, line string) { h.c.sent(side, line) }
 
 func (h *hooks) asked(rules.Side, string, string) {
+	if h.c.err != nil {
+		return // the first failure is reported; the models are off from here
+	}
 	if h.first {
 		h.first = false
 		h.c.start(h.s)
@@ -545,7 +563,11 @@ func (h *hooks) asked(rules.Side, string, string) {
 	}
 }
 
-func (h *hooks) turn(before, after *State, m Move) { h.c.turn(before, after, m) }
+func (h *hooks) turn(before, after *State, m Move) {
+	if h.c.err == nil {
+		h.c.turn(before, after, m)
+	}
+}
 
 // checkLegal: Judge accepts exactly the lines LegalMoves lists, in the
 // order it lists them, among every well-formed line with a TELEPORT index up

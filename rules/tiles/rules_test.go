@@ -533,6 +533,16 @@ func TestStart(t *testing.T) {
 			t.Errorf("seed greeting, %s: %s, want %s", side, show(got[side]), show(want[side]))
 		}
 	}
+	// An amplifier start cell ends the chain only under amplifierEndsChain.
+	for _, ends := range []bool{false, true} {
+		o := DefaultOptions()
+		o.Map, o.AmplifierEndsChain = &m, ends
+		s := newState(o, m, [2]int{cellIdx(6, 1, 1), cellIdx(6, 4, 3)})
+		got := Codec{}.Start(s)[B]
+		if want := ends; (got[len(got)-1] == "TERMINATED") != want || (s.Active(B) == 0) != want {
+			t.Errorf("amplifierEndsChain=%v, a start on an amplifier: %v, active chain %d", ends, got, s.Active(B))
+		}
+	}
 	if e := (Codec{}).End(s); !eq(e[0], lines("GAMEOVER")) || !eq(e[1], lines("GAMEOVER")) {
 		t.Errorf("end %v", e)
 	}

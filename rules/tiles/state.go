@@ -59,12 +59,13 @@ type State struct {
 	board  []cell
 	amps   []int // amplifier cells in reading order
 	starts [2]int
-	// startOnT: the start cell was a terminator (the opening's TERMINATED).
-	startOnT [2]bool
-	pos      [2]int
-	chains   [2][]chain
-	active   [2]int // the active chain's index, or -1
-	tiles    [2]int // surviving tiles
+	// startEnded: laying the first tile ended its chain (a terminator, or an
+	// amplifier under amplifierEndsChain): the opening's TERMINATED.
+	startEnded [2]bool
+	pos        [2]int
+	chains     [2][]chain
+	active     [2]int // the active chain's index, or -1
+	tiles      [2]int // surviving tiles
 	// known[side][cell]: side knows the opponent's tile on cell.
 	known  [2][]bool
 	action [2]int // points from INFO and DESTROY
@@ -115,9 +116,9 @@ func newState(o Options, m Map, starts [2]int) *State {
 	for _, side := range rules.Sides {
 		s.known[side] = make([]bool, n*n)
 		s.pos[side] = starts[side]
-		s.startOnT[side] = s.board[starts[side]].terrain == Terminator
-		var discard []string
-		s.lay(side, &discard)
+		var out []string
+		s.lay(side, &out)
+		s.startEnded[side] = len(out) == 2 // LAID TERMINATED
 	}
 	return s
 }
