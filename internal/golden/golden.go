@@ -7,6 +7,7 @@ package golden
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -37,10 +38,28 @@ func Check(t testing.TB, name string, got []byte, doc string) {
 		t.Fatalf("%v (create it with: go test -run '%s' -update, in this package's directory)", err, t.Name())
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s changed: the format arena writes is not what it was.\n"+
+		t.Fatalf("%s changed (%s): what arena writes is not what it was.\n"+
 			"If the change is intended, update %s and rewrite the golden file with\n"+
-			"  go test -run '%s' -update   (in this package's directory)\n--- got\n%s\n--- want\n%s", p, doc, t.Name(), got, want)
+			"  go test -run '%s' -update   (in this package's directory)", p, FirstDiff(got, want), doc, t.Name())
 	}
+}
+
+// FirstDiff names the first line where got and want differ.
+func FirstDiff(got, want []byte) string {
+	g, w := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+	for i := range max(len(g), len(w)) {
+		var a, b []byte
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if !bytes.Equal(a, b) {
+			return fmt.Sprintf("line %d: got %q, want %q", i+1, a, b)
+		}
+	}
+	return "same lines"
 }
 
 // Unset lists the fields, by path, that are zero in every one of values, which

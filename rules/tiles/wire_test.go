@@ -2,17 +2,13 @@ package tiles
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
+	"github.com/arenabots/arena/internal/golden"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/arenabots/arena/rules"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // listener hears a match as the harness carries it out.
 type listener interface {
@@ -117,39 +113,7 @@ func TestGoldenWire(t *testing.T) {
 			runMatch(s, randomPicker(4), &tr)
 			p := s.Points()
 			fmt.Fprintf(&tr.b, "# %+v, points %d %d\n", s.Outcome(), p[0], p[1])
-			path := filepath.Join("testdata", "wire-"+greeting+".golden")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, tr.b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to write it)", err)
-			}
-			if !bytes.Equal(tr.b.Bytes(), want) {
-				t.Fatalf("the message stream differs from %s (go test -update rewrites it after a deliberate change):\n%s", path, firstDiff(tr.b.Bytes(), want))
-			}
+			golden.Check(t, "wire-"+greeting+".golden", tr.b.Bytes(), "the wire in rules/tiles/explain.go and docs")
 		})
 	}
-}
-
-func firstDiff(got, want []byte) string {
-	g, w := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-	for i := range max(len(g), len(w)) {
-		var a, b []byte
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if !bytes.Equal(a, b) {
-			return fmt.Sprintf("line %d: got %q, want %q", i+1, a, b)
-		}
-	}
-	return "same lines"
 }
