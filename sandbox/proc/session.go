@@ -196,8 +196,9 @@ func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
 	var ex sandbox.Exchange
 	ss.signal(syscall.SIGCONT)
 	// The answers to questions that timed out come first; wait a little for
-	// them (on nobody's clock, at most one move's time) so that they are not
-	// taken for this answer.
+	// them (on nobody's clock, at most two moves' time, so that a bot late by
+	// more than its whole limit is still told apart on a loaded host) so that
+	// they are not taken for this answer.
 	var lateLines []string
 	for ss.late > 0 {
 		select {
@@ -210,7 +211,7 @@ func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
 			ss.late--
 		case <-ss.exited:
 			ss.late = 0
-		case <-time.After(min(time.Second, timeout)):
+		case <-time.After(min(time.Second, 2*timeout)):
 			ss.late = 0
 		}
 	}
