@@ -138,7 +138,13 @@ func TestInterruptedMatchIsAbortedWithoutLeftovers(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	// Interrupt once a turn is on record, however slowly a loaded host starts
+	// the containers.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if lines, err := transcript.ReadFile(filepath.Join(out, transcript.FileName)); err == nil && len(lines) >= 3 {
+			break
+		}
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	code := cmd.ProcessState.ExitCode()
