@@ -3,7 +3,6 @@ package transcript
 import (
 	"bytes"
 	"crypto/ed25519"
-	"github.com/arenabots/arena/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabots/arena/internal/golden"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -101,9 +101,6 @@ func goldenFooter() Footer {
 }
 
 func TestGoldenValuesSetEveryField(t *testing.T) {
-	if got := golden.Unset(Turn{}, Turn{Ply: 1}); len(got) == 0 || got[0] == "Turn.Ply" {
-		t.Fatalf("unset does not see zero fields: %v", got)
-	}
 	files, lines := goldenTurns()
 	for name, missing := range map[string][]string{
 		"header": golden.Unset(goldenHeader()),
@@ -118,15 +115,6 @@ func TestGoldenValuesSetEveryField(t *testing.T) {
 }
 
 func TestRecordKeysAreCamelCase(t *testing.T) {
-	type bad struct {
-		OK      int `json:"ok"`
-		NoTag   int
-		Snake   int `json:"snake_case"`
-		Ignored int `json:"-"`
-	}
-	if got := golden.BadKeys(reflect.TypeOf(bad{})); len(got) != 2 {
-		t.Fatalf("badKeys found %v, want NoTag and Snake", got)
-	}
 	for _, v := range []any{Envelope{}, Header{}, Turn{}, Footer{}, Result{}, Signature{}} {
 		if bad := golden.BadKeys(reflect.TypeOf(v)); len(bad) > 0 {
 			t.Errorf("%T: %s", v, strings.Join(bad, "; "))

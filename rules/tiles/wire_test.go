@@ -3,10 +3,10 @@ package tiles
 import (
 	"bytes"
 	"fmt"
-	"github.com/arenabots/arena/internal/golden"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/arenabots/arena/internal/golden"
 	"github.com/arenabots/arena/rules"
 )
 
