@@ -301,6 +301,7 @@ func (m *runner) describe(ctx context.Context) (transcript.Header, error) {
 		StartedAt:    m.start.UTC().Format(time.RFC3339Nano),
 		SigningKey:   signingKey(m.cfg.Signer),
 		TimeControl:  m.ref.TimeControl(),
+		Opening:      transcript.LinesOf(m.ref.Opening()),
 	}, err
 }
 

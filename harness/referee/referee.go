@@ -257,7 +257,8 @@ func (r *Referee) Settle(a Ask, f Facts) (Step, error) {
 	if a.Ply != st.Turn()+1 || a.Side != st.ToMove() {
 		return s, fmt.Errorf("referee: settling ply %d (%s), but it is ply %d (%s)", a.Ply, a.Side, st.Turn()+1, st.ToMove())
 	}
-	s.Record = transcript.Turn{Ply: a.Ply, Side: a.Side.String(), Phase: a.Phase, TurnNumber: a.Ply, GameDir: []sandbox.Entry{}}
+	s.Record = transcript.Turn{Ply: a.Ply, Side: a.Side.String(), Phase: a.Phase, TurnNumber: a.Ply, GameDir: []sandbox.Entry{},
+		Before: transcript.LinesOf(a.Send)}
 	if n, ok := st.(rules.Numbered); ok {
 		s.Record.SetupStep, s.Record.TurnNumber = n.SetupStep(), n.TurnNumber()
 	}
@@ -326,6 +327,7 @@ func (r *Referee) reply(s *Step, a Ask, accepted bool) {
 	if r.Over() {
 		s.Send = join(s.Send, r.lines.Codec.End(r.st))
 	}
+	s.Record.After = transcript.LinesOf(s.Send)
 }
 
 func join(a, b [2][]string) [2][]string {

@@ -149,6 +149,13 @@ func diverge(line, ply int, field string, recorded, recomputed any) *Divergence 
 	return &Divergence{Line: line, Ply: ply, Field: field, Recorded: show(recorded), Recomputed: show(recomputed)}
 }
 
+// sameJSON compares two values as the transcript writes them.
+func sameJSON(a, b any) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
+}
+
 func show(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -176,6 +183,9 @@ func (r *replayer) run(lines []transcript.Line) *Divergence {
 	}
 	if tc := ref.TimeControl(); !reflect.DeepEqual(tc, h.TimeControl) {
 		return diverge(1, 0, "timeControl", h.TimeControl, tc)
+	}
+	if o := transcript.LinesOf(ref.Opening()); !sameJSON(o, h.Opening) {
+		return diverge(1, 0, "opening", h.Opening, o)
 	}
 	r.seen = map[string]bool{}
 	for i, l := range lines[1 : len(lines)-1] {

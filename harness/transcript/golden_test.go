@@ -56,6 +56,7 @@ func goldenHeader() Header {
 		Host:        map[string]string{"hostname": "judge-1", "os": "linux", "cpus": "2"},
 		StartedAt:   "2026-03-01T10:00:00Z",
 		TimeControl: &TimeControl{MoveTime: 100 * time.Millisecond, GameTime: time.Minute, LateMove: "random", AutoSingle: true},
+		Opening:     &Lines{White: []string{"START", "SIZE 6"}, Black: []string{"START"}},
 		SigningKey:  PublicKeyHex(testKey()),
 	}
 }
@@ -82,6 +83,8 @@ func goldenTurns() (files, lines Turn) {
 		State: "position startpos moves e2e4", StateSHA256: Hash([]byte("position startpos moves e2e4")),
 		Answer: &answer, AnswerSize: 4,
 		Early: "hello", Late: "e7e5", Exited: true, TooLong: true, Auto: true,
+		Before:   &Lines{White: []string{"UPDATE TILE 1 2"}, Black: []string{"UPDATE TILE 6 6"}},
+		After:    &Lines{White: []string{"LAID", "TURNOVER"}, Black: []string{"UPDATE DESTROYED 3 4"}},
 		ExitCode: 0, Verdict: "ok", Move: "e7e5", Played: "e7e5",
 		WallMs: 1.5, HarnessMs: 2.5, CPUMs: 1.25, PeakMemory: 4 * sandbox.MiB,
 		GameDir: []sandbox.Entry{},

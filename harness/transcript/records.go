@@ -35,8 +35,32 @@ type Header struct {
 	StartedAt    string            `json:"startedAt"`
 	// TimeControl is the line protocol's clock (line games only).
 	TimeControl *TimeControl `json:"timeControl,omitempty"`
+	// Opening is what each side of a line game was sent when it started.
+	Opening *Lines `json:"opening,omitempty"`
 	// SigningKey is the hex ed25519 public key that signs the footer, if any.
 	SigningKey string `json:"signingKey,omitempty"`
+}
+
+// Lines is what each side of a line game was sent at one point, in order.
+type Lines struct {
+	White []string `json:"white,omitempty"`
+	Black []string `json:"black,omitempty"`
+}
+
+// LinesOf records per-side lines, or nil when no side is sent any.
+func LinesOf(sent [2][]string) *Lines {
+	if len(sent[0]) == 0 && len(sent[1]) == 0 {
+		return nil
+	}
+	return &Lines{White: sent[0], Black: sent[1]}
+}
+
+// Sides returns the lines per side, White first; nil holds none.
+func (l *Lines) Sides() [2][]string {
+	if l == nil {
+		return [2][]string{}
+	}
+	return [2][]string{l.White, l.Black}
 }
 
 // DataFile is a game-directory file the bot kept, stored in blobs/ by hash.
@@ -72,6 +96,11 @@ type Turn struct {
 	Exited  bool   `json:"exited,omitempty"`
 	TooLong bool   `json:"tooLong,omitempty"`
 	Auto    bool   `json:"auto,omitempty"`
+	// Before is what each side of a line game was sent ahead of the question
+	// (State holds the question); After what each was sent once the turn was
+	// judged, the closing lines included.
+	Before *Lines `json:"before,omitempty"`
+	After  *Lines `json:"after,omitempty"`
 
 	StartError string `json:"startError,omitempty"`
 	ExitCode   int    `json:"exitCode"`
