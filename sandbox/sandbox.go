@@ -270,7 +270,9 @@ type Exchange struct {
 // stdin and stdout. Between questions the bot is paused, so it cannot use the
 // CPU during its opponent's turn.
 type Session interface {
-	// Send writes one line to the bot's stdin without waiting for an answer.
+	// Send queues one line for the bot's stdin and returns without waiting
+	// for the bot: a paused bot, or one that does not read, never blocks the
+	// match. Lines reach the bot in order, before the next question.
 	Send(ctx context.Context, line string) error
 	// Ask resumes the bot, writes line, waits up to timeout for one line of
 	// output, and pauses the bot again. Output the bot wrote before it was asked

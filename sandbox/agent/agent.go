@@ -36,7 +36,7 @@ import (
 
 // Version is the protocol version. The docker backend refuses an image whose agent
 // speaks another one.
-const Version = 3
+const Version = 4
 
 // Paths inside the runtime image.
 const (
@@ -71,8 +71,11 @@ type Request struct {
 	// Name and Max are for "read".
 	Name string
 	Max  int64
-	// Line is for "send" and "ask"; Args for "start" (after the executable).
-	Line string
+	// Lines are sent to the bot, in order, for "send" and, before the
+	// question, for "ask"; Line is the question of "ask"; Args are for "start"
+	// (after the executable).
+	Lines []string
+	Line  string
 	Args []string
 }
 
@@ -185,10 +188,13 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 			}
 			switch req.Op {
 			case "send":
-				if err := session.Send(req.Line); err != nil {
-					rep.Err = "send: " + err.Error()
+				for _, l := range req.Lines {
+					session.Send(l)
 				}
 			case "ask":
+				for _, l := range req.Lines {
+					session.Send(l)
+				}
 				before := readOOMCount(hello.OOMCounter)
 				rep.Exchange = session.Ask(req.Line, req.Timeout)
 				rep.Report.OOMKilled = hello.OOMCounter != "" && readOOMCount(hello.OOMCounter) > before

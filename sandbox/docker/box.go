@@ -349,23 +349,24 @@ func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session
 	return &session{bx: bx}, nil
 }
 
-type session struct{ bx *box }
+// session is a bot process run by the agent. Lines sent between questions
+// wait here and travel with the next question (or the stop), so a turn costs
+// one round trip to the agent however many lines it sends; the bot is paused
+// between its turns, so it could not have read them sooner.
+type session struct {
+	bx      *box
+	pending []string
+}
 
-func (s *session) Send(ctx context.Context, line string) error {
-	rep, err := s.bx.call(ctx, agent.Request{Op: "send", Line: line}, 10*time.Second)
-	if err != nil {
-		return sandbox.Faultf("send", err)
-	}
-	if rep.Err != "" {
-		// The bot does not read its input: that is the bot's problem, and the
-		// next question will show it.
-		return nil
-	}
+func (s *session) Send(_ context.Context, line string) error {
+	s.pending = append(s.pending, line)
 	return nil
 }
 
 func (s *session) Ask(ctx context.Context, line string, timeout time.Duration) (sandbox.Exchange, error) {
-	rep, err := s.bx.call(ctx, agent.Request{Op: "ask", Line: line, Timeout: timeout}, timeout+grace(timeout))
+	lines := s.pending
+	s.pending = nil
+	rep, err := s.bx.call(ctx, agent.Request{Op: "ask", Lines: lines, Line: line, Timeout: timeout}, timeout+grace(timeout))
 	if errors.Is(err, errOOM) {
 		return sandbox.Exchange{Exited: true}, nil
 	}
@@ -379,6 +380,14 @@ func (s *session) Ask(ctx context.Context, line string, timeout time.Duration) (
 }
 
 func (s *session) Stop(ctx context.Context) (sandbox.Report, error) {
+	if len(s.pending) > 0 {
+		// The closing lines reach the bot before it is stopped.
+		lines := s.pending
+		s.pending = nil
+		if _, err := s.bx.call(ctx, agent.Request{Op: "send", Lines: lines}, 10*time.Second); err != nil {
+			return sandbox.Report{}, sandbox.Faultf("send", err)
+		}
+	}
 	rep, err := s.bx.call(ctx, agent.Request{Op: "stop"}, 30*time.Second)
 	if errors.Is(err, errOOM) {
 		return sandbox.Report{ExitCode: -1, Signal: 9, OOMKilled: true}, nil

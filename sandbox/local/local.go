@@ -277,7 +277,7 @@ func (s *session) Send(_ context.Context, line string) error {
 	if s.over() {
 		return nil // stopped: the bot reads nothing more, as if it had exited
 	}
-	s.s.Send(line) // a bot that does not read shows it at the next question
+	s.s.Send(line) // queued: a bot that does not read shows it at the next question
 	return nil
 }
 

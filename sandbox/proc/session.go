@@ -22,7 +22,7 @@ import (
 type Session struct {
 	spec    Spec
 	pid     int
-	stdin   *os.File
+	in      *inbox
 	lines   chan line
 	eof     chan struct{} // closed when the bot's stdout is closed
 	exited  chan struct{} // closed when the bot process has ended
@@ -97,8 +97,10 @@ func StartSession(s Spec) (*Session, error) {
 	if s.Started != nil {
 		s.Started(pid)
 	}
-	ss := &Session{spec: s, pid: pid, stdin: inW, lines: make(chan line, 16), eof: make(chan struct{}), exited: make(chan struct{}),
+	ss := &Session{spec: s, pid: pid, lines: make(chan line, 16), eof: make(chan struct{}), exited: make(chan struct{}),
 		waited: make(chan struct{}), errDone: make(chan struct{}), errR: errR, start: start}
+	ss.in = newInbox(inW)
+	go ss.in.run()
 	go ss.readLines(outR)
 	go func() {
 		defer close(ss.errDone)
@@ -182,14 +184,9 @@ func (ss *Session) signal(sig syscall.Signal) {
 	}
 }
 
-// Send writes one line without waiting for an answer. A bot that does not
-// read its input cannot make the harness wait: the write gives up after a
-// second.
-func (ss *Session) Send(text string) error {
-	ss.stdin.SetWriteDeadline(time.Now().Add(time.Second))
-	_, err := io.WriteString(ss.stdin, text+"\n")
-	return err
-}
+// Send queues one line for the bot's stdin and returns at once: a bot that
+// is paused, or does not read its input, never makes the harness wait.
+func (ss *Session) Send(text string) { ss.in.put(text + "\n") }
 
 // Ask resumes the bot, writes the question and waits for one answer line.
 func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
@@ -246,11 +243,7 @@ drain:
 	}()
 	start := time.Now()
 	if text != "" {
-		if err := ss.Send(text); err != nil {
-			ex.Exited = true
-			ex.Wall = time.Since(start)
-			return ex
-		}
+		ss.Send(text)
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -309,7 +302,7 @@ func (ss *Session) Stop() sandbox.Report {
 	case <-ss.waited:
 	case <-time.After(5 * time.Second):
 	}
-	ss.stdin.Close()
+	ss.in.close()
 	select {
 	case <-ss.errDone:
 	case <-time.After(200 * time.Millisecond):
@@ -333,4 +326,82 @@ func (ss *Session) Stop() sandbox.Report {
 		rep.ExitCode = ss.status.ExitStatus()
 	}
 	return rep
+}
+
+// maxQueued caps what may wait for a bot that does not read its input;
+// beyond it lines are dropped (the bot has stopped listening).
+const maxQueued = 16 << 20
+
+// inbox holds the lines written to a bot's stdin. One goroutine writes them in
+// order, so a full pipe blocks that goroutine, never the caller.
+type inbox struct {
+	w       *os.File
+	mu      sync.Mutex
+	queue   []byte
+	closed  bool
+	dropped int64
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+func newInbox(w *os.File) *inbox {
+	return &inbox{w: w, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// put queues text; it never blocks on the bot.
+func (in *inbox) put(text string) {
+	in.mu.Lock()
+	switch {
+	case in.closed:
+	case len(in.queue)+len(text) > maxQueued:
+		in.dropped += int64(len(text))
+	default:
+		in.queue = append(in.queue, text...)
+	}
+	in.mu.Unlock()
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes what is queued until the inbox is closed or the bot's stdin is.
+func (in *inbox) run() {
+	defer close(in.done)
+	defer in.w.Close()
+	for range in.wake {
+		for {
+			in.mu.Lock()
+			buf, closed := in.queue, in.closed
+			in.queue = nil
+			in.mu.Unlock()
+			if len(buf) == 0 {
+				if closed {
+					return
+				}
+				break
+			}
+			if _, err := in.w.Write(buf); err != nil {
+				// The bot closed its input or is gone: nothing more reaches it.
+				in.mu.Lock()
+				in.closed, in.queue = true, nil
+				in.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+// close stops the writer once the bot is gone; what is still queued is
+// dropped.
+func (in *inbox) close() {
+	in.mu.Lock()
+	in.closed, in.queue = true, nil
+	in.mu.Unlock()
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+	in.w.Close() // unblocks a write to a pipe nobody reads
+	<-in.done
 }

@@ -425,6 +425,52 @@ func sessions(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
 			t.Fatalf("stop: %+v %v", rep, err)
 		}
 	})
+	t.Run("lines sent between questions arrive in order before the next question", func(t *testing.T) {
+		s := startSession(t, open(t, Limits()), "heard")
+		for i, want := range []string{"a,b", "", "c"} {
+			if want != "" {
+				for _, l := range strings.Split(want, ",") {
+					if err := s.Send(ctx, l); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			q := fmt.Sprint("q", i)
+			if ex := ask(t, s, "ask "+q, 2*time.Second); ex.Line != "re "+q+" heard "+want {
+				t.Fatalf("question %d: %+v, want the lines %q", i, ex, want)
+			}
+		}
+	})
+	t.Run("lines to a bot that does not read never block the harness", func(t *testing.T) {
+		s := startSession(t, open(t, Limits()), "deaf")
+		line := strings.Repeat("x", 1000)
+		done := make(chan error, 1)
+		go func() {
+			// Far more than a pipe holds: a blocking write would hang here.
+			for range 2000 {
+				if err := s.Send(ctx, line); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Send blocked on a bot that does not read")
+		}
+		ex := ask(t, s, "ask x", 200*time.Millisecond)
+		if !ex.TimedOut || ex.Line != "" {
+			t.Fatalf("%+v", ex)
+		}
+		if _, err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("a silent bot times out without blocking", func(t *testing.T) {
 		s := startSession(t, open(t, Limits()), "silent")
 		ex := ask(t, s, "ask x", 200*time.Millisecond)

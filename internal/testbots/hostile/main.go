@@ -356,11 +356,16 @@ func segfault() {
 }
 
 // session is the long-lived mode: it answers "ask X" lines with "re X" and
-// misbehaves as mode says.
+// misbehaves as mode says. "heard" answers "re X heard A,B" with the other
+// lines received since the last question; "deaf" never reads its input.
 func session(mode string) {
 	out := bufio.NewWriter(os.Stdout)
 	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	var heard []string
 	switch mode {
+	case "deaf":
+		time.Sleep(time.Hour)
 	case "early":
 		fmt.Println("hello")
 	case "flood":
@@ -373,6 +378,7 @@ func session(mode string) {
 	for in.Scan() {
 		q, ok := strings.CutPrefix(in.Text(), "ask ")
 		if !ok {
+			heard = append(heard, in.Text())
 			continue
 		}
 		switch mode {
@@ -391,6 +397,9 @@ func session(mode string) {
 			}
 		case "longline":
 			fmt.Fprintln(out, strings.Repeat("x", 100*1024))
+		case "heard":
+			fmt.Fprintln(out, "re "+q+" heard "+strings.Join(heard, ","))
+			heard = nil
 		default:
 			fmt.Fprintln(out, "re "+q)
 		}
