@@ -76,7 +76,7 @@ type Request struct {
 	// (after the executable).
 	Lines []string
 	Line  string
-	Args []string
+	Args  []string
 }
 
 // Reply answers one Request.
