@@ -284,8 +284,18 @@ func (v *liveView) Turn(t transcript.Turn, st rules.State) {
 		move = "-"
 	}
 	board := ""
-	if f, ok := st.(rules.Framer); ok {
-		board = compactBoard(f.Frame(rules.NoSide))
+	switch st := st.(type) {
+	case rules.Scorer:
+		// A game on points shows the mover's replies and the score.
+		p := st.Points()
+		if side, err := rules.ParseSide(t.Side); err == nil {
+			if replies := t.After.Sides()[side]; len(replies) > 0 {
+				board = strings.Join(replies, " ") + "  "
+			}
+		}
+		board += fmt.Sprintf("points %d-%d", p[0], p[1])
+	case rules.Framer:
+		board = compactBoard(st.Frame(rules.NoSide))
 	}
 	mark, end := "", ""
 	if v.tty && t.Verdict != string(rules.OK) {
@@ -309,12 +319,20 @@ func (v *liveView) Finished(r transcript.Result) {
 		if r.Winner == transcript.WinnerBlack {
 			name = r.Black.Name
 		}
-		fmt.Fprintf(v.w, "\n%s (%s) wins: %s, after %d play plies\n", name, r.Winner, r.Reason, r.Plies)
+		fmt.Fprintf(v.w, "\n%s (%s) wins: %s, after %d play plies%s\n", name, r.Winner, r.Reason, r.Plies, points(r))
 	case transcript.WinnerDraw:
-		fmt.Fprintf(v.w, "\ndraw: %s, after %d play plies\n", r.Reason, r.Plies)
+		fmt.Fprintf(v.w, "\ndraw: %s, after %d play plies%s\n", r.Reason, r.Plies, points(r))
 	default:
 		fmt.Fprintf(v.w, "\nmatch aborted: %s\n", r.AbortReason)
 	}
+}
+
+// points shows a result's score, if the game keeps one.
+func points(r transcript.Result) string {
+	if len(r.Points) != 2 {
+		return ""
+	}
+	return fmt.Sprintf("; points %d-%d", r.Points[0], r.Points[1])
 }
 
 // compactBoard writes the true board on one line, rows joined by '/', '.' for

@@ -29,6 +29,9 @@ func randomBotMain(game string) {
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
+	if f, ok := g.(rules.Follower); ok {
+		os.Exit(follow(f, in))
+	}
 	for in.Scan() {
 		st, err := g.FromView(nil, in.Bytes())
 		if err != nil {
@@ -38,6 +41,33 @@ func randomBotMain(game string) {
 			fmt.Println(moves[rand.IntN(len(moves))])
 		}
 	}
+}
+
+// follow plays a game whose bots keep what they are told: every line goes to
+// the game's Listener, and each question is answered with one of the answers
+// it offers. It returns the exit code.
+func follow(f rules.Follower, in *bufio.Scanner) int {
+	l, err := f.Follow(nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for in.Scan() {
+		answers, err := l.Hear(in.Text())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if len(answers) == 0 {
+			continue
+		}
+		a := answers[rand.IntN(len(answers))]
+		l.Said(a)
+		if _, err := fmt.Println(a); err != nil {
+			return 1
+		}
+	}
+	return 0
 }
 
 // randomFileTurn answers one turn of a file game and returns the exit code.

@@ -364,6 +364,10 @@ func (r *Referee) Result() transcript.Result {
 		Turns: r.st.Turn(), Plies: r.st.Plies(), Faults: append([]transcript.Fault{}, r.faults...),
 		Winner: transcript.WinnerNone, Reason: transcript.ReasonAborted,
 	}
+	if sc, ok := r.st.(rules.Scorer); ok {
+		p := sc.Points()
+		res.Points = p[:]
+	}
 	o := r.st.Outcome()
 	if r.forfeit != nil {
 		o = *r.forfeit

@@ -32,6 +32,7 @@ func goldenResult() Result {
 		Turns:  34,
 		Seed:   42,
 		Faults: []Fault{{Ply: 34, Side: "white", Verdict: "bot-rejected-state", Reason: "the bot says the state is malformed", Review: true}},
+		Points: []int{70, 76},
 		// Only an aborted match has an abort reason; it is set here so that
 		// the golden file holds every key.
 		AbortReason: "the engine went away",

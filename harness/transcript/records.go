@@ -148,15 +148,17 @@ type BotRef struct {
 
 // Result is result.json, repeated in the footer.
 type Result struct {
-	Game        string  `json:"game"`
-	White       BotRef  `json:"white"`
-	Black       BotRef  `json:"black"`
-	Winner      string  `json:"winner"` // white, black, draw or none
-	Reason      string  `json:"reason"`
-	Plies       int     `json:"plies"` // play plies
-	Turns       int     `json:"turns"` // every turn, setup included
-	Seed        uint64  `json:"seed"`
-	Faults      []Fault `json:"faults"`
+	Game   string  `json:"game"`
+	White  BotRef  `json:"white"`
+	Black  BotRef  `json:"black"`
+	Winner string  `json:"winner"` // white, black, draw or none
+	Reason string  `json:"reason"`
+	Plies  int     `json:"plies"` // play plies
+	Turns  int     `json:"turns"` // every turn, setup included
+	Seed   uint64  `json:"seed"`
+	Faults []Fault `json:"faults"`
+	// Points is each side's score, White first, in games decided on points.
+	Points      []int   `json:"points,omitempty"`
 	AbortReason string  `json:"abortReason,omitempty"`
 	DurationMs  float64 `json:"durationMs"`
 }

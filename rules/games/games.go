@@ -7,4 +7,5 @@ import (
 	_ "github.com/arenabots/arena/rules/checkers"  // English checkers, Python bot classes
 	_ "github.com/arenabots/arena/rules/chess"     // standard chess over stdin/stdout
 	_ "github.com/arenabots/arena/rules/codeclash" // Code Clash 5x5
+	_ "github.com/arenabots/arena/rules/tiles"     // Prince Rupert's Tiles, a dialogue of lines
 )

@@ -142,9 +142,10 @@ func sortedKeys(m map[string]string) []string {
 // newRNG is the game's random source: the start cells, then the map.
 func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x711e5)) }
 
-// Game is Prince Rupert's Tiles as a rules.Game. It is not registered here:
-// the games package registers it.
+// Game is Prince Rupert's Tiles as a rules.Game.
 type Game struct{}
+
+func init() { rules.Register(Game{}) }
 
 // Name implements rules.Game.
 func (Game) Name() string { return "tiles" }
