@@ -18,7 +18,7 @@ func gameFlag() *cli.StringFlag {
 }
 
 func ruleFlag() *cli.StringSliceFlag {
-	return &cli.StringSliceFlag{Name: "rule", Usage: "set a rule option, name=value (repeatable; see arena rules explain)"}
+	return &cli.StringSliceFlag{Name: "rule", Usage: "set a rule option, name=value, or name=@FILE to read the value from FILE (repeatable; see arena rules explain)"}
 }
 
 // gameAndOptions reads --game and --rule.
@@ -31,7 +31,21 @@ func gameAndOptions(c *cli.Context) (rules.Game, map[string]string, error) {
 	if err != nil {
 		return nil, nil, usagef("--rule: %v", err)
 	}
+	for k, v := range opts {
+		if path, ok := strings.CutPrefix(v, "@"); ok {
+			data, err := readInput(path)
+			if err != nil {
+				return nil, nil, usagef("--rule %s: %v", k, err)
+			}
+			opts[k] = string(data)
+		}
+	}
 	if err := rules.CheckOptions(g, opts); err != nil {
+		return nil, nil, usagef("--rule: %v", err)
+	}
+	// Every option is checked before anything runs: a bad value (a map file
+	// that is not square, say) is refused here with its reason.
+	if _, err := g.New(opts, 0); err != nil {
 		return nil, nil, usagef("--rule: %v", err)
 	}
 	return g, opts, nil

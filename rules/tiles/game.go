@@ -124,9 +124,6 @@ func ParseOptions(m map[string]string) (Options, error) {
 			return o, err
 		}
 	}
-	if v, ok := m["size"]; ok && o.Map != nil && o.Size != o.Map.N {
-		return o, fmt.Errorf("size is %s but the map is %dx%d: leave size out with a map", v, o.Map.N, o.Map.N)
-	}
 	return o, o.check()
 }
 
@@ -156,14 +153,14 @@ func (Game) Title() string { return "Prince Rupert's Tiles (chain tiles, line pr
 // Options implements rules.Game.
 func (Game) Options() []rules.Option {
 	return []rules.Option{
-		{Name: "size", Default: "12", Values: "3-100", Doc: "the board is size x size (a map sets its own)"},
+		{Name: "size", Default: "12", Values: "3-100", Doc: "the board is size x size on a generated map (a map file sets its own: size, terminators and amplifiers are then not used)"},
 		{Name: "terminators", Default: "10", Values: "0-10000", Doc: "hidden chain-terminating tiles on a generated map"},
 		{Name: "amplifiers", Default: "6", Values: "0-10000", Doc: "visible chain amplifiers on a generated map"},
 		{Name: "turns", Default: "210", Values: "1-100000", Doc: "the game's length in turns, both bots' counted (the reference engine used 150)"},
 		{Name: "k", Default: "10", Values: "1-100000", Doc: "before every k-th turn each bot is told of the opponent tiles it does not know"},
 		{Name: "turnTimeout", Default: "2s", Values: "a duration", Doc: "the time for one answer"},
 		{Name: "greeting", Default: "engine", Values: "engine|seed", Doc: "the opening: the reference engine's (START, SIZE n, ...) or the bot interface's (n, ...)"},
-		{Name: "map", Default: "", Values: "CSV text", Doc: "the map, in the reference engine's CSV (header row, then rows of E, T, A); empty: generated from the seed"},
+		{Name: "map", Default: "", Values: "CSV text", Doc: "the map, in the reference engine's CSV (header row, then rows of E, T, A; --rule map=@FILE reads a file); empty: generated from the seed"},
 		{Name: "amplifierEndsChain", Default: "false", Values: "true|false", Doc: "laying a tile on an amplifier ends the chain"},
 	}
 }

@@ -129,7 +129,6 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"turnTimeout": "2"}, "turnTimeout: want a positive duration"},
 		{map[string]string{"amplifierEndsChain": "yes"}, "amplifierEndsChain: want true or false"},
 		{map[string]string{"map": "0,1,2\nE,E,E\nE,E\nE,E,E\n"}, "map: line 3: 2 cells, want 3"},
-		{map[string]string{"map": baseMap, "size": "12"}, "size is 12 but the map is 6x6"},
 	}
 	for _, c := range bad {
 		_, err := ParseOptions(c.opts)
@@ -179,5 +178,18 @@ func TestGame(t *testing.T) {
 	js, err := st.(*State).LegalJSON()
 	if err != nil || !strings.Contains(string(js), `"MOVE D"`) {
 		t.Fatalf("%s %v", js, err)
+	}
+}
+
+// A map decides the board: the header of every transcript records the
+// generated-map options at their defaults beside it, and they are not used.
+func TestMapOverridesTheGeneratedBoardsOptions(t *testing.T) {
+	st, err := Game{}.New(map[string]string{"map": baseMap, "size": "12", "terminators": "10", "amplifiers": "6"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*State)
+	if s.N() != 6 || s.Map().CSV() != baseMap {
+		t.Fatalf("a %dx%d board, map %q", s.N(), s.N(), s.Map().CSV())
 	}
 }
