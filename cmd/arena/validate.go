@@ -223,6 +223,18 @@ func printReport(w io.Writer, r *validate.Report) {
 			if e.StderrTail != "" {
 				fmt.Fprintf(w, "        %-20s stderr: %s\n", "", strings.ReplaceAll(strings.TrimSpace(e.StderrTail), "\n", "\n                                     "))
 			}
+			if len(e.Dialogue) > 0 {
+				fmt.Fprintf(w, "        %-20s the dialogue up to it (> sent, ? asked, < answered):\n", "")
+				for _, l := range e.Dialogue {
+					fmt.Fprintf(w, "        %-20s   %s\n", "", l)
+				}
+			}
+			if e.Board != "" {
+				fmt.Fprintf(w, "        %-20s the position it was asked in:\n", "")
+				for _, l := range strings.Split(strings.TrimRight(e.Board, "\n"), "\n") {
+					fmt.Fprintf(w, "        %-20s   %s\n", "", l)
+				}
+			}
 		}
 	}
 	if u := r.Usage; u != nil {

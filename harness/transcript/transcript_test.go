@@ -250,3 +250,42 @@ func TestSigningKeyIsCreatedOnceAndKept(t *testing.T) {
 		t.Fatalf("key file %v, %v", fi, err)
 	}
 }
+
+func TestDialogueFollowsTheDeliveryOrder(t *testing.T) {
+	a1, a2 := "MOVE U", "LAY"
+	h := Header{Opening: &Lines{White: []string{"START", "SIZE 4"}, Black: []string{"START", "SIZE 4"}}}
+	turns := []Turn{
+		{Ply: 1, Side: "white", State: "TURN", Answer: &a1, After: &Lines{White: []string{"EMPTY", "TURNOVER"}}},
+		{Ply: 2, Side: "black", State: "TURN", Answer: &a2, After: &Lines{Black: []string{"LAID", "TURNOVER"}}},
+		{Ply: 3, Side: "white", State: "TURN", TimedOut: true, Before: &Lines{White: []string{"UPDATE TILE 1 4"}, Black: []string{"UPDATE TILE 2 1"}},
+			After: &Lines{White: []string{"GAMEOVER"}, Black: []string{"GAMEOVER"}}},
+	}
+	show := func(hs []Heard) string {
+		var s []string
+		for _, h := range hs {
+			s = append(s, h.String())
+		}
+		return strings.Join(s, "\n")
+	}
+	for _, c := range []struct {
+		side string
+		ply  int
+		want string
+	}{
+		{"white", 0, "> START\n> SIZE 4\n? TURN\n< MOVE U\n> EMPTY\n> TURNOVER\n> UPDATE TILE 1 4\n? TURN\n(no answer)\n> GAMEOVER"},
+		{"black", 0, "> START\n> SIZE 4\n? TURN\n< LAY\n> LAID\n> TURNOVER\n> UPDATE TILE 2 1\n> GAMEOVER"},
+		{"white", 1, "> START\n> SIZE 4\n? TURN\n< MOVE U\n> EMPTY\n> TURNOVER"},
+		{"black", 1, "> START\n> SIZE 4"},
+	} {
+		d, err := Dialogue(h, turns, c.side, c.ply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := show(d); got != c.want {
+			t.Errorf("%s up to ply %d:\n%s\nwant\n%s", c.side, c.ply, got, c.want)
+		}
+	}
+	if _, err := Dialogue(h, turns, "red", 0); err == nil {
+		t.Error("side red accepted")
+	}
+}

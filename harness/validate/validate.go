@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
@@ -56,7 +57,15 @@ type Evidence struct {
 	WallMs     float64 `json:"wallMs"`
 	PeakMemory int64   `json:"peakMemory"`
 	StderrTail string  `json:"stderrTail,omitempty"`
+	// Dialogue is what a line-game bot was sent and answered up to the
+	// faulty answer, its last dialogueSteps steps; Board the true position it
+	// was asked in, terrain included, as the game draws it.
+	Dialogue []string `json:"dialogue,omitempty"`
+	Board    string   `json:"board,omitempty"`
 }
+
+// dialogueSteps is how much of a dialogue the evidence keeps.
+const dialogueSteps = 40
 
 // Check is one line of the report.
 type Check struct {
@@ -502,6 +511,41 @@ func evidence(label string, state []byte, r sandbox.Report, j referee.Judgement)
 		PeakMemory: r.PeakMemory, StderrTail: string(r.Stderr.Data)}
 }
 
+// lineEvidence adds to a line game's faulty turn t the dialogue that led to
+// it and the position it was asked in, rebuilt by replaying the transcript.
+func lineEvidence(e *Evidence, lines []transcript.Line, dir string, turns []transcript.Turn, t transcript.Turn) error {
+	var h transcript.Header
+	if err := lines[0].Decode(&h); err != nil {
+		return err
+	}
+	if h.Protocol != "lines" {
+		return nil
+	}
+	d, err := transcript.Dialogue(h, turns, t.Side, t.Ply)
+	if err != nil {
+		return err
+	}
+	// Up to the faulty answer: what came after it was the fault's doing.
+	for i, step := range d {
+		if step.Question && step.Ply == t.Ply {
+			d = d[:i+1]
+			break
+		}
+	}
+	for _, step := range d[max(0, len(d)-dialogueSteps):] {
+		e.Dialogue = append(e.Dialogue, strings.Split(step.String(), "\n")...)
+	}
+	replay.Lines(lines, dir, func(s replay.State) {
+		if s.Turn.Ply != t.Ply {
+			return
+		}
+		if r, ok := s.Before.(rules.Renderer); ok {
+			e.Board = r.Render()
+		}
+	})
+	return nil
+}
+
 // fullMatch plays the bot against the random bot with the bot on side.
 func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules.Side, o Options) ([]float64, int64, error) {
 	dir := ""
@@ -542,9 +586,14 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 			}
 		}
 	}
+	var turns []transcript.Turn
 	for _, l := range lines {
 		var t transcript.Turn
-		if l.Type != transcript.TypeTurn || l.Decode(&t) != nil || t.Side != side.String() || t.Auto {
+		if l.Type != transcript.TypeTurn || l.Decode(&t) != nil {
+			continue
+		}
+		turns = append(turns, t)
+		if t.Side != side.String() || t.Auto {
 			continue
 		}
 		walls = append(walls, t.WallMs)
@@ -554,10 +603,14 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 			if t.Answer != nil {
 				answer = *t.Answer
 			}
+			e := &Evidence{Label: fmt.Sprintf("ply %d of the match as %s", t.Ply, side), State: t.State, Answer: answer,
+				ExitCode: t.ExitCode, Signal: t.Signal, Verdict: t.Verdict, Reason: t.Reason, WallMs: t.WallMs,
+				PeakMemory: t.PeakMemory, StderrTail: t.StderrTail}
+			if err := lineEvidence(e, lines, dir, turns, t); err != nil {
+				return nil, 0, err
+			}
 			rep.add(Check{Name: name, Status: Fail, Detail: fmt.Sprintf("ply %d: %s: %s", t.Ply, t.Verdict, t.Reason), Fix: fixFor(rules.Verdict(t.Verdict), o.Game.Protocol().Files),
-				Evidence: &Evidence{Label: fmt.Sprintf("ply %d of the match as %s", t.Ply, side), State: t.State, Answer: answer,
-					ExitCode: t.ExitCode, Signal: t.Signal, Verdict: t.Verdict, Reason: t.Reason, WallMs: t.WallMs,
-					PeakMemory: t.PeakMemory, StderrTail: t.StderrTail}})
+				Evidence: e})
 			return walls, peak, nil
 		}
 	}

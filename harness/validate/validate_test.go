@@ -18,6 +18,7 @@ import (
 	"github.com/arenabots/arena/internal/ziptest"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/rules/tiles"
 	_ "github.com/arenabots/arena/rules/games"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -228,6 +229,7 @@ func TestValidateOtherGames(t *testing.T) {
 		{"checkers", zipOf(t, dir, "checkers.zip", entry{Name: "random_bot.py", Data: pyBot}, readme)},
 		{"chess", zipOf(t, dir, "chess.zip", entry{Name: "legal", Data: line, Mode: 0o755}, source, readme)},
 		{"acm6x6", zipOf(t, dir, "acm.zip", entry{Name: "acm6x6.legal", Data: line, Mode: 0o755}, source, readme)},
+		{"tiles", zipOf(t, dir, "tiles.zip", entry{Name: "tiles.legal", Data: line, Mode: 0o755}, source, readme)},
 	}
 	for _, c := range cases {
 		t.Run(c.game, func(t *testing.T) {
@@ -250,6 +252,39 @@ func TestValidateOtherGames(t *testing.T) {
 				t.Fatalf("%+v", rep.Checks)
 			}
 		})
+	}
+}
+
+// A line-game bot's first invalid line is shown with the dialogue that led
+// to it and the position, terrain included, that it was asked in.
+func TestValidateShowsTheDialogueOfAnInvalidLine(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	be := docker.New(cli, image)
+	line, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zip := zipOf(t, t.TempDir(), "tiles.zip", entry{Name: "tiles.garbage", Data: line, Mode: 0o755}, source, readme)
+	rep, err := Validate(context.Background(), zip, Options{Game: tiles.Game{}, Intake: defaultIntake(), Backend: be,
+		Limits: sandbox.DefaultLimits(), Opponent: lineBotFor(t, "tiles", line), Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Evidence
+	for _, ch := range rep.Checks {
+		if ch.Name == "match as black" && ch.Status == Fail {
+			e = ch.Evidence
+		}
+	}
+	if rep.Pass || e == nil {
+		t.Fatalf("no failing match as black: %+v", rep.Checks)
+	}
+	d := strings.Join(e.Dialogue, "\n")
+	if !strings.HasPrefix(d, "> START\n> SIZE 12\n") || !strings.HasSuffix(d, "? TURN\n< resign please") || e.Verdict != "invalid-output" {
+		t.Fatalf("dialogue:\n%s\nverdict %s", d, e.Verdict)
+	}
+	if !strings.Contains(e.Board, "T") || !strings.Contains(e.Board, "A") || !strings.Contains(e.Board, "turn 1 of 210") {
+		t.Fatalf("board:\n%s", e.Board)
 	}
 }
 

@@ -44,15 +44,33 @@ func main() {
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	out := bufio.NewWriter(os.Stdout)
 	answered := 0
+	// A game whose bots follow the dialogue is played with its Listener;
+	// the others rebuild the position from each question.
+	var l rules.Listener
+	if f, ok := g.(rules.Follower); ok {
+		if l, err = f.Follow(nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	seq := 0
 	for in.Scan() {
 		line := in.Text()
-		st, err := g.FromView(nil, []byte(line))
-		if err != nil {
-			continue // a colour or status line
+		var moves []string
+		if l != nil {
+			if moves, err = l.Hear(line); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			seq++
+			line = fmt.Sprint(line, seq) // every question its own seed
+		} else if st, err := g.FromView(nil, []byte(line)); err == nil {
+			for _, m := range st.LegalMoves() {
+				moves = append(moves, m.String())
+			}
 		}
-		moves := st.LegalMoves()
 		if len(moves) == 0 || mode == "silent" {
-			continue
+			continue // not a question
 		}
 		if ms, ok := strings.CutPrefix(mode, "slow-"); ok {
 			n, _ := strconv.Atoi(ms)
@@ -60,8 +78,10 @@ func main() {
 		}
 		h := fnv.New64a()
 		h.Write([]byte(line))
-		pick := moves[rand.New(rand.NewPCG(h.Sum64(), 1)).IntN(len(moves))]
-		answer := pick.String()
+		answer := moves[rand.New(rand.NewPCG(h.Sum64(), 1)).IntN(len(moves))]
+		if l != nil {
+			l.Said(answer)
+		}
 		if mode == "garbage" {
 			answer = "resign please"
 		}
