@@ -25,8 +25,8 @@ import (
 	"strings"
 
 	"github.com/arenabots/arena/harness/match"
-	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/referee"
+	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/version"
