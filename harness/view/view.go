@@ -1,6 +1,8 @@
 // Package view renders a match transcript as one self-contained HTML file: the
-// board ply by ply, the fog as each player saw it, shields, abilities, each
-// turn's verdict, time and exit code, and the result. It needs no network and
+// board ply by ply, the fog as each player saw it (or what each knew), shields,
+// abilities, terrain and chains where a game draws them, each turn's verdict,
+// time and exit code, the lines a line game exchanged, the points over the
+// match where a game keeps them, and the result. It needs no network and
 // no other file; everything is computed here by replaying the transcript with
 // the rules engine and embedded as data.
 package view
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"html"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/arenabots/arena/harness/replay"
@@ -40,6 +43,20 @@ type Step struct {
 	PeakMemory  int64                  `json:"peakMemory"`
 	StderrTail  string                 `json:"stderrTail,omitempty"`
 	Frames      map[string]rules.Frame `json:"frames"` // "true", "white", "black"
+	// Points is each side's score in the position, White first, for games
+	// decided on points (rules.Scorer).
+	Points *[2]int `json:"points,omitempty"`
+	// The lines of a line game's turn: what each side was sent before the
+	// question, the question, the answer read (nil when there was none), what
+	// each side was sent once the turn was judged, and output the bot wrote
+	// when it was not asked. Auto: the only legal move, played without asking.
+	Before   *transcript.Lines `json:"before,omitempty"`
+	Question string            `json:"question,omitempty"`
+	Answer   *string           `json:"answer,omitempty"`
+	After    *transcript.Lines `json:"after,omitempty"`
+	Early    string            `json:"early,omitempty"`
+	Late     string            `json:"late,omitempty"`
+	Auto     bool              `json:"auto,omitempty"`
 }
 
 // Data is everything the page shows.
@@ -51,18 +68,26 @@ type Data struct {
 	Result     transcript.Result `json:"result"`
 	Consistent bool              `json:"consistent"`
 	Problem    string            `json:"problem,omitempty"`
-	Steps      []Step            `json:"steps"`
+	// Lines is set for a line game; Opening is what each side was sent when
+	// it started.
+	Lines   bool              `json:"lines,omitempty"`
+	Opening *transcript.Lines `json:"opening,omitempty"`
+	Steps   []Step            `json:"steps"`
 }
 
-func frames(st rules.State) map[string]rules.Frame {
-	f, ok := st.(rules.Framer)
-	if !ok {
-		return map[string]rules.Frame{}
+// picture sets the position a step shows: its frames and points.
+func (s *Step) picture(st rules.State) {
+	s.Frames = map[string]rules.Frame{}
+	if f, ok := st.(rules.Framer); ok {
+		s.Frames = map[string]rules.Frame{
+			"true":  f.Frame(rules.NoSide),
+			"white": f.Frame(rules.White),
+			"black": f.Frame(rules.Black),
+		}
 	}
-	return map[string]rules.Frame{
-		"true":  f.Frame(rules.NoSide),
-		"white": f.Frame(rules.White),
-		"black": f.Frame(rules.Black),
+	if sc, ok := st.(rules.Scorer); ok {
+		p := sc.Points()
+		s.Points = &p
 	}
 }
 
@@ -80,26 +105,31 @@ func Build(path string) (*Data, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	d := &Data{}
-	var last *replay.State
-	rep := replay.Lines(lines, dir, func(s replay.State) {
-		if len(d.Steps) == 0 {
-			d.Steps = append(d.Steps, Step{Frames: frames(s.Before)})
-		} else {
-			d.Steps[len(d.Steps)-1].Frames = frames(s.Before)
-		}
-		t := s.Turn
-		d.Steps = append(d.Steps, Step{
-			Ply: t.Ply, Side: t.Side, Phase: t.Phase, Move: t.Move, Played: t.Played, Substituted: t.Substituted,
-			Verdict: t.Verdict, Reason: t.Reason, ExitCode: t.ExitCode, Signal: t.Signal,
-			WallMs: t.WallMs, CPUMs: t.CPUMs, PeakMemory: t.PeakMemory, StderrTail: t.StderrTail,
-		})
-		last = &s
-	})
 	if len(lines) > 0 {
 		var h transcript.Header
 		lines[0].Decode(&h)
 		d.Game, d.White, d.Black, d.Seed = h.Game, h.White.Name, h.Black.Name, h.Seed
+		d.Lines, d.Opening = h.Protocol == protocolLines, h.Opening
 	}
+	var last *replay.State
+	rep := replay.Lines(lines, dir, func(s replay.State) {
+		if len(d.Steps) == 0 {
+			d.Steps = append(d.Steps, Step{})
+		}
+		d.Steps[len(d.Steps)-1].picture(s.Before)
+		t := s.Turn
+		step := Step{
+			Ply: t.Ply, Side: t.Side, Phase: t.Phase, Move: t.Move, Played: t.Played, Substituted: t.Substituted,
+			Verdict: t.Verdict, Reason: t.Reason, ExitCode: t.ExitCode, Signal: t.Signal,
+			WallMs: t.WallMs, CPUMs: t.CPUMs, PeakMemory: t.PeakMemory, StderrTail: t.StderrTail,
+		}
+		if d.Lines {
+			step.Before, step.Question, step.Answer, step.After = t.Before, t.State, t.Answer, t.After
+			step.Early, step.Late, step.Auto = t.Early, t.Late, t.Auto
+		}
+		d.Steps = append(d.Steps, step)
+		last = &s
+	})
 	d.Consistent, d.Problem, d.Result = rep.Consistent, rep.Problem(), rep.Result
 	if !rep.Consistent && len(lines) > 0 {
 		var foot transcript.Footer
@@ -108,12 +138,35 @@ func Build(path string) (*Data, error) {
 	}
 	// The position after the last turn.
 	if last != nil {
-		d.Steps[len(d.Steps)-1].Frames = frames(last.After)
+		d.Steps[len(d.Steps)-1].picture(last.After)
 	}
 	if len(d.Steps) == 0 {
 		return d, fmt.Errorf("%s: no turns to show (%s)", file, rep.Problem())
 	}
+	shareLegends(d.Steps)
 	return d, nil
+}
+
+// protocolLines is the header's protocol of a line game.
+const protocolLines = "lines"
+
+// shareLegends drops each frame's legend where it repeats the one of the
+// same view a step earlier; the page shows the last legend given.
+func shareLegends(steps []Step) {
+	last := map[string][]string{}
+	for _, s := range steps {
+		for mode, f := range s.Frames {
+			if f.Legend == nil {
+				continue
+			}
+			if slices.Equal(f.Legend, last[mode]) {
+				f.Legend = nil
+				s.Frames[mode] = f
+				continue
+			}
+			last[mode] = f.Legend
+		}
+	}
 }
 
 // HTML renders the page.
