@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/rules/tiles"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 )
@@ -52,4 +54,67 @@ func BenchmarkMatch(b *testing.B) {
 	b.ReportMetric(float64(total.Milliseconds())/n, "ms/match")
 	b.ReportMetric(float64(turns)/n, "turns/match")
 	b.ReportMetric(100*(1-float64(inBots)/float64(total)), "%outside-bots")
+}
+
+// BenchmarkTilesMatch plays whole 210-turn tiles matches between two Go bots
+// that answer at once, in Docker. "cold" opens and removes both containers
+// for every match; "pooled" reuses them through a sandbox.Pool, reset between
+// matches, as a tournament does. It reports the wall time per match and the
+// harness's time per turn beyond the bot's own (from the question to the
+// answer, measured next to the bot): the lines' delivery, the agent round
+// trip and the referee.
+func BenchmarkTilesMatch(b *testing.B) {
+	cli, image := dockertest.Engine(b)
+	white, black := lineBot(b, "tiles.legal"), lineBot(b, "tiles.legal")
+	for _, pooled := range []bool{false, true} {
+		name := map[bool]string{false: "cold", true: "pooled"}[pooled]
+		b.Run(name, func(b *testing.B) {
+			var backend sandbox.Backend = docker.New(cli, image)
+			if pooled {
+				pool := sandbox.NewPool(backend)
+				defer pool.Close(context.Background())
+				backend = pool
+				playTiles(b, backend, white, black, 99) // warms the pool
+			}
+			var total, overhead time.Duration
+			turns := 0
+			seed := uint64(0)
+			for b.Loop() {
+				t0 := time.Now()
+				o, n := playTiles(b, backend, white, black, seed)
+				total += time.Since(t0)
+				overhead += o
+				turns += n
+				seed++
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/match")
+			b.ReportMetric(float64(turns)/float64(b.N), "turns/match")
+			b.ReportMetric(float64(overhead.Microseconds())/float64(turns), "µs-harness/turn")
+		})
+	}
+}
+
+// playTiles plays one tiles match and returns the harness's time beyond the
+// bots' own over its turns, and the number of turns.
+func playTiles(b *testing.B, backend sandbox.Backend, white, black *submission.Bot, seed uint64) (time.Duration, int) {
+	dir := b.TempDir()
+	res, err := match.Run(context.Background(), match.Config{
+		Game: tiles.Game{}, Seed: seed, White: white, Black: black,
+		Backend: backend, Limits: sandbox.DefaultLimits(), Dir: dir,
+	})
+	if err != nil || res.Reason != "points" {
+		b.Fatalf("%v %+v", err, res)
+	}
+	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var overhead time.Duration
+	for _, l := range lines {
+		var t transcript.Turn
+		if l.Type == transcript.TypeTurn && l.Decode(&t) == nil {
+			overhead += time.Duration((t.HarnessMs - t.WallMs) * float64(time.Millisecond))
+		}
+	}
+	return overhead, res.Turns
 }
