@@ -142,6 +142,12 @@ what it does now beside what the transcript recorded: move, exit code,
 verdict, time. --repeat K runs it K times and shows the spread of times, for
 timeout disputes.
 
+A line game's bot (chess, tiles, ...) lives for the whole game: a fresh bot is
+sent every line the transcript says it was sent, in order, and asked every
+earlier question again (answers that differ from the record are counted; it
+is sent the recorded lines all the same), then asked the disputed question
+with the recorded time limit.
+
 --bot must be the very executable that played (its sha256 is checked against
 the transcript). The transcript must replay consistently (see arena replay).`,
 		Flags: []cli.Flag{
@@ -213,7 +219,11 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 
 func printRerun(w io.Writer, r *replay.Rerun) {
 	t := r.Recorded
-	fmt.Fprintf(w, "ply %d, %s (%s), %s; turn limit %v\n\n", t.Ply, t.Side, botName(r.Header, t.Side), t.Phase, r.Header.Limits.TurnTimeout)
+	limit := r.Header.Limits.TurnTimeout
+	if tc := r.Header.TimeControl; tc != nil {
+		limit = tc.MoveTime
+	}
+	fmt.Fprintf(w, "ply %d, %s (%s), %s; turn limit %v\n\n", t.Ply, t.Side, botName(r.Header, t.Side), t.Phase, limit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tMOVE\tEXIT\tVERDICT\tWALL\tCPU")
 	row := func(name, move string, exit, sig int, verdict string, wall, cpu float64) {
@@ -248,6 +258,12 @@ func printRerun(w io.Writer, r *replay.Rerun) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d of %d runs reproduce the recorded move and verdict\n", same, len(r.Attempts))
+	for i, a := range r.Attempts {
+		if a.EarlierDiffer > 0 {
+			fmt.Fprintf(w, "run %d: %d of the %d earlier answers differ from the record (the first at ply %d); the bot was sent the recorded lines all the same\n",
+				i+1, a.EarlierDiffer, a.Earlier, a.FirstDiffer)
+		}
+	}
 }
 
 func botName(h transcript.Header, side string) string {

@@ -183,6 +183,9 @@ type Ask struct {
 	bankOut bool
 }
 
+// BankOut says the time bank, not the move time, limits the answer.
+func (a Ask) BankOut() bool { return a.bankOut }
+
 // Next says what the next turn asks. It must be called once per turn, then
 // Settle with the turn's facts.
 func (r *Referee) Next() (Ask, error) {

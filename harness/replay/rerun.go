@@ -3,9 +3,11 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/submission"
@@ -25,6 +27,12 @@ type Attempt struct {
 	WallMs   float64 `json:"wallMs"`
 	CPUMs    float64 `json:"cpuMs"`
 	Answer   string  `json:"answer,omitempty"`
+	// EarlierDiffer counts the earlier questions of a line game the bot
+	// answered otherwise than the transcript says (it was sent the recorded
+	// lines all the same); FirstDiffer is the ply of the first.
+	EarlierDiffer int `json:"earlierDiffer,omitempty"`
+	FirstDiffer   int `json:"firstDiffer,omitempty"`
+	Earlier       int `json:"earlier,omitempty"` // earlier questions asked
 }
 
 // Rerun is a disputed turn run again, beside what the transcript recorded.
@@ -49,19 +57,29 @@ type RerunOptions struct {
 // the turn began. A transcript that does not replay consistently is refused: a
 // turn of a changed record proves nothing.
 func FindTurn(path string, ply int) (*Report, State, []transcript.DataFile, error) {
+	rep, found, data, _, err := findTurn(path, ply)
+	return rep, found, data, err
+}
+
+// findTurn is FindTurn that also returns the turns up to ply, in order.
+func findTurn(path string, ply int) (*Report, State, []transcript.DataFile, []transcript.Turn, error) {
 	var found State
+	var turns []transcript.Turn
 	var data []transcript.DataFile
 	last := map[string][]transcript.DataFile{}
 	file, dir := Locate(path)
 	raw, err := os.ReadFile(file)
 	if err != nil {
-		return nil, found, nil, err
+		return nil, found, nil, nil, err
 	}
 	lines, err := transcript.Read(bytes.NewReader(raw))
 	if err != nil {
-		return nil, found, nil, err
+		return nil, found, nil, nil, err
 	}
 	rep := Lines(lines, dir, func(s State) {
+		if s.Turn.Ply <= ply {
+			turns = append(turns, s.Turn)
+		}
 		if s.Turn.Ply == ply {
 			found = s
 			data = last[s.Turn.Side]
@@ -69,19 +87,25 @@ func FindTurn(path string, ply int) (*Report, State, []transcript.DataFile, erro
 		last[s.Turn.Side] = s.Turn.DataFiles
 	})
 	if !rep.Consistent {
-		return rep, found, nil, fmt.Errorf("the transcript does not replay consistently, so no turn of it is re-run: %s", rep.Problem())
+		return rep, found, nil, nil, fmt.Errorf("the transcript does not replay consistently, so no turn of it is re-run: %s", rep.Problem())
 	}
 	if found.Before == nil {
-		return rep, found, nil, fmt.Errorf("ply %d is not in the transcript (it has %d turns)", ply, rep.Turns)
+		return rep, found, nil, nil, fmt.Errorf("ply %d is not in the transcript (it has %d turns)", ply, rep.Turns)
 	}
-	return rep, found, data, nil
+	return rep, found, data, turns, nil
 }
 
 // RunAgain rebuilds the bot's game directory exactly as it was when the turn
 // began (the turn the referee built, with the data files from blobs/), runs the bot in a fresh
 // sandbox with the recorded limits, and judges what it does, Repeat times.
+//
+// A line game's bot lives for the whole game, so its turn is run again the
+// only faithful way: a fresh bot is sent every line the transcript says it
+// was sent, in order, and asked every earlier question (its answers are
+// noted, but what it is sent next is the record's), then asked the disputed
+// question with the recorded time limit.
 func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
-	rep, at, data, err := FindTurn(o.Path, o.Ply)
+	rep, at, data, turns, err := findTurn(o.Path, o.Ply)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +124,10 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 	if err != nil {
 		return nil, err
 	}
-	proto := g.Protocol().Files
-	if proto == nil {
-		return nil, fmt.Errorf("rerun re-runs one turn of a game played one process per turn; %s bots live for the whole game (replay and view work for it)", h.Game)
+	if g.Protocol().Lines != nil {
+		return runLinesAgain(ctx, o, h, at, turns)
 	}
+	proto := g.Protocol().Files
 	_, dir := Locate(o.Path)
 	turn := at.Ask.Turn
 	turn.Clean = true
@@ -137,4 +161,93 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 		out.Attempts = append(out.Attempts, a)
 	}
 	return out, nil
+}
+
+// runLinesAgain re-runs a line game's turn: see RunAgain.
+func runLinesAgain(ctx context.Context, o RerunOptions, h transcript.Header, at State, turns []transcript.Turn) (*Rerun, error) {
+	t := at.Turn
+	out := &Rerun{Header: h, Recorded: t}
+	if t.Auto || t.StartError != "" {
+		return nil, fmt.Errorf("ply %d asked the bot nothing (%s): there is no answer to run again", o.Ply, map[bool]string{true: "an automatic move", false: "the bot did not start"}[t.Auto])
+	}
+	dialogue, err := transcript.Dialogue(h, turns, t.Side, t.Ply)
+	if err != nil {
+		return nil, err
+	}
+	earlierLimit := 5 * time.Second
+	if tc := h.TimeControl; tc != nil && tc.MoveTime > 0 {
+		earlierLimit = tc.MoveTime
+	}
+	box, err := o.Backend.Open(ctx, sandbox.Spec{Program: o.Bot.Program, Limits: h.Limits,
+		Labels: map[string]string{"org.arenabots.arena.rerun": fmt.Sprintf("ply-%d", o.Ply)}})
+	if err != nil {
+		return nil, err
+	}
+	defer box.Close(context.WithoutCancel(ctx))
+	sb, ok := box.(sandbox.SessionBox)
+	if !ok {
+		return nil, errors.New("the sandbox backend cannot run line-protocol bots")
+	}
+	for i := range max(o.Repeat, 1) {
+		if i > 0 {
+			if err := box.Reset(ctx); err != nil {
+				return out, err
+			}
+		}
+		a, err := talkAgain(ctx, sb, dialogue, at, earlierLimit)
+		if err != nil {
+			return out, err
+		}
+		out.Attempts = append(out.Attempts, a)
+	}
+	return out, nil
+}
+
+// talkAgain starts the bot once and goes through its recorded dialogue up to
+// the disputed question, which it judges.
+func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript.Heard, at State, earlierLimit time.Duration) (Attempt, error) {
+	var a Attempt
+	s, err := sb.StartSession(ctx, nil)
+	var sf *sandbox.StartFailure
+	if errors.As(err, &sf) {
+		return Attempt{Verdict: string(rules.Crash), Reason: sf.Reason, ExitCode: -1}, nil
+	}
+	if err != nil {
+		return a, err
+	}
+	defer s.Stop(context.WithoutCancel(ctx))
+	for _, step := range dialogue {
+		if !step.Question {
+			if err := s.Send(ctx, step.Line); err != nil {
+				return a, err
+			}
+			continue
+		}
+		if step.Ply != at.Turn.Ply {
+			ex, err := s.Ask(ctx, step.Line, earlierLimit)
+			if err != nil {
+				return a, err
+			}
+			a.Earlier++
+			if step.Answer == nil || ex.Line != *step.Answer || ex.TimedOut || ex.Exited {
+				if a.EarlierDiffer == 0 {
+					a.FirstDiffer = step.Ply
+				}
+				a.EarlierDiffer++
+			}
+			continue
+		}
+		ex, err := s.Ask(ctx, step.Line, at.Ask.Timeout)
+		if err != nil {
+			return a, err
+		}
+		j := referee.JudgeLine(at.Before.Clone(), ex, at.Ask.BankOut())
+		a.Verdict, a.Reason, a.TimedOut, a.Answer = string(j.Verdict), j.Reason, ex.TimedOut, ex.Line
+		a.WallMs = float64(ex.Wall.Microseconds()) / 1000
+		if j.Move != nil {
+			a.Move = j.Move.String()
+		}
+		return a, nil
+	}
+	return a, fmt.Errorf("ply %d: the transcript holds no question to %s at that ply", at.Turn.Ply, at.Turn.Side)
 }
