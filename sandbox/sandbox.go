@@ -196,6 +196,10 @@ type Report struct {
 	Stderr     Tail          `json:"stderr"`
 	Answer     Collected     `json:"answer"`
 	GameDir    []Entry       `json:"gameDir"`
+	// Hashed is how many bytes of the game directory were read to hash it
+	// after the turn: a file left unchanged since an earlier turn of the same
+	// box is not read again.
+	Hashed int64 `json:"hashed,omitempty"`
 }
 
 // Box runs one bot's turns for one match. It is not safe for concurrent use.

@@ -140,6 +140,9 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 		return errors.New(hello.Err)
 	}
 	var session *proc.Session
+	// hashes remembers the game directory's file hashes from turn to turn
+	// (one box, one game; a reset forgets them).
+	hashes := &proc.Hashes{}
 	defer func() {
 		if session != nil {
 			session.Stop()
@@ -156,7 +159,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 		var rep Reply
 		switch req.Op {
 		case "turn":
-			report, err := runTurn(cfg, req, hello.OOMCounter)
+			report, err := runTurn(cfg, req, hello.OOMCounter, hashes)
 			rep.Report = report
 			if err != nil {
 				rep.Err = err.Error()
@@ -206,6 +209,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 				}
 			}
 		case "reset":
+			hashes.Forget()
 			if session != nil {
 				session.Stop()
 				session = nil
@@ -334,7 +338,7 @@ func botArgs(cfg Config, exec string, rest []string) []string {
 	return args
 }
 
-func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
+func runTurn(cfg Config, req Request, oomFile string, hashes *proc.Hashes) (sandbox.Report, error) {
 	args := botArgs(cfg, req.Exec, req.Turn.Args)
 	var oomKills func() int64
 	if oomFile != "" {
@@ -350,7 +354,7 @@ func runTurn(cfg Config, req Request, oomFile string) (sandbox.Report, error) {
 		Tail:    req.Tail,
 		Reaping: proc.ReapAll,
 		Started: favourForOOM,
-	}, oomKills)
+	}, oomKills, hashes)
 }
 
 // favourForOOM makes the bot, not the agent, the OOM killer's first choice.

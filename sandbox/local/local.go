@@ -112,6 +112,8 @@ type box struct {
 	closed bool
 	// sess is the session running in the box, stopped by Reset and Close.
 	sess *session
+	// hashes remembers the game directory's file hashes between turns.
+	hashes proc.Hashes
 }
 
 func (bx *box) botDir() string     { return filepath.Join(bx.root, "bot") }
@@ -141,7 +143,7 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		Tail:    bx.limits.OutputTail,
 		Reaping: proc.ReapGroup,
 		Rlimits: bx.rlimits(),
-	}, nil)
+	}, nil, &bx.hashes)
 	if err != nil {
 		return rep, sandbox.Faultf("turn", err)
 	}
@@ -184,6 +186,7 @@ func (bx *box) Reset(context.Context) error {
 		return sandbox.ErrBoxClosed
 	}
 	start := time.Now()
+	bx.hashes.Forget()
 	if bx.sess != nil {
 		bx.sess.stop()
 	}

@@ -146,8 +146,9 @@ func readCapped(dir, name string, max int64) ([]byte, bool, error) {
 }
 
 // List describes every entry of dir, sorted by name, hashing regular files of at
-// most hashMax bytes.
-func List(dir string, hashMax int64) ([]sandbox.Entry, error) {
+// most hashMax bytes. With a non-nil h, a file h hashed before and that has not
+// changed since is not read again.
+func List(dir string, hashMax int64, h *Hashes) ([]sandbox.Entry, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -163,17 +164,96 @@ func List(dir string, hashMax int64) ([]sandbox.Entry, error) {
 		}
 		e := sandbox.Entry{Name: de.Name(), Type: typeOf(fi.Mode()), Size: fi.Size()}
 		if e.Type == sandbox.TypeFile && e.Size <= hashMax {
-			data, truncated, err := readCapped(dir, e.Name, hashMax)
-			if err == nil && !truncated {
-				sum := sha256.Sum256(data)
-				e.SHA256 = hex.EncodeToString(sum[:])
-				e.Size = int64(len(data))
+			if sum, size, err := h.sum(dir, e.Name, hashMax); err == nil {
+				e.SHA256, e.Size = sum, size
 			}
 		}
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// Hashes remembers the SHA-256 of files by what a bot cannot forge: device,
+// inode, size and change time. The change time is set by the kernel on every
+// write, rename or chmod, and a process without CAP_SYS_TIME cannot choose it;
+// so a file whose four are unchanged holds what it held. A file changed in the
+// same clock tick as it was hashed is not remembered (its change time could
+// equal a later write's), as git treats a racily clean index entry. The zero
+// value is ready; a nil *Hashes remembers nothing.
+type Hashes struct {
+	known map[string]hashed
+	// Read counts the bytes read to hash, over the Hashes' life.
+	Read int64
+}
+
+type hashed struct {
+	dev, ino uint64
+	size     int64
+	ctime    unix.Timespec
+	sum      string
+}
+
+// Forget drops everything remembered (a box returned to a new game).
+func (h *Hashes) Forget() {
+	if h != nil {
+		h.known = nil
+	}
+}
+
+// sum hashes dir/name, streaming, without following a link, unless h knows
+// it unchanged.
+func (h *Hashes) sum(dir, name string, max int64) (string, int64, error) {
+	fd, err := unix.Open(filepath.Join(dir, name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", 0, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", 0, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > max {
+		return "", 0, fmt.Errorf("%s: not a regular file of at most %d bytes", name, max)
+	}
+	key := hashed{dev: st.Dev, ino: st.Ino, size: st.Size, ctime: st.Ctim}
+	if h != nil {
+		if k, ok := h.known[name]; ok && k.dev == key.dev && k.ino == key.ino && k.size == key.size && k.ctime == key.ctime {
+			return k.sum, k.size, nil
+		}
+	}
+	var now unix.Timespec
+	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now)
+	sha := sha256.New()
+	n, err := io.Copy(sha, io.LimitReader(f, max+1))
+	if err != nil {
+		return "", 0, err
+	}
+	if n > max {
+		return "", 0, fmt.Errorf("%s grew past %d bytes", name, max)
+	}
+	key.sum = hex.EncodeToString(sha.Sum(nil))
+	if h != nil {
+		h.Read += n
+		if h.known == nil {
+			h.known = map[string]hashed{}
+		}
+		delete(h.known, name)
+		// Only a file last changed before this clock tick is remembered, and
+		// only if nothing wrote to it while it was read.
+		if n == key.size && before(key.ctime, now) {
+			var again unix.Stat_t
+			if unix.Fstat(fd, &again) == nil && again.Ctim == key.ctime && again.Size == key.size {
+				h.known[name] = key
+			}
+		}
+	}
+	return key.sum, n, nil
+}
+
+func before(a, b unix.Timespec) bool {
+	return a.Sec < b.Sec || (a.Sec == b.Sec && a.Nsec < b.Nsec)
 }
 
 // Wipe removes everything inside dir, whatever its permissions.
@@ -226,7 +306,10 @@ func typeOf(m fs.FileMode) sandbox.EntryType {
 // described by s, then wipe the scratch directories, collect the answer file and
 // list the directory. oomKills, when set, counts the OOM kills so far; a rise
 // during the turn marks the report OOMKilled.
-func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Turn, s Spec, oomKills func() int64) (sandbox.Report, error) {
+//
+// h, when set, remembers the hashes of the game directory's files from turn
+// to turn; Report.Hashed says how many bytes this turn read to hash.
+func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Turn, s Spec, oomKills func() int64, h *Hashes) (sandbox.Report, error) {
 	var rep sandbox.Report
 	if err := Prepare(gameDir, t); err != nil {
 		return rep, fmt.Errorf("prepare game_dir: %w", err)
@@ -262,8 +345,15 @@ func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Tu
 			return rep, fmt.Errorf("collect %s: %w", t.Collect, err)
 		}
 	}
-	if rep.GameDir, err = List(gameDir, t.HashMax); err != nil {
+	var read int64
+	if h != nil {
+		read = h.Read
+	}
+	if rep.GameDir, err = List(gameDir, t.HashMax, h); err != nil {
 		return rep, fmt.Errorf("list game_dir: %w", err)
+	}
+	if h != nil {
+		rep.Hashed = h.Read - read
 	}
 	return rep, nil
 }

@@ -110,6 +110,37 @@ func Run(t *testing.T, b Backend) {
 		}
 	})
 
+	t.Run("an unchanged data file is hashed once, a changed one again", func(t *testing.T) {
+		bx := open(t, Limits())
+		const size = 4 << 20
+		sumOf := func(r sandbox.Report) string {
+			for _, e := range r.GameDir {
+				if e.Name == "data.bin" {
+					return e.SHA256
+				}
+			}
+			return ""
+		}
+		r := turn(t, bx, fmt.Sprint("data-write ", size), 0)
+		first := sumOf(r)
+		if first == "" || r.Hashed < size {
+			t.Fatalf("first turn: sha256 %q, %d bytes hashed", first, r.Hashed)
+		}
+		// The same clock tick as the write may be too close to trust; after
+		// one more turn the file must be known.
+		turn(t, bx, "ok", 0)
+		for i := range 5 {
+			r = turn(t, bx, "ok", 0)
+			if sumOf(r) != first || r.Hashed >= size {
+				t.Fatalf("unchanged turn %d: sha256 %q (was %q), %d bytes hashed", i, sumOf(r), first, r.Hashed)
+			}
+		}
+		r = turn(t, bx, "data-flip", 0)
+		if s := sumOf(r); s == "" || s == first || r.Hashed < size {
+			t.Fatalf("a byte changed in place: sha256 %q (was %q), %d bytes hashed", s, first, r.Hashed)
+		}
+	})
+
 	t.Run("exit codes are reported exactly", func(t *testing.T) {
 		bx := open(t, Limits())
 		for _, code := range []int{0, 1, 2, 3, 42} {

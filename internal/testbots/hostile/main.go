@@ -103,6 +103,19 @@ func main() {
 		}
 		answer("still here")
 		syscall.Kill(-1, syscall.SIGKILL)
+	case mode == "data-write":
+		// data.bin of N bytes of a fixed pattern.
+		n, _ := strconv.Atoi(param)
+		os.WriteFile("data.bin", bytes.Repeat([]byte{'d'}, n), 0o644)
+		answer("wrote %d", n)
+	case mode == "data-flip":
+		// One byte of data.bin changed in place: same inode, same size.
+		f, err := os.OpenFile("data.bin", os.O_RDWR, 0)
+		if err == nil {
+			f.WriteAt([]byte{'e'}, 0)
+			f.Close()
+		}
+		answer("flipped %v", err)
 	case mode == "leave":
 		answer("%s", leave(param))
 	case mode == "look":
