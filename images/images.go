@@ -2,8 +2,12 @@
 // through the Docker API: the runtime image (ubuntu:24.04 plus the arena agent)
 // and the offline test base (Debian from the package mirror, no registry).
 //
-// Builds are cached by tag: an image whose build label matches the inputs (the
-// Dockerfile, the agent binary and the base image) is not built again.
+// Builds are cached by content. A runtime image whose build label matches the
+// inputs (the Dockerfile, the agent binary and the base image) is not built
+// again. The test base is tagged with the hash of its recipe (TestbaseTag), so
+// a changed recipe, its package list included, is a new image; the short name
+// DefaultTestbase points at the newest one built, and its label tells whether
+// it is stale.
 package images
 
 import (
@@ -44,12 +48,29 @@ var TestbaseScript []byte
 
 // Defaults.
 const (
-	DefaultRuntime  = "arena-runtime:latest"
-	DefaultBase     = "ubuntu:24.04"
+	DefaultRuntime = "arena-runtime:latest"
+	DefaultBase    = "ubuntu:24.04"
+	// DefaultTestbase is the short name of the test base: the recipe points
+	// it at the image it built last (or found up to date). Tests and CI use
+	// TestbaseTag, which cannot be stale.
 	DefaultTestbase = "arena-testbase:trixie"
 	// LabelBuild holds the hash of the inputs a runtime image was built from.
 	LabelBuild = "org.arenabots.arena.build"
+	// LabelTestbase holds the hash of the recipe a test base was built from
+	// (TestbaseRecipe).
+	LabelTestbase = "org.arenabots.arena.testbase"
 )
+
+// TestbaseRecipe is the hash of the test base recipe (images/testbase/build.sh)
+// in hex: the recipe computes the same from its own file.
+func TestbaseRecipe() string {
+	sum := sha256.Sum256(TestbaseScript)
+	return hex.EncodeToString(sum[:])
+}
+
+// TestbaseTag is the tag the recipe builds the test base under: the short
+// name with the recipe's hash, so every recipe has its own image.
+func TestbaseTag() string { return DefaultTestbase + "-" + TestbaseRecipe()[:12] }
 
 // RuntimeOptions says what to build.
 type RuntimeOptions struct {
@@ -89,13 +110,19 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 		hint := "pull it where a registry is reachable (docker pull " + o.Base + ")"
 		if o.Base == DefaultBase {
 			hint += ", or build offline on the test base: arena image testbase && arena image build --base " + DefaultTestbase
-		} else if o.Base == DefaultTestbase {
+		} else if o.Base == DefaultTestbase || o.Base == TestbaseTag() {
 			hint = "build it with: arena image testbase"
 		}
 		return false, fmt.Errorf("base image %s is not on the engine; %s", o.Base, hint)
 	}
 	if err != nil {
 		return false, fmt.Errorf("inspect base image %s: %w", o.Base, err)
+	}
+	if base.Config != nil {
+		if r, ok := base.Config.Labels[LabelTestbase]; ok && r != TestbaseRecipe() {
+			fmt.Fprintf(o.Out, "warning: the base %s was built from another test base recipe than this arena's; build the current one with: arena image testbase\n", o.Base)
+			slog.Warn("stale test base", "base", o.Base, "recipe", short(r), "want", TestbaseRecipe()[:12])
+		}
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "agent-protocol %d\n", agent.Version)
@@ -124,7 +151,9 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 		Labels:      map[string]string{LabelBuild: hash, "org.arenabots.arena.base": o.Base},
 		Remove:      true,
 		ForceRemove: true,
-		NetworkMode: "none",
+		// The engine's default network: on a base without python3 and its
+		// modules the Dockerfile installs them from the distribution's
+		// archive. A base that has them needs no network at all.
 	})
 	if err != nil {
 		return false, fmt.Errorf("build %s: %w", o.Tag, err)
@@ -138,11 +167,10 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 }
 
 // BuildTestbase runs the embedded testbase recipe (needs root and the Debian
-// mirror) unless tag already exists.
+// mirror) unless the image is up to date: with tag "" or DefaultTestbase it
+// builds TestbaseTag and points DefaultTestbase at it; with another tag it
+// builds that tag, again unless it carries this recipe's label.
 func BuildTestbase(ctx context.Context, tag string, stdout, stderr io.Writer) error {
-	if tag == "" {
-		tag = DefaultTestbase
-	}
 	dir, err := os.MkdirTemp("", "arena-testbase-")
 	if err != nil {
 		return err
@@ -152,7 +180,11 @@ func BuildTestbase(ctx context.Context, tag string, stdout, stderr io.Writer) er
 	if err := os.WriteFile(script, TestbaseScript, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "bash", script, tag)
+	args := []string{script}
+	if tag != "" && tag != DefaultTestbase {
+		args = append(args, tag)
+	}
+	cmd := exec.CommandContext(ctx, "bash", args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("testbase recipe: %w", err)
@@ -191,6 +223,13 @@ func CheckStatic(path string) error {
 		}
 	}
 	return nil
+}
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
 }
 
 func buildContext(files map[string][]byte) ([]byte, error) {

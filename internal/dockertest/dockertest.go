@@ -72,12 +72,14 @@ func setup() (*client.Client, string, error) {
 	if err := docker.Ping(ctx, c); err != nil {
 		return nil, "", err
 	}
+	// The test base of this checkout's recipe: its tag follows the recipe,
+	// so a changed package list is never tested on an older image.
 	base := os.Getenv("ARENA_TEST_BASE")
 	if base == "" {
-		base = images.DefaultTestbase
+		base = images.TestbaseTag()
 	}
 	if _, err := c.ImageInspect(ctx, base); err != nil {
-		return nil, "", fmt.Errorf("base image %s is missing (arena image testbase builds it): %v", base, err)
+		return nil, "", fmt.Errorf("base image %s is missing (bash images/testbase/build.sh or arena image testbase builds it): %v", base, err)
 	}
 	agentBin, err := gobuild.Static("./cmd/arena-agent")
 	if err != nil {

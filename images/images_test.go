@@ -1,0 +1,90 @@
+package images_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+
+	"github.com/arenabots/arena/images"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+)
+
+// The recipe and arena must agree on the tag, or tests would look for an
+// image the recipe never builds.
+func TestTheRecipeBuildsUnderTestbaseTag(t *testing.T) {
+	out, err := exec.Command("bash", "testbase/build.sh", "--print-tag").Output()
+	if err != nil {
+		t.Fatalf("build.sh --print-tag: %v", err)
+	}
+	got := strings.TrimSpace(string(out))
+	if got != images.TestbaseTag() {
+		t.Fatalf("the recipe builds %s, arena looks for %s", got, images.TestbaseTag())
+	}
+	if !strings.HasPrefix(got, images.DefaultTestbase+"-") || len(got) != len(images.DefaultTestbase)+13 {
+		t.Fatalf("tag %s is not the short name and 12 digits of the recipe's hash", got)
+	}
+}
+
+// A runtime image built on a test base of another recipe is built, with a
+// warning that says how to get the current one.
+func TestBuildingOnAStaleTestbaseWarns(t *testing.T) {
+	cli, _ := dockertest.Engine(t)
+	id := strconv.FormatInt(time.Now().UnixNano(), 36)
+	stale := "arena-testbase:test-stale-" + id
+	buildFrom(t, cli, stale, "FROM "+images.TestbaseTag()+"\nLABEL "+images.LabelTestbase+"=0000\n")
+	agent := gobuild.MustStatic(t, "./cmd/arena-agent")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	for i, c := range []struct {
+		base string
+		warn bool
+	}{{stale, true}, {images.TestbaseTag(), false}} {
+		tag := "arena-runtime:test-on-testbase-" + id + "-" + strconv.Itoa(i)
+		t.Cleanup(func() {
+			cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
+		})
+		var out bytes.Buffer
+		if _, err := images.BuildRuntime(ctx, cli, images.RuntimeOptions{Tag: tag, Base: c.base, Agent: agent, Out: &out}); err != nil {
+			t.Fatalf("build on %s: %v\n%s", c.base, err, out.String())
+		}
+		warned := strings.Contains(out.String(), "warning: the base "+c.base+" was built from another test base recipe")
+		if warned != c.warn || (c.warn && !strings.Contains(out.String(), "arena image testbase")) {
+			t.Errorf("build on %s: warned %v, want %v:\n%s", c.base, warned, c.warn, out.String())
+		}
+	}
+}
+
+func buildFrom(t *testing.T, cli *client.Client, tag, dockerfile string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var bctx bytes.Buffer
+	tw := tar.NewWriter(&bctx)
+	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))})
+	tw.Write([]byte(dockerfile))
+	tw.Close()
+	resp, err := cli.ImageBuild(ctx, &bctx, build.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true, NetworkMode: "none"})
+	if err != nil {
+		t.Fatalf("build %s: %v", tag, err)
+	}
+	defer resp.Body.Close()
+	var log bytes.Buffer
+	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil); err != nil {
+		t.Fatalf("build %s: %v\n%s", tag, err, log.String())
+	}
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
+	})
+}
