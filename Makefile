@@ -18,6 +18,8 @@ examples:
 	for g in chess acm6x6 checkers; do $(GO) build -trimpath -ldflags '-s -w' -o bin/examples/$$g-random ./examples/line-random || exit 1; done
 	cp examples/checkers/random_bot.py bin/examples/checkers_random_bot.py
 	cp examples/python/random_bot.py bin/examples/random.py
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/tiles-random ./examples/tiles-random
+	cp examples/tiles/random_bot.py bin/examples/tiles_random_bot.py
 
 # The runtime image on ubuntu:24.04 (needs the base on the engine).
 image: build
