@@ -41,6 +41,31 @@ func matchFlags() []cli.Flag {
 	}
 }
 
+// evidenceFlags set how much data-file content a match keeps; budget is the
+// command's default cap.
+func evidenceFlags(budget string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "keep-data-files", Value: transcript.KeepChanged, Usage: "data-file contents to keep as evidence: changed or all (every distinct version), final (each side's last), none (hashes only); every version's hash is recorded whatever this says"},
+		&cli.StringFlag{Name: "evidence-budget", Value: budget, Usage: "data-file bytes stored per match, beyond which versions are recorded by hash only (0: no cap; e.g. 64m)"},
+	}
+}
+
+// readEvidence reads evidenceFlags.
+func readEvidence(c *cli.Context) (transcript.Evidence, error) {
+	e := transcript.Evidence{Keep: c.String("keep-data-files")}
+	if err := transcript.ParseKeep(e.Keep); err != nil {
+		return e, usagef("--keep-data-files: %v", err)
+	}
+	if b := c.String("evidence-budget"); b != "0" {
+		n, err := units.RAMInBytes(b)
+		if err != nil || n < 0 {
+			return e, usagef("--evidence-budget: want a size such as 64m, or 0 for no cap, got %q", b)
+		}
+		e.Budget = n
+	}
+	return e, nil
+}
+
 // matchSettings is what matchFlags configure.
 type matchSettings struct {
 	game    rules.Game
@@ -181,10 +206,14 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 			&cli.BoolFlag{Name: "json", Usage: "print result.json to stdout (live output goes to stderr)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live output"},
 			signingKeyFlag(),
-		}, matchFlags()...),
+		}, append(matchFlags(), evidenceFlags("0")...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("match takes no arguments (got %q); use --white and --black", c.Args().Slice())
+			}
+			evidence, err := readEvidence(c)
+			if err != nil {
+				return err
 			}
 			g, _, err := gameAndOptions(c)
 			if err != nil {
@@ -231,6 +260,7 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 				White: white, Black: black,
 				Backend: ms.backend, Limits: ms.limits, OnFault: ms.onFault,
 				Dir: dir, ArenaVersion: arenaVersion(), Observer: obs, Signer: key,
+				Evidence: evidence,
 			})
 			if err != nil {
 				return err

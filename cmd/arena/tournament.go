@@ -92,7 +92,7 @@ standings of a finished or running tournament.`,
 			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "attempts of a game aborted by the host before it is reported unplayed"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
 			signingKeyFlag(),
-		}, matchFlags()...),
+		}, append(matchFlags(), evidenceFlags("64m")...)...),
 		Action: runTournament,
 	}
 }
@@ -111,6 +111,10 @@ func runTournament(c *cli.Context) error {
 		return usagef("name the bots: arena tournament --out DIR BOT... (or one directory holding them)")
 	}
 	g, _, err := gameAndOptions(c)
+	if err != nil {
+		return err
+	}
+	evidence, err := readEvidence(c)
 	if err != nil {
 		return err
 	}
@@ -154,7 +158,7 @@ func runTournament(c *cli.Context) error {
 	cfg := tournament.Config{
 		Format: c.String("format"), Challenger: c.String("challenger"), GamesPerPair: c.Int("games-per-pair"),
 		Seed: seed, Game: ms.game.Name(), Rules: ms.rules, Limits: ms.limits, OnFault: string(ms.onFault),
-		Sandbox: ms.backend.Name(), Scoring: sc, TieBreaks: tbs,
+		Sandbox: ms.backend.Name(), Scoring: sc, TieBreaks: tbs, Evidence: evidence,
 	}
 	if cfg.Sandbox == "docker" {
 		cfg.Image = c.String("image")

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
@@ -69,6 +70,9 @@ type Config struct {
 	Observer     Observer
 	// Signer, when set, signs the transcript's footer (see transcript.SetSigner).
 	Signer ed25519.PrivateKey
+	// Evidence is how much data-file content to keep (default: every
+	// changed version, no budget). Hashes are always recorded.
+	Evidence transcript.Evidence
 }
 
 // ResultFile is the name of the result inside the match directory.
@@ -93,6 +97,15 @@ func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return res, err
 	}
+	if cfg.Evidence.Keep == "" {
+		cfg.Evidence.Keep = transcript.KeepChanged
+	}
+	if err := transcript.ParseKeep(cfg.Evidence.Keep); err != nil {
+		return res, err
+	}
+	if cfg.Evidence.Budget < 0 {
+		return res, fmt.Errorf("evidence budget: want 0 (none) or more bytes, got %d", cfg.Evidence.Budget)
+	}
 	if cfg.OnFault == "" {
 		cfg.OnFault = Forfeit
 	}
@@ -112,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 	if cfg.Signer != nil {
 		tw.SetSigner(cfg.Signer)
 	}
-	m := &runner{cfg: cfg, ref: ref, tw: tw, start: time.Now(),
+	m := &runner{cfg: cfg, ref: ref, tw: tw, start: time.Now(), stored: map[string]bool{},
 		log: slog.With("match", filepath.Base(cfg.Dir), "game", cfg.Game.Name())}
 	return m.run(ctx)
 }
@@ -128,6 +141,11 @@ type runner struct {
 	ended    [2]transcript.SessionEnd
 	start    time.Time
 	boxes    [2]sandbox.Box
+	// stored are the blobs this match wrote and storedBytes their size on
+	// disk; final is each side's data files after its last turn.
+	stored      map[string]bool
+	storedBytes int64
+	final       [2][]string
 	// header is set once the header record is written.
 	header *transcript.Header
 }
@@ -223,8 +241,12 @@ func (m *runner) turn(ctx context.Context) error {
 		return err
 	}
 	s.Record.HarnessMs = ms(harness)
-	if err := m.storeData(ctx, a.Side, s.Judgement.Data); err != nil {
+	notKept, err := m.storeData(ctx, a.Side, s.Judgement.Data)
+	if err != nil {
 		return err
+	}
+	for i, df := range s.Record.DataFiles {
+		s.Record.DataFiles[i].NotKept = notKept[df.SHA256]
 	}
 	if err := m.deliver(ctx, s.Send); err != nil {
 		return err
@@ -302,6 +324,7 @@ func (m *runner) describe(ctx context.Context) (transcript.Header, error) {
 		SigningKey:   signingKey(m.cfg.Signer),
 		TimeControl:  m.ref.TimeControl(),
 		Opening:      transcript.LinesOf(m.ref.Opening()),
+		Evidence:     m.evidence(),
 	}, err
 }
 
@@ -403,26 +426,79 @@ func (m *runner) stopSessions(ctx context.Context) {
 	}
 }
 
+// evidence is the data-file policy the header records (file games only).
+func (m *runner) evidence() *transcript.Evidence {
+	if m.ref.Files() == nil || m.ref.Files().DataFiles == 0 {
+		return nil
+	}
+	e := m.cfg.Evidence
+	return &e
+}
+
 // storeData keeps each data file's content in blobs/ (each distinct content
-// once) so a disputed turn can be rebuilt exactly.
-func (m *runner) storeData(ctx context.Context, side rules.Side, data []sandbox.Entry) error {
+// once) so a disputed turn can be rebuilt exactly, as far as the evidence
+// policy and its budget allow; it returns the versions recorded by hash only.
+// A write that fails is an error (the match is aborted), never a silent loss.
+func (m *runner) storeData(ctx context.Context, side rules.Side, data []sandbox.Entry) (map[string]bool, error) {
+	var notKept map[string]bool
+	skip := func(sum string) {
+		if notKept == nil {
+			notKept = map[string]bool{}
+		}
+		notKept[sum] = true
+	}
+	m.final[side] = m.final[side][:0]
 	for _, e := range data {
-		if e.SHA256 == "" || m.tw.HasBlob(e.SHA256) {
+		if e.SHA256 == "" {
+			continue
+		}
+		m.final[side] = append(m.final[side], e.SHA256)
+		if m.stored[e.SHA256] || m.tw.HasBlob(e.SHA256) {
+			continue
+		}
+		ev := m.cfg.Evidence
+		if ev.Keep == transcript.KeepNone || (ev.Budget > 0 && m.storedBytes+e.Size > ev.Budget) {
+			skip(e.SHA256)
 			continue
 		}
 		content, err := m.boxes[side].ReadFile(ctx, e.Name, m.ref.Files().MaxDataFileBytes)
 		if err != nil {
-			return fmt.Errorf("fetch %s's data file %s: %w", side, e.Name, err)
+			return nil, fmt.Errorf("fetch %s's data file %s: %w", side, e.Name, err)
 		}
-		got, err := m.tw.PutBlob(content)
+		got, wrote, err := m.tw.PutBlob(content)
 		if err != nil {
-			return fmt.Errorf("store data file: %w", err)
+			return nil, fmt.Errorf("store data file: %w", err)
 		}
 		if got != e.SHA256 {
-			return fmt.Errorf("data file %s changed between listing and fetching (%s, then %s)", e.Name, e.SHA256, got)
+			return nil, fmt.Errorf("data file %s changed between listing and fetching (%s, then %s)", e.Name, e.SHA256, got)
+		}
+		m.stored[got] = true
+		m.storedBytes += wrote
+	}
+	return notKept, nil
+}
+
+// prunable lists, under the "final" policy, every stored version that is not
+// some side's last. They are removed once the footer that names them is
+// written, so a crash in between leaves extra blobs, never missing ones.
+func (m *runner) prunable() []string {
+	if m.cfg.Evidence.Keep != transcript.KeepFinal {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, side := range m.final {
+		for _, sum := range side {
+			keep[sum] = true
 		}
 	}
-	return nil
+	var pruned []string
+	for sum := range m.stored {
+		if !keep[sum] {
+			pruned = append(pruned, sum)
+		}
+	}
+	sort.Strings(pruned)
+	return pruned
 }
 
 // result is the referee's result with what only the runner knows.
@@ -447,13 +523,19 @@ func (m *runner) finish(abortReason string) (transcript.Result, error) {
 		}
 		m.header = &h
 	}
+	pruned := m.prunable()
 	res := m.result(abortReason)
-	foot := transcript.Footer{Result: res, FinishedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	foot := transcript.Footer{Result: res, FinishedAt: time.Now().UTC().Format(time.RFC3339Nano), Pruned: pruned}
 	if m.ref.Lines() != nil {
 		foot.Sessions = m.ended[:]
 	}
 	if err := m.tw.Append(transcript.TypeFooter, foot); err != nil {
 		return res, fmt.Errorf("write the transcript's footer: %w", err)
+	}
+	for _, sum := range pruned {
+		if err := m.tw.RemoveBlob(sum); err != nil {
+			return res, fmt.Errorf("prune data file %s: %w", sum, err)
+		}
 	}
 	if err := writeResult(m.cfg.Dir, res); err != nil {
 		return res, err

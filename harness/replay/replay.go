@@ -47,7 +47,10 @@ type Report struct {
 	Result     transcript.Result `json:"result"`
 	Turns      int               `json:"turns"`
 	Blobs      int               `json:"blobs"`
-	SignedBy   string            `json:"signedBy,omitempty"` // key id of the signer
+	// NotKept counts the data-file versions recorded by hash only under the
+	// match's evidence policy (their content is not in blobs/).
+	NotKept  int    `json:"notKept,omitempty"`
+	SignedBy string `json:"signedBy,omitempty"` // key id of the signer
 	// Tampered says why the file itself does not hold together (chain,
 	// signature, a blob); Divergence where the recomputation disagrees.
 	Tampered   string      `json:"tampered,omitempty"`
@@ -143,6 +146,8 @@ type replayer struct {
 	dir  string
 	each func(State)
 	seen map[string]bool
+	// pruned are the blobs the footer says the final policy removed.
+	pruned map[string]bool
 }
 
 func diverge(line, ply int, field string, recorded, recomputed any) *Divergence {
@@ -188,6 +193,17 @@ func (r *replayer) run(lines []transcript.Line) *Divergence {
 		return diverge(1, 0, "opening", h.Opening, o)
 	}
 	r.seen = map[string]bool{}
+	var tail transcript.Footer
+	if err := lines[len(lines)-1].Decode(&tail); err != nil {
+		return diverge(len(lines), 0, "footer", "a footer", err.Error())
+	}
+	if len(tail.Pruned) > 0 && (h.Evidence == nil || h.Evidence.Keep != transcript.KeepFinal) {
+		return diverge(len(lines), 0, "pruned", "none: only the final policy prunes", tail.Pruned)
+	}
+	r.pruned = map[string]bool{}
+	for _, sum := range tail.Pruned {
+		r.pruned[sum] = true
+	}
 	for i, l := range lines[1 : len(lines)-1] {
 		n := i + 2
 		var t transcript.Turn
@@ -251,6 +267,10 @@ func (r *replayer) turn(n int, ref *referee.Referee, t transcript.Turn) (referee
 	if err != nil {
 		return a, diverge(n, t.Ply, "state", t.State, err.Error())
 	}
+	// Whether a version was kept is the runner's decision under the
+	// evidence policy, not the referee's: it is checked against the policy.
+	ev := r.rep.Header.Evidence
+	mayDrop := ev != nil && (ev.Keep == transcript.KeepNone || ev.Budget > 0)
 	f, err := referee.FactsOf(t)
 	if err != nil {
 		return a, diverge(n, t.Ply, "answer", t.AnswerBase64, err.Error())
@@ -258,6 +278,14 @@ func (r *replayer) turn(n int, ref *referee.Referee, t transcript.Turn) (referee
 	s, err := ref.Settle(a, f)
 	if err != nil {
 		return a, diverge(n, t.Ply, "played", t.Played, err.Error())
+	}
+	for i, df := range t.DataFiles {
+		if df.NotKept && !mayDrop {
+			return a, diverge(n, t.Ply, "dataFiles", "kept", "not kept, which the evidence policy does not allow")
+		}
+		if i < len(s.Record.DataFiles) {
+			s.Record.DataFiles[i].NotKept = df.NotKept
+		}
 	}
 	if d := compare(n, t, s.Record); d != nil {
 		return a, d
@@ -291,7 +319,12 @@ func (r *replayer) blobs(n int, t transcript.Turn) *Divergence {
 		if r.seen[df.SHA256] {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(r.dir, transcript.BlobDir, df.SHA256))
+		if df.NotKept || r.pruned[df.SHA256] {
+			r.seen[df.SHA256] = true
+			r.rep.NotKept++
+			continue
+		}
+		data, err := transcript.ReadBlob(r.dir, df.SHA256)
 		if err != nil {
 			r.rep.Tampered = fmt.Sprintf("ply %d: the blob of data file %s (%s) is missing", t.Ply, df.Name, df.SHA256)
 			return diverge(n, t.Ply, "blob "+df.SHA256, "present", "missing")

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/arenabots/arena/harness/referee"
@@ -132,7 +132,18 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 	turn := at.Ask.Turn
 	turn.Clean = true
 	for _, df := range data {
-		content, err := os.ReadFile(filepath.Join(dir, transcript.BlobDir, df.SHA256))
+		content, err := transcript.ReadBlob(dir, df.SHA256)
+		if df.NotKept || errors.Is(err, fs.ErrNotExist) {
+			policy := "unknown"
+			if h.Evidence != nil {
+				policy = h.Evidence.Keep
+				if h.Evidence.Budget > 0 {
+					policy += fmt.Sprintf(", budget %d bytes", h.Evidence.Budget)
+				}
+			}
+			return nil, fmt.Errorf("ply %d began with %s's data file %s (sha256 %s, %d bytes), whose content was not kept (evidence policy: %s); "+
+				"the transcript proves its hash, but the turn cannot be run again without it", o.Ply, t.Side, df.Name, df.SHA256, df.Size, policy)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", df.Name, err)
 		}

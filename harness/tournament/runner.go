@@ -134,8 +134,14 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		if err := st.Init(ctx, o.Config, games); err != nil {
 			return nil, err
 		}
-	} else if d := Diff(*stored, o.Config); len(d) > 0 {
-		return nil, fmt.Errorf("%w:\n  %s", ErrConfigChanged, strings.Join(d, "\n  "))
+	} else if stored.Evidence.Keep == "" {
+		// Begun before the evidence policy was stored: it takes today's.
+		stored.Evidence = o.Config.Evidence
+	}
+	if stored != nil {
+		if d := Diff(*stored, o.Config); len(d) > 0 {
+			return nil, fmt.Errorf("%w:\n  %s", ErrConfigChanged, strings.Join(d, "\n  "))
+		}
 	}
 	interrupted, err := st.ResetRunning(ctx)
 	if err != nil {
@@ -287,6 +293,7 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 		White: o.Bots[g.White], Black: o.Bots[g.Black],
 		Backend: o.Backend, Limits: o.Config.Limits, OnFault: match.Policy(o.Config.OnFault),
 		Dir: dir, ArenaVersion: o.ArenaVersion, Labels: labels, Signer: o.Signer,
+		Evidence: o.Config.Evidence,
 	})
 	if err != nil {
 		return fmt.Errorf("game %d: %w", g.ID, err)

@@ -44,7 +44,9 @@ type Config struct {
 	Image        string            `json:"image,omitempty"`
 	Scoring      Scoring           `json:"scoring"`
 	TieBreaks    []string          `json:"tieBreaks"`
-	Bots         []BotEntry        `json:"bots"`
+	// Evidence is how much data-file content each game keeps.
+	Evidence transcript.Evidence `json:"evidence"`
+	Bots     []BotEntry          `json:"bots"`
 }
 
 // BotEntry is one participant.

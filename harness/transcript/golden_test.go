@@ -58,6 +58,7 @@ func goldenHeader() Header {
 		StartedAt:   "2026-03-01T10:00:00Z",
 		TimeControl: &TimeControl{MoveTime: 100 * time.Millisecond, GameTime: time.Minute, LateMove: "random", AutoSingle: true},
 		Opening:     &Lines{White: []string{"START", "SIZE 6"}, Black: []string{"START"}},
+		Evidence:    &Evidence{Keep: KeepChanged, Budget: 64 << 20},
 		SigningKey:  PublicKeyHex(testKey()),
 	}
 }
@@ -74,7 +75,7 @@ func goldenTurns() (files, lines Turn) {
 		Verdict: "timeout", Reason: "no answer within 5s", Review: true, Move: "place K [0,2]",
 		Played: `{"place":"K","at":[0,2]}`, Substituted: true,
 		WallMs: 5000.5, HarnessMs: 5012.25, CPUMs: 4990.75, PeakMemory: 12 * sandbox.MiB, Survivors: 2,
-		DataFiles:   []DataFile{{Name: "random-bot.json", Size: 17, SHA256: strings.Repeat("f6", 32)}},
+		DataFiles:   []DataFile{{Name: "random-bot.json", Size: 17, SHA256: strings.Repeat("f6", 32), NotKept: true}},
 		GameDir:     []sandbox.Entry{{Name: "random-bot.json", Type: sandbox.TypeFile, Size: 17, SHA256: strings.Repeat("f6", 32)}},
 		StdoutBytes: 10, StderrBytes: 20, StdoutTail: "thinking\n", StderrTail: "panic: no\n",
 	}
@@ -97,6 +98,7 @@ func goldenFooter() Footer {
 	return Footer{
 		Result:     goldenResult(),
 		FinishedAt: "2026-03-01T10:00:07.5Z",
+		Pruned:     []string{strings.Repeat("e5", 32)},
 		Sessions: []SessionEnd{
 			{Side: "white", ExitCode: -1, Signal: 9, CPUMs: 12.5, PeakMemory: 8 * sandbox.MiB, StderrTail: "bye\n"},
 			{Side: "black", ExitCode: 3, CPUMs: 2.5, PeakMemory: 4 * sandbox.MiB},

@@ -35,6 +35,9 @@ type Header struct {
 	StartedAt    string            `json:"startedAt"`
 	// TimeControl is the line protocol's clock (line games only).
 	TimeControl *TimeControl `json:"timeControl,omitempty"`
+	// Evidence is the data-file storage policy the match ran under (file
+	// games that keep data files).
+	Evidence *Evidence `json:"evidence,omitempty"`
 	// Opening is what each side of a line game was sent when it started.
 	Opening *Lines `json:"opening,omitempty"`
 	// SigningKey is the hex ed25519 public key that signs the footer, if any.
@@ -63,11 +66,13 @@ func (l *Lines) Sides() [2][]string {
 	return [2][]string{l.White, l.Black}
 }
 
-// DataFile is a game-directory file the bot kept, stored in blobs/ by hash.
+// DataFile is a game-directory file the bot kept, stored in blobs/ by hash
+// unless NotKept: the evidence policy recorded its hash only.
 type DataFile struct {
-	Name   string `json:"name"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	Name    string `json:"name"`
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
+	NotKept bool   `json:"notKept,omitempty"`
 }
 
 // Turn is one bot invocation: what it was given, what it did, how it was judged.
@@ -169,6 +174,9 @@ type Footer struct {
 	FinishedAt string `json:"finishedAt"`
 	// Sessions says how each side's bot process ended (line protocol only).
 	Sessions []SessionEnd `json:"sessions,omitempty"`
+	// Pruned lists the data-file blobs removed at the end of the match under
+	// the "final" evidence policy (earlier versions of each side's file).
+	Pruned []string `json:"pruned,omitempty"`
 }
 
 // SessionEnd is how a long-lived bot process ended.

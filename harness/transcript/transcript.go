@@ -158,36 +158,16 @@ func (w *Writer) Close() error {
 }
 
 // PutBlob stores data under its SHA-256 unless it is there already, and returns
-// the hash.
-func (w *Writer) PutBlob(data []byte) (string, error) {
+// the hash and the bytes it wrote.
+func (w *Writer) PutBlob(data []byte) (string, int64, error) {
 	return PutBlob(w.dir, data)
 }
 
 // HasBlob reports whether a blob with this hash is stored.
-func (w *Writer) HasBlob(sum string) bool {
-	_, err := os.Stat(filepath.Join(w.dir, BlobDir, sum))
-	return err == nil
-}
+func (w *Writer) HasBlob(sum string) bool { return HasBlob(w.dir, sum) }
 
-// PutBlob stores data in dir/blobs under its SHA-256.
-func PutBlob(dir string, data []byte) (string, error) {
-	s := sha256.Sum256(data)
-	sum := hex.EncodeToString(s[:])
-	p := filepath.Join(dir, BlobDir, sum)
-	if _, err := os.Stat(p); err == nil {
-		return sum, nil
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp) // best effort: the write error is the one to report
-		return "", err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp) // best effort, as above
-		return "", err
-	}
-	return sum, nil
-}
+// RemoveBlob deletes a stored blob.
+func (w *Writer) RemoveBlob(sum string) error { return RemoveBlob(w.dir, sum) }
 
 // EncodeResult is result.json as a match directory holds it: indented by two
 // spaces, with a final newline.

@@ -2,6 +2,9 @@ package transcript
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,15 +116,63 @@ func TestBlobsAreStoredOnceByHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	a, _ := w.PutBlob([]byte("same"))
-	b, _ := w.PutBlob([]byte("same"))
-	c, _ := w.PutBlob([]byte("other"))
+	a, _, _ := w.PutBlob([]byte("same"))
+	b, _, _ := w.PutBlob([]byte("same"))
+	c, _, _ := w.PutBlob([]byte("other"))
 	if a != b || a == c || !w.HasBlob(a) || w.HasBlob(strings.Repeat("0", 64)) {
 		t.Fatalf("hashes %s %s %s", a, b, c)
 	}
 	entries, _ := os.ReadDir(filepath.Join(dir, BlobDir))
 	if len(entries) != 2 {
 		t.Fatalf("%d blobs, want 2", len(entries))
+	}
+}
+
+// A blob that compresses well is stored compressed, one that does not is
+// stored as it is; both read back exactly, and a compressed blob that would
+// expand past the cap is refused.
+func TestBlobsAreCompressedWhenItPays(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, BlobDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := bytes.Repeat([]byte("opening book line e2e4 e7e5\n"), 40000)
+	noise := make([]byte, 1<<20)
+	rng := rand.NewChaCha8([32]byte{1})
+	rng.Read(noise)
+	for _, c := range []struct {
+		data       []byte
+		compressed bool
+	}{{text, true}, {noise, false}} {
+		sum, wrote, err := PutBlob(dir, c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, zerr := os.Stat(filepath.Join(dir, BlobDir, sum+".zst"))
+		if (zerr == nil) != c.compressed || (c.compressed && wrote >= int64(len(c.data))/2) {
+			t.Fatalf("%d bytes: compressed %v, wrote %d", len(c.data), zerr == nil, wrote)
+		}
+		got, err := ReadBlob(dir, sum)
+		if err != nil || !bytes.Equal(got, c.data) || !HasBlob(dir, sum) {
+			t.Fatalf("read back %d bytes, %v", len(got), err)
+		}
+		if _, again, _ := PutBlob(dir, c.data); again != 0 {
+			t.Fatalf("stored twice (%d bytes)", again)
+		}
+		if err := RemoveBlob(dir, sum); err != nil || HasBlob(dir, sum) {
+			t.Fatalf("remove: %v", err)
+		}
+	}
+	bomb := encoder.EncodeAll(make([]byte, MaxBlob+1), nil)
+	sum := strings.Repeat("ab", 32)
+	if err := os.WriteFile(filepath.Join(dir, BlobDir, sum+".zst"), bomb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadBlob(dir, sum); err == nil {
+		t.Fatal("a blob expanding past the cap was read")
+	}
+	if _, err := ReadBlob(dir, strings.Repeat("cd", 32)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a missing blob: %v", err)
 	}
 }
 

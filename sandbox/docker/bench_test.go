@@ -146,3 +146,49 @@ func BenchmarkReset(b *testing.B) {
 		run(b, docker.New(cli, image))
 	})
 }
+
+// BenchmarkTurnWithDataFile runs a no-op bot's turn in Docker with no data
+// file, with an unchanged 10 MiB data file left from an earlier turn (the
+// agent must not read it again), and with a bot that rewrites one byte of it
+// each turn (the agent reads it all: the hash at disk speed).
+func BenchmarkTurnWithDataFile(b *testing.B) {
+	cli, image := dockertest.Engine(b)
+	prog := sandboxtest.Hostile(b)
+	turn := func(mode string) sandbox.Turn {
+		return sandbox.Turn{
+			Remove: []string{"move.json"}, Put: []sandbox.File{{Name: "state.json", Data: []byte(mode)}},
+			Args: []string{sandbox.GameDirToken + "/state.json"}, Collect: "move.json", CollectMax: 64 << 10, HashMax: 10<<20 + 1,
+		}
+	}
+	for _, c := range []struct{ name, setup, each string }{
+		{"none", "ok", "ok"},
+		{"unchanged-10MiB", "data-write 10485760", "ok"},
+		{"changed-10MiB", "data-write 10485760", "data-flip"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			bx, err := docker.New(cli, image).Open(context.Background(), sandbox.Spec{Program: prog, Limits: sandboxtest.Limits()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bx.Close(context.Background())
+			for range 2 { // the second turn is past the write's clock tick
+				if _, err := bx.Run(context.Background(), turn(c.setup)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var d []time.Duration
+			var hashed int64
+			for b.Loop() {
+				t := time.Now()
+				r, err := bx.Run(context.Background(), turn(c.each))
+				if err != nil {
+					b.Fatal(err)
+				}
+				d = append(d, time.Since(t))
+				hashed += r.Hashed
+			}
+			report(b, d)
+			b.ReportMetric(float64(hashed)/float64(len(d)), "hashed-B/turn")
+		})
+	}
+}

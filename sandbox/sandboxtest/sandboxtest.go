@@ -112,7 +112,7 @@ func Run(t *testing.T, b Backend) {
 
 	t.Run("an unchanged data file is hashed once, a changed one again", func(t *testing.T) {
 		bx := open(t, Limits())
-		const size = 4 << 20
+		const size = 10 * sandbox.MiB
 		sumOf := func(r sandbox.Report) string {
 			for _, e := range r.GameDir {
 				if e.Name == "data.bin" {
@@ -129,7 +129,7 @@ func Run(t *testing.T, b Backend) {
 		// The same clock tick as the write may be too close to trust; after
 		// one more turn the file must be known.
 		turn(t, bx, "ok", 0)
-		for i := range 5 {
+		for i := range 60 {
 			r = turn(t, bx, "ok", 0)
 			if sumOf(r) != first || r.Hashed >= size {
 				t.Fatalf("unchanged turn %d: sha256 %q (was %q), %d bytes hashed", i, sumOf(r), first, r.Hashed)

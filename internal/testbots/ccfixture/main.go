@@ -18,10 +18,13 @@
 //	slow-fog    plays legally, but sleeps past any limit when its view is fogged
 //	shuffle     never captures: the first legal move onto an empty square
 //	late-fault  plays legally through setup, then writes garbage every turn
+//	fresh-10m   plays like shuffle and rewrites its data file with 10 MiB of
+//	            new random bytes every turn
 package main
 
 import (
 	"bytes"
+	crand "crypto/rand"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -111,7 +114,12 @@ func main() {
 		ms, _ := strconv.Atoi(strings.TrimPrefix(mode, "slow-"))
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		write(legal)
-	case mode == "shuffle":
+	case mode == "shuffle" || mode == "fresh-10m":
+		if mode == "fresh-10m" {
+			noise := make([]byte, 10<<20)
+			crand.Read(noise)
+			os.WriteFile(dataFile, noise, 0o644)
+		}
 		b := st.Board()
 		for _, m := range moves {
 			if b[m.To.R][m.To.C].Kind == codeclash.None {

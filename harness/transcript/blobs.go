@@ -1,0 +1,140 @@
+package transcript
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// A blob is stored as blobs/<sha256>, or compressed as blobs/<sha256>.zst when
+// that saves at least an eighth; the hash is always the content's.
+const zstdSuffix = ".zst"
+
+// MaxBlob caps what a blob may expand to when read: a data file is at most
+// 10 MB, and an edited match directory must not make a reader swell.
+const MaxBlob = 64 << 20
+
+// The data-file evidence policies (Evidence.Keep).
+const (
+	KeepAll     = "all"     // every version (content-addressed: one blob per distinct content)
+	KeepChanged = "changed" // the same: a version is stored when its content is new
+	KeepFinal   = "final"   // only each side's last version survives the match
+	KeepNone    = "none"    // hashes only
+)
+
+// Evidence is how much data-file content a match keeps. Every version's hash
+// is recorded whatever the policy.
+type Evidence struct {
+	Keep string `json:"keep"`
+	// Budget caps the blob bytes stored per match (0: no cap); a version
+	// beyond it is recorded by hash only.
+	Budget int64 `json:"budget,omitempty"`
+}
+
+// ParseKeep checks a policy name.
+func ParseKeep(s string) error {
+	switch s {
+	case KeepAll, KeepChanged, KeepFinal, KeepNone:
+		return nil
+	}
+	return fmt.Errorf("keep-data-files: want all, changed, final or none, got %q", s)
+}
+
+var (
+	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBlob))
+)
+
+// PutBlob stores data in dir/blobs under its SHA-256, compressed when that
+// pays, and returns the hash and the bytes written (0 when it was there).
+func PutBlob(dir string, data []byte) (string, int64, error) {
+	s := sha256.Sum256(data)
+	sum := hex.EncodeToString(s[:])
+	if HasBlob(dir, sum) {
+		return sum, 0, nil
+	}
+	p, body := filepath.Join(dir, BlobDir, sum), data
+	if z := encoder.EncodeAll(data, nil); len(z) < len(data)-len(data)/8 {
+		p, body = p+zstdSuffix, z
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, body, 0o644); err != nil {
+		os.Remove(tmp) // best effort: the write error is the one to report
+		return "", 0, err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp) // best effort, as above
+		return "", 0, err
+	}
+	return sum, int64(len(body)), nil
+}
+
+// HasBlob reports whether a blob with this hash is stored, in either form.
+func HasBlob(dir, sum string) bool {
+	for _, name := range []string{sum, sum + zstdSuffix} {
+		if _, err := os.Stat(filepath.Join(dir, BlobDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// RemoveBlob deletes a stored blob, in either form.
+func RemoveBlob(dir, sum string) error {
+	var errs []error
+	for _, name := range []string{sum, sum + zstdSuffix} {
+		if err := os.Remove(filepath.Join(dir, BlobDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReadBlob returns a blob's content, raw or compressed, refusing one that
+// expands past MaxBlob. It does not check the hash: the caller compares.
+func ReadBlob(dir, sum string) ([]byte, error) {
+	p := filepath.Join(dir, BlobDir, sum)
+	data, err := readCapped(p)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return data, err
+	}
+	z, zerr := readCapped(p + zstdSuffix)
+	if errors.Is(zerr, fs.ErrNotExist) {
+		return nil, err // neither form: report the plain name
+	}
+	if zerr != nil {
+		return nil, zerr
+	}
+	out, derr := decoder.DecodeAll(z, nil)
+	if derr != nil {
+		return nil, fmt.Errorf("blob %s: %w", sum, derr)
+	}
+	if len(out) > MaxBlob {
+		return nil, fmt.Errorf("blob %s expands past %d bytes", sum, MaxBlob)
+	}
+	return out, nil
+}
+
+func readCapped(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if _, err := io.Copy(&b, io.LimitReader(f, MaxBlob+1)); err != nil {
+		return nil, err
+	}
+	if b.Len() > MaxBlob {
+		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(p), MaxBlob)
+	}
+	return b.Bytes(), nil
+}
