@@ -1,12 +1,15 @@
 package match_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules"
 )
 
@@ -92,4 +95,39 @@ func TestTilesOverStdio(t *testing.T) {
 			t.Fatalf("%+v", res)
 		}
 	})
+}
+
+// The example bots, Go and Python, play each other both ways in the runtime
+// image, and every answer of theirs is valid.
+func TestTilesExampleBotsPlayEachOther(t *testing.T) {
+	root, err := gobuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "examples", "tiles", "random_bot.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := filepath.Join(t.TempDir(), "random_bot.py")
+	if err := os.WriteFile(py, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	goBot := gobuild.MustStatic(t, "./examples/tiles-random")
+	load := func(p string) *submission.Bot {
+		b, err := submission.Load(p, submission.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bots := [2]*submission.Bot{load(goBot), load(py)}
+	for _, pair := range [][2]int{{0, 1}, {1, 0}} {
+		white, black := bots[pair[0]], bots[pair[1]]
+		t.Run(white.Name+" vs "+black.Name, func(t *testing.T) {
+			res, _ := playLines(t, "tiles", white, black, map[string]string{"greeting": "engine"}, match.Forfeit)
+			if len(res.Faults) != 0 || res.Reason != "points" || res.Turns != 210 {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
 }
