@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -90,6 +91,7 @@ standings of a finished or running tournament.`,
 			&cli.StringFlag{Name: "points", Value: "3,1,0", Usage: "points for a win, a draw and a loss"},
 			&cli.StringFlag{Name: "tie-breaks", Value: strings.Join(tournament.DefaultTieBreaks(), ","), Usage: "tie-breaks in order: sonneborn-berger, direct-encounter, wins, random"},
 			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "attempts of a game aborted by the host before it is reported unplayed"},
+			&cli.StringFlag{Name: "min-free", Value: "1g", Usage: "free space the tournament directory keeps beyond what the games in flight may write (their evidence budget plus 32 MiB each); below it no game starts until space is freed (0: no check)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
 			signingKeyFlag(),
 		}, append(matchFlags(), evidenceFlags("64m")...)...),
@@ -132,6 +134,12 @@ func runTournament(c *cli.Context) error {
 	}
 	if err := tournament.CheckTieBreaks(tbs); err != nil {
 		return usagef("--tie-breaks: %v", err)
+	}
+	var minFree int64
+	if v := c.String("min-free"); v != "0" {
+		if minFree, err = units.RAMInBytes(v); err != nil || minFree < 0 {
+			return usagef("--min-free: want a size such as 1g, or 0 for no check, got %q", v)
+		}
 	}
 	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 {
 		return usagef("--concurrency and --max-attempts must be at least 1")
@@ -182,7 +190,7 @@ func runTournament(c *cli.Context) error {
 	}
 	sum, err := tournament.Run(c.Context, tournament.Options{
 		Dir: dir, Config: cfg, Bots: bots, Game: ms.game, Backend: ms.backend,
-		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"),
+		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), MinFree: minFree,
 		ArenaVersion: arenaVersion(), Signer: key, Progress: prog,
 	})
 	if errors.Is(err, tournament.ErrConfigChanged) {
@@ -291,6 +299,18 @@ func (p *lineProgress) GameDone(r tournament.Record, white, black, leader string
 
 func (p *lineProgress) Finish() {}
 
+func (p *lineProgress) WaitingForSpace(dir string, free, need int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, spaceLine(dir, free, need))
+}
+
+// spaceLine says why no game starts.
+func spaceLine(dir string, free, need int64) string {
+	return fmt.Sprintf("waiting: %s has %s free, and a game starts only with %s free (--min-free plus what the games in flight may write); free some space and the tournament goes on (Ctrl-C stops it; run it again to resume)",
+		dir, units.BytesSize(float64(free)), units.BytesSize(float64(need)))
+}
+
 // barProgress draws a progress bar with games done, ETA and the leader.
 type barProgress struct {
 	w      io.Writer
@@ -323,6 +343,10 @@ func (p *barProgress) GameDone(r tournament.Record, white, black, leader string)
 	p.mu.Unlock()
 	fmt.Fprintln(p.p, gameLine(r, white, black))
 	p.bar.Increment()
+}
+
+func (p *barProgress) WaitingForSpace(dir string, free, need int64) {
+	fmt.Fprintln(p.p, spaceLine(dir, free, need))
 }
 
 func (p *barProgress) Finish() {

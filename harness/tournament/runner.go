@@ -33,6 +33,13 @@ type Options struct {
 	Backend      sandbox.Backend
 	Concurrency  int
 	MaxAttempts  int // attempts of a game aborted by the host before it is unplayed
+	// MinFree is the free space the tournament directory must keep beyond
+	// what the games in flight may write (see waitForSpace); below it no game
+	// starts until space is freed. Zero turns the check off.
+	MinFree int64
+	// SpacePoll is how often a waiting tournament checks the space again
+	// (default 5 s).
+	SpacePoll time.Duration
 	ArenaVersion string
 	Signer       ed25519.PrivateKey
 	Labels       map[string]string
@@ -187,6 +194,16 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil && !failed.Load() {
+				// No game starts that the disk may not hold: a game that
+				// fails mid-write is lost time, and its partial record
+				// proves nothing.
+				if err := o.waitForSpace(ctx); err != nil {
+					if ctx.Err() == nil {
+						failed.Store(true)
+						errs <- err
+					}
+					return
+				}
 				// The claim is not cancelled half-way: a stop is seen by the
 				// loop, or by the game, which then releases the claim.
 				mu.Lock()
