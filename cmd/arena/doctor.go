@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,9 +10,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/images"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
@@ -24,7 +29,9 @@ func doctorCommand() *cli.Command {
 		Name:  "doctor",
 		Usage: "check that this host can run official matches",
 		Description: `Runs the preflight an organizer should run before an event: the engine answers,
-its versions, cgroups and storage driver, the runtime image is present, a
+its versions, cgroups and storage driver, the runtime image is present and what
+it offers bots (glibc, interpreters, python3 and the numpy, pandas and tabulate
+modules with their versions, read from inside as arena validate reads them), a
 hardened container starts with the limits that were asked (checked from inside),
 an out-of-memory kill is reported as such, turn deadlines are exact, and this
 host's timers are precise. Each check is ok, warn or fail, with a fix.
@@ -46,7 +53,7 @@ Exits 1 when a check that official matches need fails.`,
 				checks = append(checks, docker.Check{Name: "engine", Status: docker.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
 			} else {
 				defer cli.Close()
-				checks = append(checks, docker.Preflight(c.Context, cli, c.String("image"))...)
+				checks = withImageOffers(c.Context, cli, c.String("image"), docker.Preflight(c.Context, cli, c.String("image")))
 			}
 			checks = append(checks, timerCheck())
 			if c.Bool("json") {
@@ -89,6 +96,117 @@ func printChecks(w io.Writer, checks []docker.Check) {
 		}
 	}
 	tw.Flush()
+}
+
+// imageOffersCheck is the name of the row saying what the runtime image offers.
+const imageOffersCheck = "image offers"
+
+// withImageOffers adds, after the runtime image's row, what the image offers
+// bots: a probe of it when the image is there, a skip otherwise.
+func withImageOffers(ctx context.Context, cli *client.Client, image string, checks []docker.Check) []docker.Check {
+	at := slices.IndexFunc(checks, func(c docker.Check) bool { return c.Name == "runtime image" })
+	row := docker.Check{Name: imageOffersCheck, Status: docker.Skip, Detail: "needs the runtime image"}
+	if at < 0 {
+		return append(checks, row)
+	}
+	if checks[at].Status == docker.OK {
+		row = probeImageOffers(ctx, cli, image)
+	}
+	return slices.Insert(checks, at+1, row)
+}
+
+// probeImageOffers runs the image probe of arena validate in a sandbox of
+// the image.
+func probeImageOffers(ctx context.Context, cli *client.Client, image string) docker.Check {
+	facts, err := validate.ProbeImage(ctx, docker.New(cli, image), sandbox.DefaultLimits())
+	if err != nil {
+		return docker.Check{Name: imageOffersCheck, Status: docker.Warn, Detail: "the image probe failed: " + err.Error(),
+			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}
+	}
+	return offersCheck(facts, packagers())
+}
+
+// packagers are the registered games whose adapters need something of the
+// image, by name.
+func packagers() map[string]rules.Packager {
+	out := map[string]rules.Packager{}
+	for _, name := range rules.Names() {
+		if g, err := rules.Lookup(name); err == nil {
+			if p, ok := g.(rules.Packager); ok {
+				out[name] = p
+			}
+		}
+	}
+	return out
+}
+
+// offersCheck says what the image offers bots: glibc, its shared libraries,
+// its interpreters, python3 and the Python modules of the event's bots with
+// their versions. A missing module, or a game's need the image does not
+// meet, is a warning: the matches that need them would fault.
+func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) docker.Check {
+	c := docker.Check{Name: imageOffersCheck, Status: docker.OK}
+	var parts, missing []string
+	parts = append(parts, fmt.Sprintf("glibc %s, %d shared libraries", f.Glibc, len(f.Libraries)))
+	if f.HasCommand("python3") {
+		py := "python3"
+		if v := f.Versions["python3"]; v != "" {
+			py += " " + v
+		}
+		var mods []string
+		for _, m := range validate.PythonModules {
+			if !f.HasCommand("python3-" + m) {
+				missing = append(missing, m)
+				continue
+			}
+			mods = append(mods, strings.TrimSpace(m+" "+f.Versions["python3-"+m]))
+		}
+		if len(mods) > 0 {
+			py += " with " + strings.Join(mods, ", ")
+		}
+		if len(missing) > 0 {
+			py += "; no " + strings.Join(missing, ", ")
+		}
+		parts = append(parts, py)
+	} else {
+		parts = append(parts, "no python3")
+		missing = append([]string{"python3"}, validate.PythonModules...)
+	}
+	var names []string
+	for k := range f.Commands {
+		if !strings.Contains(k, "/") && !strings.HasPrefix(k, "python3-") {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	parts = append(parts, "interpreters "+strings.Join(names, ", "))
+	c.Detail = strings.Join(parts, "; ")
+
+	var unmet []string
+	gameNames := make([]string, 0, len(games))
+	for name := range games {
+		gameNames = append(gameNames, name)
+	}
+	slices.Sort(gameNames)
+	for _, name := range gameNames {
+		var lacks []string
+		for _, n := range games[name].Needs() {
+			if !f.HasCommand(n) {
+				lacks = append(lacks, n)
+			}
+		}
+		if len(lacks) > 0 {
+			unmet = append(unmet, name+" needs "+strings.Join(lacks, ", "))
+		}
+	}
+	if len(unmet) > 0 {
+		c.Detail += "; " + strings.Join(unmet, "; ")
+	}
+	if len(missing) > 0 || len(unmet) > 0 {
+		c.Status = docker.Warn
+		c.Fix = "the event's Python bots import numpy, pandas and tabulate: rebuild the image with arena image build (its Dockerfile installs python3, python3-numpy, python3-pandas and python3-tabulate)"
+	}
+	return c
 }
 
 // timerCheck measures how late a 1 ms sleep wakes up on this host.
