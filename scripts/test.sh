@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: the same on a laptop and in CI.
 #   1. make sure a Docker engine answers (start one if not; see ensure-docker.sh)
-#   2. build the offline test base image (cached by tag)
+#   2. build the offline test base image (cached by its recipe's hash)
 #   3. gofmt, go vet, staticcheck, and every test under -race, Docker-backed ones included
 # Under CI=true a missing engine is a failure, never a skip.
 set -euo pipefail

@@ -17,7 +17,9 @@ func imageCommand() *cli.Command {
 				UsageText: "arena image build [--base IMAGE] [--tag TAG] [--agent PATH] [--force]",
 				Description: `Builds the image every bot runs in: the base (ubuntu:24.04 by default, what
 participants build for) with an unprivileged bot user and the arena agent as
-PID 1. Nothing is pulled: the base must already be on the engine. Where no
+PID 1. Nothing is pulled: the base must already be on the engine; a base
+without python3, numpy, pandas and tabulate gets them from its distribution's
+archive. Where no
 registry is reachable, build the offline test base first and use it:
 
    arena image testbase
@@ -47,9 +49,11 @@ An image whose inputs (Dockerfile, agent, base) have not changed is not rebuilt.
 				Name:      "testbase",
 				Usage:     "build the offline test base image (debootstrap, no registry; needs root)",
 				UsageText: "arena image testbase [--tag TAG]",
-				Description: `Builds a Debian trixie base image (minbase plus python3 and python3-numpy)
-from the Debian package mirror with debootstrap, then imports it into the
-engine. No image registry is needed. Skipped when the tag already exists.`,
+				Description: `Builds a Debian trixie base image (minbase plus python3, python3-numpy,
+python3-pandas and python3-tabulate) from the Debian package mirror with
+debootstrap, then imports it as arena-testbase:trixie-<hash of the recipe> and
+points arena-testbase:trixie at it. No image registry is needed. Skipped when
+that image is up to date.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "tag", Value: images.DefaultTestbase, Usage: "tag of the built image"},
 				},
