@@ -26,20 +26,20 @@ import (
 
 // Options is one run of a tournament (a first start or a resume).
 type Options struct {
-	Dir          string
-	Config       Config
-	Bots         []*submission.Bot // in Config.Bots order
-	Game         rules.Game
-	Backend      sandbox.Backend
-	Concurrency  int
-	MaxAttempts  int // attempts of a game aborted by the host before it is unplayed
+	Dir         string
+	Config      Config
+	Bots        []*submission.Bot // in Config.Bots order
+	Game        rules.Game
+	Backend     sandbox.Backend
+	Concurrency int
+	MaxAttempts int // attempts of a game aborted by the host before it is unplayed
 	// MinFree is the free space the tournament directory must keep beyond
 	// what the games in flight may write (see waitForSpace); below it no game
 	// starts until space is freed. Zero turns the check off.
 	MinFree int64
 	// SpacePoll is how often a waiting tournament checks the space again
 	// (default 5 s).
-	SpacePoll time.Duration
+	SpacePoll    time.Duration
 	ArenaVersion string
 	Signer       ed25519.PrivateKey
 	Labels       map[string]string
