@@ -75,6 +75,8 @@ const (
 	OutOfMemory       Verdict = "out-of-memory"
 	Timeout           Verdict = "timeout"
 	DataFileViolation Verdict = "data-file-violation"
+	// BuildError is a bot handed in as source that did not build.
+	BuildError Verdict = "build-error"
 )
 
 // Outcome is the state of the game's result.

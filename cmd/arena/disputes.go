@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/view"
 	"github.com/arenabots/arena/rules"
@@ -150,7 +151,7 @@ with the recorded time limit.
 
 --bot must be the very executable that played (its sha256 is checked against
 the transcript). The transcript must replay consistently (see arena replay).`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "ply", Usage: "the turn to run again (1-based, setup included; see the transcript)", Required: true},
 			&cli.StringFlag{Name: "side", Usage: "white or black: refuse if the ply was the other side's"},
 			&cli.StringFlag{Name: "bot", Usage: "the bot that played that turn (executable, directory or ZIP)", Required: true, TakesFile: true},
@@ -158,7 +159,7 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 			&cli.StringFlag{Name: "sandbox", Usage: "docker or local (default: the one recorded)"},
 			&cli.StringFlag{Name: "image", Usage: "runtime image (default: the one recorded)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
-		},
+		}, buildFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("rerun takes one transcript or match directory")
@@ -178,7 +179,7 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 			if err != nil {
 				return usagef("%v", err)
 			}
-			bot, err := loadBot("bot", c.String("bot"), g)
+			bot, err := loadBot(c, "bot", c.String("bot"), g)
 			if err != nil {
 				return err
 			}
@@ -194,6 +195,20 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 				return err
 			}
 			defer closer()
+			// A bot handed in as source is built as it was for the match (the
+			// build cache holds it): its artifact's hash must be the one
+			// recorded, so a changed source is refused.
+			b, err := newBuilder(c, backend, h.Limits, nil)
+			if err != nil {
+				return err
+			}
+			bots := []*submission.Bot{bot}
+			if err := readyBots(c, b, bots); err != nil {
+				return err
+			}
+			if bot = bots[0]; bot.BuildError != "" {
+				return failf("%s does not build now: %s", bot.Name, bot.BuildError)
+			}
 			if d, ok := backend.(*docker.Backend); ok {
 				if id, err := d.CheckImage(c.Context); err == nil && h.Sandbox["imageId"] != "" && h.Sandbox["imageId"] != id {
 					fmt.Fprintf(c.App.ErrWriter, "arena: warning: image %s is %s now; the match ran on %s\n", image, id, h.Sandbox["imageId"])

@@ -174,6 +174,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			tournamentCommand(),
 			standingsCommand(),
 			validateCommand(),
+			languagesCommand(),
 			keyCommand(),
 		},
 	}

@@ -27,7 +27,7 @@ import (
 // matchFlags are shared by every command that plays matches.
 func matchFlags() []cli.Flag {
 	d := sandbox.DefaultLimits()
-	return []cli.Flag{
+	return append([]cli.Flag{
 		gameFlag(),
 		ruleFlag(),
 		&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
@@ -38,7 +38,7 @@ func matchFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "pids", Value: d.Pids, Usage: "process and thread limit per bot"},
 		&cli.StringFlag{Name: "on-fault", Value: string(match.Forfeit), Usage: "forfeit (a bot's fault loses the game) or random-move (play a random legal move for it, record the fault, continue)"},
 		&cli.IntFlag{Name: "max-plies", Usage: "draw after this many play plies (default: the game's rule, 200 for codeclash)"},
-	}
+	}, buildFlags()...)
 }
 
 // evidenceFlags set how much data-file content a match keeps; budget is the
@@ -165,12 +165,16 @@ func openBackend(c *cli.Context, kind, image string, sweep bool) (sandbox.Backen
 	return nil, nil, usagef("--sandbox: want docker or local, got %q", kind)
 }
 
-func loadBot(flag, path string, g rules.Game) (*submission.Bot, error) {
+func loadBot(c *cli.Context, flag, path string, g rules.Game) (*submission.Bot, error) {
 	if path == "" {
-		return nil, usagef("--%s is required: a bot executable, a directory holding one, or a submission ZIP", flag)
+		return nil, usagef("--%s is required: a bot executable, a directory holding one, a submission ZIP, or a source file", flag)
+	}
+	langs, err := languages(c)
+	if err != nil {
+		return nil, err
 	}
 	pack, _ := g.(rules.Packager)
-	b, err := submission.LoadFor(path, submission.DefaultLimits(), pack)
+	b, err := submission.LoadSource(path, submission.DefaultLimits(), pack, langs.Knows)
 	if err != nil {
 		return nil, usagef("--%s: %v", flag, err)
 	}
@@ -219,11 +223,11 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 			if err != nil {
 				return err
 			}
-			white, err := loadBot("white", c.String("white"), g)
+			white, err := loadBot(c, "white", c.String("white"), g)
 			if err != nil {
 				return err
 			}
-			black, err := loadBot("black", c.String("black"), g)
+			black, err := loadBot(c, "black", c.String("black"), g)
 			if err != nil {
 				return err
 			}
@@ -236,6 +240,15 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 				return err
 			}
 			defer ms.closer()
+			b, err := newBuilder(c, ms.backend, ms.limits, nil)
+			if err != nil {
+				return err
+			}
+			bots := []*submission.Bot{white, black}
+			if err := readyBots(c, b, bots); err != nil {
+				return err
+			}
+			white, black = bots[0], bots[1]
 			seed := c.Uint64("seed")
 			if !c.IsSet("seed") {
 				seed = match.RandomSeed()

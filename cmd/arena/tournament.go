@@ -25,7 +25,11 @@ import (
 
 // loadBots reads the participants: each argument is a bot, or a single
 // directory argument holds one bot per entry.
-func loadBots(args []string, g rules.Game) ([]*submission.Bot, error) {
+func loadBots(c *cli.Context, args []string, g rules.Game) ([]*submission.Bot, error) {
+	langs, err := languages(c)
+	if err != nil {
+		return nil, err
+	}
 	if len(args) == 1 {
 		if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
 			dir := args[0]
@@ -45,7 +49,7 @@ func loadBots(args []string, g rules.Game) ([]*submission.Bot, error) {
 	seen := map[string]string{}
 	for _, a := range args {
 		pack, _ := g.(rules.Packager)
-		b, err := submission.LoadFor(a, submission.DefaultLimits(), pack)
+		b, err := submission.LoadSource(a, submission.DefaultLimits(), pack, langs.Knows)
 		if err != nil {
 			return nil, usagef("bot %s: %v", a, err)
 		}
@@ -120,7 +124,7 @@ func runTournament(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bots, err := loadBots(c.Args().Slice(), g)
+	bots, err := loadBots(c, c.Args().Slice(), g)
 	if err != nil {
 		return err
 	}
@@ -153,6 +157,14 @@ func runTournament(c *cli.Context) error {
 		return err
 	}
 	defer ms.closer()
+	// Each bot handed in as source is built once, before the first game.
+	b, err := newBuilder(c, ms.backend, ms.limits, nil)
+	if err != nil {
+		return err
+	}
+	if err := readyBots(c, b, bots); err != nil {
+		return err
+	}
 
 	// On resume, the stored seed stands unless one is given.
 	seed := c.Uint64("seed")

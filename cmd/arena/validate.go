@@ -120,6 +120,9 @@ func runValidate(c *cli.Context) error {
 		if o.Facts, err = validate.ProbeImage(c.Context, ms.backend, ms.limits); err != nil {
 			return fmt.Errorf("read the runtime image: %w", err)
 		}
+		if o.Builder, err = newBuilder(c, ms.backend, ms.limits, nil); err != nil {
+			return err
+		}
 		if o.Opponent, err = builtinOpponent(ms.game); err != nil {
 			fmt.Fprintln(c.App.ErrWriter, "arena: warning:", err, "; the full matches are skipped")
 		}
@@ -212,7 +215,12 @@ func printReport(w io.Writer, r *validate.Report) {
 		if ch.Fix != "" && ch.Status != validate.Pass {
 			fmt.Fprintf(w, "        %-20s fix: %s\n", "", ch.Fix)
 		}
-		if e := ch.Evidence; e != nil {
+		if e := ch.Evidence; e != nil && e.Output != "" {
+			fmt.Fprintf(w, "        %-20s %s said:\n", "", e.Label)
+			for _, l := range strings.Split(e.Output, "\n") {
+				fmt.Fprintf(w, "        %-20s   %s\n", "", l)
+			}
+		} else if e != nil {
 			exit := fmt.Sprintf("exit %d", e.ExitCode)
 			if e.Signal != 0 {
 				exit = fmt.Sprintf("killed by signal %d", e.Signal)

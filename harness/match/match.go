@@ -192,6 +192,19 @@ func (m *runner) play(ctx context.Context) string {
 	if m.cfg.Observer != nil {
 		m.cfg.Observer.Started(header)
 	}
+	// A bot that did not build cannot play: it loses (both: a draw).
+	failed := false
+	for _, side := range rules.Sides {
+		if reason := m.bot(side).BuildError; reason != "" {
+			failed = true
+			if err := m.record(m.ref.BuildFailed(side, reason).Record); err != nil {
+				return err.Error()
+			}
+		}
+	}
+	if failed {
+		return ""
+	}
 	if err := m.openBoxes(ctx); err != nil {
 		return err.Error()
 	}
@@ -294,7 +307,8 @@ func (m *runner) describe(ctx context.Context) (transcript.Header, error) {
 	desc, err := m.cfg.Backend.Describe(ctx)
 	host, _ := os.Hostname()
 	botInfo := func(b *submission.Bot) transcript.Bot {
-		return transcript.Bot{Name: b.Name, SHA256: b.SHA256, SubmissionSHA256: b.SubmissionSHA256, Source: b.Source, Entry: b.Program.Entry}
+		return transcript.Bot{Name: b.Name, SHA256: b.SHA256, SubmissionSHA256: b.SubmissionSHA256, Source: b.Source, Entry: b.Program.Entry,
+			Language: b.Language, Toolchain: b.Toolchain}
 	}
 	protocol := "files"
 	if m.ref.Lines() != nil {

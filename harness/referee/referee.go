@@ -343,12 +343,26 @@ func join(a, b [2][]string) [2][]string {
 // StartFailed settles a line-game bot that could not be started at all: it
 // cannot play, so it loses whatever the policy.
 func (r *Referee) StartFailed(side rules.Side, reason string) Step {
+	return r.cannotPlay(side, rules.Crash, reason)
+}
+
+// BuildFailed settles a bot handed in as source that did not build: it loses
+// whatever the policy. When both sides fail so, the game is a draw.
+func (r *Referee) BuildFailed(side rules.Side, reason string) Step {
+	return r.cannotPlay(side, rules.BuildError, reason)
+}
+
+func (r *Referee) cannotPlay(side rules.Side, v rules.Verdict, reason string) Step {
 	st := r.st
-	s := Step{Judgement: Judgement{Verdict: rules.Crash, Reason: reason}}
+	s := Step{Judgement: Judgement{Verdict: v, Reason: reason}}
 	s.Record = transcript.Turn{Ply: st.Turn() + 1, Side: side.String(), Phase: st.Phase(), TurnNumber: st.Turn() + 1,
-		StartError: reason, ExitCode: -1, Verdict: string(rules.Crash), Reason: reason, GameDir: []sandbox.Entry{}}
-	r.faults = append(r.faults, transcript.Fault{Ply: s.Record.Ply, Side: side.String(), Verdict: string(rules.Crash), Reason: reason})
-	r.forfeit = &rules.Outcome{Over: true, Winner: side.Other(), Reason: string(rules.Crash)}
+		StartError: reason, ExitCode: -1, Verdict: string(v), Reason: reason, GameDir: []sandbox.Entry{}}
+	r.faults = append(r.faults, transcript.Fault{Ply: s.Record.Ply, Side: side.String(), Verdict: string(v), Reason: reason})
+	winner := side.Other()
+	if r.forfeit != nil && r.forfeit.Winner == side {
+		winner = rules.NoSide // the other side could not play either
+	}
+	r.forfeit = &rules.Outcome{Over: true, Winner: winner, Reason: string(v)}
 	return s
 }
 

@@ -204,15 +204,20 @@ func (r *replayer) run(lines []transcript.Line) *Divergence {
 	for _, sum := range tail.Pruned {
 		r.pruned[sum] = true
 	}
+	cannotPlay := false
 	for i, l := range lines[1 : len(lines)-1] {
 		n := i + 2
 		var t transcript.Turn
 		if err := l.Decode(&t); err != nil {
 			return diverge(n, 0, "record", "a turn", err.Error())
 		}
-		if ref.Over() {
+		// Both bots may fail to start or build: the second failure is
+		// recorded after the first ended the game.
+		bothFailed := i == 1 && cannotPlay && t.StartError != "" && t.Ply == 1
+		if ref.Over() && !bothFailed {
 			return diverge(n, t.Ply, "record", "a turn", "none: the game was already over")
 		}
+		cannotPlay = t.StartError != "" && t.Ply == 1
 		var before rules.State
 		if r.each != nil {
 			before = ref.State().Clone()
@@ -254,13 +259,19 @@ func normal(r transcript.Result) transcript.Result {
 // turn settles one recorded turn again and compares the records.
 func (r *replayer) turn(n int, ref *referee.Referee, t transcript.Turn) (referee.Ask, *Divergence) {
 	var a referee.Ask
-	if ref.Lines() != nil && t.StartError != "" {
-		// A line-game bot that could not be started.
+	if t.StartError != "" && (ref.Lines() != nil || t.Verdict == string(rules.BuildError)) {
+		// A line-game bot that could not be started, or a bot that did not
+		// build.
 		side, err := rules.ParseSide(t.Side)
 		if err != nil {
 			return a, diverge(n, t.Ply, "side", t.Side, err.Error())
 		}
-		s := ref.StartFailed(side, t.StartError)
+		var s referee.Step
+		if t.Verdict == string(rules.BuildError) {
+			s = ref.BuildFailed(side, t.StartError)
+		} else {
+			s = ref.StartFailed(side, t.StartError)
+		}
 		return a, compare(n, t, s.Record)
 	}
 	a, err := ref.Next()

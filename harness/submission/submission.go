@@ -59,6 +59,14 @@ type Bot struct {
 	Program          sandbox.Program
 	// Choice explains how the executable was picked.
 	Choice string
+	// SourceEntry is the source file a bot handed in as source is built
+	// from; such a bot has no Program.Entry until it is built (see
+	// harness/build). Language is its extension and Toolchain the version
+	// that built it; BuildError says why it did not build.
+	SourceEntry string
+	Language    string
+	Toolchain   string
+	BuildError  string
 }
 
 // Error is a refusal that names the entry and the rule.
@@ -131,6 +139,13 @@ func Load(p string, lim Limits) (*Bot, error) { return LoadFor(p, lim, nil) }
 // LoadFor is Load for a game whose submissions a Packager turns into a
 // program (nil: pick the executable).
 func LoadFor(p string, lim Limits, pack rules.Packager) (*Bot, error) {
+	return LoadSource(p, lim, pack, nil)
+}
+
+// LoadSource is LoadFor that also takes a bot handed in as source: with no
+// executable, the one file (at the top, or the only one anywhere) that
+// isSource accepts is the bot's SourceEntry, to be built.
+func LoadSource(p string, lim Limits, pack rules.Packager, isSource func(name string) bool) (*Bot, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, err
@@ -170,6 +185,17 @@ func LoadFor(p string, lim Limits, pack rules.Packager) (*Bot, error) {
 	}
 	if err == nil && entry == "" {
 		entry, why, err = PickExecutable(files)
+	}
+	if errors.Is(err, ErrNoExecutable) && isSource != nil {
+		src, serr := PickSource(files, isSource)
+		if serr != nil {
+			return nil, fmt.Errorf("%s: %w", p, serr)
+		}
+		if subSum == "" {
+			subSum = filesSum(files)
+		}
+		return &Bot{Name: name, Source: p, SHA256: subSum, SubmissionSHA256: subSum,
+			Program: sandbox.Program{Name: name, Files: files}, Choice: src + " is the source to build", SourceEntry: src}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
@@ -458,7 +484,35 @@ func PickExecutable(files []sandbox.File) (entry, why string, err error) {
 	if mo := byKind[MachO]; len(mo) > 0 {
 		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64 on Ubuntu 24.04", mo[0])
 	}
-	return "", "", errors.New("no executable found: expected one ELF executable built for Linux x86-64 (or one script starting with #!)")
+	return "", "", ErrNoExecutable
+}
+
+// ErrNoExecutable is a submission that holds no executable at all.
+var ErrNoExecutable = errors.New("no executable found: expected one ELF executable built for Linux x86-64 (or one script starting with #!)")
+
+// PickSource finds the one source file of a submission without an
+// executable: the one at the top, else the only one anywhere.
+func PickSource(files []sandbox.File, isSource func(string) bool) (string, error) {
+	var top, all []string
+	for _, f := range files {
+		if !isSource(f.Name) {
+			continue
+		}
+		all = append(all, f.Name)
+		if !strings.Contains(f.Name, "/") {
+			top = append(top, f.Name)
+		}
+	}
+	sort.Strings(top)
+	switch {
+	case len(top) == 1:
+		return top[0], nil
+	case len(top) > 1:
+		return "", fmt.Errorf("no executable and %d source files at the top (%s): hand in one source file, or one executable", len(top), strings.Join(top, ", "))
+	case len(all) == 1:
+		return all[0], nil
+	}
+	return "", ErrNoExecutable
 }
 
 // Extract writes files into dir, which must be empty or missing, through an

@@ -16,6 +16,10 @@ type Bot struct {
 	SubmissionSHA256 string `json:"submissionSha256,omitempty"`
 	Source           string `json:"source,omitempty"`
 	Entry            string `json:"entry,omitempty"` // executable's name in the submission
+	// Language and Toolchain say how a bot handed in as source was built:
+	// the source's extension and the compiler's or runtime's version.
+	Language  string `json:"language,omitempty"`
+	Toolchain string `json:"toolchain,omitempty"`
 }
 
 // Header is the first record: everything needed to re-run the match.

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/replay"
@@ -62,6 +63,9 @@ type Evidence struct {
 	// was asked in, terrain included, as the game draws it.
 	Dialogue []string `json:"dialogue,omitempty"`
 	Board    string   `json:"board,omitempty"`
+	// Output is what a failed build said (its exit status and first lines);
+	// such evidence is about no turn.
+	Output string `json:"output,omitempty"`
 }
 
 // dialogueSteps is how much of a dialogue the evidence keeps.
@@ -97,6 +101,8 @@ type Report struct {
 	Usage    *Usage  `json:"usage,omitempty"`
 	Warnings int     `json:"warnings"`
 	Failures int     `json:"failures"`
+	// SourceBuilt is the artifact's hash of a submission built from source.
+	SourceBuilt string `json:"sourceBuilt,omitempty"`
 }
 
 func (r *Report) add(c Check) {
@@ -118,6 +124,9 @@ type Options struct {
 	Backend sandbox.Backend // nil: static checks only
 	Limits  sandbox.Limits
 	Facts   *ImageFacts // what the runtime image offers; nil skips those checks
+	// Builder builds a submission handed in as source; nil takes executables
+	// only.
+	Builder *build.Builder
 	// Opponent is the built-in random bot for the full matches; nil skips them.
 	Opponent *submission.Bot
 	// Dir, when set, keeps the extracted files and the matches here.
@@ -172,10 +181,27 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		}
 	} else {
 		entry, why, err = submission.PickExecutable(files)
-		if err != nil {
+		var src string
+		if errors.Is(err, submission.ErrNoExecutable) && o.Builder != nil {
+			src, err = submission.PickSource(files, o.Builder.Langs.Knows)
+		}
+		switch {
+		case err != nil:
 			fix := "put exactly one executable, built for Linux x86-64 on Ubuntu 24.04, in the ZIP"
+			if o.Builder != nil {
+				fix += ", or one source file (" + strings.Join(o.Builder.Langs.Exts(), ", ") + "; see arena languages)"
+			}
 			rep.add(Check{Name: "executable", Status: Fail, Detail: err.Error(), Fix: fix})
-		} else {
+		case src != "":
+			var built bool
+			if files, entry, built, err = buildChecks(ctx, rep, o.Builder, &submission.Bot{Name: rep.Name, Source: p,
+				SubmissionSHA256: zipSum, SourceEntry: src, Program: sandbox.Program{Name: rep.Name, Files: files}}); err != nil {
+				return nil, err
+			}
+			if !built {
+				err = errors.New("did not build")
+			}
+		default:
 			rep.add(Check{Name: "executable", Status: Pass, Detail: why})
 		}
 	}
@@ -188,7 +214,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 			}
 		}
 	}
-	if exe != nil && !isPackaged(o.Game) {
+	if exe != nil && !isPackaged(o.Game) && rep.SourceBuilt == "" {
 		binaryChecks(rep, entry, exe, o.Facts)
 	}
 	docChecks(rep, submitted)
@@ -196,6 +222,9 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	if exe != nil && o.Backend != nil && rep.Failures == 0 {
 		bot := &submission.Bot{Name: rep.Name, Source: p, SHA256: submission.Sum(exe), SubmissionSHA256: zipSum,
 			Program: sandbox.Program{Name: rep.Name, Files: files, Entry: entry}}
+		if rep.SourceBuilt != "" {
+			bot.SHA256 = rep.SourceBuilt
+		}
 		if err := behaviour(ctx, rep, bot, files, o); err != nil {
 			return nil, err
 		}
@@ -544,6 +573,53 @@ func lineEvidence(e *Evidence, lines []transcript.Line, dir string, turns []tran
 		}
 	})
 	return nil
+}
+
+// buildChecks builds a submission handed in as source: a "build" check with
+// the compiler's own lines when it fails, then the language's syntax check
+// (Python's byte-compile, node --check). It returns the program to run.
+func buildChecks(ctx context.Context, rep *Report, b *build.Builder, bot *submission.Bot) ([]sandbox.File, string, bool, error) {
+	lang, _ := b.Langs.For(bot.SourceEntry)
+	built, err := b.Ready(ctx, bot)
+	if err != nil {
+		return nil, "", false, err
+	}
+	if built.BuildError != "" {
+		first := headline(built.BuildError)
+		fix := "make it build in the runtime image with: " + strings.ReplaceAll(lang.Build, "{src}", bot.SourceEntry) + " (arena languages shows every language's build)"
+		rep.add(Check{Name: "build", Status: Fail, Detail: bot.SourceEntry + ": " + first, Fix: fix,
+			Evidence: &Evidence{Label: "the build of " + bot.SourceEntry, Verdict: "build-error", Output: built.BuildError}})
+		return nil, "", false, nil
+	}
+	rep.add(Check{Name: "build", Status: Pass, Detail: built.Choice})
+	complaint, err := b.Check(ctx, bot)
+	if err != nil {
+		return nil, "", false, err
+	}
+	if complaint != "" {
+		first := headline(complaint)
+		rep.add(Check{Name: "syntax", Status: Fail, Detail: bot.SourceEntry + ": " + first,
+			Fix:      "fix the errors shown; the check is: " + strings.ReplaceAll(lang.Check, "{src}", bot.SourceEntry),
+			Evidence: &Evidence{Label: "the syntax check of " + bot.SourceEntry, Verdict: "build-error", Output: complaint}})
+		return nil, "", false, nil
+	}
+	if lang.Check != "" {
+		rep.add(Check{Name: "syntax", Status: Pass, Detail: strings.ReplaceAll(lang.Check, "{src}", bot.SourceEntry) + " finds nothing wrong"})
+	}
+	rep.SourceBuilt = built.SHA256
+	return built.Program.Files, built.Program.Entry, true, nil
+}
+
+// headline is the line of a build's output worth a report's one line: the
+// first that names an error, else the first.
+func headline(out string) string {
+	lines := strings.Split(out, "\n")
+	for _, l := range lines[1:] {
+		if strings.Contains(strings.ToLower(l), "error") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSuffix(lines[0], ":")
 }
 
 // fullMatch plays the bot against the random bot with the bot on side.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/internal/dockertest"
@@ -341,5 +342,56 @@ func TestArchiveFixForEveryKind(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("no hostile submission of kind %q was tried", k)
 		}
+	}
+}
+
+// A submission handed in as source is built in the sandbox; a Python source
+// with a syntax error fails the syntax check with Python's own message, and a
+// sound one plays its matches.
+func TestValidateASourceSubmission(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	be := docker.New(cli, image)
+	lim := sandbox.DefaultLimits()
+	b := &build.Builder{Backend: be, Langs: build.Default(), Limits: lim, Cache: t.TempDir()}
+	root, _ := gobuild.ModuleRoot()
+	text, err := os.ReadFile(filepath.Join(root, "examples", "tiles", "random_bot.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(text), "\n") // no #! line: source, not a script
+	line, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, source string
+		pass         bool
+		want         string
+	}{
+		{"good", body, true, ""},
+		{"bad", body + "\ndef broken(:\n", false, "SyntaxError"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			zip := zipOf(t, dir, c.name+".zip", entry{Name: "random_bot.py", Data: []byte(c.source)}, readme)
+			rep, err := Validate(context.Background(), zip, Options{Game: tiles.Game{}, Intake: defaultIntake(), Backend: be, Limits: lim,
+				Builder: b, Opponent: lineBotFor(t, "tiles", line), Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, ch := range rep.Checks {
+				if ch.Status == Fail {
+					failed = append(failed, ch.Name+": "+ch.Detail)
+					if ch.Evidence != nil {
+						failed = append(failed, ch.Evidence.Output)
+					}
+				}
+			}
+			got := strings.Join(failed, "\n")
+			if rep.Pass != c.pass || (c.want != "" && !strings.Contains(got, c.want)) {
+				t.Fatalf("pass %v, failures:\n%s", rep.Pass, got)
+			}
+		})
 	}
 }

@@ -1,0 +1,159 @@
+package build_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules/tiles"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+// source writes a one-file submission and loads it as source.
+func source(t *testing.T, langs build.Languages, name, text string) *submission.Bot {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := submission.LoadSource(p, submission.DefaultLimits(), nil, langs.Knows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !build.Needs(b) {
+		t.Fatalf("%s was not taken as source: %+v", name, b.Choice)
+	}
+	return b
+}
+
+func lineFixture(t *testing.T, name string) *submission.Bot {
+	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &submission.Bot{Name: name, SHA256: submission.Sum(data),
+		Program: sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
+}
+
+// A Python bot handed in as one source file is built (its version noted),
+// plays a whole tiles match, and is taken from the cache the second time.
+func TestAPythonSourcePlaysAndIsCached(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	be := docker.New(cli, image)
+	root, _ := gobuild.ModuleRoot()
+	text, err := os.ReadFile(filepath.Join(root, "examples", "tiles", "random_bot.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without its #! line it is not an executable script: only source.
+	_, body, _ := strings.Cut(string(text), "\n")
+	langs := build.Default()
+	b := &build.Builder{Backend: be, Langs: langs, Limits: sandbox.DefaultLimits(), Cache: t.TempDir(), Labels: labels}
+	bot, err := b.Ready(context.Background(), source(t, langs, "random_bot.py", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bot.BuildError != "" || bot.Language != ".py" || !strings.HasPrefix(bot.Toolchain, "Python 3.") || bot.Program.Entry == "" {
+		t.Fatalf("%+v", bot)
+	}
+	dir := t.TempDir()
+	res, err := match.Run(context.Background(), match.Config{Game: tiles.Game{}, Seed: 2, White: bot, Black: lineFixture(t, "tiles.legal"),
+		Backend: be, Limits: sandbox.DefaultLimits(), Dir: dir, Labels: labels})
+	if err != nil || len(res.Faults) != 0 || res.Reason != "points" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	lines, _ := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	var h transcript.Header
+	lines[0].Decode(&h)
+	if h.White.Language != ".py" || h.White.Toolchain != bot.Toolchain || h.White.SHA256 != bot.SHA256 {
+		t.Fatalf("the header records %+v", h.White)
+	}
+	again, err := b.Ready(context.Background(), source(t, langs, "random_bot.py", body))
+	if err != nil || again.SHA256 != bot.SHA256 || b.Builds() != 1 {
+		t.Fatalf("second build: %v, sha256 %s (was %s), %d builds", err, again.SHA256, bot.SHA256, b.Builds())
+	}
+	dockertest.NoLeftovers(t, cli, labels)
+}
+
+// Hostile and broken builds end as build errors within the limits, with the
+// build's own first lines, and leave no container.
+func TestBrokenAndHostileBuilds(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	langs, err := build.Parse(`
+.fail  | echo "first: error here"; echo second; exit 3 | bot | {dir}/bot | - | echo v1
+.flood | yes "flood flood flood flood"                   | bot | {dir}/bot | - | echo v1
+.slow  | sleep 600                                       | bot | {dir}/bot | - | echo v1
+.none  | true                                            | bot | {dir}/bot | - | echo v1
+.peek  | cat /etc/hostname /root/.ssh/id_rsa > bot 2>&1; false | bot | {dir}/bot | - | echo v1
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &build.Builder{Backend: docker.New(cli, image), Langs: langs, Limits: sandbox.DefaultLimits(), Timeout: 3 * time.Second, Labels: labels}
+	for _, c := range []struct{ ext, want string }{
+		{".fail", "exit status 3:\nfirst: error here\nsecond"},
+		{".flood", "flood flood"},
+		{".slow", "the build did not finish within 3s"},
+		{".none", "the build left no bot"},
+		{".peek", "exit status 1"},
+	} {
+		t.Run(c.ext, func(t *testing.T) {
+			t0 := time.Now()
+			bot, err := b.Ready(context.Background(), source(t, langs, "bot"+c.ext, "int main() {}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(bot.BuildError, c.want) || time.Since(t0) > 60*time.Second {
+				t.Fatalf("build error %q after %v, want %q", bot.BuildError, time.Since(t0), c.want)
+			}
+			if strings.Count(bot.BuildError, "\n") > 25 {
+				t.Fatalf("the build error keeps %d lines", strings.Count(bot.BuildError, "\n"))
+			}
+		})
+	}
+	dockertest.NoLeftovers(t, cli, labels)
+}
+
+// A bot that did not build loses with the verdict build-error, without a
+// container; when neither side builds, the game is a draw. Both replay.
+func TestABotThatDidNotBuildLoses(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	be := docker.New(cli, image)
+	broken := &submission.Bot{Name: "broken", SHA256: strings.Repeat("ab", 32), SourceEntry: "bot.c", Language: ".c",
+		BuildError: "exit status 1:\nbot.c:1:1: error: expected identifier"}
+	for _, c := range []struct {
+		white, black *submission.Bot
+		winner       string
+		faults       int
+	}{
+		{lineFixture(t, "tiles.legal"), broken, transcript.WinnerWhite, 1},
+		{broken, broken, transcript.WinnerDraw, 2},
+	} {
+		dir := t.TempDir()
+		res, err := match.Run(context.Background(), match.Config{Game: tiles.Game{}, Seed: 2, White: c.white, Black: c.black,
+			Backend: be, Limits: sandbox.DefaultLimits(), Dir: dir})
+		if err != nil || res.Winner != c.winner || res.Reason != "build-error" || len(res.Faults) != c.faults {
+			t.Fatalf("%v %+v", err, res)
+		}
+		if f := res.Faults[len(res.Faults)-1]; f.Verdict != "build-error" || !strings.Contains(f.Reason, "expected identifier") {
+			t.Fatalf("fault %+v", f)
+		}
+		rep, err := replay.File(dir)
+		if err != nil || !rep.Consistent {
+			t.Fatalf("replay: %v %s", err, rep.Problem())
+		}
+	}
+}
