@@ -142,3 +142,23 @@ func generate(rng *rand.Rand, n, terminators, amplifiers int, starts [2]int) Map
 	}
 	return m
 }
+
+// stepOn is the cell one step from cell p (an index in reading order) of an
+// n x n board in direction d (U, D, L or R), or -1 off the board.
+func stepOn(n, p int, d byte) int {
+	r, c := p/n, p%n
+	switch d {
+	case 'U':
+		r--
+	case 'D':
+		r++
+	case 'L':
+		c--
+	case 'R':
+		c++
+	}
+	if r < 0 || c < 0 || r >= n || c >= n {
+		return -1
+	}
+	return r*n + c
+}

@@ -168,23 +168,7 @@ func (l *follower) cell(f []string) (int, error) {
 }
 
 // step is the cell one step from p in direction d, or -1 off the board.
-func (l *follower) step(p int, d byte) int {
-	r, c := p/l.n, p%l.n
-	switch d {
-	case 'U':
-		r--
-	case 'D':
-		r++
-	case 'L':
-		c--
-	case 'R':
-		c++
-	}
-	if r < 0 || c < 0 || r >= l.n || c >= l.n {
-		return -1
-	}
-	return r*l.n + c
-}
+func (l *follower) step(p int, d byte) int { return stepOn(l.n, p, d) }
 
 // lay records a tile laid on the bot's cell: it extends the active chain when
 // it touches that chain's last tile, else it starts a new chain.

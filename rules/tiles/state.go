@@ -277,23 +277,7 @@ func (s *State) opponentAt(side rules.Side, i int) bool {
 }
 
 // step is the cell one step from i in direction d, or -1 off the board.
-func (s *State) step(i int, d byte) int {
-	r, c := i/s.n, i%s.n
-	switch d {
-	case 'U':
-		r--
-	case 'D':
-		r++
-	case 'L':
-		c--
-	case 'R':
-		c++
-	}
-	if r < 0 || c < 0 || r >= s.n || c >= s.n {
-		return -1
-	}
-	return r*s.n + c
-}
+func (s *State) step(i int, d byte) int { return stepOn(s.n, i, d) }
 
 var dirNames = map[byte]string{'U': "up", 'D': "down", 'L': "left", 'R': "right"}
 
