@@ -1,6 +1,8 @@
 // Package images holds the recipes of the images bots run in and builds them
-// through the Docker API: the runtime image (ubuntu:24.04 plus the arena agent)
-// and the offline test base (Debian from the package mirror, no registry).
+// through the Docker API: the runtime image (ubuntu:24.04 with python3 and
+// its modules, the toolchains of the languages bots are handed in as, and the
+// arena agent) and the offline test base (Debian from the package mirror, no
+// registry, with the same).
 //
 // Builds are cached by content. A runtime image whose build label matches the
 // inputs (the Dockerfile, the agent binary and the base image) is not built
@@ -152,8 +154,9 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 		Remove:      true,
 		ForceRemove: true,
 		// The engine's default network: on a base without python3 and its
-		// modules the Dockerfile installs them from the distribution's
-		// archive. A base that has them needs no network at all.
+		// modules, or without a toolchain (gcc, g++, a JDK, nodejs), the
+		// Dockerfile installs them from the distribution's archive. A base
+		// that has them all needs no network at all.
 	})
 	if err != nil {
 		return false, fmt.Errorf("build %s: %w", o.Tag, err)

@@ -88,3 +88,32 @@ func buildFrom(t *testing.T, cli *client.Client, tag, dockerfile string) {
 		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
 	})
 }
+
+// The runtime image's recipe installs only what its base lacks, and says
+// so: on the test base without nodejs and with no package archive within
+// reach, it names nodejs and nothing else, and fails with the offline fix.
+func TestTheRuntimeRecipeInstallsWhatTheBaseLacks(t *testing.T) {
+	cli, _ := dockertest.Engine(t)
+	id := strconv.FormatInt(time.Now().UnixNano(), 36)
+	base := "arena-testbase:test-without-node-" + id
+	buildFrom(t, cli, base, "FROM "+images.TestbaseTag()+"\n"+
+		"RUN dpkg --purge --force-depends nodejs && rm -rf /etc/apt/sources.list.d && "+
+		"echo 'deb http://127.0.0.1:9/debian trixie main' >/etc/apt/sources.list\n")
+	agent := gobuild.MustStatic(t, "./cmd/arena-agent")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tag := "arena-runtime:test-without-node-" + id
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
+	})
+	var out bytes.Buffer
+	_, err := images.BuildRuntime(ctx, cli, images.RuntimeOptions{Tag: tag, Base: base, Agent: agent, Out: &out})
+	if err == nil {
+		t.Fatalf("built without node and without an archive:\n%s", out.String())
+	}
+	for _, want := range []string{"installing: nodejs\n", "installing nodejs needs the distribution's package archive; offline, build on the test base"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in the build's output:\n%s", want, out.String())
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/rules"
@@ -31,21 +32,35 @@ func doctorCommand() *cli.Command {
 		Description: `Runs the preflight an organizer should run before an event: the engine answers,
 its versions, cgroups and storage driver, the runtime image is present and what
 it offers bots (glibc, interpreters, python3 and the numpy, pandas and tabulate
-modules with their versions, read from inside as arena validate reads them), a
-hardened container starts with the limits that were asked (checked from inside),
-an out-of-memory kill is reported as such, turn deadlines are exact, and this
-host's timers are precise. Each check is ok, warn or fail, with a fix.
+modules with their versions, read from inside as arena validate reads them),
+the toolchain of each language bots may be handed in as (the languages table:
+the built-in one or --languages FILE) with its version, as the table's version
+command prints it in a sandbox of the image, a hardened container starts with
+the limits that were asked (checked from inside), an out-of-memory kill is
+reported as such, turn deadlines are exact, and this host's timers are precise.
+Each check is ok, warn or fail, with a fix.
+
+With --bench it measures instead what a turn costs, and for each language a
+hello world built once in the sandbox with the table's commands, then started
+--hello-runs times as a turn: a JVM's or an interpreter's start is paid every
+turn by bots that run a fresh process per turn.
 
 Exits 1 when a check that official matches need fails.`,
 		Flags: []cli.Flag{
 			imageFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},
-			&cli.BoolFlag{Name: "bench", Usage: "instead of the checks, measure what a turn costs: bare fork/exec, local backend, docker backend, a sandbox reset, container start"},
+			&cli.StringFlag{Name: "languages", Usage: "languages file whose toolchains to check (default: the built-in table; arena languages prints it)", TakesFile: true},
+			&cli.BoolFlag{Name: "bench", Usage: "instead of the checks, measure what a turn costs: bare fork/exec, local backend, docker backend, a sandbox reset, container start, and a hello world of each language"},
 			&cli.IntFlag{Name: "runs", Value: 200, Usage: "turns per measurement with --bench"},
+			&cli.IntFlag{Name: "hello-runs", Value: 20, Usage: "starts of each language's hello world with --bench (0: leave the languages out)"},
 		},
 		Action: func(c *cli.Context) error {
+			langs, err := languages(c)
+			if err != nil {
+				return err
+			}
 			if c.Bool("bench") {
-				return benchAction(c)
+				return benchAction(c, langs)
 			}
 			checks := []docker.Check{}
 			cli, err := docker.Connect(dockerConn(c))
@@ -53,7 +68,7 @@ Exits 1 when a check that official matches need fails.`,
 				checks = append(checks, docker.Check{Name: "engine", Status: docker.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
 			} else {
 				defer cli.Close()
-				checks = withImageOffers(c.Context, cli, c.String("image"), docker.Preflight(c.Context, cli, c.String("image")))
+				checks = withImageOffers(c.Context, cli, c.String("image"), langs, docker.Preflight(c.Context, cli, c.String("image")))
 			}
 			checks = append(checks, timerCheck())
 			if c.Bool("json") {
@@ -102,28 +117,32 @@ func printChecks(w io.Writer, checks []docker.Check) {
 const imageOffersCheck = "image offers"
 
 // withImageOffers adds, after the runtime image's row, what the image offers
-// bots: a probe of it when the image is there, a skip otherwise.
-func withImageOffers(ctx context.Context, cli *client.Client, image string, checks []docker.Check) []docker.Check {
+// bots, then a row for each language of langs: a probe of the image when it
+// is there, skips otherwise.
+func withImageOffers(ctx context.Context, cli *client.Client, image string, langs build.Languages, checks []docker.Check) []docker.Check {
 	at := slices.IndexFunc(checks, func(c docker.Check) bool { return c.Name == "runtime image" })
-	row := docker.Check{Name: imageOffersCheck, Status: docker.Skip, Detail: "needs the runtime image"}
+	rows := append([]docker.Check{{Name: imageOffersCheck, Status: docker.Skip, Detail: "needs the runtime image"}},
+		languageRows(langs, nil, "needs the runtime image")...)
 	if at < 0 {
-		return append(checks, row)
+		return append(checks, rows...)
 	}
 	if checks[at].Status == docker.OK {
-		row = probeImageOffers(ctx, cli, image)
+		rows = probeImageOffers(ctx, cli, image, langs)
 	}
-	return slices.Insert(checks, at+1, row)
+	return slices.Insert(checks, at+1, rows...)
 }
 
 // probeImageOffers runs the image probe of arena validate in a sandbox of
-// the image.
-func probeImageOffers(ctx context.Context, cli *client.Client, image string) docker.Check {
-	facts, err := validate.ProbeImage(ctx, docker.New(cli, image), sandbox.DefaultLimits())
+// the image, asking it about the toolchain of each language of langs too:
+// the image offers row, then one row per language.
+func probeImageOffers(ctx context.Context, cli *client.Client, image string, langs build.Languages) []docker.Check {
+	facts, err := validate.ProbeImageWith(ctx, docker.New(cli, image), sandbox.DefaultLimits(), toolchainQueries(langs))
 	if err != nil {
-		return docker.Check{Name: imageOffersCheck, Status: docker.Warn, Detail: "the image probe failed: " + err.Error(),
-			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}
+		return append([]docker.Check{{Name: imageOffersCheck, Status: docker.Warn, Detail: "the image probe failed: " + err.Error(),
+			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}},
+			languageRows(langs, nil, "needs the image probe")...)
 	}
-	return offersCheck(facts, packagers())
+	return append([]docker.Check{offersCheck(facts, packagers())}, languageRows(langs, facts, "")...)
 }
 
 // packagers are the registered games whose adapters need something of the
@@ -229,9 +248,12 @@ func timerCheck() docker.Check {
 	return c
 }
 
-func benchAction(c *cli.Context) error {
+func benchAction(c *cli.Context, langs build.Languages) error {
 	if c.Int("runs") < 10 {
 		return usagef("--runs must be at least 10")
+	}
+	if c.Int("hello-runs") < 0 {
+		return usagef("--hello-runs must not be negative")
 	}
 	cl, err := engine(c)
 	if err != nil {
@@ -242,6 +264,32 @@ func benchAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var failed []string
+	if c.Int("hello-runs") > 0 {
+		var more []docker.Timing
+		var unknown []string
+		more, unknown, failed, err = benchLanguages(c.Context, cl, c.String("image"), langs, c.Int("hello-runs"), timings[0].P50Ms)
+		if err != nil {
+			return err
+		}
+		timings = append(timings, more...)
+		if len(unknown) > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "arena: not measured: %s (arena has no hello world in them)\n", strings.Join(unknown, ", "))
+		}
+		for _, s := range failed {
+			fmt.Fprintf(c.App.ErrWriter, "arena: not measured: %s\n", s)
+		}
+	}
+	if err := printTimings(c, timings); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return failf("%s could not be measured (see above)", plural(len(failed), "language"))
+	}
+	return nil
+}
+
+func printTimings(c *cli.Context, timings []docker.Timing) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")

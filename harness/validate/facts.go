@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,33 @@ type ImageFacts struct {
 	// name Commands uses ("python3", "python3-numpy"); a module without a
 	// __version__ has an empty one.
 	Versions map[string]string `json:"versions,omitempty"`
+	// Toolchains holds what was found of each ToolchainQuery the probe was
+	// given, by its Name.
+	Toolchains map[string]Toolchain `json:"toolchains,omitempty"`
 }
+
+// ToolchainQuery asks the image probe about a toolchain: a language's
+// compiler or interpreter and the programs its commands start.
+type ToolchainQuery struct {
+	Name     string   // its key in ImageFacts.Toolchains (a language's extension)
+	Programs []string // looked up in PATH (or as absolute paths)
+	Version  string   // a shell command that prints the toolchain's version
+}
+
+// Toolchain is what the probe found of a ToolchainQuery.
+type Toolchain struct {
+	// Version is the first line the version command printed, when it
+	// exited 0.
+	Version string `json:"version,omitempty"`
+	// Missing lists the programs that are not in the image.
+	Missing []string `json:"missing,omitempty"`
+	// Error says how the version command failed: its exit status and the
+	// first line it printed.
+	Error string `json:"error,omitempty"`
+}
+
+// OK reports whether every program is there and the version command worked.
+func (t Toolchain) OK() bool { return t.Version != "" && t.Error == "" && len(t.Missing) == 0 }
 
 // PythonModules are the Python modules the probe looks for, in the order
 // reports name them: the ones the event's script bots import. A game that
@@ -36,8 +63,12 @@ func (f *ImageFacts) HasCommand(prog string) bool {
 
 // probeScript writes facts.txt: one "key=value" per line. The Python part
 // imports each module in turn, so a module that fails to import (a missing
-// dependency) is reported absent without hiding the others.
-func probeScript() string {
+// dependency) is reported absent without hiding the others. Each toolchain
+// query is reported by its index: "tcmissing=<i>=<program>" for a program
+// not found, "tcexit=<i>=<status>" and "tcout=<i>=<first line>" for its
+// version command, which runs with stdin closed and at most
+// toolchainVersionTime.
+func probeScript(tcs ...ToolchainQuery) string {
 	return `#!/bin/sh
 {
 echo "glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
@@ -64,9 +95,34 @@ fi
 for p in /bin/sh /bin/bash /usr/bin/env /usr/bin/python3 /usr/bin/python /usr/local/bin/python3 /usr/bin/perl /usr/bin/node; do
   [ -x "$p" ] && echo "cmd=$p"
 done
-} > facts.txt
+` + toolchainScript(tcs) + `} > facts.txt
 exit 0
 `
+}
+
+// toolchainVersionTime bounds one toolchain's version command in the probe.
+const toolchainVersionTime = 10 * time.Second
+
+// toolchainScript is the part of the probe that asks about toolchains.
+func toolchainScript(tcs []ToolchainQuery) string {
+	if len(tcs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "if command -v timeout >/dev/null 2>&1; then limit=\"timeout %d\"; else limit=; fi\n", int(toolchainVersionTime/time.Second))
+	for i, q := range tcs {
+		for _, p := range q.Programs {
+			fmt.Fprintf(&b, "command -v %s >/dev/null 2>&1 || echo \"tcmissing=%d=\"%s\n", shellQuote(p), i, shellQuote(p))
+		}
+		fmt.Fprintf(&b, "out=$($limit sh -c %s 2>&1 </dev/null); echo \"tcexit=%d=$?\"\n", shellQuote(q.Version), i)
+		fmt.Fprintf(&b, "printf 'tcout=%d=%%s\\n' \"$(printf '%%s\\n' \"$out\" | sed -n '/[^[:space:]]/{p;q;}')\"\n", i)
+	}
+	return b.String()
+}
+
+// shellQuote makes s one word of sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // probeTime is the least time the probe is given, whatever the bots' turn
@@ -78,8 +134,16 @@ const probeTime = 30 * time.Second
 // of PythonModules it imports, with their versions. The probe runs under lim,
 // with at least probeTime to finish: it is arena's program, not a bot's turn.
 func ProbeImage(ctx context.Context, b sandbox.Backend, lim sandbox.Limits) (*ImageFacts, error) {
-	lim.TurnTimeout = max(lim.TurnTimeout, probeTime)
-	prog := sandbox.Program{Name: "probe", Entry: "probe", Files: []sandbox.File{{Name: "probe", Data: []byte(probeScript()), Mode: 0o755}}}
+	return ProbeImageWith(ctx, b, lim, nil)
+}
+
+// ProbeImageWith is ProbeImage that also asks about toolchains: whether the
+// programs of each are there and what its version command prints, run in
+// the sandbox like everything else of the probe. The probe's time grows by
+// toolchainVersionTime for each query.
+func ProbeImageWith(ctx context.Context, b sandbox.Backend, lim sandbox.Limits, tcs []ToolchainQuery) (*ImageFacts, error) {
+	lim.TurnTimeout = max(lim.TurnTimeout, probeTime+time.Duration(len(tcs))*toolchainVersionTime)
+	prog := sandbox.Program{Name: "probe", Entry: "probe", Files: []sandbox.File{{Name: "probe", Data: []byte(probeScript(tcs...)), Mode: 0o755}}}
 	box, err := b.Open(ctx, sandbox.Spec{Program: prog, Limits: lim, Labels: map[string]string{"org.arenabots.arena.validate": "probe"}})
 	if err != nil {
 		return nil, err
@@ -92,16 +156,23 @@ func ProbeImage(ctx context.Context, b sandbox.Backend, lim sandbox.Limits) (*Im
 	if r.ExitCode != 0 || !r.Answer.Present {
 		return nil, fmt.Errorf("the image probe failed (exit %d): %s", r.ExitCode, r.Stderr.Data)
 	}
-	f := parseFacts(r.Answer.Data)
+	f := parseFacts(r.Answer.Data, tcs...)
 	if f.Glibc == "" {
 		return nil, fmt.Errorf("the image probe could not read the glibc version")
 	}
 	return f, nil
 }
 
-// parseFacts reads the probe's facts.txt.
-func parseFacts(data []byte) *ImageFacts {
+// parseFacts reads the probe's facts.txt; tcs are the toolchain queries the
+// probe was given.
+func parseFacts(data []byte, tcs ...ToolchainQuery) *ImageFacts {
 	f := &ImageFacts{Libraries: map[string]bool{}, Commands: map[string]bool{}, Versions: map[string]string{}}
+	type answer struct {
+		missing []string
+		exit    string
+		out     string
+	}
+	answers := make([]answer, len(tcs))
 	for _, line := range strings.Split(string(data), "\n") {
 		k, v, ok := strings.Cut(line, "=")
 		if !ok || v == "" {
@@ -118,7 +189,44 @@ func parseFacts(data []byte) *ImageFacts {
 			if name, ver, ok := strings.Cut(v, "="); ok && name != "" {
 				f.Versions[name] = ver
 			}
+		case "tcmissing", "tcexit", "tcout":
+			n, val, _ := strings.Cut(v, "=")
+			i, err := strconv.Atoi(n)
+			if err != nil || i < 0 || i >= len(tcs) {
+				continue
+			}
+			switch val = strings.TrimSpace(val); k {
+			case "tcmissing":
+				answers[i].missing = append(answers[i].missing, val)
+			case "tcexit":
+				answers[i].exit = val
+			case "tcout":
+				answers[i].out = val
+			}
 		}
+	}
+	if len(tcs) > 0 {
+		f.Toolchains = map[string]Toolchain{}
+	}
+	for i, q := range tcs {
+		a := answers[i]
+		t := Toolchain{Missing: a.missing}
+		switch {
+		case a.exit == "":
+			t.Error = "the probe did not get to run " + q.Version
+		case a.exit == "124":
+			t.Error = fmt.Sprintf("%s did not finish within %v", q.Version, toolchainVersionTime)
+		case a.exit != "0":
+			t.Error = fmt.Sprintf("%s failed (exit %s)", q.Version, a.exit)
+			if a.out != "" {
+				t.Error += ": " + a.out
+			}
+		case a.out == "":
+			t.Error = q.Version + " printed nothing"
+		default:
+			t.Version = a.out
+		}
+		f.Toolchains[q.Name] = t
 	}
 	return f
 }

@@ -76,3 +76,93 @@ func TestProbeScriptReportsPythonAndItsModules(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFactsReadsToolchains(t *testing.T) {
+	tcs := []ToolchainQuery{
+		{Name: ".c", Programs: []string{"gcc"}, Version: "gcc --version"},
+		{Name: ".java", Programs: []string{"javac", "jar", "java"}, Version: "javac -version"},
+		{Name: ".js", Programs: []string{"node"}, Version: "node --version"},
+		{Name: ".rs", Programs: []string{"rustc"}, Version: "rustc --version"},
+		{Name: ".go", Version: "go version"},
+		{Name: ".hs", Version: "ghc --version"},
+	}
+	f := parseFacts([]byte("glibc=2.41\n"+
+		"tcexit=0=0\ntcout=0=gcc (Debian 14.2.0-19) 14.2.0\n"+
+		"tcmissing=1=jar\ntcexit=1=0\ntcout=1=javac 21.0.8\n"+
+		"tcmissing=2=node\ntcexit=2=127\ntcout=2=sh: 1: node: not found\n"+
+		"tcexit=3=124\ntcout=3=\n"+
+		"tcexit=4=0\ntcout=4=\n"+
+		"tcexit=9=0\ntcout=x=1\ntcmissing=-1=x\n"), tcs...)
+	want := map[string]Toolchain{
+		".c":    {Version: "gcc (Debian 14.2.0-19) 14.2.0"},
+		".java": {Version: "javac 21.0.8", Missing: []string{"jar"}},
+		".js":   {Missing: []string{"node"}, Error: "node --version failed (exit 127): sh: 1: node: not found"},
+		".rs":   {Error: "rustc --version did not finish within 10s"},
+		".go":   {Error: "go version printed nothing"},
+		".hs":   {Error: "the probe did not get to run ghc --version"},
+	}
+	if len(f.Toolchains) != len(want) {
+		t.Fatalf("toolchains %+v, want %+v", f.Toolchains, want)
+	}
+	for name, w := range want {
+		got := f.Toolchains[name]
+		if got.Version != w.Version || got.Error != w.Error || strings.Join(got.Missing, ",") != strings.Join(w.Missing, ",") {
+			t.Errorf("%s: %+v, want %+v", name, got, w)
+		}
+		if got.OK() != (name == ".c") {
+			t.Errorf("%s: OK() is %v", name, got.OK())
+		}
+	}
+	if f := parseFacts([]byte("glibc=2.41\ntcexit=0=0\n")); f.Toolchains != nil {
+		t.Errorf("no queries, yet toolchains %+v", f.Toolchains)
+	}
+}
+
+// The toolchain part of the probe on this host, as a plain process, with
+// stand-in toolchains: one that prints its version after a blank line, one
+// that fails, one that is not there, and a name that needs quoting.
+func TestProbeScriptAsksToolchains(t *testing.T) {
+	bin := t.TempDir()
+	for name, body := range map[string]string{
+		"fakecc":  "echo\necho 'fakecc (Arena) 1.2.3'\necho second line\n",
+		"brokenc": "echo 'brokenc: cannot find its libraries' >&2\nexit 3\n",
+		"it's":    "echo quoted 7\n",
+	} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tcs := []ToolchainQuery{
+		{Name: ".fc", Programs: []string{"fakecc", "sh"}, Version: "fakecc --version"},
+		{Name: ".bc", Programs: []string{"brokenc"}, Version: "brokenc -v"},
+		{Name: ".nc", Programs: []string{"nonesuchc", "nonesuchld"}, Version: "nonesuchc --version"},
+		{Name: ".q", Programs: []string{"it's"}, Version: `"it's" | tr -d 7; echo done`},
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "probe")
+	if err := os.WriteFile(script, []byte(probeScript(tcs...)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "facts.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := parseFacts(data, tcs...)
+	check := func(name string, ok bool, version, missing, errPart string) {
+		t.Helper()
+		got := f.Toolchains[name]
+		if got.OK() != ok || got.Version != version || strings.Join(got.Missing, ",") != missing || !strings.Contains(got.Error, errPart) || (errPart == "") != (got.Error == "") {
+			t.Errorf("%s: %+v; want ok %v, version %q, missing %q, error with %q", name, got, ok, version, missing, errPart)
+		}
+	}
+	check(".fc", true, "fakecc (Arena) 1.2.3", "", "")
+	check(".bc", false, "", "", "brokenc -v failed (exit 3): brokenc: cannot find its libraries")
+	check(".nc", false, "", "nonesuchc,nonesuchld", "nonesuchc --version failed (exit 127)")
+	check(".q", true, "quoted", "", "")
+}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds a base image without any registry: debootstrap Debian trixie (minbase,
 # plus python3 and the modules the event's script bots import: numpy, pandas,
-# tabulate) from the Debian mirror, then `docker import`. Trixie's glibc (2.41)
-# is newer than Ubuntu 24.04's (2.39), so anything built for the official image
-# also runs on this one.
+# tabulate; and the toolchains bots handed in as source are built and run
+# with: gcc, g++, a headless JDK, nodejs) from the Debian mirror, then
+# `docker import`. Trixie's glibc (2.41) is newer than Ubuntu 24.04's (2.39),
+# so anything built for the official image also runs on this one.
 #
 # The image is cached by content: its tag ends with the hash of this script
 # (arena-testbase:trixie-<12 hex digits>) and it carries the whole hash in the
@@ -36,7 +37,10 @@ fi
 mirror=${ARENA_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=trixie
 # debootstrap installs Depends only, never Recommends: the image stays small.
-packages=python3,python3-numpy,python3-pandas,python3-tabulate
+# Besides python3 and its modules, the toolchains of the languages bots may
+# be handed in as (harness/build/languages.txt): gcc and libc6-dev (.c), g++
+# (.cpp), a headless JDK with javac, jar and java (.java), nodejs (.js).
+packages=python3,python3-numpy,python3-pandas,python3-tabulate,gcc,g++,libc6-dev,default-jdk-headless,nodejs
 
 # point_alias gives the default build its short name; a build under an
 # explicit TAG leaves the short name alone.
@@ -70,14 +74,24 @@ fi
 
 work=$(mktemp -d /var/tmp/arena-testbase.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-echo "testbase: debootstrap $suite from $mirror with $packages (about two minutes)"
+# dpkg in the new system leaves out documentation, manual pages and
+# translations as it unpacks, and while debootstrap runs it does not sync
+# each file it writes (a build that crashes is built again anyway).
+excludes=$work/root/etc/dpkg/dpkg.cfg.d/arena-excludes
+mkdir -p "${excludes%/*}"
+printf 'path-exclude=/usr/share/%s/*\n' doc man info locale >"$excludes"
+echo force-unsafe-io >"${excludes%/*}/arena-unsafe-io"
+echo "testbase: debootstrap $suite from $mirror with $packages (about three minutes)"
 if ! debootstrap --variant=minbase --include="$packages" "$suite" "$work/root" "$mirror" >"$work/log" 2>&1; then
   tail -n 30 "$work/log" >&2
   echo "testbase: debootstrap failed; the log's end is above" >&2
   exit 1
 fi
-rm -rf "$work"/root/var/cache/apt/archives/*.deb "$work"/root/var/lib/apt/lists/* "$work"/root/usr/share/doc/* \
-  "$work"/root/usr/share/man/* "$work"/root/usr/share/locale/*
+# Left out of the image: the package cache and lists, the documentation
+# debootstrap's first stage unpacked, dpkg's unsafe-io setting, and the JDK's
+# jmods (for jlink only, which no bot's build uses).
+rm -rf "${excludes%/*}/arena-unsafe-io" "$work"/root/var/cache/apt/archives/*.deb "$work"/root/var/lib/apt/lists/* "$work"/root/usr/share/doc/* \
+  "$work"/root/usr/share/man/* "$work"/root/usr/share/info/* "$work"/root/usr/share/locale/* "$work"/root/usr/lib/jvm/*/jmods
 echo "testbase: importing as $tag"
 tar -C "$work/root" --numeric-owner -c . |
   docker import -m "arena offline test base: debian $suite minbase + $packages" \
