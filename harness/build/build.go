@@ -96,6 +96,9 @@ func (b *Builder) Ready(ctx context.Context, bot *submission.Bot) (*submission.B
 	out.Program = b.program(bot, lang, art)
 	out.SHA256 = submission.Sum(art)
 	out.Choice = fmt.Sprintf("%s built as %s (%s)", bot.SourceEntry, lang.Ext, version)
+	if hit {
+		out.Choice += ", from the build cache"
+	}
 	return &out, nil
 }
 

@@ -157,3 +157,105 @@ func TestABotThatDidNotBuildLoses(t *testing.T) {
 		}
 	}
 }
+
+// testdata reads a file of testdata/.
+func testdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// One bot per language, built from source in the runtime image, plays a
+// whole tiles match without a fault; its toolchain is recorded.
+func TestEveryLanguagePlaysFromSource(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	be := docker.New(cli, image)
+	langs := build.Default()
+	b := &build.Builder{Backend: be, Langs: langs, Limits: sandbox.DefaultLimits(), Cache: t.TempDir(), Labels: labels}
+	opponent := lineFixture(t, "tiles.legal")
+	for _, src := range []string{"walker.c", "walker.cpp", "Main.java", "walker.js", "walker.py"} {
+		t.Run(src, func(t *testing.T) {
+			bot, err := b.Ready(context.Background(), source(t, langs, src, testdata(t, src)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bot.BuildError != "" || bot.Toolchain == "" {
+				t.Fatalf("%s: build error %q, toolchain %q", src, bot.BuildError, bot.Toolchain)
+			}
+			res, err := match.Run(context.Background(), match.Config{Game: tiles.Game{}, Rules: map[string]string{"turns": "60"}, Seed: 5,
+				White: bot, Black: opponent, Backend: be, Limits: sandbox.DefaultLimits(), Dir: t.TempDir(), Labels: labels})
+			if err != nil || len(res.Faults) != 0 || res.Turns != 60 {
+				t.Fatalf("%v %+v", err, res)
+			}
+		})
+	}
+	if b.Builds() != 5 {
+		t.Fatalf("%d builds for 5 bots", b.Builds())
+	}
+	dockertest.NoLeftovers(t, cli, labels)
+}
+
+// A broken source in each compiled language, a compile-time bomb, runaway
+// template recursion and an include of a host path each end as a build
+// error with the compiler's own line, within the build limit.
+func TestCompilersRefuseBrokenAndHostileSources(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	langs := build.Default()
+	lim := sandbox.DefaultLimits()
+	lim.Memory = 512 * sandbox.MiB
+	b := &build.Builder{Backend: docker.New(cli, image), Langs: langs, Limits: lim, Timeout: 20 * time.Second, Labels: labels}
+	for _, c := range []struct{ src, want string }{
+		{"broken.c", "error:"},
+		{"broken.cpp", "error:"},
+		{"Broken.java", "error:"},
+		{"bomb.c", ""}, // out of memory or out of time, whichever comes first
+		{"recursion.cpp", "template instantiation depth"},
+		{"hostpath.c", "/etc/shadow"},
+	} {
+		t.Run(c.src, func(t *testing.T) {
+			t0 := time.Now()
+			bot, err := b.Ready(context.Background(), source(t, langs, c.src, testdata(t, c.src)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bot.BuildError == "" || !strings.Contains(bot.BuildError, c.want) || time.Since(t0) > 60*time.Second {
+				t.Fatalf("build error %q after %v, want %q", bot.BuildError, time.Since(t0), c.want)
+			}
+		})
+	}
+	dockertest.NoLeftovers(t, cli, labels)
+}
+
+// BenchmarkReadyCached is what a cached build adds to a match: the cache
+// look-up, the artifact's hash and the launcher.
+func BenchmarkReadyCached(b *testing.B) {
+	cli, image := dockertest.Engine(b)
+	langs := build.Default()
+	bl := &build.Builder{Backend: docker.New(cli, image), Langs: langs, Limits: sandbox.DefaultLimits(), Cache: b.TempDir()}
+	p := filepath.Join(b.TempDir(), "walker.py")
+	data, err := os.ReadFile(filepath.Join("testdata", "walker.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.WriteFile(p, data, 0o644)
+	bot, err := submission.LoadSource(p, submission.DefaultLimits(), nil, langs.Knows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := bl.Ready(context.Background(), bot); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := bl.Ready(context.Background(), bot); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if bl.Builds() != 1 {
+		b.Fatalf("%d builds", bl.Builds())
+	}
+}

@@ -368,12 +368,16 @@ func TestValidateASourceSubmission(t *testing.T) {
 		name, source string
 		pass         bool
 		want         string
+		file         string
 	}{
-		{"good", body, true, ""},
-		{"bad", body + "\ndef broken(:\n", false, "SyntaxError"},
+		{"good", body, true, "", "random_bot.py"},
+		{"bad", body + "\ndef broken(:\n", false, "SyntaxError", "random_bot.py"},
+		{"c", "int main( { return 0; }\n", false, "build: bot.c:1:11: error: expected", "bot.c"},
+		{"cpp", "int main() { return x; }\n", false, "build: bot.cpp:1:21: error:", "bot.cpp"},
+		{"java", "public class Bot { void f( }\n", false, "build: Bot.java:1: error:", "Bot.java"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			zip := zipOf(t, dir, c.name+".zip", entry{Name: "random_bot.py", Data: []byte(c.source)}, readme)
+			zip := zipOf(t, dir, c.name+".zip", entry{Name: c.file, Data: []byte(c.source)}, readme)
 			rep, err := Validate(context.Background(), zip, Options{Game: tiles.Game{}, Intake: defaultIntake(), Backend: be, Limits: lim,
 				Builder: b, Opponent: lineBotFor(t, "tiles", line), Seed: 3})
 			if err != nil {
@@ -390,7 +394,7 @@ func TestValidateASourceSubmission(t *testing.T) {
 			}
 			got := strings.Join(failed, "\n")
 			if rep.Pass != c.pass || (c.want != "" && !strings.Contains(got, c.want)) {
-				t.Fatalf("pass %v, failures:\n%s", rep.Pass, got)
+				t.Fatalf("pass %v, failures:\n%s\nchecks %+v", rep.Pass, got, rep.Checks)
 			}
 		})
 	}

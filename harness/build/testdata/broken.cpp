@@ -1,0 +1,2 @@
+#include <vector>
+int main() { std::vector<int> v; v.push_back(; }
