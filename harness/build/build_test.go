@@ -15,6 +15,7 @@ import (
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/rules/tiles"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -258,4 +259,34 @@ func BenchmarkReadyCached(b *testing.B) {
 	if bl.Builds() != 1 {
 		b.Fatalf("%d builds", bl.Builds())
 	}
+}
+
+// A Python bot handed in as source plays Code Clash, where a fresh process
+// runs every turn: the launcher passes the state file's path on.
+func TestAPythonSourcePlaysCodeClash(t *testing.T) {
+	cli, image := dockertest.Engine(t)
+	labels := dockertest.Labels(t)
+	be := docker.New(cli, image)
+	root, _ := gobuild.ModuleRoot()
+	text, err := os.ReadFile(filepath.Join(root, "examples", "python", "random_bot.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(text), "\n") // no #! line: source, not a script
+	langs := build.Default()
+	b := &build.Builder{Backend: be, Langs: langs, Limits: sandbox.DefaultLimits(), Labels: labels}
+	py, err := b.Ready(context.Background(), source(t, langs, "random_bot.py", body))
+	if err != nil || py.BuildError != "" {
+		t.Fatalf("%v %q", err, py.BuildError)
+	}
+	opp, err := submission.Load(gobuild.MustStatic(t, "./examples/random"), submission.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := match.Run(context.Background(), match.Config{Game: codeclash.Game{}, Rules: map[string]string{"maxPlies": "20"}, Seed: 8,
+		White: py, Black: opp, Backend: be, Limits: sandbox.DefaultLimits(), Dir: t.TempDir(), Labels: labels})
+	if err != nil || len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	dockertest.NoLeftovers(t, cli, labels)
 }
