@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/rules"
@@ -49,6 +51,7 @@ Exits 1 when a check that official matches need fails.`,
 		Flags: []cli.Flag{
 			imageFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},
+			&cli.StringFlag{Name: "out", Value: ".", Usage: "the directory matches and tournaments will write to: its free space is checked", TakesFile: true},
 			&cli.StringFlag{Name: "languages", Usage: "languages file whose toolchains to check (default: the built-in table; arena languages prints it)", TakesFile: true},
 			&cli.BoolFlag{Name: "bench", Usage: "instead of the checks, measure what a turn costs: bare fork/exec, local backend, docker backend, a sandbox reset, container start, and a hello world of each language"},
 			&cli.IntFlag{Name: "runs", Value: 200, Usage: "turns per measurement with --bench"},
@@ -70,7 +73,7 @@ Exits 1 when a check that official matches need fails.`,
 				defer cli.Close()
 				checks = withImageOffers(c.Context, cli, c.String("image"), langs, docker.Preflight(c.Context, cli, c.String("image")))
 			}
-			checks = append(checks, timerCheck())
+			checks = append(checks, timerCheck(), spaceCheck(c.String("out")))
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
@@ -244,6 +247,23 @@ func timerCheck() docker.Check {
 	if p99 > 10*time.Millisecond {
 		c.Status = docker.Warn
 		c.Fix = "the host is overloaded or its timers are coarse; avoid sub-second turn limits here"
+	}
+	return c
+}
+
+// spaceCheck reports the free space of the directory evidence goes to: a
+// tournament keeps up to 64 MiB of data files per game and waits below 1 GiB.
+func spaceCheck(dir string) docker.Check {
+	c := docker.Check{Name: "free space", Status: docker.OK}
+	free, err := tournament.FreeSpace(dir)
+	if err != nil {
+		c.Status, c.Detail, c.Fix = docker.Warn, err.Error(), "name the output directory with --out"
+		return c
+	}
+	c.Detail = fmt.Sprintf("%s free in %s", units.BytesSize(float64(free)), dir)
+	if free < 4<<30 {
+		c.Status = docker.Warn
+		c.Fix = "a tournament keeps up to 64 MiB of evidence per game (--evidence-budget) and starts no game below 1 GiB free (--min-free); free some space or write elsewhere"
 	}
 	return c
 }

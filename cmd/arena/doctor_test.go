@@ -347,3 +347,14 @@ func derived(t *testing.T, cli *client.Client, img, name, line string) string {
 	})
 	return tag
 }
+
+func TestSpaceCheckNamesTheDirectoryAndItsFreeSpace(t *testing.T) {
+	dir := t.TempDir()
+	c := spaceCheck(dir)
+	if c.Name != "free space" || !strings.Contains(c.Detail, " free in "+dir) || (c.Status != docker.OK && c.Status != docker.Warn) {
+		t.Fatalf("%+v", c)
+	}
+	if c := spaceCheck(filepath.Join(dir, "missing")); c.Status != docker.Warn || !strings.Contains(c.Detail, "no such file") {
+		t.Fatalf("a missing directory: %+v", c)
+	}
+}
