@@ -1,7 +1,6 @@
 package images_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"os/exec"
@@ -10,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/internal/dockertest"
@@ -68,25 +65,7 @@ func TestBuildingOnAStaleTestbaseWarns(t *testing.T) {
 
 func buildFrom(t *testing.T, cli *client.Client, tag, dockerfile string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var bctx bytes.Buffer
-	tw := tar.NewWriter(&bctx)
-	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))})
-	tw.Write([]byte(dockerfile))
-	tw.Close()
-	resp, err := cli.ImageBuild(ctx, &bctx, build.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true, NetworkMode: "none"})
-	if err != nil {
-		t.Fatalf("build %s: %v", tag, err)
-	}
-	defer resp.Body.Close()
-	var log bytes.Buffer
-	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil); err != nil {
-		t.Fatalf("build %s: %v\n%s", tag, err, log.String())
-	}
-	t.Cleanup(func() {
-		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
-	})
+	dockertest.BuildImage(t, cli, tag, dockerfile)
 }
 
 // The runtime image's recipe installs only what its base lacks, and says

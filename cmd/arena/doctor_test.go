@@ -1,8 +1,6 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,10 +12,7 @@ import (
 	"testing"
 	"time"
 
-	imagebuild "github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/validate"
@@ -322,29 +317,8 @@ func withoutModules(t *testing.T, cli *client.Client, img string, modules ...str
 // and removes it when the test ends.
 func derived(t *testing.T, cli *client.Client, img, name, line string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	tag := fmt.Sprintf("arena-runtime:test-%s-%d", name, time.Now().UnixNano())
-	dockerfile := fmt.Sprintf("FROM %s\n%s\n", img, line)
-	var ctxTar bytes.Buffer
-	tw := tar.NewWriter(&ctxTar)
-	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))})
-	tw.Write([]byte(dockerfile))
-	tw.Close()
-	resp, err := cli.ImageBuild(ctx, &ctxTar, imagebuild.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true, NetworkMode: "none"})
-	if err != nil {
-		t.Fatalf("build %s: %v", tag, err)
-	}
-	defer resp.Body.Close()
-	var log bytes.Buffer
-	if err := jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil); err != nil {
-		t.Fatalf("build %s: %v\n%s", tag, err, log.String())
-	}
-	t.Cleanup(func() {
-		if _, err := cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
-			t.Errorf("remove %s: %v", tag, err)
-		}
-	})
+	dockertest.BuildImage(t, cli, tag, fmt.Sprintf("FROM %s\n%s\n", img, line))
 	return tag
 }
 
