@@ -117,5 +117,7 @@ and equal points are a draw.
 SUBMISSIONS
   One source file built as the event built them: .py run by python3 (pandas,
   numpy and tabulate available), .cpp by g++ -std=c++17, .c by gcc, .java by
-  javac then java, .js by node.
+  javac then java, .js by node. arena builds a source file in the sandbox
+  when it is handed in (arena languages prints how); a source that does not
+  build loses its games with the verdict build-error.
 `
