@@ -1,0 +1,148 @@
+package distrib
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+func connect(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func open(t *testing.T, nc *nats.Conn) *Queue {
+	t.Helper()
+	q, err := Open(context.Background(), nc, "cup-2026")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// Every game is played and counted exactly once, though one worker dies in
+// the middle of a game (its connection gone, no ack): the game goes to
+// another worker once its ack wait runs out.
+func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
+	srv, err := StartServer(t.TempDir(), "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	coord := open(t, connect(t, srv.URL()))
+	const games = 12
+	for g := 1; g <= games; g++ {
+		if dup, err := coord.Publish(context.Background(), Job{Game: g, Attempt: 1, Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, g))}); err != nil || dup {
+			t.Fatalf("publish %d: %v %v", g, err, dup)
+		}
+	}
+	play := func(name string) Player {
+		return func(ctx context.Context, j Job) ([]byte, error) {
+			time.Sleep(20 * time.Millisecond)
+			return []byte(fmt.Sprintf("game %d played by %s: %s", j.Game, name, j.Spec)), nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, name := range []string{"w1", "w2"} {
+		w := &Worker{Queue: open(t, connect(t, srv.URL())), Name: name, Slots: 2, AckWait: 2 * time.Second, Play: play(name)}
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Run(ctx) }()
+	}
+	// The dying worker takes a game and never comes back.
+	dyingConn := connect(t, srv.URL())
+	taken := make(chan int, 1)
+	dying := &Worker{Queue: open(t, dyingConn), Name: "dies", Slots: 1, AckWait: 2 * time.Second,
+		Play: func(ctx context.Context, j Job) ([]byte, error) {
+			taken <- j.Game
+			dyingConn.Close() // as kill -9 would: no ack, no nak
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+	dctx, dcancel := context.WithCancel(context.Background())
+	go dying.Run(dctx)
+	lost := <-taken
+
+	seen := map[int][]Result{}
+	var mu sync.Mutex
+	collectCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	err = coord.Collect(collectCtx, func(r Result, archive []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		want := fmt.Sprintf("game %d played by %s: {\"seed\":%d}", r.Game, r.Worker, r.Game)
+		if string(archive) != want || r.Error != "" {
+			return fmt.Errorf("result %+v with archive %q", r, archive)
+		}
+		seen[r.Game] = append(seen[r.Game], r)
+		if len(seen) == games {
+			stop()
+		}
+		return nil
+	})
+	dcancel()
+	cancel()
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := 1; g <= games; g++ {
+		if len(seen[g]) != 1 {
+			t.Errorf("game %d: %d results", g, len(seen[g]))
+		}
+	}
+	if r := seen[lost]; len(r) != 1 || r[0].Delivered < 2 || r[0].Worker == "dies" {
+		t.Fatalf("the game the dead worker took: %+v", r)
+	}
+	if n, err := coord.Pending(context.Background()); err != nil || n != 0 {
+		t.Fatalf("%d games left in the queue (%v)", n, err)
+	}
+}
+
+// Publishing a game again (a coordinator resuming) is harmless, and the
+// queue outlives the server: a restarted coordinator finds its games.
+func TestRepublishingIsHarmlessAndTheQueueSurvivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := StartServer(dir, "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := open(t, connect(t, srv.URL()))
+	for range 2 {
+		for g := 1; g <= 3; g++ {
+			if _, err := q.Publish(context.Background(), Job{Game: g, Attempt: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if dup, err := q.Publish(context.Background(), Job{Game: 1, Attempt: 1}); err != nil || !dup {
+		t.Fatalf("a republished game is not seen as one: %v %v", dup, err)
+	}
+	if dup, _ := q.Publish(context.Background(), Job{Game: 1, Attempt: 2}); dup {
+		t.Fatal("a new attempt was taken for a duplicate")
+	}
+	if n, _ := q.Pending(context.Background()); n != 4 {
+		t.Fatalf("%d games queued, want 4", n)
+	}
+	srv.Close()
+	srv, err = StartServer(dir, "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	q = open(t, connect(t, srv.URL()))
+	if n, err := q.Pending(context.Background()); err != nil || n != 4 {
+		t.Fatalf("after a restart %d games queued (%v), want 4", n, err)
+	}
+}
