@@ -175,6 +175,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			standingsCommand(),
 			validateCommand(),
 			languagesCommand(),
+			workerCommand(),
 			keyCommand(),
 		},
 	}

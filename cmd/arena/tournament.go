@@ -98,7 +98,7 @@ standings of a finished or running tournament.`,
 			&cli.StringFlag{Name: "min-free", Value: "1g", Usage: "free space the tournament directory keeps beyond what the games in flight may write (their evidence budget plus 32 MiB each); below it no game starts until space is freed (0: no check)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
 			signingKeyFlag(),
-		}, append(matchFlags(), evidenceFlags("64m")...)...),
+		}, append(matchFlags(), append(evidenceFlags("64m"), distribFlags()...)...)...),
 		Action: runTournament,
 	}
 }
@@ -192,6 +192,11 @@ func runTournament(c *cli.Context) error {
 	if cfg.Challenger != "" && !slicesContainsName(cfg.Bots, cfg.Challenger) {
 		return usagef("--challenger %q is not one of the bots", cfg.Challenger)
 	}
+	remote, stopRemote, err := coordinator(c, dir)
+	if err != nil {
+		return err
+	}
+	defer stopRemote()
 	var prog tournament.Progress
 	if !c.Bool("quiet") {
 		if isTerminal(c.App.Writer) {
@@ -203,7 +208,7 @@ func runTournament(c *cli.Context) error {
 	sum, err := tournament.Run(c.Context, tournament.Options{
 		Dir: dir, Config: cfg, Bots: bots, Game: ms.game, Backend: ms.backend,
 		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), MinFree: minFree,
-		ArenaVersion: arenaVersion(), Signer: key, Progress: prog,
+		ArenaVersion: arenaVersion(), Signer: key, Progress: prog, Remote: remote,
 	})
 	if errors.Is(err, tournament.ErrConfigChanged) {
 		return usagef("%v\nuse another --out directory for a new tournament", err)

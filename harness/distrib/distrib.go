@@ -95,14 +95,16 @@ type Queue struct {
 	store      jetstream.ObjectStore
 }
 
+// DefaultAckWait is how long a game may go without news from its worker
+// before it is handed to another.
+const DefaultAckWait = 30 * time.Second
+
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 func (q *Queue) gamesSubject() string   { return "arena." + q.tournament + ".games" }
 func (q *Queue) resultsSubject() string { return "arena." + q.tournament + ".results" }
 
-// Open creates (or finds) the tournament's streams: games as a work queue,
-// results, and an object store for match directories.
-func Open(ctx context.Context, nc *nats.Conn, tournament string) (*Queue, error) {
+func newQueue(nc *nats.Conn, tournament string) (*Queue, error) {
 	t := unsafeName.ReplaceAllString(tournament, "_")
 	if t == "" {
 		return nil, errors.New("distrib: a tournament needs a name")
@@ -111,7 +113,37 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string) (*Queue, error)
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{js: js, tournament: t}
+	return &Queue{js: js, tournament: t}, nil
+}
+
+// Join binds a worker to a tournament's queue, which its coordinator made.
+func Join(ctx context.Context, nc *nats.Conn, tournament string) (*Queue, error) {
+	q, err := newQueue(nc, tournament)
+	if err != nil {
+		return nil, err
+	}
+	if q.games, err = q.js.Stream(ctx, "GAMES_"+q.tournament); err != nil {
+		return nil, fmt.Errorf("tournament %q has no games queue here (is its coordinator running?): %w", tournament, err)
+	}
+	if q.results, err = q.js.Stream(ctx, "RESULTS_"+q.tournament); err != nil {
+		return nil, err
+	}
+	if q.store, err = q.js.ObjectStore(ctx, "MATCHES_"+q.tournament); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Open creates (or finds) the tournament's streams: games as a work queue,
+// results, an object store for bots and match directories, and the workers'
+// consumer, whose games go to another worker after ackWait without news
+// (0: DefaultAckWait). Only the coordinator opens; workers join.
+func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Duration) (*Queue, error) {
+	q, err := newQueue(nc, tournament)
+	if err != nil {
+		return nil, err
+	}
+	js, t := q.js, q.tournament
 	if q.games, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: "GAMES_" + t, Subjects: []string{q.gamesSubject()},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
@@ -130,6 +162,15 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string) (*Queue, error)
 		Bucket: "MATCHES_" + t, Storage: jetstream.FileStorage,
 	}); err != nil {
 		return nil, fmt.Errorf("the match store: %w", err)
+	}
+	if ackWait <= 0 {
+		ackWait = DefaultAckWait
+	}
+	if _, err := q.games.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: consumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
+		MaxDeliver: -1, FilterSubject: q.gamesSubject(),
+	}); err != nil {
+		return nil, fmt.Errorf("the workers' consumer: %w", err)
 	}
 	return q, nil
 }
@@ -156,4 +197,21 @@ func (q *Queue) Pending(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	return info.State.Msgs, nil
+}
+
+// Put stores data in the tournament's object store under name, unless an
+// object of that name is there (objects are named by their content's hash).
+func (q *Queue) Put(ctx context.Context, name string, data []byte) error {
+	if _, err := q.store.GetInfo(ctx, name); err == nil {
+		return nil
+	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return err
+	}
+	_, err := q.store.PutBytes(ctx, name, data)
+	return err
+}
+
+// Get reads an object; the store checks its digest.
+func (q *Queue) Get(ctx context.Context, name string) ([]byte, error) {
+	return q.store.GetBytes(ctx, name)
 }

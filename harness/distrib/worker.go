@@ -22,33 +22,22 @@ type Worker struct {
 	Queue *Queue
 	Name  string
 	Slots int
-	// AckWait is how long a game may go without news before the server
-	// hands it to another worker (default 30 s); a playing worker says it is
-	// still at it every AckWait/3.
-	AckWait time.Duration
-	Play    Player
+	Play  Player
+	// ackWait is the queue's: a playing worker says it is still at it every
+	// third of it.
+	ackWait time.Duration
 }
 
 const consumerName = "workers"
 
-func (w *Worker) ackWait() time.Duration {
-	if w.AckWait <= 0 {
-		return 30 * time.Second
-	}
-	return w.AckWait
-}
-
 // Run plays games until ctx ends. A game in play when ctx ends is handed
 // back (nak) so that another worker plays it at once.
 func (w *Worker) Run(ctx context.Context) error {
-	q := w.Queue
-	cons, err := q.js.CreateOrUpdateConsumer(ctx, q.games.CachedInfo().Config.Name, jetstream.ConsumerConfig{
-		Durable: consumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.ackWait(),
-		MaxDeliver: -1, FilterSubject: q.gamesSubject(),
-	})
+	cons, err := w.Queue.games.Consumer(ctx, consumerName)
 	if err != nil {
 		return fmt.Errorf("join the games queue: %w", err)
 	}
+	w.ackWait = cons.CachedInfo().Config.AckWait
 	var wg sync.WaitGroup
 	errs := make(chan error, max(w.Slots, 1))
 	for range max(w.Slots, 1) {
@@ -98,7 +87,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 	}
 	alive := make(chan struct{})
 	go func() {
-		t := time.NewTicker(w.ackWait() / 3)
+		t := time.NewTicker(max(w.ackWait/3, 10*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -115,6 +104,8 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 		// Stopping: hand the game back for another worker, now.
 		return m.Nak()
 	}
+	// The game is played: its result is delivered even if a stop comes now.
+	ctx = context.WithoutCancel(ctx)
 	res := Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: w.Name, Delivered: meta.NumDelivered}
 	if playErr != nil {
 		res.Error = playErr.Error()

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
@@ -44,6 +45,9 @@ type Options struct {
 	Signer       ed25519.PrivateKey
 	Labels       map[string]string
 	Progress     Progress
+	// Remote, when set, spreads the games over workers through this queue
+	// instead of playing them here (see playRemote).
+	Remote *distrib.Queue
 
 	warns *warnings // set by Run
 }
@@ -186,6 +190,15 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	o.Backend = pool
 
 	var mu sync.Mutex // claims and progress
+	if o.Remote != nil {
+		if err := o.playRemote(ctx, st, &mu); err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if o.Progress != nil {
+			o.Progress.Finish()
+		}
+		return o.summary(ctx, start)
+	}
 	var wg sync.WaitGroup
 	var failed atomic.Bool // a worker failed: claim no more games
 	errs := make(chan error, o.Concurrency)
@@ -247,6 +260,11 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	if len(failures) > 0 {
 		return nil, errors.Join(failures...)
 	}
+	return o.summary(ctx, start)
+}
+
+// summary writes the reports and says how the run went.
+func (o *Options) summary(ctx context.Context, start time.Time) (*Summary, error) {
 	sum, err := Report(context.WithoutCancel(ctx), o.Dir)
 	if err != nil {
 		return nil, err
@@ -315,6 +333,16 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 	if err != nil {
 		return fmt.Errorf("game %d: %w", g.ID, err)
 	}
+	return o.settle(ctx, st, g, res, mu)
+}
+
+// settle records a game from its match directory, played here or by a
+// worker: a result only once its evidence reads back; an aborted attempt as
+// a host fault (retried, then unplayed); a game stopped by the operator
+// released without counting an attempt.
+func (o *Options) settle(ctx context.Context, st *Store, g Record, res transcript.Result, mu *sync.Mutex) error {
+	rel := g.Dir
+	dir := filepath.Join(o.Dir, rel)
 	wctx := context.WithoutCancel(ctx)
 	if res.Reason == transcript.ReasonAborted {
 		if ctx.Err() != nil {
@@ -332,15 +360,7 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 		if _, err := evidence(dir, res); err != nil {
 			return fmt.Errorf("game %d (aborted: %s): %w", g.ID, res.AbortReason, err)
 		}
-		status, err := st.Abort(wctx, g.ID, res.AbortReason, o.MaxAttempts)
-		if err != nil {
-			return err
-		}
-		g.Status, g.AbortReason = status, res.AbortReason
-		if status == Unplayed {
-			o.report(st, g, mu)
-		}
-		return nil
+		return o.abortAttempt(wctx, st, g, res.AbortReason, mu)
 	}
 	// A result is stored only once its evidence reads back.
 	botMs, err := evidence(dir, res)
@@ -358,6 +378,20 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 	}
 	g.Status, g.Winner, g.Reason, g.Plies = Done, res.Winner, res.Reason, res.Plies
 	o.report(st, g, mu)
+	return nil
+}
+
+// abortAttempt counts an attempt the host (or a worker) could not play: the
+// game is played again, or reported unplayed after MaxAttempts.
+func (o *Options) abortAttempt(ctx context.Context, st *Store, g Record, reason string, mu *sync.Mutex) error {
+	status, err := st.Abort(ctx, g.ID, reason, o.MaxAttempts)
+	if err != nil {
+		return err
+	}
+	g.Status, g.AbortReason = status, reason
+	if status == Unplayed {
+		o.report(st, g, mu)
+	}
 	return nil
 }
 

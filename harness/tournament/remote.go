@@ -1,0 +1,312 @@
+package tournament
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+
+	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// spec is what a worker needs to play one game: the same facts a local game
+// is played from, the bots by hash.
+type spec struct {
+	Game         string              `json:"game"`
+	Rules        map[string]string   `json:"rules"`
+	Seed         uint64              `json:"seed"`
+	Limits       sandbox.Limits      `json:"limits"`
+	OnFault      string              `json:"onFault"`
+	Evidence     transcript.Evidence `json:"evidence"`
+	White        string              `json:"white"` // object name of the bot
+	Black        string              `json:"black"`
+	ArenaVersion string              `json:"arenaVersion"`
+}
+
+// botObject names a bot in the object store by its content's hash: what
+// runs (files, entry, name) with its metadata. Two bots sharing an
+// executable under different names are different objects.
+func botObject(data []byte) string { return "bot-" + submission.Sum(data) }
+
+// botData is what travels of a bot.
+func botData(b *submission.Bot) ([]byte, error) { return json.Marshal(b) }
+
+// playRemote publishes every pending game to the queue and records the
+// results workers send back, each re-judged before it counts, until none is
+// left (or ctx ends).
+func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) error {
+	q := o.Remote
+	objects := make([]string, len(o.Bots))
+	for i, b := range o.Bots {
+		data, err := botData(b)
+		if err != nil {
+			return err
+		}
+		objects[i] = botObject(data)
+		if err := q.Put(ctx, objects[i], data); err != nil {
+			return fmt.Errorf("upload bot %s: %w", b.Name, err)
+		}
+	}
+	inflight := map[int]Record{}
+	publish := func() error {
+		for {
+			mu.Lock()
+			g, ok, err := st.Claim(context.WithoutCancel(ctx), func(r Record) string { return gameDir(r, o.Config.Bots) })
+			mu.Unlock()
+			if err != nil || !ok {
+				return err
+			}
+			if err := keepAside(filepath.Join(o.Dir, g.Dir), fmt.Sprintf(".attempt-%d", g.Attempts)); err != nil {
+				return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
+			}
+			sp, err := json.Marshal(spec{Game: o.Config.Game, Rules: o.Config.Rules, Seed: g.Seed, Limits: o.Config.Limits,
+				OnFault: o.Config.OnFault, Evidence: o.Config.Evidence, ArenaVersion: o.ArenaVersion,
+				White: objects[g.White], Black: objects[g.Black]})
+			if err != nil {
+				return err
+			}
+			if _, err := q.Publish(ctx, distrib.Job{Game: g.ID, Attempt: g.Attempts + 1, Spec: sp}); err != nil {
+				return err
+			}
+			inflight[g.ID] = g
+		}
+	}
+	if err := publish(); err != nil {
+		return err
+	}
+	if len(inflight) == 0 {
+		return nil
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	err := q.Collect(cctx, func(r distrib.Result, archive []byte) error {
+		g, ok := inflight[r.Game]
+		if !ok || r.Attempt != g.Attempts+1 {
+			slog.Info("tournament: a result already taken, or of an earlier attempt", "game", r.Game, "attempt", r.Attempt, "worker", r.Worker)
+			return nil
+		}
+		res, refused, err := o.received(filepath.Join(o.Dir, g.Dir), r, archive)
+		if err != nil {
+			return err
+		}
+		delete(inflight, r.Game)
+		if refused != "" {
+			err = o.abortAttempt(context.WithoutCancel(ctx), st, g, refused, mu)
+		} else {
+			err = o.settle(ctx, st, g, res, mu)
+		}
+		if err != nil {
+			return err
+		}
+		if err := publish(); err != nil {
+			return err
+		}
+		if len(inflight) == 0 {
+			stop()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Stopped: the games in flight go back to pending; a worker still
+		// playing one publishes a result the next run takes.
+		for id := range inflight {
+			if err := st.Release(context.WithoutCancel(ctx), id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// received unpacks a worker's match directory into dir and re-judges it: a
+// result counts only as replay recomputes it. A game the worker could not
+// play, or a directory that cannot be read or does not replay, is refused
+// (kept aside as evidence): the attempt is charged to the host and the game
+// played again, never charged to a bot.
+func (o *Options) received(dir string, r distrib.Result, archive []byte) (res transcript.Result, refused string, err error) {
+	if r.Error != "" {
+		return res, fmt.Sprintf("worker %s could not play it: %s", r.Worker, r.Error), nil
+	}
+	reject := func(why string) (transcript.Result, string, error) {
+		slog.Warn("tournament: a worker's result is rejected", "game", r.Game, "worker", r.Worker, "why", why)
+		if err := keepAside(dir, ".rejected-"+unsafeChars.ReplaceAllString(r.Worker, "-")); err != nil {
+			return res, "", err
+		}
+		return res, fmt.Sprintf("the result of worker %s was rejected: %s", r.Worker, why), nil
+	}
+	if err := unpack(archive, dir); err != nil {
+		return reject("its match directory cannot be read: " + err.Error())
+	}
+	rep, err := replay.File(dir)
+	if err != nil {
+		return reject(err.Error())
+	}
+	if !rep.Consistent {
+		return reject("it does not replay: " + rep.Problem())
+	}
+	return rep.Result, "", nil
+}
+
+// Worker plays games for a coordinator on this machine's backend. Bots are
+// fetched by hash and kept for later games.
+type Worker struct {
+	Queue   *distrib.Queue
+	Backend sandbox.Backend
+	// Scratch holds the match directories while they are played.
+	Scratch string
+	mu      sync.Mutex
+	bots    map[string]*submission.Bot
+}
+
+func (w *Worker) bot(ctx context.Context, name string) (*submission.Bot, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if b := w.bots[name]; b != nil {
+		return b, nil
+	}
+	data, err := w.Queue.Get(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", name, err)
+	}
+	if botObject(data) != name {
+		return nil, fmt.Errorf("%s holds another bot (sha256 %s)", name, submission.Sum(data))
+	}
+	var b submission.Bot
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if w.bots == nil {
+		w.bots = map[string]*submission.Bot{}
+	}
+	w.bots[name] = &b
+	return &b, nil
+}
+
+// Play is the worker's distrib.Player: it plays the game with the match
+// runner on the worker's backend and returns the match directory. A match
+// aborted by this host is returned too: the coordinator records the attempt.
+func (w *Worker) Play(ctx context.Context, j distrib.Job) ([]byte, error) {
+	var sp spec
+	if err := json.Unmarshal(j.Spec, &sp); err != nil {
+		return nil, fmt.Errorf("game %d: %w", j.Game, err)
+	}
+	g, err := rules.Lookup(sp.Game)
+	if err != nil {
+		return nil, err
+	}
+	white, err := w.bot(ctx, sp.White)
+	if err != nil {
+		return nil, err
+	}
+	black, err := w.bot(ctx, sp.Black)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(w.Scratch, fmt.Sprintf("game-%d-", j.Game))
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "m")
+	if _, err := match.Run(ctx, match.Config{Game: g, Rules: sp.Rules, Seed: sp.Seed, White: white, Black: black,
+		Backend: w.Backend, Limits: sp.Limits, OnFault: match.Policy(sp.OnFault), Dir: dir,
+		ArenaVersion: sp.ArenaVersion, Evidence: sp.Evidence}); err != nil {
+		return nil, err
+	}
+	return pack(dir)
+}
+
+// A match directory travels as a tar of its regular files: the transcript,
+// result.json and blobs/.
+var packed = regexp.MustCompile(`^(` + regexp.QuoteMeta(transcript.FileName) + `|` + regexp.QuoteMeta(match.ResultFile) +
+	`|` + transcript.BlobDir + `/[0-9a-f]{64}(\.zst)?)$`)
+
+// maxUnpacked caps what a worker's archive may expand to.
+const maxUnpacked = 512 << 20
+
+func pack(dir string) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pack the match directory: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// unpack writes a worker's archive into dir, which must not exist, taking
+// only the files a match directory holds, as regular files, within a size
+// cap: the archive is untrusted.
+func unpack(data []byte, dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, transcript.BlobDir), 0o755); err != nil {
+		return err
+	}
+	tr := tar.NewReader(bytes.NewReader(data))
+	var total int64
+	seen := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if h.Typeflag != tar.TypeReg || !packed.MatchString(h.Name) || seen[h.Name] {
+			return fmt.Errorf("entry %q: not a file of a match directory", h.Name)
+		}
+		seen[h.Name] = true
+		if total += h.Size; h.Size < 0 || total > maxUnpacked {
+			return fmt.Errorf("the archive expands past %d bytes", maxUnpacked)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(h.Name)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		_, cerr := io.Copy(f, io.LimitReader(tr, h.Size))
+		if err := errors.Join(cerr, f.Close()); err != nil {
+			return err
+		}
+	}
+	if !seen[transcript.FileName] {
+		return errors.New("no transcript")
+	}
+	return nil
+}
