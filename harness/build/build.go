@@ -108,17 +108,13 @@ func (b *Builder) imageID(ctx context.Context) (string, error) {
 	if b.image != "" {
 		return b.image, nil
 	}
+	desc, err := b.Backend.Describe(ctx)
+	if err != nil {
+		return "", err
+	}
 	id := b.Backend.Name()
-	if d, ok := b.Backend.(interface {
-		Describe(context.Context) (map[string]string, error)
-	}); ok {
-		desc, err := d.Describe(ctx)
-		if err != nil {
-			return "", err
-		}
-		if v := desc["imageId"]; v != "" {
-			id = v
-		}
+	if v := desc["imageId"]; v != "" {
+		id = v
 	}
 	b.image = id
 	return id, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
@@ -39,12 +40,8 @@ func source(t *testing.T, langs build.Languages, name, text string) *submission.
 }
 
 func lineFixture(t *testing.T, name string) *submission.Bot {
-	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &submission.Bot{Name: name, SHA256: submission.Sum(data),
-		Program: sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
+	t.Helper()
+	return submissiontest.Fixture(t, "./internal/testbots/linefixture", name)
 }
 
 // A Python bot handed in as one source file is built (its version noted),

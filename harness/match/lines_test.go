@@ -10,6 +10,7 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
@@ -20,12 +21,7 @@ import (
 
 func lineBot(t testing.TB, name string) *submission.Bot {
 	t.Helper()
-	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &submission.Bot{Name: name, SHA256: submission.Sum(data),
-		Program: sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
+	return submissiontest.Fixture(t, "./internal/testbots/linefixture", name)
 }
 
 func playLines(t *testing.T, game string, white, black *submission.Bot, opts map[string]string, policy match.Policy) (transcript.Result, string) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
@@ -25,15 +26,7 @@ import (
 // fixture is the Code Clash fixture bot running under the given mode name.
 func fixture(t testing.TB, mode string) *submission.Bot {
 	t.Helper()
-	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	return &submission.Bot{
-		Name: mode, SHA256: hex.EncodeToString(sum[:]),
-		Program: sandbox.Program{Name: mode, Entry: mode, Files: []sandbox.File{{Name: mode, Data: data, Mode: 0o755}}},
-	}
+	return submissiontest.Fixture(t, "./internal/testbots/ccfixture", mode)
 }
 
 type setup struct {

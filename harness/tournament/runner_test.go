@@ -2,8 +2,6 @@ package tournament
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,9 +10,9 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
-	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/rules/codeclash"
 	_ "github.com/arenabots/arena/rules/games"
@@ -25,13 +23,7 @@ import (
 
 func fixtureBot(t *testing.T, mode string) *submission.Bot {
 	t.Helper()
-	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	return &submission.Bot{Name: mode, SHA256: hex.EncodeToString(sum[:]), Source: mode,
-		Program: sandbox.Program{Name: mode, Entry: mode, Files: []sandbox.File{{Name: mode, Data: data, Mode: 0o755}}}}
+	return submissiontest.Fixture(t, "./internal/testbots/ccfixture", mode)
 }
 
 func options(t *testing.T, dir string, bots []*submission.Bot, backend sandbox.Backend, sb string) Options {
@@ -156,14 +148,9 @@ func TestTournamentInDocker(t *testing.T) {
 
 func TestTournamentOfALineGame(t *testing.T) {
 	cli, image := dockertest.Engine(t)
-	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var bots []*submission.Bot
 	for _, mode := range []string{"acm6x6.legal", "acm6x6.garbage", "acm6x6.silent"} {
-		bots = append(bots, &submission.Bot{Name: mode, SHA256: submission.Sum(data), Source: mode,
-			Program: sandbox.Program{Name: mode, Entry: mode, Files: []sandbox.File{{Name: mode, Data: data, Mode: 0o755}}}})
+		bots = append(bots, submissiontest.Fixture(t, "./internal/testbots/linefixture", mode))
 	}
 	dir := t.TempDir()
 	o := options(t, dir, bots, docker.New(cli, image), "docker")

@@ -17,7 +17,9 @@ import (
 	"testing"
 
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/internal/ziptest"
+	"github.com/arenabots/arena/sandbox"
 )
 
 // Limits are the small limits every case is refused under: a few MiB at most
@@ -233,4 +235,18 @@ func badLocalHeader(t testing.TB) []byte {
 	}
 	data[i+3] = 0x05 // PK\x03\x04 -> PK\x03\x05
 	return data
+}
+
+// Fixture is the Go program pkg (a module path such as
+// "./internal/testbots/linefixture"), built static, handed in as the
+// executable name: fixture bots read their mode from the name they run
+// under.
+func Fixture(tb testing.TB, pkg, name string) *submission.Bot {
+	tb.Helper()
+	data, err := os.ReadFile(gobuild.MustStatic(tb, pkg))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &submission.Bot{Name: name, SHA256: submission.Sum(data), Source: name,
+		Program: sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
 }
