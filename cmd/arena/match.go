@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -143,8 +144,11 @@ func openBackend(c *cli.Context, kind, image string, sweep bool) (sandbox.Backen
 		if err != nil {
 			return nil, nil, err
 		}
-		if sweep {
-			res, err := docker.Sweep(c.Context, cl, false)
+		// What a killed run left is swept at the start and again at the
+		// end: a killed run's last create request may still complete in the
+		// engine after the first sweep.
+		sweepDead := func(ctx context.Context) {
+			res, err := docker.Sweep(ctx, cl, false)
 			switch {
 			case err != nil:
 				slog.Warn("sweep containers left by an earlier run", "err", err)
@@ -152,12 +156,20 @@ func openBackend(c *cli.Context, kind, image string, sweep bool) (sandbox.Backen
 				fmt.Fprintf(c.App.ErrWriter, "arena: removed %d containers and %d volumes left by an earlier run that was killed\n", res.Containers, res.Volumes)
 			}
 		}
+		if sweep {
+			sweepDead(c.Context)
+		}
 		b := docker.New(cl, image)
 		if _, err := b.CheckImage(c.Context); err != nil {
 			cl.Close()
 			return nil, nil, err
 		}
-		return b, func() { cl.Close() }, nil
+		return b, func() {
+			if sweep {
+				sweepDead(context.WithoutCancel(c.Context))
+			}
+			cl.Close()
+		}, nil
 	case "local":
 		fmt.Fprintln(c.App.ErrWriter, "arena: WARNING:", local.Warning)
 		return local.New(), func() {}, nil
