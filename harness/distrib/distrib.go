@@ -2,10 +2,13 @@
 // JetStream: the coordinator publishes each unplayed game to a work-queue
 // stream (one message id per game and attempt, so publishing again on resume
 // is harmless), workers pull one game per free slot, keep it alive with
-// in-progress acks while it plays, put the match directory in an object store
-// and publish a result naming it; the coordinator takes results in order.
-// The queue costs one round trip per game, never per turn: a game is played
-// wholly on the worker's machine.
+// in-progress acks while it plays, put the match directory in their own
+// upload bucket and publish a result naming it; the coordinator takes
+// results in order. The queue costs one round trip per game, never per turn:
+// a game is played wholly on the worker's machine.
+//
+// Every connection is TLS with a user key per worker, whose rights stop at
+// its own tournament's games and its own results (WorkerPermissions).
 //
 // It must never count a result twice, nor drop a game: a game is acked only
 // once its result is published, so a worker that dies loses nothing (the game
@@ -18,49 +21,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
+	"strings"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// Server is an embedded NATS server with JetStream, its store in a directory
-// (under the tournament's), for a coordinator that runs its own.
-type Server struct {
-	s *server.Server
-}
-
-// StartServer starts an embedded server on host:port (port 0: any free port)
-// storing its streams in dir.
-func StartServer(dir, host string, port int) (*Server, error) {
-	if port == 0 {
-		port = server.RANDOM_PORT
-	}
-	s, err := server.NewServer(&server.Options{
-		ServerName: "arena-coordinator", Host: host, Port: port,
-		JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start the embedded NATS server: %w", err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		s.Shutdown()
-		return nil, errors.New("the embedded NATS server did not become ready within 10 s")
-	}
-	return &Server{s: s}, nil
-}
-
-// URL is where clients connect.
-func (s *Server) URL() string { return s.s.ClientURL() }
-
-// Close stops the server and waits for it.
-func (s *Server) Close() {
-	s.s.Shutdown()
-	s.s.WaitForShutdown()
-}
 
 // Job is one game to play.
 type Job struct {
@@ -73,7 +41,7 @@ type Job struct {
 }
 
 // Result is a played game: the worker that played it, and the name of its
-// match directory's archive in the tournament's object store.
+// match directory's archive in the worker's upload bucket.
 type Result struct {
 	Tournament string `json:"tournament"`
 	Game       int    `json:"game"`
@@ -84,15 +52,31 @@ type Result struct {
 	Delivered uint64 `json:"delivered"`
 	Object    string `json:"object"`
 	Error     string `json:"error,omitempty"` // the worker could not play it (a host fault)
+	// Machine is what the worker says of its machine (its bench figures);
+	// distrib does not read it.
+	Machine json.RawMessage `json:"machine,omitempty"`
+	// Lost, set by Collect, says why the archive could not be fetched: the
+	// result cannot count.
+	Lost string `json:"-"`
+}
+
+// Playing says a worker has taken a game.
+type Playing struct {
+	Game    int    `json:"game"`
+	Attempt int    `json:"attempt"`
+	Worker  string `json:"worker"`
 }
 
 // Queue is one tournament's streams on a JetStream server.
 type Queue struct {
+	nc         *nats.Conn
 	js         jetstream.JetStream
 	tournament string
+	worker     string // "" for the coordinator
 	games      jetstream.Stream
 	results    jetstream.Stream
-	store      jetstream.ObjectStore
+	bots       jetstream.ObjectStore
+	upload     jetstream.ObjectStore // a worker's own
 }
 
 // DefaultAckWait is how long a game may go without news from its worker
@@ -101,67 +85,99 @@ const DefaultAckWait = 30 * time.Second
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-func (q *Queue) gamesSubject() string   { return "arena." + q.tournament + ".games" }
-func (q *Queue) resultsSubject() string { return "arena." + q.tournament + ".results" }
-
-func newQueue(nc *nats.Conn, tournament string) (*Queue, error) {
+// queueName is a tournament's name as its streams and subjects spell it.
+func queueName(tournament string) (string, error) {
 	t := unsafeName.ReplaceAllString(tournament, "_")
 	if t == "" {
-		return nil, errors.New("distrib: a tournament needs a name")
+		return "", errors.New("distrib: a tournament needs a name")
+	}
+	return t, nil
+}
+
+func gamesStream(t string) string                { return "GAMES_" + t }
+func resultsStream(t string) string              { return "RESULTS_" + t }
+func botsBucket(t string) string                 { return "BOTS_" + t }
+func uploadBucket(t, worker string) string       { return "UP_" + t + "_W_" + worker }
+func gamesSubject(t string) string               { return "arena." + t + ".games" }
+func resultsSubject(t, worker string) string     { return "arena." + t + ".results." + worker }
+func playingSubject(t, worker string) string     { return "arena." + t + ".playing." + worker }
+func controlSubject(t string) string             { return "arena." + t + ".control" }
+func (q *Queue) resultsSubject() string          { return resultsSubject(q.tournament, q.worker) }
+func (q *Queue) upBucket(worker string) string   { return uploadBucket(q.tournament, worker) }
+func (q *Queue) gamesSubject() string            { return gamesSubject(q.tournament) }
+func (q *Queue) playingSubject(w string) string  { return playingSubject(q.tournament, w) }
+func (q *Queue) controlSubject() string          { return controlSubject(q.tournament) }
+func (q *Queue) resultsFilter() string           { return resultsSubject(q.tournament, "*") }
+func (q *Queue) Tournament() string              { return q.tournament }
+func (q *Queue) uploadName(r Result) string      { return fmt.Sprintf("game-%d-attempt-%d-%d", r.Game, r.Attempt, r.Delivered) }
+func (q *Queue) resultID(r Result) string        { return fmt.Sprintf("%s-%d-%d-%d", r.Worker, r.Game, r.Attempt, r.Delivered) }
+func (q *Queue) botsBucket() string              { return botsBucket(q.tournament) }
+func (q *Queue) gamesStreamName() string         { return gamesStream(q.tournament) }
+func (q *Queue) resultsStreamName() string       { return resultsStream(q.tournament) }
+
+func newQueue(nc *nats.Conn, tournament string) (*Queue, error) {
+	t, err := queueName(tournament)
+	if err != nil {
+		return nil, err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{js: js, tournament: t}, nil
+	return &Queue{nc: nc, js: js, tournament: t}, nil
 }
 
 // Join binds a worker to a tournament's queue, which its coordinator made.
-func Join(ctx context.Context, nc *nats.Conn, tournament string) (*Queue, error) {
+func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue, error) {
+	if err := CheckName(worker); err != nil {
+		return nil, err
+	}
 	q, err := newQueue(nc, tournament)
 	if err != nil {
 		return nil, err
 	}
-	if q.games, err = q.js.Stream(ctx, "GAMES_"+q.tournament); err != nil {
-		return nil, fmt.Errorf("tournament %q has no games queue here (is its coordinator running?): %w", tournament, err)
+	q.worker = worker
+	if q.games, err = q.js.Stream(ctx, q.gamesStreamName()); err != nil {
+		return nil, fmt.Errorf("tournament %q has no games queue here, or this worker may not see it (is its coordinator running, and was %s enrolled in it?): %w", tournament, worker, err)
 	}
-	if q.results, err = q.js.Stream(ctx, "RESULTS_"+q.tournament); err != nil {
-		return nil, err
+	if q.bots, err = q.js.ObjectStore(ctx, q.botsBucket()); err != nil {
+		return nil, fmt.Errorf("the tournament's bots: %w", err)
 	}
-	if q.store, err = q.js.ObjectStore(ctx, "MATCHES_"+q.tournament); err != nil {
-		return nil, err
+	if q.upload, err = q.js.ObjectStore(ctx, q.upBucket(worker)); err != nil {
+		return nil, fmt.Errorf("worker %s has no upload bucket (the coordinator makes one for each enrolled worker when it starts, or within seconds of the enrolment): %w", worker, err)
 	}
 	return q, nil
 }
 
 // Open creates (or finds) the tournament's streams: games as a work queue,
-// results, an object store for bots and match directories, and the workers'
-// consumer, whose games go to another worker after ackWait without news
-// (0: DefaultAckWait). Only the coordinator opens; workers join.
+// results, the bots' object store, and the workers' consumer, whose games go
+// to another worker after ackWait without news (0: DefaultAckWait). Only the
+// coordinator opens; workers join. AddWorkers makes each worker's upload
+// bucket.
 func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Duration) (*Queue, error) {
 	q, err := newQueue(nc, tournament)
 	if err != nil {
 		return nil, err
 	}
-	js, t := q.js, q.tournament
+	js := q.js
 	if q.games, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: "GAMES_" + t, Subjects: []string{q.gamesSubject()},
+		Name: q.gamesStreamName(), Subjects: []string{q.gamesSubject()},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 		Duplicates: 7 * 24 * time.Hour,
 	}); err != nil {
 		return nil, fmt.Errorf("the games stream: %w", err)
 	}
 	if q.results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: "RESULTS_" + t, Subjects: []string{q.resultsSubject()},
+		Name: q.resultsStreamName(), Subjects: []string{q.resultsFilter()},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 		Duplicates: 7 * 24 * time.Hour,
 	}); err != nil {
 		return nil, fmt.Errorf("the results stream: %w", err)
 	}
-	if q.store, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: "MATCHES_" + t, Storage: jetstream.FileStorage,
+	if q.bots, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket: q.botsBucket(), Storage: jetstream.FileStorage,
 	}); err != nil {
-		return nil, fmt.Errorf("the match store: %w", err)
+		return nil, fmt.Errorf("the bots' store: %w", err)
 	}
 	if ackWait <= 0 {
 		ackWait = DefaultAckWait
@@ -173,6 +189,21 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 		return nil, fmt.Errorf("the workers' consumer: %w", err)
 	}
 	return q, nil
+}
+
+// AddWorkers makes an upload bucket for each worker that has none.
+func (q *Queue) AddWorkers(ctx context.Context, workers []string) error {
+	for _, w := range workers {
+		if err := CheckName(w); err != nil {
+			return err
+		}
+		if _, err := q.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: q.upBucket(w), Storage: jetstream.FileStorage,
+		}); err != nil {
+			return fmt.Errorf("worker %s's upload bucket: %w", w, err)
+		}
+	}
+	return nil
 }
 
 // Publish queues a game. Publishing the same game and attempt again is a
@@ -199,19 +230,174 @@ func (q *Queue) Pending(ctx context.Context) (uint64, error) {
 	return info.State.Msgs, nil
 }
 
-// Put stores data in the tournament's object store under name, unless an
-// object of that name is there (objects are named by their content's hash).
+// Put stores a bot under name, unless an object of that name is there
+// (bots are named by their content's hash).
 func (q *Queue) Put(ctx context.Context, name string, data []byte) error {
-	if _, err := q.store.GetInfo(ctx, name); err == nil {
+	if _, err := q.bots.GetInfo(ctx, name); err == nil {
 		return nil
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return err
 	}
-	_, err := q.store.PutBytes(ctx, name, data)
+	_, err := q.bots.PutBytes(ctx, name, data)
 	return err
 }
 
-// Get reads an object; the store checks its digest.
+// Get reads a bot; the store checks its digest.
 func (q *Queue) Get(ctx context.Context, name string) ([]byte, error) {
-	return q.store.GetBytes(ctx, name)
+	return q.bots.GetBytes(ctx, name)
+}
+
+// factsObject holds what every worker must agree with before it plays.
+const factsObject = "tournament"
+
+// SetFacts stores the tournament's facts (its runtime, its version), which
+// workers check before they join; distrib does not read them.
+func (q *Queue) SetFacts(ctx context.Context, data []byte) error {
+	_, err := q.bots.PutBytes(ctx, factsObject, data)
+	return err
+}
+
+// Facts reads what SetFacts stored.
+func (q *Queue) Facts(ctx context.Context) ([]byte, error) {
+	data, err := q.bots.GetBytes(ctx, factsObject)
+	if err != nil {
+		return nil, fmt.Errorf("the tournament's facts: %w", err)
+	}
+	return data, nil
+}
+
+// WatchPlaying calls fn as workers take games, until stop is called.
+func (q *Queue) WatchPlaying(fn func(Playing)) (stop func(), err error) {
+	sub, err := q.nc.Subscribe(q.playingSubject("*"), func(m *nats.Msg) {
+		var p Playing
+		if json.Unmarshal(m.Data, &p) != nil {
+			return
+		}
+		// The subject is the worker's own (its rights allow no other).
+		p.Worker = m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+		fn(p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() { sub.Unsubscribe() }, nil
+}
+
+// Finished tells the workers the tournament has no game left for them.
+func (q *Queue) Finished() error {
+	if err := q.nc.Publish(q.controlSubject(), []byte("finished")); err != nil {
+		return err
+	}
+	return q.nc.FlushTimeout(5 * time.Second)
+}
+
+// OnFinished calls fn when the coordinator says the tournament is over.
+func (q *Queue) OnFinished(fn func()) (stop func(), err error) {
+	sub, err := q.nc.Subscribe(q.controlSubject(), func(m *nats.Msg) {
+		if string(m.Data) == "finished" {
+			fn()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() { sub.Unsubscribe() }, nil
+}
+
+// Collect hands each result to accept with its archive, in order, and
+// removes it once accept returns nil. An error from accept stops Collect and
+// leaves the result queued. Collect returns when ctx ends. A result may come
+// twice (a worker that published it died before its ack; a coordinator that
+// died before removing it; a worker cut off past its ack wait whose game
+// another worker played too): accept must take a game it already holds
+// without counting it again. An archive that cannot be fetched is handed on
+// with Lost set: that result cannot count.
+func (q *Queue) Collect(ctx context.Context, accept func(Result, []byte) error) error {
+	cons, err := q.js.CreateOrUpdateConsumer(ctx, q.resultsStreamName(), jetstream.ConsumerConfig{
+		Durable: "coordinator", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: -1,
+	})
+	if err != nil {
+		return fmt.Errorf("follow the results: %w", err)
+	}
+	var warned string
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if q.nc.IsClosed() {
+				return fmt.Errorf("fetch a result: %w", err)
+			}
+			if err.Error() != warned {
+				slog.Warn("distrib: fetching results failed; trying again", "err", err)
+				warned = err.Error()
+			}
+			sleep(ctx, time.Second)
+			continue
+		}
+		for m := range batch.Messages() {
+			if err := q.take(ctx, m, accept); err != nil {
+				return err
+			}
+		}
+		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) {
+			if err.Error() != warned {
+				slog.Warn("distrib: fetching results failed; trying again", "err", err)
+				warned = err.Error()
+			}
+		}
+	}
+	return nil
+}
+
+func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, []byte) error) error {
+	var r Result
+	if err := json.Unmarshal(m.Data(), &r); err != nil {
+		slog.Warn("distrib: dropped a message that is not a result", "err", err)
+		return m.Term()
+	}
+	// The subject names the worker: its rights allow it no other.
+	if w := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]; r.Worker != w {
+		slog.Warn("distrib: dropped a result that names another worker than its sender", "sender", w, "named", r.Worker)
+		return m.Term()
+	}
+	var archive []byte
+	if r.Object != "" {
+		store, err := q.js.ObjectStore(ctx, q.upBucket(r.Worker))
+		if err == nil {
+			archive, err = store.GetBytes(ctx, r.Object)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			r.Lost = err.Error()
+		}
+	}
+	if err := accept(r, archive); err != nil {
+		return err
+	}
+	// A result taken is finished even if a stop came meanwhile.
+	done := context.WithoutCancel(ctx)
+	if r.Object != "" && r.Lost == "" {
+		store, err := q.js.ObjectStore(done, q.upBucket(r.Worker))
+		if err == nil {
+			err = store.Delete(done, r.Object)
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return fmt.Errorf("remove game %d's archive: %w", r.Game, err)
+		}
+	}
+	return m.DoubleAck(done)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -1,4 +1,4 @@
-package distrib
+package distrib_test
 
 import (
 	"context"
@@ -8,55 +8,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/distrib/distribtest"
 )
-
-func connect(t *testing.T, url string) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
-
-func open(t *testing.T, nc *nats.Conn) *Queue {
-	t.Helper()
-	q, err := Open(context.Background(), nc, "cup-2026", 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
-}
-
-func join(t *testing.T, nc *nats.Conn) *Queue {
-	t.Helper()
-	q, err := Join(context.Background(), nc, "cup-2026")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
-}
 
 // Every game is played and counted exactly once, though one worker dies in
 // the middle of a game (its connection gone, no ack): the game goes to
 // another worker once its ack wait runs out.
 func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
-	srv, err := StartServer(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	coord := open(t, connect(t, srv.URL()))
+	c := distribtest.Start(t, "cup-2026", 2*time.Second, "w1", "w2", "dies")
+	coord := c.Coordinator(t)
 	const games = 12
 	for g := 1; g <= games; g++ {
-		if dup, err := coord.Publish(context.Background(), Job{Game: g, Attempt: 1, Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, g))}); err != nil || dup {
+		if dup, err := coord.Publish(context.Background(), distrib.Job{Game: g, Attempt: 1, Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, g))}); err != nil || dup {
 			t.Fatalf("publish %d: %v %v", g, err, dup)
 		}
 	}
-	play := func(name string) Player {
-		return func(ctx context.Context, j Job) ([]byte, error) {
+	play := func(name string) distrib.Player {
+		return func(ctx context.Context, j distrib.Job) ([]byte, error) {
 			time.Sleep(20 * time.Millisecond)
 			return []byte(fmt.Sprintf("game %d played by %s: %s", j.Game, name, j.Spec)), nil
 		}
@@ -65,15 +34,16 @@ func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, name := range []string{"w1", "w2"} {
-		w := &Worker{Queue: join(t, connect(t, srv.URL())), Name: name, Slots: 2, Play: play(name)}
+		q, _ := c.Worker(t, name)
+		w := &distrib.Worker{Queue: q, Slots: 2, Play: play(name)}
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(ctx) }()
 	}
 	// The dying worker takes a game and never comes back.
-	dyingConn := connect(t, srv.URL())
+	dq, dyingConn := c.Worker(t, "dies")
 	taken := make(chan int, 1)
-	dying := &Worker{Queue: join(t, dyingConn), Name: "dies", Slots: 1,
-		Play: func(ctx context.Context, j Job) ([]byte, error) {
+	dying := &distrib.Worker{Queue: dq, Slots: 1,
+		Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
 			taken <- j.Game
 			dyingConn.Close() // as kill -9 would: no ack, no nak
 			<-ctx.Done()
@@ -83,11 +53,11 @@ func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
 	go dying.Run(dctx)
 	lost := <-taken
 
-	seen := map[int][]Result{}
+	seen := map[int][]distrib.Result{}
 	var mu sync.Mutex
 	collectCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
-	err = coord.Collect(collectCtx, func(r Result, archive []byte) error {
+	err := coord.Collect(collectCtx, func(r distrib.Result, archive []byte) error {
 		mu.Lock()
 		defer mu.Unlock()
 		want := fmt.Sprintf("game %d played by %s: {\"seed\":%d}", r.Game, r.Worker, r.Game)
@@ -132,35 +102,27 @@ func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
 // Publishing a game again (a coordinator resuming) is harmless, and the
 // queue outlives the server: a restarted coordinator finds its games.
 func TestRepublishingIsHarmlessAndTheQueueSurvivesARestart(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := StartServer(dir, "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := open(t, connect(t, srv.URL()))
+	c := distribtest.Start(t, "cup-2026", 2*time.Second)
+	q := c.Coordinator(t)
 	for range 2 {
 		for g := 1; g <= 3; g++ {
-			if _, err := q.Publish(context.Background(), Job{Game: g, Attempt: 1}); err != nil {
+			if _, err := q.Publish(context.Background(), distrib.Job{Game: g, Attempt: 1}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if dup, err := q.Publish(context.Background(), Job{Game: 1, Attempt: 1}); err != nil || !dup {
+	if dup, err := q.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 1}); err != nil || !dup {
 		t.Fatalf("a republished game is not seen as one: %v %v", dup, err)
 	}
-	if dup, _ := q.Publish(context.Background(), Job{Game: 1, Attempt: 2}); dup {
+	if dup, _ := q.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 2}); dup {
 		t.Fatal("a new attempt was taken for a duplicate")
 	}
 	if n, _ := q.Pending(context.Background()); n != 4 {
 		t.Fatalf("%d games queued, want 4", n)
 	}
-	srv.Close()
-	srv, err = StartServer(dir, "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	q = open(t, connect(t, srv.URL()))
+	c.Server.Close()
+	c.Restart(t)
+	q = c.Coordinator(t)
 	if n, err := q.Pending(context.Background()); err != nil || n != 4 {
 		t.Fatalf("after a restart %d games queued (%v), want 4", n, err)
 	}

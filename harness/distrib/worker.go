@@ -19,10 +19,15 @@ type Player func(ctx context.Context, j Job) ([]byte, error)
 
 // Worker pulls games and plays them, one per slot.
 type Worker struct {
-	Queue *Queue
-	Name  string
+	Queue *Queue // joined as this worker (Join)
 	Slots int
 	Play  Player
+	// Machine goes with every result: what the worker says of its machine.
+	Machine json.RawMessage
+	// Deliver is how long a played game's result is tried for while the
+	// coordinator cannot be reached (default 10 minutes); after that the
+	// game is left to its ack wait and another worker.
+	Deliver time.Duration
 	// ackWait is the queue's: a playing worker says it is still at it every
 	// third of it.
 	ackWait time.Duration
@@ -31,28 +36,53 @@ type Worker struct {
 const consumerName = "workers"
 
 // Run plays games until ctx ends. A game in play when ctx ends is handed
-// back (nak) so that another worker plays it at once.
+// back (nak) so that another worker plays it at once. While the coordinator
+// cannot be reached it keeps trying.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.Queue.games.Consumer(ctx, consumerName)
-	if err != nil {
-		return fmt.Errorf("join the games queue: %w", err)
+	if w.Queue.worker == "" {
+		return errors.New("distrib: a worker needs a queue it joined")
+	}
+	var cons jetstream.Consumer
+	for {
+		var err error
+		if cons, err = w.Queue.games.Consumer(ctx, consumerName); err == nil {
+			break
+		}
+		if ctx.Err() != nil || w.Queue.nc.IsClosed() {
+			return fmt.Errorf("join the games queue: %w", err)
+		}
+		slog.Warn("distrib: the games queue cannot be reached; trying again", "err", err)
+		sleep(ctx, time.Second)
 	}
 	w.ackWait = cons.CachedInfo().Config.AckWait
+	if w.Deliver <= 0 {
+		w.Deliver = 10 * time.Minute
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, max(w.Slots, 1))
 	for range max(w.Slots, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var warned string
 			for ctx.Err() == nil {
 				batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 				if err != nil {
 					if ctx.Err() != nil {
 						return
 					}
-					errs <- fmt.Errorf("fetch a game: %w", err)
-					return
+					if w.Queue.nc.IsClosed() {
+						errs <- fmt.Errorf("fetch a game: %w", err)
+						return
+					}
+					if err.Error() != warned {
+						slog.Warn("distrib: fetching a game failed; trying again", "err", err)
+						warned = err.Error()
+					}
+					sleep(ctx, time.Second)
+					continue
 				}
+				warned = ""
 				for m := range batch.Messages() {
 					if err := w.handle(ctx, m); err != nil {
 						errs <- err
@@ -72,9 +102,10 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // handle plays one game: in-progress acks while it plays, the archive to the
-// object store, the result published, then the ack. Only then is the game
-// done; a worker that dies before loses nothing.
+// worker's upload bucket, the result published, then the ack. Only then is
+// the game done; a worker that dies before loses nothing.
 func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
+	q := w.Queue
 	var j Job
 	if err := json.Unmarshal(m.Data(), &j); err != nil {
 		// Not a game: it can never be played; keep it out of the queue.
@@ -85,6 +116,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 	if err != nil {
 		return err
 	}
+	if data, err := json.Marshal(Playing{Game: j.Game, Attempt: j.Attempt, Worker: q.worker}); err == nil {
+		q.nc.Publish(q.playingSubject(q.worker), data) // progress only: a lost notice costs nothing
+	}
 	alive := make(chan struct{})
 	go func() {
 		t := time.NewTicker(max(w.ackWait/3, 10*time.Millisecond))
@@ -94,7 +128,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 			case <-alive:
 				return
 			case <-t.C:
-				m.InProgress()
+				m.InProgress() // a lost one is retried at the next tick
 			}
 		}
 	}()
@@ -102,77 +136,57 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 	close(alive)
 	if ctx.Err() != nil {
 		// Stopping: hand the game back for another worker, now.
-		return m.Nak()
+		m.Nak() // if it is lost, the ack wait hands the game on
+		return nil
 	}
 	// The game is played: its result is delivered even if a stop comes now.
 	ctx = context.WithoutCancel(ctx)
-	res := Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: w.Name, Delivered: meta.NumDelivered}
+	res := Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: q.worker, Delivered: meta.NumDelivered, Machine: w.Machine}
 	if playErr != nil {
 		res.Error = playErr.Error()
 	} else {
-		res.Object = fmt.Sprintf("game-%d-attempt-%d-%s-%d", j.Game, j.Attempt, unsafeName.ReplaceAllString(w.Name, "_"), meta.NumDelivered)
-		if _, err := w.Queue.store.PutBytes(ctx, res.Object, archive); err != nil {
-			return fmt.Errorf("upload game %d: %w", j.Game, err)
+		res.Object = q.uploadName(res)
+		if err := w.retry(ctx, "upload game", j.Game, func(ctx context.Context) error {
+			_, err := q.upload.PutBytes(ctx, res.Object, archive)
+			return err
+		}); err != nil {
+			return nil // left to the ack wait: another worker plays it
 		}
 	}
 	data, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Queue.js.Publish(ctx, w.Queue.resultsSubject(), data, jetstream.WithMsgID(res.Object+res.Error)); err != nil {
-		return fmt.Errorf("publish the result of game %d: %w", j.Game, err)
+	if err := w.retry(ctx, "publish the result of game", j.Game, func(ctx context.Context) error {
+		_, err := q.js.Publish(ctx, q.resultsSubject(), data, jetstream.WithMsgID(q.resultID(res)))
+		return err
+	}); err != nil {
+		return nil
 	}
-	return m.DoubleAck(ctx)
-}
-
-// Collect hands each result to accept with its archive, in order, and
-// removes it once accept returns nil. An error from accept stops Collect and
-// leaves the result queued. Collect returns when ctx ends. A result may come
-// twice (a worker that published it died before its ack; a coordinator that
-// died before removing it): accept must take a game it already holds without
-// counting it again.
-func (q *Queue) Collect(ctx context.Context, accept func(Result, []byte) error) error {
-	cons, err := q.js.CreateOrUpdateConsumer(ctx, q.results.CachedInfo().Config.Name, jetstream.ConsumerConfig{
-		Durable: "coordinator", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: -1,
-	})
-	if err != nil {
-		return fmt.Errorf("follow the results: %w", err)
-	}
-	for ctx.Err() == nil {
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("fetch a result: %w", err)
-		}
-		for m := range batch.Messages() {
-			var r Result
-			if err := json.Unmarshal(m.Data(), &r); err != nil {
-				slog.Warn("distrib: dropped a message that is not a result", "err", err)
-				m.Term()
-				continue
-			}
-			var archive []byte
-			if r.Object != "" {
-				if archive, err = q.store.GetBytes(ctx, r.Object); err != nil {
-					return fmt.Errorf("download game %d: %w", r.Game, err)
-				}
-			}
-			if err := accept(r, archive); err != nil {
-				return err
-			}
-			// A result taken is finished even if a stop came meanwhile.
-			done := context.WithoutCancel(ctx)
-			if r.Object != "" {
-				if err := q.store.Delete(done, r.Object); err != nil {
-					return fmt.Errorf("remove game %d's archive: %w", r.Game, err)
-				}
-			}
-			if err := m.DoubleAck(done); err != nil {
-				return err
-			}
-		}
+	// A lost ack costs a second play of the game, which the coordinator
+	// does not count twice.
+	if err := m.DoubleAck(ctx); err != nil {
+		slog.Warn("distrib: a game's ack was lost; it may be played again", "game", j.Game, "err", err)
 	}
 	return nil
+}
+
+// retry runs op until it succeeds, for up to w.Deliver: the coordinator may
+// be restarting, or the link down for a while. Each try has its own time.
+func (w *Worker) retry(ctx context.Context, what string, game int, op func(context.Context) error) error {
+	deadline := time.Now().Add(w.Deliver)
+	for {
+		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := op(tctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || w.Queue.nc.IsClosed() {
+			slog.Error("distrib: gave up; the game goes to another worker", "what", what, "game", game, "err", err)
+			return err
+		}
+		slog.Warn("distrib: trying again", "what", what, "game", game, "err", err)
+		sleep(ctx, 2*time.Second)
+	}
 }
