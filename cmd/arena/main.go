@@ -176,6 +176,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			validateCommand(),
 			languagesCommand(),
 			workerCommand(),
+			enrollCommand(),
 			keyCommand(),
 		},
 	}

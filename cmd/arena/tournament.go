@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
@@ -209,6 +211,7 @@ func runTournament(c *cli.Context) error {
 		Dir: dir, Config: cfg, Bots: bots, Game: ms.game, Backend: ms.backend,
 		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), MinFree: minFree,
 		ArenaVersion: arenaVersion(), Signer: key, Progress: prog, Remote: remote,
+		WorkerKey: func(w string) (string, error) { return distrib.SigningKeyOf(workersDir(dir), w) },
 	})
 	if errors.Is(err, tournament.ErrConfigChanged) {
 		return usagef("%v\nuse another --out directory for a new tournament", err)
@@ -291,7 +294,11 @@ func gameLine(r tournament.Record, white, black string) string {
 	case transcript.WinnerBlack:
 		res = black + " wins"
 	}
-	return fmt.Sprintf("game %d %s vs %s: %s (%s, %d plies)", r.ID, white, black, res, r.Reason, r.Plies)
+	line := fmt.Sprintf("game %d %s vs %s: %s (%s, %d plies)", r.ID, white, black, res, r.Reason, r.Plies)
+	if r.Worker != "" {
+		line += " on " + r.Worker
+	}
+	return line
 }
 
 // lineProgress prints one line per finished game (not a terminal).
@@ -316,6 +323,12 @@ func (p *lineProgress) GameDone(r tournament.Record, white, black, leader string
 
 func (p *lineProgress) Finish() {}
 
+func (p *lineProgress) Playing(game int, worker string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "game %d: %s plays it\n", game, worker)
+}
+
 func (p *lineProgress) WaitingForSpace(dir string, free, need int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -330,11 +343,36 @@ func spaceLine(dir string, free, need int64) string {
 
 // barProgress draws a progress bar with games done, ETA and the leader.
 type barProgress struct {
-	w      io.Writer
-	p      *mpb.Progress
-	bar    *mpb.Bar
-	leader string
-	mu     sync.Mutex
+	w       io.Writer
+	p       *mpb.Progress
+	bar     *mpb.Bar
+	leader  string
+	playing map[int]string // game -> worker, with workers
+	mu      sync.Mutex
+}
+
+// Playing shows which worker plays which game.
+func (p *barProgress) Playing(game int, worker string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.playing == nil {
+		p.playing = map[int]string{}
+	}
+	p.playing[game] = worker
+}
+
+// playingLine lists the games in play on workers: "w1 #3, w2 #5".
+func (p *barProgress) playingLine() string {
+	games := make([]int, 0, len(p.playing))
+	for g := range p.playing {
+		games = append(games, g)
+	}
+	sort.Ints(games)
+	var parts []string
+	for _, g := range games {
+		parts = append(parts, fmt.Sprintf("%s #%d", p.playing[g], g))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (p *barProgress) Start(total, done int) {
@@ -345,10 +383,14 @@ func (p *barProgress) Start(total, done int) {
 			decor.Any(func(decor.Statistics) string {
 				p.mu.Lock()
 				defer p.mu.Unlock()
-				if p.leader == "" {
-					return ""
+				out := ""
+				if p.leader != "" {
+					out = "  leader: " + p.leader
 				}
-				return "  leader: " + p.leader
+				if len(p.playing) > 0 {
+					out += "  playing: " + p.playingLine()
+				}
+				return out
 			})))
 	p.bar.SetCurrent(int64(done))
 	p.bar.DecoratorAverageAdjust(time.Now())
@@ -357,6 +399,7 @@ func (p *barProgress) Start(total, done int) {
 func (p *barProgress) GameDone(r tournament.Record, white, black, leader string) {
 	p.mu.Lock()
 	p.leader = leader
+	delete(p.playing, r.ID)
 	p.mu.Unlock()
 	fmt.Fprintln(p.p, gameLine(r, white, black))
 	p.bar.Increment()

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,8 +17,10 @@ import (
 )
 
 // A tournament spread over three worker processes, one killed with SIGKILL
-// while it plays, gives the standings a run on one machine gives: every game
-// played and counted once.
+// while it plays and the coordinator itself killed and restarted midway,
+// gives the standings a run on one machine gives: every game played and
+// counted once. The workers ride out the restart and stop when the
+// tournament is over.
 func TestWorkersGiveTheStandingsOfALocalRun(t *testing.T) {
 	arena := gobuild.MustStatic(t, "./cmd/arena")
 	fixture, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
@@ -37,55 +41,138 @@ func TestWorkersGiveTheStandingsOfALocalRun(t *testing.T) {
 		t.Fatalf("the local run: %v\n%s", err, out)
 	}
 
-	coord := exec.Command(arena, append([]string{"tournament", "--out", filepath.Join(dir, "spread"), "--listen", "127.0.0.1:0", "--ack-wait", "2s", bots}, common...)...)
-	coord.Env = env
-	stderr, err := coord.StderrPipe()
+	spread := filepath.Join(dir, "spread")
+	for _, w := range []string{"w1", "w2", "w3"} {
+		out, err := exec.Command(arena, "enroll", "--out", spread, "--creds", filepath.Join(dir, w+".creds"), w).CombinedOutput()
+		if err != nil {
+			t.Fatalf("arena enroll %s: %v\n%s", w, err, out)
+		}
+	}
+	// A fixed port: the restarted coordinator listens where the workers
+	// look for it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var coordOut strings.Builder
-	coord.Stdout = &coordOut
-	if err := coord.Start(); err != nil {
-		t.Fatal(err)
+	addr := l.Addr().String()
+	l.Close()
+	coordArgs := append([]string{"tournament", "--out", spread, "--listen", addr, "--ack-wait", "2s", bots}, common[:len(common)-2]...)
+	coordArgs = append(coordArgs, "--min-free", "0")
+	type coordinator struct {
+		cmd   *exec.Cmd
+		url   string
+		done  chan error
+		out   *strings.Builder
+		lines chan string
 	}
-	t.Cleanup(func() { coord.Process.Kill(); coord.Wait() })
-	joinLine := regexp.MustCompile(`arena worker --join (\S+) --tournament (\S+)`)
-	sc := bufio.NewScanner(stderr)
-	var url, name string
-	for sc.Scan() {
-		if m := joinLine.FindStringSubmatch(sc.Text()); m != nil {
-			url, name = m[1], m[2]
-			break
+	startCoordinator := func(progress bool) *coordinator {
+		args := coordArgs
+		if progress {
+			args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-q" })
 		}
-	}
-	if url == "" {
-		t.Fatal("the coordinator printed no address for its workers")
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	var workers []*exec.Cmd
-	for _, w := range []string{"w1", "w2", "w3"} {
-		cmd := exec.Command(arena, "worker", "--join", url, "--tournament", name, "--name", w, "--sandbox", "local")
+		cmd := exec.Command(arena, args...)
 		cmd.Env = env
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		workers = append(workers, cmd)
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		t.Cleanup(func() { cmd.Process.Kill() })
+		c := &coordinator{cmd: cmd, done: make(chan error, 1), out: &strings.Builder{}, lines: make(chan string, 100)}
+		joinLine := regexp.MustCompile(`games go to workers at (\S+) `)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := joinLine.FindStringSubmatch(sc.Text()); m != nil {
+				c.url = m[1]
+				break
+			}
+		}
+		if c.url == "" {
+			t.Fatal("the coordinator printed no address for its workers")
+		}
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		lines := c.lines
+		go func() {
+			out := bufio.NewScanner(stdout)
+			for out.Scan() {
+				c.out.WriteString(out.Text() + "\n")
+				select {
+				case lines <- out.Text():
+				default:
+				}
+			}
+			close(lines)
+			c.done <- cmd.Wait()
+		}()
+		return c
+	}
+	first := startCoordinator(true)
+
+	var workers []*exec.Cmd
+	var outs []*strings.Builder
+	for _, w := range []string{"w1", "w2", "w3"} {
+		cmd := exec.Command(arena, "worker", "--creds", filepath.Join(dir, w+".creds"), "--join", first.url, "--sandbox", "local")
+		cmd.Env = env
+		var out strings.Builder
+		cmd.Stderr, cmd.Stdout = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		workers, outs = append(workers, cmd), append(outs, &out)
+		t.Cleanup(func() { cmd.Process.Kill() })
 	}
 	time.Sleep(300 * time.Millisecond)
 	workers[0].Process.Signal(syscall.SIGKILL) // mid-game, most likely: nothing may be lost
-	done := make(chan error, 1)
-	go func() { done <- coord.Wait() }()
+	workers[0].Wait()
+	// The coordinator dies once two games are in: the rest is played after
+	// its restart.
+	timeout := time.After(time.Minute)
+wait:
+	for {
+		select {
+		case line, ok := <-first.lines:
+			if !ok || strings.HasPrefix(line, "[2/6]") {
+				break wait
+			}
+		case <-timeout:
+			t.Fatalf("two games did not finish in a minute:\n%s\nworkers:\n%s\n%s", first.out.String(), outs[1].String(), outs[2].String())
+		}
+	}
+	first.cmd.Process.Signal(syscall.SIGKILL)
+	<-first.done
+	if !strings.Contains(first.out.String(), "plays it") {
+		t.Fatalf("the coordinator did not show which worker plays what:\n%s", first.out.String())
+	}
+	second := startCoordinator(false)
 	select {
-	case err := <-done:
+	case err := <-second.done:
 		if err != nil {
-			t.Fatalf("the coordinator: %v\n%s", err, coordOut.String())
+			t.Fatalf("the restarted coordinator: %v\n%s", err, second.out.String())
 		}
 	case <-time.After(3 * time.Minute):
 		t.Fatal("the spread tournament did not finish")
+	}
+	// The workers hear that the tournament is over and stop by themselves.
+	for i, w := range workers[1:] {
+		exited := make(chan error, 1)
+		go func() { exited <- w.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil || !strings.Contains(outs[i+1].String(), "the tournament is over") {
+				t.Fatalf("worker %d: %v\n%s", i+2, err, outs[i+1].String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("worker %d did not stop after the tournament:\n%s", i+2, outs[i+1].String())
+		}
 	}
 	standings := func(d string) string {
 		out, err := exec.Command(arena, "standings", filepath.Join(dir, d)).CombinedOutput()
@@ -94,8 +181,12 @@ func TestWorkersGiveTheStandingsOfALocalRun(t *testing.T) {
 		}
 		return string(out)
 	}
-	l, s := standings("local"), standings("spread")
-	if l != s || !strings.Contains(s, "6 of 6 games played") {
-		t.Fatalf("standings differ:\nlocal\n%s\nspread\n%s", l, s)
+	l1, s := standings("local"), standings("spread")
+	if l1 != s || !strings.Contains(s, "6 of 6 games played") {
+		t.Fatalf("standings differ:\nlocal\n%s\nspread\n%s", l1, s)
+	}
+	report, err := os.ReadFile(filepath.Join(spread, "report.html"))
+	if err != nil || !strings.Contains(string(report), "<h2>Workers</h2>") {
+		t.Fatalf("the report lists no workers (%v)", err)
 	}
 }

@@ -419,3 +419,19 @@ func LocalHosts(host string) []string {
 	}
 	return out
 }
+
+// SigningKeyOf is the key (hex ed25519) worker was enrolled with in the
+// workers directory dir: what its transcripts must be signed with.
+func SigningKeyOf(dir, worker string) (string, error) {
+	if err := CheckName(worker); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, worker+pubSuffix))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("worker %s is not enrolled (or was revoked)", worker)
+	}
+	if err != nil {
+		return "", err
+	}
+	return KeyHex(strings.TrimSpace(string(data)))
+}

@@ -94,26 +94,30 @@ func queueName(tournament string) (string, error) {
 	return t, nil
 }
 
-func gamesStream(t string) string                { return "GAMES_" + t }
-func resultsStream(t string) string              { return "RESULTS_" + t }
-func botsBucket(t string) string                 { return "BOTS_" + t }
-func uploadBucket(t, worker string) string       { return "UP_" + t + "_W_" + worker }
-func gamesSubject(t string) string               { return "arena." + t + ".games" }
-func resultsSubject(t, worker string) string     { return "arena." + t + ".results." + worker }
-func playingSubject(t, worker string) string     { return "arena." + t + ".playing." + worker }
-func controlSubject(t string) string             { return "arena." + t + ".control" }
-func (q *Queue) resultsSubject() string          { return resultsSubject(q.tournament, q.worker) }
-func (q *Queue) upBucket(worker string) string   { return uploadBucket(q.tournament, worker) }
-func (q *Queue) gamesSubject() string            { return gamesSubject(q.tournament) }
-func (q *Queue) playingSubject(w string) string  { return playingSubject(q.tournament, w) }
-func (q *Queue) controlSubject() string          { return controlSubject(q.tournament) }
-func (q *Queue) resultsFilter() string           { return resultsSubject(q.tournament, "*") }
-func (q *Queue) Tournament() string              { return q.tournament }
-func (q *Queue) uploadName(r Result) string      { return fmt.Sprintf("game-%d-attempt-%d-%d", r.Game, r.Attempt, r.Delivered) }
-func (q *Queue) resultID(r Result) string        { return fmt.Sprintf("%s-%d-%d-%d", r.Worker, r.Game, r.Attempt, r.Delivered) }
-func (q *Queue) botsBucket() string              { return botsBucket(q.tournament) }
-func (q *Queue) gamesStreamName() string         { return gamesStream(q.tournament) }
-func (q *Queue) resultsStreamName() string       { return resultsStream(q.tournament) }
+func gamesStream(t string) string               { return "GAMES_" + t }
+func resultsStream(t string) string             { return "RESULTS_" + t }
+func botsBucket(t string) string                { return "BOTS_" + t }
+func uploadBucket(t, worker string) string      { return "UP_" + t + "_W_" + worker }
+func gamesSubject(t string) string              { return "arena." + t + ".games" }
+func resultsSubject(t, worker string) string    { return "arena." + t + ".results." + worker }
+func playingSubject(t, worker string) string    { return "arena." + t + ".playing." + worker }
+func controlSubject(t string) string            { return "arena." + t + ".control" }
+func (q *Queue) resultsSubject() string         { return resultsSubject(q.tournament, q.worker) }
+func (q *Queue) upBucket(worker string) string  { return uploadBucket(q.tournament, worker) }
+func (q *Queue) gamesSubject() string           { return gamesSubject(q.tournament) }
+func (q *Queue) playingSubject(w string) string { return playingSubject(q.tournament, w) }
+func (q *Queue) controlSubject() string         { return controlSubject(q.tournament) }
+func (q *Queue) resultsFilter() string          { return resultsSubject(q.tournament, "*") }
+func (q *Queue) Tournament() string             { return q.tournament }
+func (q *Queue) uploadName(r Result) string {
+	return fmt.Sprintf("game-%d-attempt-%d-%d", r.Game, r.Attempt, r.Delivered)
+}
+func (q *Queue) resultID(r Result) string {
+	return fmt.Sprintf("%s-%d-%d-%d", r.Worker, r.Game, r.Attempt, r.Delivered)
+}
+func (q *Queue) botsBucket() string        { return botsBucket(q.tournament) }
+func (q *Queue) gamesStreamName() string   { return gamesStream(q.tournament) }
+func (q *Queue) resultsStreamName() string { return resultsStream(q.tournament) }
 
 func newQueue(nc *nats.Conn, tournament string) (*Queue, error) {
 	t, err := queueName(tournament)

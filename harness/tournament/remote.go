@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/arenabots/arena/harness/distrib"
@@ -37,6 +39,61 @@ type spec struct {
 	ArenaVersion string              `json:"arenaVersion"`
 }
 
+// Facts are what a worker must share with its coordinator before it plays:
+// the same arena (the same referee) and the same sandbox runtime, to the
+// image id. They travel with the queue (distrib's SetFacts).
+type Facts struct {
+	Game         string `json:"game"`
+	Sandbox      string `json:"sandbox"`
+	ImageID      string `json:"imageId,omitempty"`
+	ArenaVersion string `json:"arenaVersion"`
+}
+
+// FactsOf reads a backend's facts.
+func FactsOf(ctx context.Context, game, arenaVersion string, b sandbox.Backend) (Facts, error) {
+	d, err := b.Describe(ctx)
+	if err != nil {
+		return Facts{}, fmt.Errorf("describe the %s sandbox: %w", b.Name(), err)
+	}
+	return Facts{Game: game, Sandbox: b.Name(), ImageID: d["imageId"], ArenaVersion: arenaVersion}, nil
+}
+
+// Admit says why a worker with facts mine may not play the coordinator's
+// games, or nil.
+func (f Facts) Admit(mine Facts) error {
+	var why []string
+	if mine.ArenaVersion != f.ArenaVersion {
+		why = append(why, fmt.Sprintf("this worker runs arena %s, the coordinator %s", mine.ArenaVersion, f.ArenaVersion))
+	}
+	if mine.Sandbox != f.Sandbox {
+		why = append(why, fmt.Sprintf("this worker's sandbox is %s, the tournament's %s", mine.Sandbox, f.Sandbox))
+	} else if mine.ImageID != f.ImageID {
+		why = append(why, fmt.Sprintf("this worker's runtime image is %s, the coordinator's %s (build the same images here, or docker save there and docker load here)", mine.ImageID, f.ImageID))
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("a worker must play as the coordinator would: %s", strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// Machine is what a worker says of the machine it plays on, with each
+// result: so that an organizer can show the machines were comparable.
+type Machine struct {
+	Host    string   `json:"host"`
+	CPUs    int      `json:"cpus"`
+	Sandbox string   `json:"sandbox"`
+	ImageID string   `json:"imageId,omitempty"`
+	Engine  string   `json:"engine,omitempty"`
+	Bench   []Figure `json:"bench,omitempty"` // doctor --bench's figures
+}
+
+// Figure is one measurement of a machine.
+type Figure struct {
+	Name  string  `json:"name"`
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+}
+
 // botObject names a bot in the object store by its content's hash: what
 // runs (files, entry, name) with its metadata. Two bots sharing an
 // executable under different names are different objects.
@@ -60,6 +117,24 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		if err := q.Put(ctx, objects[i], data); err != nil {
 			return fmt.Errorf("upload bot %s: %w", b.Name, err)
 		}
+	}
+	facts, err := FactsOf(ctx, o.Config.Game, o.ArenaVersion, o.Backend)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(facts)
+	if err != nil {
+		return err
+	}
+	if err := q.SetFacts(ctx, data); err != nil {
+		return err
+	}
+	if a, ok := o.Progress.(Assignments); ok {
+		stop, err := q.WatchPlaying(func(p distrib.Playing) { a.Playing(p.Game, p.Worker) })
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	inflight := map[int]Record{}
 	publish := func() error {
@@ -89,11 +164,12 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		return err
 	}
 	if len(inflight) == 0 {
+		o.finished(q)
 		return nil
 	}
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	err := q.Collect(cctx, func(r distrib.Result, archive []byte) error {
+	err = q.Collect(cctx, func(r distrib.Result, archive []byte) error {
 		g, ok := inflight[r.Game]
 		if !ok || r.Attempt != g.Attempts+1 {
 			slog.Info("tournament: a result already taken, or of an earlier attempt", "game", r.Game, "attempt", r.Attempt, "worker", r.Worker)
@@ -104,9 +180,18 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			return err
 		}
 		delete(inflight, r.Game)
+		if len(r.Machine) > 0 {
+			var m Machine
+			if json.Unmarshal(r.Machine, &m) != nil {
+				refused = fmt.Sprintf("worker %s: what it says of its machine does not read", r.Worker)
+			} else if err := st.SetMachine(context.WithoutCancel(ctx), r.Worker, r.Machine); err != nil {
+				return err
+			}
+		}
 		if refused != "" {
 			err = o.abortAttempt(context.WithoutCancel(ctx), st, g, refused, mu)
 		} else {
+			g.Worker = r.Worker
 			err = o.settle(ctx, st, g, res, mu)
 		}
 		if err != nil {
@@ -117,6 +202,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		}
 		if len(inflight) == 0 {
 			stop()
+			o.finished(q)
 		}
 		return nil
 	})
@@ -135,6 +221,15 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	return nil
 }
 
+// finished tells the workers there is no game left; one that does not hear
+// it waits for games that never come, which costs nothing but its operator's
+// Ctrl-C.
+func (o *Options) finished(q *distrib.Queue) {
+	if err := q.Finished(); err != nil {
+		o.warn("tell the workers the tournament is over", err)
+	}
+}
+
 // received unpacks a worker's match directory into dir and re-judges it: a
 // result counts only as replay recomputes it. A game the worker could not
 // play, or a directory that cannot be read or does not replay, is refused
@@ -151,6 +246,9 @@ func (o *Options) received(dir string, r distrib.Result, archive []byte) (res tr
 		}
 		return res, fmt.Sprintf("the result of worker %s was rejected: %s", r.Worker, why), nil
 	}
+	if r.Lost != "" {
+		return reject("its match directory could not be fetched: " + r.Lost)
+	}
 	if err := unpack(archive, dir); err != nil {
 		return reject("its match directory cannot be read: " + err.Error())
 	}
@@ -161,6 +259,21 @@ func (o *Options) received(dir string, r distrib.Result, archive []byte) (res tr
 	if !rep.Consistent {
 		return reject("it does not replay: " + rep.Problem())
 	}
+	// The transcript must be signed with the key this worker was enrolled
+	// with: a result is bound to a registered machine.
+	if o.WorkerKey == nil {
+		return reject("the coordinator has no registered keys to check its signature with")
+	}
+	want, err := o.WorkerKey(r.Worker)
+	if err != nil {
+		return reject(err.Error())
+	}
+	if rep.SignedBy == "" {
+		return reject("its transcript is not signed")
+	}
+	if rep.Header.SigningKey != want {
+		return reject(fmt.Sprintf("its transcript is signed by key %s, worker %s was enrolled with key %s", transcript.KeyID(rep.Header.SigningKey), r.Worker, transcript.KeyID(want)))
+	}
 	return rep.Result, "", nil
 }
 
@@ -169,6 +282,8 @@ func (o *Options) received(dir string, r distrib.Result, archive []byte) (res tr
 type Worker struct {
 	Queue   *distrib.Queue
 	Backend sandbox.Backend
+	// Signer signs every transcript: the worker's enrolled key.
+	Signer ed25519.PrivateKey
 	// Scratch holds the match directories while they are played.
 	Scratch string
 	mu      sync.Mutex
@@ -227,7 +342,7 @@ func (w *Worker) Play(ctx context.Context, j distrib.Job) ([]byte, error) {
 	dir := filepath.Join(tmp, "m")
 	if _, err := match.Run(ctx, match.Config{Game: g, Rules: sp.Rules, Seed: sp.Seed, White: white, Black: black,
 		Backend: w.Backend, Limits: sp.Limits, OnFault: match.Policy(sp.OnFault), Dir: dir,
-		ArenaVersion: sp.ArenaVersion, Evidence: sp.Evidence}); err != nil {
+		ArenaVersion: sp.ArenaVersion, Evidence: sp.Evidence, Signer: w.Signer}); err != nil {
 		return nil, err
 	}
 	return pack(dir)

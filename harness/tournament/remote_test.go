@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"io"
 	"path/filepath"
@@ -15,31 +16,11 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/distrib/distribtest"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/sandbox/local"
 )
-
-// queue opens the tournament's queue as its coordinator (coordinator) or
-// joins it as a worker.
-func queue(t *testing.T, url string, coordinator bool) (*distrib.Queue, *nats.Conn) {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	var q *distrib.Queue
-	if coordinator {
-		q, err = distrib.Open(context.Background(), nc, "remote-test", 2*time.Second)
-	} else {
-		q, err = distrib.Join(context.Background(), nc, "remote-test")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q, nc
-}
 
 // forge edits a packed match directory as a careful forger would: the
 // footer's and result.json's winner changed, the hash chain recomputed.
@@ -97,36 +78,39 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err := distrib.StartServer(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	coordinator, _ := queue(t, srv.URL(), true)
+	c := distribtest.Start(t, "remote-test", 2*time.Second, "w1", "w2", "dies", "forger", "impostor")
+	coordinator := c.Coordinator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
-	start := func(name string, play distrib.Player, q *distrib.Queue) {
-		w := &distrib.Worker{Queue: q, Name: name, Slots: 1, Play: play}
+	start := func(play distrib.Player, q *distrib.Queue) {
+		w := &distrib.Worker{Queue: q, Slots: 1, Play: play, Machine: json.RawMessage(`{"host":"test","cpus":1,"sandbox":"local"}`)}
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(ctx) }()
 	}
-	for _, name := range []string{"w1", "w2"} {
-		q, _ := queue(t, srv.URL(), false)
-		tw := &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir()}
-		start(name, tw.Play, q)
+	worker := func(name string) (*Worker, *distrib.Queue, *nats.Conn) {
+		q, nc := c.Worker(t, name)
+		key, err := c.Creds[name].SigningKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}, q, nc
 	}
-	// One worker dies in its first game; another forges its first result.
-	dq, dconn := queue(t, srv.URL(), false)
-	start("dies", func(ctx context.Context, j distrib.Job) ([]byte, error) {
+	for _, name := range []string{"w1", "w2"} {
+		tw, q, _ := worker(name)
+		start(tw.Play, q)
+	}
+	// One worker dies in its first game; another forges its first result;
+	// a third plays honestly but signs with a key it was not enrolled with.
+	_, dq, dconn := worker("dies")
+	start(func(ctx context.Context, j distrib.Job) ([]byte, error) {
 		dconn.Close()
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}, dq)
-	fq, fconn := queue(t, srv.URL(), false)
-	forger := &Worker{Queue: fq, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir()}
+	forger, fq, fconn := worker("forger")
 	var once sync.Once
-	start("forger", func(ctx context.Context, j distrib.Job) ([]byte, error) {
+	start(func(ctx context.Context, j distrib.Job) ([]byte, error) {
 		forged := false
 		once.Do(func() { forged = true })
 		if !forged {
@@ -141,11 +125,25 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		}
 		return forge(t, archive), nil
 	}, fq)
+	impostor, iq, iconn := worker("impostor")
+	_, impostor.Signer, _ = ed25519.GenerateKey(nil)
+	var ionce sync.Once
+	start(func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		first := false
+		ionce.Do(func() { first = true })
+		if !first {
+			iconn.Close()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return impostor.Play(ctx, j)
+	}, iq)
 
 	remoteDir := t.TempDir()
 	ro := options(t, remoteDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
 	ro.Config.Rules = lo.Config.Rules
 	ro.Remote = coordinator
+	ro.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 	got, err := Run(context.Background(), ro)
 	cancel()
 	wg.Wait()
@@ -158,15 +156,17 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	if g, w := String(got.Standings), String(want.Standings); g != w {
 		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
 	}
-	rejected, _ := filepath.Glob(filepath.Join(remoteDir, "games", "*.rejected-forger"))
-	if len(rejected) != 1 {
-		t.Fatalf("%d rejected game directories, want the forger's one", len(rejected))
+	for _, w := range []string{"forger", "impostor"} {
+		rejected, _ := filepath.Glob(filepath.Join(remoteDir, "games", "*.rejected-"+w))
+		if len(rejected) != 1 {
+			t.Fatalf("%d rejected game directories of %s, want 1", len(rejected), w)
+		}
 	}
 	st, err := Load(context.Background(), remoteDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	retried := 0
+	retried, by := 0, map[string]int{}
 	for _, g := range st.Games {
 		if g.Status != Done {
 			t.Fatalf("game %d is %s", g.ID, g.Status)
@@ -174,8 +174,28 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		if g.Attempts > 1 {
 			retried++
 		}
+		if g.TurnMs <= 0 {
+			t.Fatalf("game %d has no median turn time", g.ID)
+		}
+		by[g.Worker]++
 	}
-	if retried == 0 {
-		t.Fatal("the forged game was not played again")
+	if retried < 2 {
+		t.Fatalf("%d games played again, want the forged and the impostor's", retried)
+	}
+	if by["w1"]+by["w2"] != 6 {
+		t.Fatalf("games by worker: %v; only the honest workers' count", by)
+	}
+	rows := map[string]WorkerRow{}
+	for _, w := range st.Workers {
+		rows[w.Name] = w
+	}
+	if w := rows["w1"]; w.Games != by["w1"] || w.Machine.Host != "test" || w.TurnMs <= 0 || rows["forger"].Games != 0 {
+		t.Fatalf("workers in the report: %+v", st.Workers)
+	}
+	page := string(st.HTML())
+	for _, want := range []string{"<h2>Workers</h2>", "w1", "w2"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the report has no %q", want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,39 @@ type State struct {
 	Config  Config
 	Games   []Record
 	Summary Summary
+	// Workers are the machines that played games for a coordinator, in name
+	// order ("" for the coordinator's own machine is left out).
+	Workers []WorkerRow
+}
+
+// WorkerRow is one worker's share of a tournament.
+type WorkerRow struct {
+	Name  string `json:"name"`
+	Games int    `json:"games"`
+	// TurnMs is the median over its games of each game's median turn.
+	TurnMs  float64 `json:"turnMs"`
+	Machine Machine `json:"machine"`
+}
+
+// workerRows counts each worker's games and their turn times.
+func workerRows(recs []Record, machines map[string]Machine) []WorkerRow {
+	turns := map[string][]float64{}
+	for _, r := range recs {
+		if r.Status == Done && r.Worker != "" {
+			turns[r.Worker] = append(turns[r.Worker], r.TurnMs)
+		}
+	}
+	for name := range machines {
+		if _, ok := turns[name]; !ok {
+			turns[name] = nil
+		}
+	}
+	var out []WorkerRow
+	for name, ts := range turns {
+		out = append(out, WorkerRow{Name: name, Games: len(ts), TurnMs: median(ts), Machine: machines[name]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // Load reads a tournament (finished or running) and computes its standings.
@@ -52,7 +86,11 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &State{Config: *cfg, Games: recs}
+	machines, err := st.Machines(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &State{Config: *cfg, Games: recs, Workers: workerRows(recs, machines)}
 	s.Summary.Total = len(recs)
 	var bot, game float64
 	for _, r := range recs {
@@ -225,6 +263,15 @@ func (s *State) Crosstable() string {
 	return b.String()
 }
 
+// shortID is an image id as docker prints it.
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
 // HTML renders report.html: standings, crosstable, every game with links to its
 // transcript and viewer. It is one file with no outside references.
 func (s *State) HTML() []byte {
@@ -271,7 +318,19 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 	}
 	b.WriteString("</table><p>1 win, = draw, 0 loss, from the row's side, in the order played.</p>")
 
-	b.WriteString("<h2>Games</h2><table><tr><th>#</th><th>Round</th><th>White</th><th>Black</th><th>Result</th><th>Reason</th><th>Plies</th><th>Faults</th><th>Record</th></tr>")
+	if len(s.Workers) > 0 {
+		b.WriteString("<h2>Workers</h2><table><tr><th>Worker</th><th>Games</th><th>Median turn</th><th>Host</th><th>CPUs</th><th>Sandbox</th><th>Image</th><th>Bench (p50)</th></tr>")
+		for _, w := range s.Workers {
+			var bench []string
+			for _, f := range w.Machine.Bench {
+				bench = append(bench, fmt.Sprintf("%s %.2f ms", f.Name, f.P50Ms))
+			}
+			fmt.Fprintf(&b, `<tr><td>%s</td><td class="num">%d</td><td class="num">%.2f ms</td><td>%s</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+				e(w.Name), w.Games, w.TurnMs, e(w.Machine.Host), w.Machine.CPUs, e(w.Machine.Sandbox), e(shortID(w.Machine.ImageID)), e(strings.Join(bench, "; ")))
+		}
+		b.WriteString("</table><p>Each worker's machine as it described itself when it joined; the median turn is the median over its games of each game's median turn.</p>")
+	}
+	b.WriteString("<h2>Games</h2><table><tr><th>#</th><th>Round</th><th>White</th><th>Black</th><th>Result</th><th>Reason</th><th>Plies</th><th>Faults</th><th>Worker</th><th>Record</th></tr>")
 	for _, g := range s.Games {
 		result, reason := g.Status, ""
 		switch g.Status {
@@ -293,8 +352,8 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 		if g.Status == Unplayed || len(g.Faults) > 0 {
 			cls = ` class="bad"`
 		}
-		fmt.Fprintf(&b, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td class=\"num\">%d</td><td>%s</td><td>%s</td></tr>",
-			g.ID, g.Round, e(s.Config.Bots[g.White].Name), e(s.Config.Bots[g.Black].Name), cls, e(result), e(reason), g.Plies, e(strings.Join(faults, "; ")), links)
+		fmt.Fprintf(&b, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+			g.ID, g.Round, e(s.Config.Bots[g.White].Name), e(s.Config.Bots[g.Black].Name), cls, e(result), e(reason), g.Plies, e(strings.Join(faults, "; ")), e(g.Worker), links)
 	}
 	b.WriteString("</table></body></html>\n")
 	return []byte(b.String())

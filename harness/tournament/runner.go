@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,9 @@ type Options struct {
 	// Remote, when set, spreads the games over workers through this queue
 	// instead of playing them here (see playRemote).
 	Remote *distrib.Queue
+	// WorkerKey is the key (hex ed25519) a worker was enrolled with: every
+	// transcript a worker hands in must be signed with it.
+	WorkerKey func(worker string) (string, error)
 
 	warns *warnings // set by Run
 }
@@ -75,6 +79,11 @@ type Progress interface {
 	Start(total, done int)
 	GameDone(r Record, white, black string, leader string)
 	Finish()
+}
+
+// Assignments is a Progress that is also told which worker took which game.
+type Assignments interface {
+	Playing(game int, worker string)
 }
 
 // Summary is what a run ends with.
@@ -363,7 +372,7 @@ func (o *Options) settle(ctx context.Context, st *Store, g Record, res transcrip
 		return o.abortAttempt(wctx, st, g, res.AbortReason, mu)
 	}
 	// A result is stored only once its evidence reads back.
-	botMs, err := evidence(dir, res)
+	times, err := evidence(dir, res)
 	if err != nil {
 		return fmt.Errorf("game %d: %w", g.ID, err)
 	}
@@ -373,7 +382,7 @@ func (o *Options) settle(ctx context.Context, st *Store, g Record, res transcrip
 	if err := writeView(dir); err != nil {
 		o.warn(fmt.Sprintf("game %d: the viewer page %s", g.ID, filepath.Join(rel, ViewHTML)), err)
 	}
-	if err := st.Finish(wctx, g.ID, res, rel, botMs); err != nil {
+	if err := st.Finish(wctx, g.ID, res, rel, times, g.Worker); err != nil {
 		return fmt.Errorf("game %d: store the result: %w", g.ID, err)
 	}
 	g.Status, g.Winner, g.Reason, g.Plies = Done, res.Winner, res.Reason, res.Plies
@@ -435,41 +444,62 @@ func writeView(dir string) error {
 // on: a transcript that reads back with an unbroken chain and ends in this
 // result, and result.json saying the same. It returns the time the bots' own
 // processes ran, summed over the transcript's turns.
-func evidence(dir string, res transcript.Result) (botMs float64, err error) {
+func evidence(dir string, res transcript.Result) (times Times, err error) {
 	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
 	if err != nil {
-		return 0, fmt.Errorf("its transcript does not read back: %w", err)
+		return times, fmt.Errorf("its transcript does not read back: %w", err)
 	}
+	var walls []float64
 	for _, l := range lines {
 		switch l.Type {
 		case transcript.TypeTurn:
 			var t transcript.Turn
 			if err := l.Decode(&t); err != nil {
-				return 0, fmt.Errorf("its transcript's line %d: %w", l.Seq+1, err)
+				return times, fmt.Errorf("its transcript's line %d: %w", l.Seq+1, err)
 			}
-			botMs += t.WallMs
+			times.BotMs += t.WallMs
+			walls = append(walls, t.WallMs)
 		case transcript.TypeFooter:
 			var f transcript.Footer
 			if err := l.Decode(&f); err != nil {
-				return 0, fmt.Errorf("its transcript's footer: %w", err)
+				return times, fmt.Errorf("its transcript's footer: %w", err)
 			}
 			if f.Result.Winner != res.Winner || f.Result.Reason != res.Reason {
-				return 0, fmt.Errorf("its transcript ends in %s (%s), the match returned %s (%s)", f.Result.Winner, f.Result.Reason, res.Winner, res.Reason)
+				return times, fmt.Errorf("its transcript ends in %s (%s), the match returned %s (%s)", f.Result.Winner, f.Result.Reason, res.Winner, res.Reason)
 			}
 		}
 	}
 	data, err := os.ReadFile(filepath.Join(dir, match.ResultFile))
 	if err != nil {
-		return 0, fmt.Errorf("its %s: %w", match.ResultFile, err)
+		return times, fmt.Errorf("its %s: %w", match.ResultFile, err)
 	}
 	var written transcript.Result
 	if err := json.Unmarshal(data, &written); err != nil {
-		return 0, fmt.Errorf("its %s: %w", match.ResultFile, err)
+		return times, fmt.Errorf("its %s: %w", match.ResultFile, err)
 	}
 	if written.Winner != res.Winner || written.Reason != res.Reason {
-		return 0, fmt.Errorf("its %s says %s (%s), the match returned %s (%s)", match.ResultFile, written.Winner, written.Reason, res.Winner, res.Reason)
+		return times, fmt.Errorf("its %s says %s (%s), the match returned %s (%s)", match.ResultFile, written.Winner, written.Reason, res.Winner, res.Reason)
 	}
-	return botMs, nil
+	times.TurnMs = median(walls)
+	return times, nil
+}
+
+// Times are what a game's transcript says of its time.
+type Times struct {
+	BotMs  float64 // the turns' wall times, summed
+	TurnMs float64 // the median turn
+}
+
+// median of xs (0 for none); xs is sorted in place.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 // outcomes turns played games into scoring input.

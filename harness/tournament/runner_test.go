@@ -268,7 +268,7 @@ func TestEvidenceMustMatchTheResult(t *testing.T) {
 	g := st.Games[0]
 	game := filepath.Join(dir, g.Dir)
 	res := transcript.Result{Winner: g.Winner, Reason: g.Reason}
-	if ms, err := evidence(game, res); err != nil || ms <= 0 {
+	if ms, err := evidence(game, res); err != nil || ms.BotMs <= 0 || ms.TurnMs <= 0 {
 		t.Fatalf("the evidence of a played game: %v ms, %v", ms, err)
 	}
 	other := res

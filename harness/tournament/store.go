@@ -145,6 +145,10 @@ type Record struct {
 	Dir         string             `json:"dir,omitempty"` // relative to the tournament directory
 	DurationMs  float64            `json:"durationMs"`
 	BotMs       float64            `json:"botMs"` // time inside the bots' processes
+	// TurnMs is the game's median turn, wall time as the harness measured it.
+	TurnMs float64 `json:"turnMs"`
+	// Worker played the game ("" for this machine).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Store is the tournament database.
@@ -171,8 +175,33 @@ CREATE TABLE IF NOT EXISTS games (
 	abort_reason TEXT NOT NULL DEFAULT '',
 	dir TEXT NOT NULL DEFAULT '',
 	duration_ms REAL NOT NULL DEFAULT 0,
-	bot_ms REAL NOT NULL DEFAULT 0
-);`
+	bot_ms REAL NOT NULL DEFAULT 0,
+	turn_ms REAL NOT NULL DEFAULT 0,
+	worker TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS workers (name TEXT PRIMARY KEY, machine TEXT NOT NULL);`
+
+// migrations add what later versions keep to a database an earlier one
+// made: each column is added when it is missing.
+var migrations = []struct{ table, column, def string }{
+	{"games", "turn_ms", "REAL NOT NULL DEFAULT 0"},
+	{"games", "worker", "TEXT NOT NULL DEFAULT ''"},
+}
+
+func migrate(db *sql.DB) error {
+	for _, m := range migrations {
+		var n int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, m.table, m.column).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := db.Exec(`ALTER TABLE ` + m.table + ` ADD COLUMN ` + m.column + ` ` + m.def); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // OpenStore opens (or creates) the database in dir. Writes are synchronous so a
 // power loss keeps every committed result.
@@ -188,6 +217,10 @@ func OpenStore(dir string, readOnly bool) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	if !readOnly {
 		if _, err := db.Exec(schema); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, DBFile), err)
+		}
+		if err := migrate(db); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, DBFile), err)
 		}
@@ -278,16 +311,52 @@ func (s *Store) Claim(ctx context.Context, dirFor func(Record) string) (Record, 
 	return r, true, nil
 }
 
-// Finish records a played game.
-func (s *Store) Finish(ctx context.Context, id int, res transcript.Result, dir string, botMs float64) error {
+// Finish records a played game, with its times and the worker that played
+// it ("" for this machine).
+func (s *Store) Finish(ctx context.Context, id int, res transcript.Result, dir string, t Times, worker string) error {
 	faults, err := json.Marshal(res.Faults)
 	if err != nil {
 		return err
 	}
 	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = 'done', attempts = attempts + 1, winner = ?, reason = ?, plies = ?, turns = ?,
-		faults = ?, abort_reason = '', dir = ?, duration_ms = ?, bot_ms = ? WHERE id = ?`,
-		res.Winner, res.Reason, res.Plies, res.Turns, string(faults), dir, res.DurationMs, botMs, id)
+		faults = ?, abort_reason = '', dir = ?, duration_ms = ?, bot_ms = ?, turn_ms = ?, worker = ? WHERE id = ?`,
+		res.Winner, res.Reason, res.Plies, res.Turns, string(faults), dir, res.DurationMs, t.BotMs, t.TurnMs, worker, id)
 	return err
+}
+
+// SetMachine records what a worker says of its machine (the latest word).
+func (s *Store) SetMachine(ctx context.Context, worker string, machine json.RawMessage) error {
+	if len(machine) == 0 {
+		machine = json.RawMessage("{}")
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO workers (name, machine) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET machine = excluded.machine`, worker, string(machine))
+	return err
+}
+
+// Machines returns what each worker said of its machine.
+func (s *Store) Machines(ctx context.Context) (map[string]Machine, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, machine FROM workers`)
+	if err != nil {
+		// A database from before workers has no such table: no machines.
+		if strings.Contains(err.Error(), "no such table") {
+			return map[string]Machine{}, nil
+		}
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]Machine{}
+	for rows.Next() {
+		var name, raw string
+		if err := rows.Scan(&name, &raw); err != nil {
+			return nil, err
+		}
+		var m Machine
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			return nil, fmt.Errorf("worker %s: stored machine: %w", name, err)
+		}
+		out[name] = m
+	}
+	return out, rows.Err()
 }
 
 // Abort records an attempt aborted by the host or sandbox: the game goes back
@@ -312,14 +381,14 @@ func (s *Store) Release(ctx context.Context, id int) error {
 	return err
 }
 
-const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms`
+const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker`
 
 func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var r Record
 	var seed int64
 	var faults string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
-		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs)
+		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker)
 	if err != nil {
 		return r, err
 	}
