@@ -139,14 +139,17 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 		m.Nak() // if it is lost, the ack wait hands the game on
 		return nil
 	}
-	// The game is played: its result is delivered even if a stop comes now.
+	// The game is played: its result is delivered even if a stop comes now,
+	// unless the coordinator cannot be reached (then the stop wins, and the
+	// game is left to its ack wait).
+	stopping := ctx
 	ctx = context.WithoutCancel(ctx)
 	res := Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: q.worker, Delivered: meta.NumDelivered, Machine: w.Machine}
 	if playErr != nil {
 		res.Error = playErr.Error()
 	} else {
 		res.Object = q.uploadName(res)
-		if err := w.retry(ctx, "upload game", j.Game, func(ctx context.Context) error {
+		if err := w.retry(ctx, stopping, "upload game", j.Game, func(ctx context.Context) error {
 			_, err := q.upload.PutBytes(ctx, res.Object, archive)
 			return err
 		}); err != nil {
@@ -157,7 +160,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 	if err != nil {
 		return err
 	}
-	if err := w.retry(ctx, "publish the result of game", j.Game, func(ctx context.Context) error {
+	if err := w.retry(ctx, stopping, "publish the result of game", j.Game, func(ctx context.Context) error {
 		_, err := q.js.Publish(ctx, q.resultsSubject(), data, jetstream.WithMsgID(q.resultID(res)))
 		return err
 	}); err != nil {
@@ -172,8 +175,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 }
 
 // retry runs op until it succeeds, for up to w.Deliver: the coordinator may
-// be restarting, or the link down for a while. Each try has its own time.
-func (w *Worker) retry(ctx context.Context, what string, game int, op func(context.Context) error) error {
+// be restarting, or the link down for a while. Each try has its own time;
+// no try starts after stopping ends.
+func (w *Worker) retry(ctx, stopping context.Context, what string, game int, op func(context.Context) error) error {
 	deadline := time.Now().Add(w.Deliver)
 	for {
 		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -182,11 +186,11 @@ func (w *Worker) retry(ctx context.Context, what string, game int, op func(conte
 		if err == nil {
 			return nil
 		}
-		if time.Now().After(deadline) || w.Queue.nc.IsClosed() {
+		if time.Now().After(deadline) || w.Queue.nc.IsClosed() || stopping.Err() != nil {
 			slog.Error("distrib: gave up; the game goes to another worker", "what", what, "game", game, "err", err)
 			return err
 		}
 		slog.Warn("distrib: trying again", "what", what, "game", game, "err", err)
-		sleep(ctx, 2*time.Second)
+		sleep(stopping, 2*time.Second)
 	}
 }
