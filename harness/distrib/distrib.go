@@ -76,7 +76,24 @@ type Queue struct {
 	games      jetstream.Stream
 	results    jetstream.Stream
 	bots       jetstream.ObjectStore
-	upload     jetstream.ObjectStore // a worker's own
+	upload     jetstream.ObjectStore            // a worker's own
+	uploads    map[string]jetstream.ObjectStore // the coordinator's view of each worker's
+}
+
+// uploadsOf is worker's upload bucket, as the coordinator reads it.
+func (q *Queue) uploadsOf(ctx context.Context, worker string) (jetstream.ObjectStore, error) {
+	if s := q.uploads[worker]; s != nil {
+		return s, nil
+	}
+	s, err := q.js.ObjectStore(ctx, q.upBucket(worker))
+	if err != nil {
+		return nil, err
+	}
+	if q.uploads == nil {
+		q.uploads = map[string]jetstream.ObjectStore{}
+	}
+	q.uploads[worker] = s
+	return s, nil
 }
 
 // DefaultAckWait is how long a game may go without news from its worker
@@ -308,7 +325,7 @@ func (q *Queue) OnFinished(fn func()) (stop func(), err error) {
 	return func() { sub.Unsubscribe() }, nil
 }
 
-// Collect hands each result to accept with its archive, in order, and
+// Collect (one at a time) hands each result to accept with its archive, in order, and
 // removes it once accept returns nil. An error from accept stops Collect and
 // leaves the result queued. Collect returns when ctx ends. A result may come
 // twice (a worker that published it died before its ack; a coordinator that
@@ -368,7 +385,7 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 	}
 	var archive []byte
 	if r.Object != "" {
-		store, err := q.js.ObjectStore(ctx, q.upBucket(r.Worker))
+		store, err := q.uploadsOf(ctx, r.Worker)
 		if err == nil {
 			archive, err = store.GetBytes(ctx, r.Object)
 		}
@@ -385,7 +402,7 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 	// A result taken is finished even if a stop came meanwhile.
 	done := context.WithoutCancel(ctx)
 	if r.Object != "" && r.Lost == "" {
-		store, err := q.js.ObjectStore(done, q.upBucket(r.Worker))
+		store, err := q.uploadsOf(done, r.Worker)
 		if err == nil {
 			err = store.Delete(done, r.Object)
 		}

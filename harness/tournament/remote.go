@@ -175,6 +175,11 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			slog.Info("tournament: a result already taken, or of an earlier attempt", "game", r.Game, "attempt", r.Attempt, "worker", r.Worker)
 			return nil
 		}
+		// No result is unpacked that the disk may not hold; a stop while
+		// waiting leaves it queued for the next run.
+		if err := o.waitForSpace(ctx); err != nil {
+			return err
+		}
 		res, refused, err := o.received(filepath.Join(o.Dir, g.Dir), r, archive)
 		if err != nil {
 			return err

@@ -21,12 +21,12 @@ import (
 	"github.com/arenabots/arena/sandbox/local"
 )
 
-func fixtureBot(t *testing.T, mode string) *submission.Bot {
+func fixtureBot(t testing.TB, mode string) *submission.Bot {
 	t.Helper()
 	return submissiontest.Fixture(t, "./internal/testbots/ccfixture", mode)
 }
 
-func options(t *testing.T, dir string, bots []*submission.Bot, backend sandbox.Backend, sb string) Options {
+func options(t testing.TB, dir string, bots []*submission.Bot, backend sandbox.Backend, sb string) Options {
 	lim := sandbox.DefaultLimits()
 	lim.TurnTimeout = 2 * time.Second
 	lim.Memory = 256 * sandbox.MiB
