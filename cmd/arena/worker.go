@@ -284,7 +284,8 @@ exits when the coordinator says the tournament is over.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "creds", Usage: "this worker's credentials (arena enroll)", Required: true, TakesFile: true},
 			&cli.StringFlag{Name: "join", Usage: "the coordinator's URL, as it printed it (default: the one in the credentials)"},
-			&cli.StringFlag{Name: "nats-creds", Usage: "with a coordinator on an organizer's NATS cluster: this worker's NATS credentials file", TakesFile: true},
+			&cli.StringFlag{Name: "nats-creds", Usage: "with a coordinator on an organizer's NATS cluster: this worker's NATS credentials file (the arena credentials then only sign)", TakesFile: true},
+			&cli.StringFlag{Name: "nats-ca", Usage: "with --nats-creds: the CA certificate the cluster's TLS certificate chains to (default: the system's)", TakesFile: true},
 			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once (about one per two cores)"},
 			&cli.IntFlag{Name: "bench-runs", Value: 50, Usage: "turns per measurement of this machine before it joins (0: do not measure)"},
 			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
@@ -331,7 +332,9 @@ func runWorker(c *cli.Context) error {
 		return err
 	}
 	if f := c.String("nats-creds"); f != "" {
-		opts = append(opts, nats.UserCredentials(f))
+		opts = creds.ClusterOptions(f, c.String("nats-ca"))
+	} else if c.IsSet("nats-ca") {
+		return usagef("--nats-ca goes with --nats-creds (a coordinator's own server is checked against the credentials' authority)")
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {

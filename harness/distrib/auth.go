@@ -142,6 +142,20 @@ func (c *Credentials) Options() ([]nats.Option, error) {
 		nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)), nil
 }
 
+// ClusterOptions are the connection options for a coordinator on an
+// organizer's own NATS cluster: the cluster's credentials file for this
+// worker's user (whose rights the organizer sets to WorkerPermissions), TLS
+// verified against caFile (or the system's roots) when the URL asks for it;
+// the arena credentials then only sign.
+func (c *Credentials) ClusterOptions(natsCreds, caFile string) []nats.Option {
+	opts := []nats.Option{nats.UserCredentials(natsCreds), nats.Name("arena worker " + c.Worker),
+		nats.CustomInboxPrefix(inboxPrefix(c.Worker)), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
+	if caFile != "" {
+		opts = append(opts, nats.RootCAs(caFile))
+	}
+	return opts
+}
+
 func userOptions(kp nkeys.KeyPair, caPEM []byte) ([]nats.Option, error) {
 	pub, err := kp.PublicKey()
 	if err != nil {

@@ -38,6 +38,9 @@ type Job struct {
 	// Spec is the game as the tournament describes it (bots by hash, seed,
 	// rules); distrib does not read it.
 	Spec json.RawMessage `json:"spec"`
+	// NotBefore delays a game an earlier attempt of which failed on a host:
+	// a worker that takes it sooner hands it back until then.
+	NotBefore time.Time `json:"notBefore,omitzero"`
 }
 
 // Result is a played game: the worker that played it, and the name of its

@@ -127,3 +127,31 @@ func TestRepublishingIsHarmlessAndTheQueueSurvivesARestart(t *testing.T) {
 		t.Fatalf("after a restart %d games queued (%v), want 4", n, err)
 	}
 }
+
+// A game whose earlier attempt failed on a host waits until its NotBefore:
+// a worker that takes it sooner hands it back.
+func TestADelayedGameIsNotPlayedBeforeItsTime(t *testing.T) {
+	c := distribtest.Start(t, "cup", 2*time.Second, "w1")
+	coord := c.Coordinator(t)
+	notBefore := time.Now().Add(1500 * time.Millisecond)
+	if _, err := coord.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 2, NotBefore: notBefore}); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := c.Worker(t, "w1")
+	played := make(chan time.Time, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &distrib.Worker{Queue: q, Slots: 1, Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		played <- time.Now()
+		return []byte("played"), nil
+	}}
+	go w.Run(ctx)
+	select {
+	case at := <-played:
+		if at.Before(notBefore) {
+			t.Fatalf("played %v before its time", notBefore.Sub(at))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the delayed game was never played")
+	}
+}

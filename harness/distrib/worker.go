@@ -116,6 +116,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 	if err != nil {
 		return err
 	}
+	if wait := time.Until(j.NotBefore); wait > 0 {
+		return m.NakWithDelay(wait)
+	}
 	if data, err := json.Marshal(Playing{Game: j.Game, Attempt: j.Attempt, Worker: q.worker}); err == nil {
 		q.nc.Publish(q.playingSubject(q.worker), data) // progress only: a lost notice costs nothing
 	}

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/match"
@@ -154,7 +155,12 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if err != nil {
 				return err
 			}
-			if _, err := q.Publish(ctx, distrib.Job{Game: g.ID, Attempt: g.Attempts + 1, Spec: sp}); err != nil {
+			job := distrib.Job{Game: g.ID, Attempt: g.Attempts + 1, Spec: sp}
+			if g.AbortReason != "" {
+				// An earlier attempt failed on a host: not at once again.
+				job.NotBefore = time.Now().Add(retryDelay(g.Attempts))
+			}
+			if _, err := q.Publish(ctx, job); err != nil {
 				return err
 			}
 			inflight[g.ID] = g
@@ -224,6 +230,13 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		}
 	}
 	return nil
+}
+
+// retryDelay is how long a game waits after its attempts failed on hosts:
+// 5 s per failed attempt, at most a minute, so that a passing fault (an
+// engine restarting, a full disk being cleared) passes first.
+func retryDelay(attempts int) time.Duration {
+	return min(time.Duration(attempts)*5*time.Second, time.Minute)
 }
 
 // finished tells the workers there is no game left; one that does not hear
