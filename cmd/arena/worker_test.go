@@ -190,3 +190,36 @@ wait:
 		t.Fatalf("the report lists no workers (%v)", err)
 	}
 }
+
+// arena enroll refuses what would lose or leak a key: a bad name, a name
+// enrolled already, a credentials file that exists.
+func TestEnrollRefusals(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "t")
+	creds := filepath.Join(dir, "w1.creds")
+	if code, stdout, stderr := runArena("enroll", "--out", out, "--creds", creds, "w1"); code != 0 || !strings.Contains(stdout, "enrolled w1") {
+		t.Fatalf("enroll: %d\n%s%s", code, stdout, stderr)
+	}
+	if fi, err := os.Stat(creds); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials: %v %v", fi, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"enroll", "--out", out, "--creds", filepath.Join(dir, "x.creds"), "../w2"}, "worker name"},
+		{[]string{"enroll", "--out", out, "--creds", filepath.Join(dir, "again.creds"), "w1"}, "enrolled already"},
+		{[]string{"enroll", "--out", out, "--creds", creds, "w2"}, "exists"},
+		{[]string{"worker", "--creds", filepath.Join(dir, "missing.creds"), "--sandbox", "local"}, "--creds"},
+		{[]string{"worker", "--creds", creds, "--sandbox", "local"}, "--join URL"},
+	} {
+		code, stdout, stderr := runArena(c.args...)
+		if code == 0 || !strings.Contains(stdout+stderr, c.want) {
+			t.Errorf("arena %s: exit %d, want an error with %q:\n%s%s", strings.Join(c.args, " "), code, c.want, stdout, stderr)
+		}
+	}
+	// The refused enrolment of w2 (its creds file existed) left no key.
+	if _, err := os.Stat(filepath.Join(out, "workers", "w2.pub")); err == nil {
+		t.Fatal("a refused enrolment left a key behind")
+	}
+}

@@ -1,0 +1,28 @@
+package tournament
+
+import (
+	"strings"
+	"testing"
+)
+
+// A worker plays only as the coordinator would: the same arena, the same
+// sandbox, the same runtime image.
+func TestAWorkerMustShareTheCoordinatorsFacts(t *testing.T) {
+	coord := Facts{Game: "codeclash", Sandbox: "docker", ImageID: "sha256:aaa", ArenaVersion: "1.2.0"}
+	if err := coord.Admit(coord); err != nil {
+		t.Fatalf("the same facts refused: %v", err)
+	}
+	for _, c := range []struct {
+		mine Facts
+		want string
+	}{
+		{Facts{Sandbox: "docker", ImageID: "sha256:bbb", ArenaVersion: "1.2.0"}, "runtime image is sha256:bbb, the coordinator's sha256:aaa"},
+		{Facts{Sandbox: "docker", ImageID: "sha256:aaa", ArenaVersion: "1.1.9"}, "runs arena 1.1.9, the coordinator 1.2.0"},
+		{Facts{Sandbox: "local", ArenaVersion: "1.2.0"}, "sandbox is local, the tournament's docker"},
+	} {
+		err := coord.Admit(c.mine)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.mine, err, c.want)
+		}
+	}
+}
