@@ -77,6 +77,12 @@ func TestExitCodes(t *testing.T) {
 
 // builtArena is the arena binary and a directory with fixture bots in it.
 func builtArena(t *testing.T) (arena, bots string) {
+	return arenaWithBots(t, "legal", "slow-300")
+}
+
+// arenaWithBots is the arena binary and a new directory holding the fixture
+// bot under each mode's name.
+func arenaWithBots(t *testing.T, modes ...string) (arena, bots string) {
 	t.Helper()
 	arena = gobuild.MustStatic(t, "./cmd/arena")
 	fixture := gobuild.MustStatic(t, "./internal/testbots/ccfixture")
@@ -85,8 +91,10 @@ func builtArena(t *testing.T) (arena, bots string) {
 		t.Fatal(err)
 	}
 	bots = t.TempDir()
-	for _, mode := range []string{"legal", "slow-300"} {
-		os.WriteFile(filepath.Join(bots, mode), data, 0o755)
+	for _, mode := range modes {
+		if err := os.WriteFile(filepath.Join(bots, mode), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return arena, bots
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/enginetest"
-	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
@@ -57,19 +56,10 @@ func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
 	e := enginetest.Start(t)
 	e.Load(t, image)
 
-	arena := gobuild.MustStatic(t, "./cmd/arena")
-	fixture, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The binary and the bots live on the host's file system, which the
+	// namespace shares.
+	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-5", "slow-10", "slow-15", "slow-20")
 	dir := t.TempDir()
-	// The workers' binary and bots must be reachable from the namespace
-	// too: it shares the host's files.
-	bots := filepath.Join(dir, "bots")
-	os.MkdirAll(bots, 0o755)
-	for _, mode := range []string{"legal", "shuffle", "slow-5", "slow-10", "slow-15", "slow-20"} {
-		os.WriteFile(filepath.Join(bots, mode), fixture, 0o755)
-	}
 	out := filepath.Join(dir, "t")
 	for _, w := range []string{"near", "far"} {
 		if o, err := exec.Command(arena, "enroll", "--out", out, "--creds", filepath.Join(dir, w+".creds"), w).CombinedOutput(); err != nil {

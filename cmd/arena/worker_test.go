@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/arenabots/arena/internal/gobuild"
 )
 
 // A tournament spread over three worker processes, one killed with SIGKILL
@@ -22,17 +20,8 @@ import (
 // counted once. The workers ride out the restart and stop when the
 // tournament is over.
 func TestWorkersGiveTheStandingsOfALocalRun(t *testing.T) {
-	arena := gobuild.MustStatic(t, "./cmd/arena")
-	fixture, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-40")
 	dir := t.TempDir()
-	bots := filepath.Join(dir, "bots")
-	os.MkdirAll(bots, 0o755)
-	for _, mode := range []string{"legal", "shuffle", "slow-40"} {
-		os.WriteFile(filepath.Join(bots, mode), fixture, 0o755)
-	}
 	env := append(os.Environ(), "ARENA_SIGNING_KEY=none")
 	common := []string{"--sandbox", "local", "--seed", "9", "--rule", "maxPlies=30", "-q", "--min-free", "0"}
 	local := exec.Command(arena, append([]string{"tournament", "--out", filepath.Join(dir, "local"), bots}, common...)...)

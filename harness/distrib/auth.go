@@ -97,22 +97,8 @@ func (c *Credentials) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path) // never leave half a key behind; the write error is the one to report
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	// Never left half written: whoever holds half a key holds nothing.
+	return writeNew(path, append(data, '\n'), 0o600)
 }
 
 // SigningKey is the worker's key as the ed25519 key transcripts are signed
@@ -215,23 +201,10 @@ func Enroll(dir, tournament, worker, url string) (*Credentials, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, worker+pubSuffix)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, os.ErrExist) {
+	if err := writeNew(path, []byte(pub+"\n"), 0o644); errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("worker %s is enrolled already (remove %s to revoke it, then enroll it again)", worker, path)
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, err
-	}
-	_, err = f.WriteString(pub + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return &Credentials{Kind: credentialsKind, Tournament: tournament, Worker: worker, URL: url, Seed: string(seed), CA: string(ca.certPEM)}, nil
 }
@@ -354,6 +327,8 @@ func createCA(dir string) (*CA, error) {
 	return &CA{cert: cert, key: key, certPEM: certPEM}, nil
 }
 
+// writeNew writes data to a new file and syncs it; a file it could not
+// write wholly is removed.
 func writeNew(path string, data []byte, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
