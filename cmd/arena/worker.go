@@ -270,7 +270,7 @@ func workerCommand() *cli.Command {
 machine, and plays its games here, --concurrency at once, each in this
 machine's sandbox with the boxes reused between games.
 
-Before it joins it runs the doctor's checks and refuses to play if one fails
+Before it joins it runs the doctor's engine checks and refuses to play if one fails
 or if its arena or runtime image differs from the coordinator's; then it
 measures this machine (doctor --bench's turn figures), which goes with every
 result into the tournament's report.
@@ -286,7 +286,7 @@ exits when the coordinator says the tournament is over.`,
 			&cli.StringFlag{Name: "join", Usage: "the coordinator's URL, as it printed it (default: the one in the credentials)"},
 			&cli.StringFlag{Name: "nats-creds", Usage: "with a coordinator on an organizer's NATS cluster: this worker's NATS credentials file (the arena credentials then only sign)", TakesFile: true},
 			&cli.StringFlag{Name: "nats-ca", Usage: "with --nats-creds: the CA certificate the cluster's TLS certificate chains to (default: the system's)", TakesFile: true},
-			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once (about one per two cores)"},
+			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once: about the cores less one for bots that think, half the cores for bots that answer at once (docs/scale.md)"},
 			&cli.IntFlag{Name: "bench-runs", Value: 50, Usage: "turns per measurement of this machine before it joins (0: do not measure)"},
 			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
 			imageFlag(),
