@@ -58,7 +58,7 @@ func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
 
 	// The binary and the bots live on the host's file system, which the
 	// namespace shares.
-	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-5", "slow-10", "slow-15", "slow-20")
+	arena, bots := arenaWithBots(t, "slow-20", "slow-30", "slow-40", "slow-50", "slow-60", "slow-70")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "t")
 	for _, w := range []string{"near", "far"} {
@@ -74,7 +74,7 @@ func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
 	l.Close()
 	env := append(os.Environ(), "ARENA_SIGNING_KEY=none")
 	coord := exec.Command(arena, "tournament", "--out", out, "--listen", addr, "--ack-wait", "3s", "--games-per-pair", "1",
-		"--sandbox", "docker", "--image", image, "--seed", "5", "--rule", "maxPlies=24", "--min-free", "0", bots)
+		"--sandbox", "docker", "--image", image, "--seed", "5", "--rule", "maxPlies=30", "--min-free", "0", bots)
 	coord.Env = env
 	var coordErr syncBuffer
 	coord.Stderr = &coordErr
@@ -120,26 +120,39 @@ func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
 	workerArgs := func(w string) []string {
 		return []string{"worker", "--creds", filepath.Join(dir, w+".creds"), "--join", url, "--sandbox", "docker", "--image", image, "--bench-runs", "10"}
 	}
-	nearCmd := exec.Command(arena, workerArgs("near")...)
-	nearCmd.Env = env
-	near, nearOut, nearDone := start("near", nearCmd)
+	// The far worker starts first, so that it plays before the near one
+	// could take every game.
 	farCmd := e.Command(arena, workerArgs("far")...)
 	farCmd.Env = append(e.Env(), "ARENA_SIGNING_KEY=none")
 	far, farOut, farDone := start("far", farCmd)
-
-	// Once the far worker has played a game and taken another, its link
-	// goes for longer than the ack wait: that game is handed to the near
-	// worker.
-	var held int
-	for range 2 {
+	nextTake := func(what string) int {
+		t.Helper()
 		select {
-		case held = <-playing:
+		case g := <-playing:
+			return g
 		case err := <-coordDone:
-			t.Fatalf("the tournament ended before the far worker took two games (%v):\n%s\nfar:\n%s", err, coordOut.String(), farOut.String())
+			t.Fatalf("the tournament ended before the far worker %s (%v):\n%s\nfar:\n%s", what, err, coordOut.String(), farOut.String())
 		case <-time.After(3 * time.Minute):
-			t.Fatalf("the far worker did not take two games:\n%s\nfar:\n%s", coordOut.String(), farOut.String())
+			t.Fatalf("the far worker never %s:\n%s\nfar:\n%s", what, coordOut.String(), farOut.String())
 		}
+		return 0
 	}
+	nextTake("took a game")
+	nearCmd := exec.Command(arena, workerArgs("near")...)
+	nearCmd.Env = env
+	near, nearOut, nearDone := start("near", nearCmd)
+	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(nearOut.String(), "arena: worker near plays"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the near worker did not join:\n%s", nearOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// With both workers playing, the far worker's next game is cut off for
+	// longer than the ack wait: it is handed to the near worker.
+	for len(playing) > 0 {
+		<-playing
+	}
+	held := nextTake("took a game after the near worker joined")
 	e.Cut(t)
 	time.Sleep(12 * time.Second)
 	e.Heal(t)
