@@ -88,7 +88,7 @@ func (q *Queue) uploadsOf(ctx context.Context, worker string) (jetstream.ObjectS
 	if s := q.uploads[worker]; s != nil {
 		return s, nil
 	}
-	s, err := q.js.ObjectStore(ctx, q.upBucket(worker))
+	s, err := q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker))
 	if err != nil {
 		return nil, err
 	}
@@ -114,30 +114,16 @@ func queueName(tournament string) (string, error) {
 	return t, nil
 }
 
-func gamesStream(t string) string               { return "GAMES_" + t }
-func resultsStream(t string) string             { return "RESULTS_" + t }
-func botsBucket(t string) string                { return "BOTS_" + t }
-func uploadBucket(t, worker string) string      { return "UP_" + t + "_W_" + worker }
-func gamesSubject(t string) string              { return "arena." + t + ".games" }
-func resultsSubject(t, worker string) string    { return "arena." + t + ".results." + worker }
-func playingSubject(t, worker string) string    { return "arena." + t + ".playing." + worker }
-func controlSubject(t string) string            { return "arena." + t + ".control" }
-func (q *Queue) resultsSubject() string         { return resultsSubject(q.tournament, q.worker) }
-func (q *Queue) upBucket(worker string) string  { return uploadBucket(q.tournament, worker) }
-func (q *Queue) gamesSubject() string           { return gamesSubject(q.tournament) }
-func (q *Queue) playingSubject(w string) string { return playingSubject(q.tournament, w) }
-func (q *Queue) controlSubject() string         { return controlSubject(q.tournament) }
-func (q *Queue) resultsFilter() string          { return resultsSubject(q.tournament, "*") }
-func (q *Queue) Tournament() string             { return q.tournament }
-func (q *Queue) uploadName(r Result) string {
-	return fmt.Sprintf("game-%d-attempt-%d-%d", r.Game, r.Attempt, r.Delivered)
-}
-func (q *Queue) resultID(r Result) string {
-	return fmt.Sprintf("%s-%d-%d-%d", r.Worker, r.Game, r.Attempt, r.Delivered)
-}
-func (q *Queue) botsBucket() string        { return botsBucket(q.tournament) }
-func (q *Queue) gamesStreamName() string   { return gamesStream(q.tournament) }
-func (q *Queue) resultsStreamName() string { return resultsStream(q.tournament) }
+// The names of a tournament t's streams, buckets and subjects, which
+// WorkerPermissions grants rights on.
+func gamesStream(t string) string            { return "GAMES_" + t }
+func resultsStream(t string) string          { return "RESULTS_" + t }
+func botsBucket(t string) string             { return "BOTS_" + t }
+func uploadBucket(t, worker string) string   { return "UP_" + t + "_W_" + worker }
+func gamesSubject(t string) string           { return "arena." + t + ".games" }
+func resultsSubject(t, worker string) string { return "arena." + t + ".results." + worker }
+func playingSubject(t, worker string) string { return "arena." + t + ".playing." + worker }
+func controlSubject(t string) string         { return "arena." + t + ".control" }
 
 func newQueue(nc *nats.Conn, tournament string) (*Queue, error) {
 	t, err := queueName(tournament)
@@ -161,13 +147,13 @@ func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue
 		return nil, err
 	}
 	q.worker = worker
-	if q.games, err = q.js.Stream(ctx, q.gamesStreamName()); err != nil {
+	if q.games, err = q.js.Stream(ctx, gamesStream(q.tournament)); err != nil {
 		return nil, fmt.Errorf("tournament %q has no games queue here, or this worker may not see it (is its coordinator running, and was %s enrolled in it?): %w", tournament, worker, err)
 	}
-	if q.bots, err = q.js.ObjectStore(ctx, q.botsBucket()); err != nil {
+	if q.bots, err = q.js.ObjectStore(ctx, botsBucket(q.tournament)); err != nil {
 		return nil, fmt.Errorf("the tournament's bots: %w", err)
 	}
-	if q.upload, err = q.js.ObjectStore(ctx, q.upBucket(worker)); err != nil {
+	if q.upload, err = q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker)); err != nil {
 		return nil, fmt.Errorf("worker %s has no upload bucket (the coordinator makes one for each enrolled worker when it starts, or within seconds of the enrolment): %w", worker, err)
 	}
 	return q, nil
@@ -185,21 +171,21 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	}
 	js := q.js
 	if q.games, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: q.gamesStreamName(), Subjects: []string{q.gamesSubject()},
+		Name: gamesStream(q.tournament), Subjects: []string{gamesSubject(q.tournament)},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 		Duplicates: 7 * 24 * time.Hour,
 	}); err != nil {
 		return nil, fmt.Errorf("the games stream: %w", err)
 	}
 	if q.results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: q.resultsStreamName(), Subjects: []string{q.resultsFilter()},
+		Name: resultsStream(q.tournament), Subjects: []string{resultsSubject(q.tournament, "*")},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 		Duplicates: 7 * 24 * time.Hour,
 	}); err != nil {
 		return nil, fmt.Errorf("the results stream: %w", err)
 	}
 	if q.bots, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: q.botsBucket(), Storage: jetstream.FileStorage,
+		Bucket: botsBucket(q.tournament), Storage: jetstream.FileStorage,
 	}); err != nil {
 		return nil, fmt.Errorf("the bots' store: %w", err)
 	}
@@ -208,7 +194,7 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	}
 	if _, err := q.games.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable: consumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
-		MaxDeliver: -1, FilterSubject: q.gamesSubject(),
+		MaxDeliver: -1, FilterSubject: gamesSubject(q.tournament),
 	}); err != nil {
 		return nil, fmt.Errorf("the workers' consumer: %w", err)
 	}
@@ -222,7 +208,7 @@ func (q *Queue) AddWorkers(ctx context.Context, workers []string) error {
 			return err
 		}
 		if _, err := q.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket: q.upBucket(w), Storage: jetstream.FileStorage,
+			Bucket: uploadBucket(q.tournament, w), Storage: jetstream.FileStorage,
 		}); err != nil {
 			return fmt.Errorf("worker %s's upload bucket: %w", w, err)
 		}
@@ -238,7 +224,7 @@ func (q *Queue) Publish(ctx context.Context, j Job) (duplicate bool, err error) 
 	if err != nil {
 		return false, err
 	}
-	ack, err := q.js.Publish(ctx, q.gamesSubject(), data, jetstream.WithMsgID(fmt.Sprintf("game-%d-attempt-%d", j.Game, j.Attempt)))
+	ack, err := q.js.Publish(ctx, gamesSubject(q.tournament), data, jetstream.WithMsgID(fmt.Sprintf("game-%d-attempt-%d", j.Game, j.Attempt)))
 	if err != nil {
 		return false, fmt.Errorf("publish game %d: %w", j.Game, err)
 	}
@@ -292,7 +278,7 @@ func (q *Queue) Facts(ctx context.Context) ([]byte, error) {
 
 // WatchPlaying calls fn as workers take games, until stop is called.
 func (q *Queue) WatchPlaying(fn func(Playing)) (stop func(), err error) {
-	sub, err := q.nc.Subscribe(q.playingSubject("*"), func(m *nats.Msg) {
+	sub, err := q.nc.Subscribe(playingSubject(q.tournament, "*"), func(m *nats.Msg) {
 		var p Playing
 		if json.Unmarshal(m.Data, &p) != nil {
 			return
@@ -309,7 +295,7 @@ func (q *Queue) WatchPlaying(fn func(Playing)) (stop func(), err error) {
 
 // Finished tells the workers the tournament has no game left for them.
 func (q *Queue) Finished() error {
-	if err := q.nc.Publish(q.controlSubject(), []byte("finished")); err != nil {
+	if err := q.nc.Publish(controlSubject(q.tournament), []byte("finished")); err != nil {
 		return err
 	}
 	return q.nc.FlushTimeout(5 * time.Second)
@@ -317,7 +303,7 @@ func (q *Queue) Finished() error {
 
 // OnFinished calls fn when the coordinator says the tournament is over.
 func (q *Queue) OnFinished(fn func()) (stop func(), err error) {
-	sub, err := q.nc.Subscribe(q.controlSubject(), func(m *nats.Msg) {
+	sub, err := q.nc.Subscribe(controlSubject(q.tournament), func(m *nats.Msg) {
 		if string(m.Data) == "finished" {
 			fn()
 		}
@@ -337,13 +323,13 @@ func (q *Queue) OnFinished(fn func()) (stop func(), err error) {
 // without counting it again. An archive that cannot be fetched is handed on
 // with Lost set: that result cannot count.
 func (q *Queue) Collect(ctx context.Context, accept func(Result, []byte) error) error {
-	cons, err := q.js.CreateOrUpdateConsumer(ctx, q.resultsStreamName(), jetstream.ConsumerConfig{
+	cons, err := q.js.CreateOrUpdateConsumer(ctx, resultsStream(q.tournament), jetstream.ConsumerConfig{
 		Durable: "coordinator", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: -1,
 	})
 	if err != nil {
 		return fmt.Errorf("follow the results: %w", err)
 	}
-	var warned string
+	var w retryWarning
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
@@ -353,10 +339,7 @@ func (q *Queue) Collect(ctx context.Context, accept func(Result, []byte) error) 
 			if q.nc.IsClosed() {
 				return fmt.Errorf("fetch a result: %w", err)
 			}
-			if err.Error() != warned {
-				slog.Warn("distrib: fetching results failed; trying again", "err", err)
-				warned = err.Error()
-			}
+			w.warn("distrib: fetching results failed; trying again", err)
 			sleep(ctx, time.Second)
 			continue
 		}
@@ -366,10 +349,7 @@ func (q *Queue) Collect(ctx context.Context, accept func(Result, []byte) error) 
 			}
 		}
 		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) {
-			if err.Error() != warned {
-				slog.Warn("distrib: fetching results failed; trying again", "err", err)
-				warned = err.Error()
-			}
+			w.warn("distrib: fetching results failed; trying again", err)
 		}
 	}
 	return nil
@@ -415,6 +395,19 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 	}
 	return m.DoubleAck(done)
 }
+
+// retryWarning logs an error of a loop that tries again, once until
+// another error comes: a link down for an hour is one line, not thousands.
+type retryWarning struct{ last string }
+
+func (w *retryWarning) warn(msg string, err error) {
+	if err.Error() != w.last {
+		slog.Warn(msg, "err", err)
+		w.last = err.Error()
+	}
+}
+
+func (w *retryWarning) reset() { w.last = "" }
 
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) {

@@ -43,6 +43,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("distrib: a worker needs a queue it joined")
 	}
 	var cons jetstream.Consumer
+	var joinWarning retryWarning
 	for {
 		var err error
 		if cons, err = w.Queue.games.Consumer(ctx, consumerName); err == nil {
@@ -51,7 +52,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if ctx.Err() != nil || w.Queue.nc.IsClosed() {
 			return fmt.Errorf("join the games queue: %w", err)
 		}
-		slog.Warn("distrib: the games queue cannot be reached; trying again", "err", err)
+		joinWarning.warn("distrib: the games queue cannot be reached; trying again", err)
 		sleep(ctx, time.Second)
 	}
 	w.ackWait = cons.CachedInfo().Config.AckWait
@@ -64,7 +65,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var warned string
+			var warned retryWarning
 			for ctx.Err() == nil {
 				batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 				if err != nil {
@@ -75,14 +76,11 @@ func (w *Worker) Run(ctx context.Context) error {
 						errs <- fmt.Errorf("fetch a game: %w", err)
 						return
 					}
-					if err.Error() != warned {
-						slog.Warn("distrib: fetching a game failed; trying again", "err", err)
-						warned = err.Error()
-					}
+					warned.warn("distrib: fetching a game failed; trying again", err)
 					sleep(ctx, time.Second)
 					continue
 				}
-				warned = ""
+				warned.reset()
 				for m := range batch.Messages() {
 					if err := w.handle(ctx, m); err != nil {
 						errs <- err
@@ -120,7 +118,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 		return m.NakWithDelay(wait)
 	}
 	if data, err := json.Marshal(Playing{Game: j.Game, Attempt: j.Attempt, Worker: q.worker}); err == nil {
-		q.nc.Publish(q.playingSubject(q.worker), data) // progress only: a lost notice costs nothing
+		q.nc.Publish(playingSubject(q.tournament, q.worker), data) // progress only: a lost notice costs nothing
 	}
 	alive := make(chan struct{})
 	go func() {
@@ -151,7 +149,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 	if playErr != nil {
 		res.Error = playErr.Error()
 	} else {
-		res.Object = q.uploadName(res)
+		res.Object = fmt.Sprintf("game-%d-attempt-%d-%d", res.Game, res.Attempt, res.Delivered)
 		if err := w.retry(ctx, stopping, "upload game", j.Game, func(ctx context.Context) error {
 			_, err := q.upload.PutBytes(ctx, res.Object, archive)
 			return err
@@ -164,7 +162,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 		return err
 	}
 	if err := w.retry(ctx, stopping, "publish the result of game", j.Game, func(ctx context.Context) error {
-		_, err := q.js.Publish(ctx, q.resultsSubject(), data, jetstream.WithMsgID(q.resultID(res)))
+		_, err := q.js.Publish(ctx, resultsSubject(q.tournament, q.worker), data, jetstream.WithMsgID(fmt.Sprintf("%s-%d-%d-%d", res.Worker, res.Game, res.Attempt, res.Delivered)))
 		return err
 	}); err != nil {
 		return nil

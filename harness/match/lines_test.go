@@ -70,13 +70,7 @@ func TestChessOverStdio(t *testing.T) {
 			t.Fatalf("sessions %+v", foot.Sessions)
 		}
 	})
-	cases := []struct {
-		black   string
-		opts    map[string]string
-		verdict rules.Verdict
-		reason  string
-		ply     int
-	}{
+	blackFaults(t, "chess", "legal", []faultCase{
 		{"silent", map[string]string{"moveTime": "300ms"}, rules.Timeout, "no answer within the move time", 2},
 		// A line printed at start-up reaches the harness before or after the
 		// first question, depending on how fast the bot starts: either way it
@@ -86,19 +80,7 @@ func TestChessOverStdio(t *testing.T) {
 		{"garbage", nil, rules.InvalidOutput, `"resign please" is not a move`, 2},
 		{"flood", nil, rules.InvalidOutput, `"xxxxxxxx`, 4},
 		{"slow-200", map[string]string{"gameTime": "1s"}, rules.Timeout, "time bank for the game ran out", 0},
-	}
-	for _, c := range cases {
-		t.Run(c.black+" as black", func(t *testing.T) {
-			res, _ := playLines(t, "chess", lineBot(t, "legal"), lineBot(t, c.black), c.opts, match.Forfeit)
-			if res.Winner != transcript.WinnerWhite || res.Reason != string(c.verdict) || len(res.Faults) != 1 {
-				t.Fatalf("%+v", res)
-			}
-			f := res.Faults[0]
-			if f.Side != "black" || !strings.Contains(f.Reason, c.reason) || (c.ply > 0 && f.Ply != c.ply) {
-				t.Fatalf("fault %+v", f)
-			}
-		})
-	}
+	})
 	t.Run("random-move keeps a silent bot's game going", func(t *testing.T) {
 		res, _ := playLines(t, "chess", lineBot(t, "legal"), lineBot(t, "silent"), map[string]string{"moveTime": "100ms", "maxPlies": "20"}, match.RandomMove)
 		if res.Reason != rules.ReasonMaxPlies || len(res.Faults) != 10 {
@@ -200,4 +182,32 @@ func TestCheckersPythonClassesRunUnchanged(t *testing.T) {
 			t.Fatalf("stderr tail %q", foot.Sessions[0].StderrTail)
 		}
 	})
+}
+
+// faultCase is a black bot that faults, and the fault it must get: its
+// verdict, a part of its reason, and its ply (0: any).
+type faultCase struct {
+	black   string
+	opts    map[string]string
+	verdict rules.Verdict
+	reason  string
+	ply     int
+}
+
+// blackFaults plays each case's black bot against white and checks that
+// black alone faulted, as the case says, and lost.
+func blackFaults(t *testing.T, game, white string, cases []faultCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.black+" as black", func(t *testing.T) {
+			res, _ := playLines(t, game, lineBot(t, white), lineBot(t, c.black), c.opts, match.Forfeit)
+			if res.Winner != transcript.WinnerWhite || res.Reason != string(c.verdict) || len(res.Faults) != 1 {
+				t.Fatalf("%+v", res)
+			}
+			f := res.Faults[0]
+			if f.Side != "black" || !strings.Contains(f.Reason, c.reason) || (c.ply > 0 && f.Ply != c.ply) {
+				t.Fatalf("fault %+v", f)
+			}
+		})
+	}
 }

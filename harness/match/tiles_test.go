@@ -3,7 +3,6 @@ package match_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/arenabots/arena/harness/match"
@@ -66,29 +65,11 @@ func TestTilesOverStdio(t *testing.T) {
 			t.Fatalf("points %v, winner %s", res.Points, res.Winner)
 		}
 	})
-	cases := []struct {
-		black   string
-		opts    map[string]string
-		verdict rules.Verdict
-		reason  string
-		ply     int
-	}{
+	blackFaults(t, "tiles", "tiles.legal", []faultCase{
 		{"tiles.garbage", nil, rules.InvalidOutput, `"resign please"`, 2},
 		{"tiles.silent", map[string]string{"turnTimeout": "300ms"}, rules.Timeout, "no answer within the move time", 2},
 		{"tiles.quit-3", nil, rules.Crash, "exited or closed its output", 8},
-	}
-	for _, c := range cases {
-		t.Run(c.black+" as black", func(t *testing.T) {
-			res, _ := playLines(t, "tiles", lineBot(t, "tiles.legal"), lineBot(t, c.black), c.opts, match.Forfeit)
-			if res.Winner != transcript.WinnerWhite || res.Reason != string(c.verdict) || len(res.Faults) != 1 {
-				t.Fatalf("%+v", res)
-			}
-			f := res.Faults[0]
-			if f.Side != "black" || !strings.Contains(f.Reason, c.reason) || f.Ply != c.ply {
-				t.Fatalf("fault %+v", f)
-			}
-		})
-	}
+	})
 	t.Run("random-move plays a valid line for a silent bot", func(t *testing.T) {
 		res, _ := playLines(t, "tiles", lineBot(t, "tiles.legal"), lineBot(t, "tiles.silent"), map[string]string{"turnTimeout": "100ms", "turns": "20"}, match.RandomMove)
 		if res.Reason != "points" || res.Turns != 20 || len(res.Faults) != 10 {
