@@ -20,6 +20,21 @@ examples:
 	cp examples/python/random_bot.py bin/examples/random.py
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/tiles-random ./examples/tiles-random
 	cp examples/tiles/random_bot.py bin/examples/tiles_random_bot.py
+	rm -rf bin/examples/submissions
+	$(call submission,codeclash,random,bin/examples/random examples/random/main.go examples/random/README.md)
+	$(call submission,codeclash,greedy,bin/examples/greedy examples/greedy/main.go examples/greedy/README.md)
+	$(call submission,codeclash,python,examples/python/random_bot.py examples/python/README.md)
+	$(call submission,chess,line-random,bin/examples/chess-random examples/line-random/main.go examples/line-random/README.md)
+	$(call submission,acm6x6,line-random,bin/examples/acm6x6-random examples/line-random/main.go examples/line-random/README.md)
+	$(call submission,checkers,line-random,bin/examples/checkers-random examples/line-random/main.go examples/line-random/README.md)
+	$(call submission,checkers,python,examples/checkers/random_bot.py examples/checkers/README.md)
+	$(call submission,tiles,tiles-random,bin/examples/tiles-random examples/tiles-random/main.go examples/tiles-random/README.md)
+	$(call submission,tiles,python,examples/tiles/random_bot.py examples/tiles/README.md)
+
+# Each example is also a complete submission, as arena validate --game GAME
+# checks it: what runs, its source and its README, in
+# bin/examples/submissions/GAME/NAME (a batch: --batch bin/examples/submissions/GAME).
+submission = mkdir -p bin/examples/submissions/$(1)/$(2) && cp $(3) bin/examples/submissions/$(1)/$(2)/
 
 # The runtime image on ubuntu:24.04 (needs the base on the engine).
 image: build

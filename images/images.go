@@ -10,6 +10,9 @@
 // a changed recipe, its package list included, is a new image; the short name
 // DefaultTestbase points at the newest one built, and its label tells whether
 // it is stale.
+//
+// A build must never depend on a registry the organizer may not reach: the
+// base comes from the engine, or is made offline from the package mirror.
 package images
 
 import (
@@ -121,9 +124,9 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 		return false, fmt.Errorf("inspect base image %s: %w", o.Base, err)
 	}
 	if base.Config != nil {
-		if r, ok := base.Config.Labels[LabelTestbase]; ok && r != TestbaseRecipe() {
-			fmt.Fprintf(o.Out, "warning: the base %s was built from another test base recipe than this arena's; build the current one with: arena image testbase\n", o.Base)
-			slog.Warn("stale test base", "base", o.Base, "recipe", short(r), "want", TestbaseRecipe()[:12])
+		if warning := StaleBase(o.Base, base.Config.Labels); warning != "" {
+			fmt.Fprintln(o.Out, "warning:", warning)
+			slog.Warn("stale test base", "base", o.Base, "recipe", short(base.Config.Labels[LabelTestbase]), "want", TestbaseRecipe()[:12])
 		}
 	}
 	h := sha256.New()
@@ -255,4 +258,14 @@ func buildContext(files map[string][]byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// StaleBase says why a base image whose labels these are was built from
+// another test base recipe than this arena's, or "" when it was not (or is
+// no test base at all).
+func StaleBase(name string, labels map[string]string) string {
+	if r, ok := labels[LabelTestbase]; ok && r != TestbaseRecipe() {
+		return fmt.Sprintf("the base %s was built from another test base recipe than this arena's; build the current one with: arena image testbase", name)
+	}
+	return ""
 }

@@ -33,9 +33,30 @@ func TestTheRecipeBuildsUnderTestbaseTag(t *testing.T) {
 	}
 }
 
-// A runtime image built on a test base of another recipe is built, with a
-// warning that says how to get the current one.
+// A test base of another recipe is said to be stale, with how to get the
+// current one; the current one and other bases are not.
+func TestStaleBase(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		labels map[string]string
+		stale  bool
+	}{
+		{map[string]string{images.LabelTestbase: "0000"}, true},
+		{map[string]string{images.LabelTestbase: images.TestbaseRecipe()}, false},
+		{map[string]string{"other": "label"}, false},
+		{nil, false},
+	} {
+		w := images.StaleBase("base:x", c.labels)
+		if (w != "") != c.stale || (c.stale && !strings.Contains(w, "arena image testbase")) {
+			t.Errorf("labels %v: %q, stale %v", c.labels, w, c.stale)
+		}
+	}
+}
+
+// A runtime image built on a stale test base says so before it builds: the
+// build is stopped once the warning is out.
 func TestBuildingOnAStaleTestbaseWarns(t *testing.T) {
+	t.Parallel()
 	cli, _ := dockertest.Engine(t)
 	id := strconv.FormatInt(time.Now().UnixNano(), 36)
 	stale := "arena-testbase:test-stale-" + id
@@ -43,24 +64,30 @@ func TestBuildingOnAStaleTestbaseWarns(t *testing.T) {
 	agent := gobuild.MustStatic(t, "./cmd/arena-agent")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-
-	for i, c := range []struct {
-		base string
-		warn bool
-	}{{stale, true}, {images.TestbaseTag(), false}} {
-		tag := "arena-runtime:test-on-testbase-" + id + "-" + strconv.Itoa(i)
-		t.Cleanup(func() {
-			cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
-		})
-		var out bytes.Buffer
-		if _, err := images.BuildRuntime(ctx, cli, images.RuntimeOptions{Tag: tag, Base: c.base, Agent: agent, Out: &out}); err != nil {
-			t.Fatalf("build on %s: %v\n%s", c.base, err, out.String())
-		}
-		warned := strings.Contains(out.String(), "warning: the base "+c.base+" was built from another test base recipe")
-		if warned != c.warn || (c.warn && !strings.Contains(out.String(), "arena image testbase")) {
-			t.Errorf("build on %s: warned %v, want %v:\n%s", c.base, warned, c.warn, out.String())
-		}
+	tag := "arena-runtime:test-on-testbase-" + id
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
+	})
+	out := &stopAt{want: "warning: the base " + stale, stop: cancel}
+	images.BuildRuntime(ctx, cli, images.RuntimeOptions{Tag: tag, Base: stale, Agent: agent, Out: out})
+	if !strings.Contains(out.String(), "warning: "+images.StaleBase(stale, map[string]string{images.LabelTestbase: "0000"})) {
+		t.Errorf("no warning about the stale base:\n%s", out.String())
 	}
+}
+
+// stopAt is a build's output that stops the build once it holds want.
+type stopAt struct {
+	bytes.Buffer
+	want string
+	stop func()
+}
+
+func (s *stopAt) Write(p []byte) (int, error) {
+	n, err := s.Buffer.Write(p)
+	if strings.Contains(s.String(), s.want) {
+		s.stop()
+	}
+	return n, err
 }
 
 func buildFrom(t *testing.T, cli *client.Client, tag, dockerfile string) {
@@ -72,6 +99,7 @@ func buildFrom(t *testing.T, cli *client.Client, tag, dockerfile string) {
 // so: on the test base without nodejs and with no package archive within
 // reach, it names nodejs and nothing else, and fails with the offline fix.
 func TestTheRuntimeRecipeInstallsWhatTheBaseLacks(t *testing.T) {
+	t.Parallel()
 	cli, _ := dockertest.Engine(t)
 	id := strconv.FormatInt(time.Now().UnixNano(), 36)
 	base := "arena-testbase:test-without-node-" + id

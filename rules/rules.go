@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -293,22 +292,6 @@ func Names() []string {
 	return names
 }
 
-// CheckOptions refuses option names a game does not know.
-func CheckOptions(g Game, opts map[string]string) error {
-	known := map[string]bool{}
-	var names []string
-	for _, o := range g.Options() {
-		known[o.Name] = true
-		names = append(names, o.Name)
-	}
-	for k := range opts {
-		if !known[k] {
-			return fmt.Errorf("%s has no rule option %q (options: %s)", g.Name(), k, strings.Join(names, ", "))
-		}
-	}
-	return nil
-}
-
 // Lister is implemented by states that describe their legal moves as JSON, in
 // the shape `arena rules legal` prints.
 type Lister interface {
@@ -376,39 +359,4 @@ func MovesJSON(st State) ([]byte, error) {
 	}
 	out, err := json.Marshal(map[string]any{"moves": moves})
 	return append(out, '\n'), err
-}
-
-// CheckDuration validates a time-control option (moveTime, gameTime).
-func CheckDuration(name, v string) error {
-	if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-		return fmt.Errorf("%s: want a positive duration such as 90s, got %q", name, v)
-	}
-	return nil
-}
-
-// IntOption reads a whole-number rule option within lo..hi.
-func IntOption(name, v string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s: want a number from %d to %d, got %q", name, lo, hi, v)
-	}
-	return n, nil
-}
-
-// BoolOption reads a true/false rule option.
-func BoolOption(name, v string) (bool, error) {
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("%s: want true or false, got %q", name, v)
-	}
-	return b, nil
-}
-
-// RepetitionOption reads a repetition count: 0 (off) or 2..hi.
-func RepetitionOption(name, v string, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n == 1 || n > hi {
-		return 0, fmt.Errorf("%s: want 0 (off) or a count from 2 to %d, got %q", name, hi, v)
-	}
-	return n, nil
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -43,39 +41,23 @@ func newBuilder(c *cli.Context, backend sandbox.Backend, lim sandbox.Limits, lab
 	if c.Duration("build-timeout") <= 0 {
 		return nil, usagef("--build-timeout must be positive")
 	}
-	cache := c.String("build-cache")
-	switch cache {
-	case "none":
-		cache = ""
-	case "":
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("the build cache: %w (name one with --build-cache)", err)
-		}
-		cache = filepath.Join(dir, "arena", "builds")
+	cache, err := build.CacheDir(c.String("build-cache"))
+	if err != nil {
+		return nil, fmt.Errorf("%w (--build-cache)", err)
 	}
 	return &build.Builder{Backend: backend, Langs: langs, Limits: lim, Timeout: c.Duration("build-timeout"), Cache: cache, Labels: labels}, nil
 }
 
-// readyBots builds every bot handed in as source, in place, and says what it
-// did; a bot that does not build keeps its BuildError (it loses its games).
+// readyBots builds every bot handed in as source (build.ReadyAll) and says
+// what it did.
 func readyBots(c *cli.Context, b *build.Builder, bots []*submission.Bot) error {
-	for i, bot := range bots {
-		if !build.Needs(bot) {
-			continue
-		}
-		built, err := b.Ready(c.Context, bot)
-		if err != nil {
-			return err
-		}
+	return b.ReadyAll(c.Context, bots, func(built *submission.Bot) {
 		if built.BuildError != "" {
-			fmt.Fprintf(c.App.ErrWriter, "arena: %s did not build (it loses its games): %s\n", bot.Name, built.BuildError)
+			fmt.Fprintf(c.App.ErrWriter, "arena: %s did not build (it loses its games): %s\n", built.Name, built.BuildError)
 		} else {
 			fmt.Fprintf(c.App.ErrWriter, "arena: %s\n", built.Choice)
 		}
-		bots[i] = built
-	}
-	return nil
+	})
 }
 
 func languagesCommand() *cli.Command {

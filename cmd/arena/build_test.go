@@ -17,6 +17,7 @@ import (
 // games with the reason shown; rerun rebuilds from the cache and refuses a
 // changed source.
 func TestSourceBotsAreBuiltOncePerTournament(t *testing.T) {
+	t.Parallel()
 	_, image := dockertest.Engine(t)
 	arena := gobuild.MustStatic(t, "./cmd/arena")
 	root, _ := gobuild.ModuleRoot()
@@ -62,7 +63,7 @@ func TestSourceBotsAreBuiltOncePerTournament(t *testing.T) {
 		t.Fatalf("arena match: %v\n%s", err, out)
 	}
 	out, err = arenaRun("rerun", m, "--ply", "5", "--bot", filepath.Join(bots, "ann.py"), "--languages", langs, "--build-cache", cache)
-	if err != nil || !strings.Contains(out, "1 of 1 runs reproduce") {
+	if err != nil || !strings.Contains(out, "the run reproduces the recorded move and verdict") {
 		t.Fatalf("arena rerun: %v\n%s", err, out)
 	}
 	os.WriteFile(filepath.Join(bots, "ann.py"), append([]byte("# changed\n"), walker...), 0o644)

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -16,8 +19,8 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/view"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/rules"
-	"github.com/arenabots/arena/sandbox/docker"
 )
 
 func defaultKeyPath() string {
@@ -124,8 +127,8 @@ Exit 0 consistent, 1 divergent or tampered, 2 unreadable.`,
 			if rep.SignedBy != "" {
 				signed = "signed by " + rep.SignedBy
 			}
-			fmt.Fprintf(c.App.Writer, "consistent: %s, %s vs %s, seed %d; %d turns re-judged, %s; %d data-file blobs verified; hash chain intact, %s\n",
-				r.Game, r.White.Name, r.Black.Name, r.Seed, rep.Turns, outcome, rep.Blobs, signed)
+			fmt.Fprintf(c.App.Writer, "consistent: %s, %s vs %s, seed %d; %s re-judged, %s; %s verified; hash chain intact, %s\n",
+				r.Game, r.White.Name, r.Black.Name, r.Seed, words.Plural(rep.Turns, "turn"), outcome, words.Plural(rep.Blobs, "data-file blob"), signed)
 			return nil
 		},
 	}
@@ -150,11 +153,15 @@ is sent the recorded lines all the same), then asked the disputed question
 with the recorded time limit.
 
 --bot must be the very executable that played (its sha256 is checked against
-the transcript). The transcript must replay consistently (see arena replay).`,
+the transcript). The transcript must replay consistently (see arena replay).
+
+Exit 0 when every run reproduces the recorded move and verdict, 1 when one
+does not (or the transcript does not replay), 2 for bad usage, unreadable
+input or an infrastructure error.`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "ply", Usage: "the turn to run again (1-based, setup included; see the transcript)", Required: true},
 			&cli.StringFlag{Name: "side", Usage: "white or black: refuse if the ply was the other side's"},
-			&cli.StringFlag{Name: "bot", Usage: "the bot that played that turn (executable, directory or ZIP)", Required: true, TakesFile: true},
+			&cli.StringFlag{Name: "bot", Usage: "the bot that played that turn (executable, directory or ZIP; NAME=PATH names it)", Required: true, TakesFile: true},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the turn this many times"},
 			&cli.StringFlag{Name: "sandbox", Usage: "docker or local (default: the one recorded)"},
 			&cli.StringFlag{Name: "image", Usage: "runtime image (default: the one recorded)"},
@@ -179,17 +186,15 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 			if err != nil {
 				return usagef("%v", err)
 			}
-			bot, err := loadBot(c, "bot", c.String("bot"), g)
+			arg, err := submission.ParseBotArg(c.String("bot"))
+			if err != nil {
+				return usagef("--bot: %v", err)
+			}
+			bot, err := loadBot(c, "--bot", arg, g)
 			if err != nil {
 				return err
 			}
-			kind, image := c.String("sandbox"), c.String("image")
-			if kind == "" {
-				kind = h.Sandbox["backend"]
-			}
-			if image == "" {
-				image = h.Sandbox["image"]
-			}
+			kind, image := replay.Sandbox(h, c.String("sandbox"), c.String("image"))
 			backend, closer, err := openBackend(c, kind, image, false)
 			if err != nil {
 				return err
@@ -209,10 +214,12 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 			if bot = bots[0]; bot.BuildError != "" {
 				return failf("%s does not build now: %s", bot.Name, bot.BuildError)
 			}
-			if d, ok := backend.(*docker.Backend); ok {
-				if id, err := d.CheckImage(c.Context); err == nil && h.Sandbox["imageId"] != "" && h.Sandbox["imageId"] != id {
-					fmt.Fprintf(c.App.ErrWriter, "arena: warning: image %s is %s now; the match ran on %s\n", image, id, h.Sandbox["imageId"])
-				}
+			drift, err := replay.ImageDrift(c.Context, backend, h)
+			if err != nil {
+				return err
+			}
+			if drift != "" {
+				fmt.Fprintln(c.App.ErrWriter, "arena: warning:", drift)
 			}
 			out, err := replay.RunAgain(c.Context, replay.RerunOptions{
 				Path: c.Args().First(), Ply: c.Int("ply"), Side: c.String("side"),
@@ -221,13 +228,27 @@ the transcript). The transcript must replay consistently (see arena replay).`,
 			if err != nil {
 				return err
 			}
+			same := reproduced(out)
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				if err := enc.Encode(out); err != nil {
+					return err
+				}
+				if same < len(out.Attempts) {
+					return silent(exitFailed)
+				}
+				return nil
 			}
 			printRerun(c.App.Writer, out)
-			return nil
+			switch {
+			case same == len(out.Attempts):
+				return nil
+			case len(out.Attempts) == 1:
+				return failf("not reproduced: the run differs from the record")
+			default:
+				return failf("not reproduced: %d of %d runs differ from the record", len(out.Attempts)-same, len(out.Attempts))
+			}
 		},
 	}
 }
@@ -264,21 +285,51 @@ func printRerun(w io.Writer, r *replay.Rerun) {
 			verdicts[a.Verdict]++
 		}
 		slices.Sort(walls)
-		fmt.Fprintf(w, "\n%d runs: wall min %.1f ms, p50 %.1f ms, max %.1f ms; verdicts %v\n", len(walls), walls[0], walls[len(walls)/2], walls[len(walls)-1], verdicts)
+		fmt.Fprintf(w, "\n%d runs: wall min %.1f ms, p50 %.1f ms, max %.1f ms; verdicts: %s\n", len(walls), walls[0], walls[len(walls)/2], walls[len(walls)-1], countWords(verdicts))
 	}
-	same := 0
-	for _, a := range r.Attempts {
-		if a.Verdict == t.Verdict && a.Move == t.Move {
-			same++
-		}
+	switch same := reproduced(r); {
+	case len(r.Attempts) > 1:
+		fmt.Fprintf(w, "\n%d of %d runs reproduce the recorded move and verdict\n", same, len(r.Attempts))
+	case same == 1:
+		fmt.Fprintln(w, "\nthe run reproduces the recorded move and verdict")
+	default:
+		fmt.Fprintln(w, "\nthe run does not reproduce the recorded move and verdict")
 	}
-	fmt.Fprintf(w, "\n%d of %d runs reproduce the recorded move and verdict\n", same, len(r.Attempts))
 	for i, a := range r.Attempts {
 		if a.EarlierDiffer > 0 {
 			fmt.Fprintf(w, "run %d: %d of the %d earlier answers differ from the record (the first at ply %d); the bot was sent the recorded lines all the same\n",
 				i+1, a.EarlierDiffer, a.Earlier, a.FirstDiffer)
 		}
 	}
+}
+
+// reproduced counts the runs that played the recorded move with the
+// recorded verdict.
+func reproduced(r *replay.Rerun) int {
+	same := 0
+	for _, a := range r.Attempts {
+		if a.Verdict == r.Recorded.Verdict && a.Move == r.Recorded.Move {
+			same++
+		}
+	}
+	return same
+}
+
+// countWords says how many of each there were, the most first: "3 ok,
+// 1 timeout".
+func countWords(counts map[string]int) string {
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func botName(h transcript.Header, side string) string {

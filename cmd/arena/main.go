@@ -2,8 +2,13 @@
 // submissions, plays official matches and tournaments in hardened containers, and
 // keeps the evidence to settle disputes.
 //
-// This package is wiring only: flags become configuration for the packages that
-// do the work.
+// This package is wiring: each command reads its flags into the config value
+// of the package that owns the work (sandbox.Config, match.Settings,
+// tournament.Config, tournament.Remote and tournament.Join, the build and
+// validate packages), makes one call, and prints what came back. It must
+// never decide anything a server or a test would have to decide again: which
+// backend, which rules, whether a configuration may resume, whether a worker
+// may play, what a result counts for.
 package main
 
 import (
@@ -14,7 +19,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -22,7 +26,9 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/randombot"
 	"github.com/arenabots/arena/sandbox/docker"
+	_ "github.com/arenabots/arena/sandbox/local" // registers the local backend
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -77,14 +83,36 @@ func arenaVersion() string {
 }
 
 func main() {
-	if game, ok := strings.CutPrefix(filepath.Base(os.Args[0]), randomBotPrefix); ok {
-		randomBotMain(game)
-		return
+	if game, ok := randombot.GameOf(os.Args[0]); ok {
+		os.Exit(randombot.Main(game, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	ctx, closed := context.WithCancelCause(ctx)
+	// A reader that goes away (arena match | head) ends the work like Ctrl-C
+	// does: the write fails with EPIPE instead of the signal killing arena
+	// with its containers still on the engine.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	stdout := &pipeWatch{w: os.Stdout, closed: closed}
+	code := run(ctx, os.Args, stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// errStdoutClosed is why work ends when its output cannot be written.
+var errStdoutClosed = errors.New("standard output was closed")
+
+// pipeWatch is stdout that ends the run when its reader has gone.
+type pipeWatch struct {
+	w      io.Writer
+	closed context.CancelCauseFunc
+}
+
+func (p *pipeWatch) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.closed(errStdoutClosed)
+	}
+	return n, err
 }
 
 // run is main without the process: tests call it.
@@ -193,25 +221,8 @@ func dockerConn(c *cli.Context) docker.Conn {
 	}
 }
 
-// engine connects to the engine and checks it answers.
-func engine(c *cli.Context) (*client.Client, error) {
-	cli, err := docker.Connect(dockerConn(c))
-	if err != nil {
-		return nil, err
-	}
-	if err := docker.Ping(c.Context, cli); err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("%w (start it, e.g. with scripts/ensure-docker.sh, or point --docker-host at one)", err)
-	}
-	return cli, nil
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(word, "s"))
-}
+// engine connects to the engine the global flags name and checks it answers.
+func engine(c *cli.Context) (*client.Client, error) { return docker.Dial(c.Context, dockerConn(c)) }
 
 // interspersed moves a command's positional arguments after its flags, so that
 // "arena replay T --json" works like "arena replay --json T" (the flag parser

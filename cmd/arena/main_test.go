@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +102,7 @@ func arenaWithBots(t *testing.T, modes ...string) (arena, bots string) {
 }
 
 func TestMatchCommandPrintsTheResult(t *testing.T) {
+	t.Parallel()
 	_, image := dockertest.Engine(t)
 	arena, bots := builtArena(t)
 	out := filepath.Join(t.TempDir(), "m")
@@ -135,49 +138,69 @@ func TestMatchCommandPrintsTheResult(t *testing.T) {
 	}
 }
 
+// A match stopped by Ctrl-C, or by its output's reader going away (arena
+// match | head), is aborted: the transcript says so and no container stays.
 func TestInterruptedMatchIsAbortedWithoutLeftovers(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	arena, bots := builtArena(t)
-	out := filepath.Join(t.TempDir(), "interrupted")
-	cmd := exec.Command(arena, "match", "--white", filepath.Join(bots, "slow-300"), "--black", filepath.Join(bots, "slow-300"),
-		"--image", image, "--out", out, "--quiet", "--signing-key", "none")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Interrupt once a turn is on record, however slowly a loaded host starts
-	// the containers.
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if lines, err := transcript.ReadFile(filepath.Join(out, transcript.FileName)); err == nil && len(lines) >= 3 {
-			break
-		}
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	if code != 1 {
-		t.Fatalf("exit %d (%v), want 1\n%s", code, err, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "match aborted: interrupted") {
-		t.Fatalf("stderr: %s", stderr.String())
-	}
-	lines, err := transcript.ReadFile(filepath.Join(out, transcript.FileName))
-	if err != nil {
-		t.Fatalf("transcript: %v", err)
-	}
-	var foot transcript.Footer
-	lines[len(lines)-1].Decode(&foot)
-	if foot.Result.Reason != transcript.ReasonAborted || len(lines) < 3 {
-		t.Fatalf("footer %+v after %d lines", foot.Result, len(lines))
-	}
-	n, err := docker.Count(context.Background(), cli, "org.arenabots.arena.match=interrupted")
-	if err != nil || n != 0 {
-		t.Fatalf("%d containers left (%v)", n, err)
+	for _, c := range []struct {
+		name string
+		// stop ends the match once a turn is on record.
+		stop func(cmd *exec.Cmd, stdout io.Closer)
+	}{
+		{"ctrl-c", func(cmd *exec.Cmd, _ io.Closer) { cmd.Process.Signal(syscall.SIGINT) }},
+		{"stdout-closed", func(_ *exec.Cmd, stdout io.Closer) { stdout.Close() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "interrupted-"+c.name)
+			cmd := exec.Command(arena, "match", "--white", filepath.Join(bots, "slow-300"), "--black", filepath.Join(bots, "slow-300"),
+				"--image", image, "--out", out, "--signing-key", "none")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Read the live output until a turn is on record, however slowly
+			// a loaded host starts the containers.
+			lines := bufio.NewScanner(stdout)
+			for lines.Scan() && !strings.Contains(lines.Text(), " ok ") {
+			}
+			c.stop(cmd, stdout)
+			go io.Copy(io.Discard, stdout) // after a signal, drain what is left
+			err = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Fatalf("exit %d (%v), want 1\n%s", code, err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "match aborted: interrupted") {
+				t.Fatalf("stderr: %s", stderr.String())
+			}
+			recs, err := transcript.ReadFile(filepath.Join(out, transcript.FileName))
+			if err != nil {
+				t.Fatalf("transcript: %v", err)
+			}
+			var foot transcript.Footer
+			if err := recs[len(recs)-1].Decode(&foot); err != nil {
+				t.Fatal(err)
+			}
+			if foot.Result.Reason != transcript.ReasonAborted || len(recs) < 3 {
+				t.Fatalf("footer %+v after %d lines", foot.Result, len(recs))
+			}
+			n, err := docker.Count(context.Background(), cli, "org.arenabots.arena.match="+filepath.Base(out))
+			if err != nil || n != 0 {
+				t.Fatalf("%d containers left (%v)", n, err)
+			}
+		})
 	}
 }
 
 func TestTournamentResumesAfterSIGKILLWithTheSameStandings(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	arena, _ := builtArena(t)
 	fixture, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
@@ -243,6 +266,7 @@ func TestTournamentResumesAfterSIGKILLWithTheSameStandings(t *testing.T) {
 }
 
 func TestValidateCommandExitCodes(t *testing.T) {
+	t.Parallel()
 	_, image := dockertest.Engine(t)
 	arena, bots := builtArena(t)
 	subs := t.TempDir()
@@ -299,26 +323,14 @@ func TestAnExplicitTurnTimeoutSetsALineGamesMoveTime(t *testing.T) {
 		}
 		return code, errs, h
 	}
-	// 5s is also the default of --turn-timeout: set explicitly, it still counts.
-	for _, d := range []string{"5s", "3s"} {
-		t.Run("--turn-timeout "+d, func(t *testing.T) {
-			code, errs, h := play(t, "--turn-timeout", d)
-			want, _ := time.ParseDuration(d)
-			if code != 0 || h.Rules["moveTime"] != d || h.TimeControl == nil || h.TimeControl.MoveTime != want {
-				t.Fatalf("exit %d (%s): rules %v, time control %+v", code, errs, h.Rules, h.TimeControl)
-			}
-		})
+	// The flag reaches match.Settings only when it is given: 5s is also its
+	// default, and set explicitly it still sets the line game's move time
+	// (the rule itself is TestSettingsResolve's).
+	code, errs, h := play(t, "--turn-timeout", "5s")
+	if code != 0 || h.Rules["moveTime"] != "5s" || h.TimeControl == nil || h.TimeControl.MoveTime != 5*time.Second {
+		t.Fatalf("exit %d (%s): rules %v, time control %+v", code, errs, h.Rules, h.TimeControl)
 	}
-	t.Run("not set, the game's own move time holds", func(t *testing.T) {
-		code, errs, h := play(t)
-		if code != 0 || h.Rules["moveTime"] != "10s" || h.TimeControl.MoveTime != 10*time.Second {
-			t.Fatalf("exit %d (%s): rules %v, time control %+v", code, errs, h.Rules, h.TimeControl)
-		}
-	})
-	t.Run("a --rule that says otherwise is refused", func(t *testing.T) {
-		code, errs, _ := play(t, "--turn-timeout", "5s", "--rule", "moveTime=1s")
-		if code != 2 || !strings.Contains(errs, "moveTime=1s") {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-	})
+	if code, errs, h := play(t); code != 0 || h.Rules["moveTime"] != "10s" {
+		t.Fatalf("not set: exit %d (%s): rules %v", code, errs, h.Rules)
+	}
 }

@@ -1,28 +1,28 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
-	"github.com/arenabots/arena/sandbox/docker"
-	"github.com/arenabots/arena/sandbox/local"
 )
 
 // matchFlags are shared by every command that plays matches.
@@ -69,51 +69,47 @@ func readEvidence(c *cli.Context) (transcript.Evidence, error) {
 
 // matchSettings is what matchFlags configure.
 type matchSettings struct {
-	game    rules.Game
-	rules   map[string]string
-	limits  sandbox.Limits
-	onFault match.Policy
+	match.Resolved
 	backend sandbox.Backend
 	closer  func()
 }
 
+// settingFlags name the flag each setting of match.Settings comes from.
+var settingFlags = map[string]string{"game": "--game", "rule": "--rule", "max plies": "--max-plies",
+	"turn timeout": "--turn-timeout", "on fault": "--on-fault"}
+
+// readMatchSettings reads matchFlags into match.Settings, resolves them and
+// opens the backend.
 func readMatchSettings(c *cli.Context) (*matchSettings, error) {
-	g, opts, err := gameAndOptions(c)
+	opts, err := ruleOptions(c)
 	if err != nil {
 		return nil, err
 	}
-	if n := c.Int("max-plies"); c.IsSet("max-plies") {
-		opts["maxPlies"] = strconv.Itoa(n)
-		if err := rules.CheckOptions(g, opts); err != nil {
-			return nil, usagef("--max-plies: %v", err)
-		}
+	s := match.Settings{Game: c.String("game"), Rules: opts, MaxPlies: c.Int("max-plies"),
+		Limits: sandbox.DefaultLimits(), OnFault: c.String("on-fault")}
+	if c.IsSet("max-plies") && s.MaxPlies < 1 {
+		return nil, usagef("--max-plies: want 1 or more, got %d", s.MaxPlies)
 	}
-	if _, err := g.New(opts, 0); err != nil {
-		return nil, usagef("--rule: %v", err)
+	if c.IsSet("turn-timeout") {
+		s.TurnTimeout = c.Duration("turn-timeout")
 	}
-	lim := sandbox.DefaultLimits()
-	lim.TurnTimeout = c.Duration("turn-timeout")
-	mem, err := units.RAMInBytes(c.String("memory"))
-	if err != nil {
+	if s.Limits.Memory, err = units.RAMInBytes(c.String("memory")); err != nil {
 		return nil, usagef("--memory: %v", err)
 	}
-	lim.Memory = mem
-	lim.CPUs = c.Float64("cpus")
-	lim.Pids = c.Int64("pids")
-	if err := lim.Validate(); err != nil {
-		return nil, usagef("%v", err)
-	}
-	pol, err := match.ParsePolicy(c.String("on-fault"))
-	if err != nil {
-		return nil, usagef("--on-fault: %v", err)
-	}
-	if lp := g.Protocol().Lines; lp != nil && c.IsSet("turn-timeout") {
-		// A line game's answers are timed by its move-time rule.
-		if err := setRule(g, opts, lp.MoveTimeOption, lim.TurnTimeout.String()); err != nil {
-			return nil, usagef("--turn-timeout: %v", err)
+	s.Limits.CPUs = c.Float64("cpus")
+	s.Limits.Pids = c.Int64("pids")
+	r, err := s.Resolve()
+	var bad *match.SettingError
+	if errors.As(err, &bad) {
+		if flag := settingFlags[bad.Setting]; flag != "" {
+			return nil, usagef("%s: %v", flag, bad.Err)
 		}
+		return nil, usagef("%v", bad.Err)
 	}
-	ms := &matchSettings{game: g, rules: opts, limits: lim, onFault: pol}
+	if err != nil {
+		return nil, err
+	}
+	ms := &matchSettings{Resolved: r}
 	ms.backend, ms.closer, err = openBackend(c, c.String("sandbox"), c.String("image"), true)
 	if err != nil {
 		return nil, err
@@ -121,74 +117,39 @@ func readMatchSettings(c *cli.Context) (*matchSettings, error) {
 	return ms, nil
 }
 
-// setRule sets a rule option a flag stands for, refusing a --rule that says
-// otherwise.
-func setRule(g rules.Game, opts map[string]string, name, value string) error {
-	if name == "" {
-		return fmt.Errorf("%s has no rule option for it", g.Name())
-	}
-	if v, ok := opts[name]; ok && v != value {
-		return fmt.Errorf("it sets the rule %s=%s, but --rule says %s=%s", name, value, name, v)
-	}
-	opts[name] = value
-	return nil
-}
-
-// openBackend connects to the sandbox backend of that kind: docker (the
-// engine the global flags name, with the runtime image checked; sweep
-// removes what a killed arena left) or local. The closer releases it.
+// openBackend opens the sandbox backend of that kind (sandbox.Open) with
+// the engine the global flags name; sweep removes what a killed arena left.
+// The closer releases it.
 func openBackend(c *cli.Context, kind, image string, sweep bool) (sandbox.Backend, func(), error) {
-	switch kind {
-	case "docker":
-		cl, err := engine(c)
-		if err != nil {
-			return nil, nil, err
-		}
-		// What a killed run left is swept at the start and again at the
-		// end: a killed run's last create request may still complete in the
-		// engine after the first sweep.
-		sweepDead := func(ctx context.Context) {
-			res, err := docker.Sweep(ctx, cl, false)
-			switch {
-			case err != nil:
-				slog.Warn("sweep containers left by an earlier run", "err", err)
-			case res.Containers+res.Volumes > 0:
-				fmt.Fprintf(c.App.ErrWriter, "arena: removed %d containers and %d volumes left by an earlier run that was killed\n", res.Containers, res.Volumes)
-			}
-		}
-		if sweep {
-			sweepDead(c.Context)
-		}
-		b := docker.New(cl, image)
-		if _, err := b.CheckImage(c.Context); err != nil {
-			cl.Close()
-			return nil, nil, err
-		}
-		return b, func() {
-			if sweep {
-				sweepDead(context.WithoutCancel(c.Context))
-			}
-			cl.Close()
-		}, nil
-	case "local":
-		fmt.Fprintln(c.App.ErrWriter, "arena: WARNING:", local.Warning)
-		return local.New(), func() {}, nil
+	b, release, err := sandbox.Open(c.Context, sandbox.Config{Kind: kind, Image: image, Engine: dockerConn(c), Sweep: sweep,
+		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }})
+	var unknown *sandbox.UnknownKindError
+	if errors.As(err, &unknown) {
+		return nil, nil, usagef("--sandbox: %v", err)
 	}
-	return nil, nil, usagef("--sandbox: want docker or local, got %q", kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() {
+		if err := release(); err != nil {
+			// Whatever is left carries the owner label: the next run's sweep
+			// removes it.
+			slog.Warn("release the sandbox backend", "err", err)
+		}
+	}, nil
 }
 
-func loadBot(c *cli.Context, flag, path string, g rules.Game) (*submission.Bot, error) {
-	if path == "" {
-		return nil, usagef("--%s is required: a bot executable, a directory holding one, a submission ZIP, or a source file", flag)
-	}
+// loadBot loads a bot named as submission.NameBots said.
+func loadBot(c *cli.Context, flag string, arg submission.BotArg, g rules.Game) (*submission.Bot, error) {
 	langs, err := languages(c)
 	if err != nil {
 		return nil, err
 	}
 	pack, _ := g.(rules.Packager)
-	b, err := submission.LoadSource(path, submission.DefaultLimits(), pack, langs.Knows)
+	b, err := submission.LoadWith(arg.Path, submission.LoadOptions{Limits: submission.DefaultLimits(), Packager: pack,
+		IsSource: langs.Knows, Name: arg.Name})
 	if err != nil {
-		return nil, usagef("--%s: %v", flag, err)
+		return nil, usagef("%s: %v", flag, err)
 	}
 	return b, nil
 }
@@ -210,13 +171,15 @@ whole match, a fresh bot process per turn), and writes to --out:
    transcript.jsonl  every state given, answer received, time, verdict; hash-chained
    result.json       winner, reason, faults
    blobs/            each data-file content once, by SHA-256
-A BOT is an executable, a directory holding one, or a submission ZIP.
+A BOT is an executable, a directory holding one, or a submission ZIP; NAME=PATH
+gives it the name results show (by default the file's or directory's name, or,
+when both bots' paths give the same one, their directories' names).
 
 Exit 0 when the match was played to a result (whatever it is), 1 when it was
 aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "white", Usage: "the bot playing White (moves first)", TakesFile: true},
-			&cli.StringFlag{Name: "black", Usage: "the bot playing Black", TakesFile: true},
+			&cli.StringFlag{Name: "white", Usage: "the bot playing White (moves first); NAME=PATH names it", TakesFile: true},
+			&cli.StringFlag{Name: "black", Usage: "the bot playing Black; NAME=PATH names it", TakesFile: true},
 			&cli.StringFlag{Name: "out", Usage: "directory for the transcript and result (default: a new directory under ./matches)"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the game's random decisions (default: random; always recorded)"},
 			&cli.BoolFlag{Name: "json", Usage: "print result.json to stdout (live output goes to stderr)"},
@@ -235,11 +198,20 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 			if err != nil {
 				return err
 			}
-			white, err := loadBot(c, "white", c.String("white"), g)
+			for _, flag := range []string{"white", "black"} {
+				if c.String(flag) == "" {
+					return usagef("--%s is required: a bot executable, a directory holding one, a submission ZIP, or a source file (NAME=PATH names it)", flag)
+				}
+			}
+			args, err := submission.NameBots([]string{c.String("white"), c.String("black")})
+			if err != nil {
+				return usagef("%v", err)
+			}
+			white, err := loadBot(c, "--white", args[0], g)
 			if err != nil {
 				return err
 			}
-			black, err := loadBot(c, "black", c.String("black"), g)
+			black, err := loadBot(c, "--black", args[1], g)
 			if err != nil {
 				return err
 			}
@@ -252,7 +224,7 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 				return err
 			}
 			defer ms.closer()
-			b, err := newBuilder(c, ms.backend, ms.limits, nil)
+			b, err := newBuilder(c, ms.backend, ms.Limits, nil)
 			if err != nil {
 				return err
 			}
@@ -278,12 +250,12 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 			}
 			var obs match.Observer
 			if !c.Bool("quiet") {
-				obs = &liveView{w: live, tty: isTerminal(live)}
+				obs = &liveView{w: live, tty: isTerminal(live), files: ms.Game.Protocol().Files, dir: dir}
 			}
 			res, err := match.Run(c.Context, match.Config{
-				Game: ms.game, Rules: ms.rules, Seed: seed,
+				Game: ms.Game, Rules: ms.Rules, Seed: seed,
 				White: white, Black: black,
-				Backend: ms.backend, Limits: ms.limits, OnFault: ms.onFault,
+				Backend: ms.backend, Limits: ms.Limits, OnFault: ms.OnFault,
 				Dir: dir, ArenaVersion: arenaVersion(), Observer: obs, Signer: key,
 				Evidence: evidence,
 			})
@@ -293,7 +265,9 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
-				enc.Encode(res)
+				if err := enc.Encode(res); err != nil {
+					return fmt.Errorf("print the result (it is in %s): %w", filepath.Join(dir, match.ResultFile), err)
+				}
 			} else if !c.Bool("quiet") {
 				fmt.Fprintf(c.App.Writer, "transcript: %s\n", filepath.Join(dir, transcript.FileName))
 			}
@@ -306,6 +280,9 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 }
 
 func isTerminal(w io.Writer) bool {
+	if p, ok := w.(*pipeWatch); ok {
+		w = p.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -315,12 +292,18 @@ func isTerminal(w io.Writer) bool {
 }
 
 // liveView prints the match as it happens: one line per turn with the move,
-// verdict and time, a compact board (rows separated by /), and the final board.
+// verdict and time, a compact board (rows separated by /), and the final board;
+// at the end the result, and the fault that decided it with the bot's stderr.
 type liveView struct {
-	w     io.Writer
-	tty   bool
+	w   io.Writer
+	tty bool
+	// files is the game's file protocol (nil for a line game, whose bots'
+	// stderr is in the transcript's footer, in dir).
+	files *rules.FileProtocol
+	dir   string
 	names [2]string
 	last  rules.State
+	fault *transcript.Turn // the last turn that was not ok
 }
 
 func (v *liveView) Started(h transcript.Header) {
@@ -357,7 +340,13 @@ func (v *liveView) Turn(t transcript.Turn, st rules.State) {
 		mark, end = "\x1b[1;31m", "\x1b[0m"
 	}
 	fmt.Fprintf(v.w, "%4d %-5s %-6s %-22s %s%-14s%s %8.1f ms  %s\n", t.Ply, t.Side, t.Phase, move, mark, verdict, end, t.WallMs, board)
-	if t.Verdict != string(rules.OK) && t.Reason != "" {
+	if t.Verdict == string(rules.OK) {
+		return
+	}
+	v.fault = &t
+	if e, ok := referee.ExplainExit(v.files, rules.Verdict(t.Verdict), t.ExitCode, t.StderrTail); ok {
+		fmt.Fprintf(v.w, "       %s\n", e.Detail)
+	} else if t.Reason != "" {
 		fmt.Fprintf(v.w, "       %s\n", t.Reason)
 	}
 }
@@ -368,17 +357,117 @@ func (v *liveView) Finished(r transcript.Result) {
 			fmt.Fprint(v.w, "\n"+rr.Render())
 		}
 	}
+	// The fault that ended the match: the last one, when the result's
+	// reason is its verdict.
+	var decided *transcript.Turn
+	if n := len(r.Faults); n > 0 && v.fault != nil && r.Faults[n-1].Ply == v.fault.Ply && r.Reason == r.Faults[n-1].Verdict {
+		decided = v.fault
+	}
 	switch r.Winner {
 	case transcript.WinnerWhite, transcript.WinnerBlack:
 		name := r.White.Name
 		if r.Winner == transcript.WinnerBlack {
 			name = r.Black.Name
 		}
-		fmt.Fprintf(v.w, "\n%s (%s) wins: %s, after %d play plies%s\n", name, r.Winner, r.Reason, r.Plies, points(r))
+		fmt.Fprintf(v.w, "\n%s (%s) wins: %s, %s%s\n", name, r.Winner, r.Reason, played(r, decided), points(r))
 	case transcript.WinnerDraw:
-		fmt.Fprintf(v.w, "\ndraw: %s, after %d play plies%s\n", r.Reason, r.Plies, points(r))
+		fmt.Fprintf(v.w, "\ndraw: %s, %s%s\n", r.Reason, played(r, decided), points(r))
 	default:
 		fmt.Fprintf(v.w, "\nmatch aborted: %s\n", r.AbortReason)
+		return
+	}
+	switch {
+	case decided != nil:
+		v.showFault("the fault that decided it", *decided)
+	case v.fault != nil:
+		fmt.Fprintf(v.w, "%s, each answered with a random legal move\n", words.Plural(len(r.Faults), "fault"))
+		v.showFault("the last fault", *v.fault)
+	}
+}
+
+// stderrLines is how many of the last lines of a faulting bot's stderr the
+// live view shows.
+const stderrLines = 10
+
+// showFault prints a faulting turn: where, whose, the verdict and its
+// reason, what the evidence adds to it, and the end of the bot's stderr.
+func (v *liveView) showFault(label string, t transcript.Turn) {
+	name := v.names[0]
+	if t.Side == rules.Black.String() {
+		name = v.names[1]
+	}
+	fmt.Fprintf(v.w, "%s: ply %d, %s (%s), %s: %s\n", label, t.Ply, t.Side, name, t.Phase, t.Verdict)
+	if t.Reason != "" {
+		fmt.Fprintf(v.w, "  %s\n", t.Reason)
+	}
+	if e, ok := referee.ExplainExit(v.files, rules.Verdict(t.Verdict), t.ExitCode, t.StderrTail); ok {
+		fmt.Fprintf(v.w, "  %s\n  fix: %s\n", e.Detail, e.Fix)
+	}
+	tail, whose := t.StderrTail, "stderr"
+	if v.files == nil {
+		// A line game's bot is one process for the whole game: its stderr
+		// is recorded when it ends, in the transcript's footer.
+		tail, whose = v.sessionStderr(t.Side), "stderr of its process"
+	}
+	lines := strings.Split(strings.TrimRight(printable(tail), "\n"), "\n")
+	switch {
+	case strings.TrimSpace(tail) == "":
+		fmt.Fprintf(v.w, "  %s: empty\n", whose)
+		return
+	case len(lines) > stderrLines:
+		fmt.Fprintf(v.w, "  %s, the last %d lines:\n", whose, stderrLines)
+		lines = lines[len(lines)-stderrLines:]
+	default:
+		fmt.Fprintf(v.w, "  %s:\n", whose)
+	}
+	for _, l := range lines {
+		fmt.Fprintf(v.w, "    %s\n", l)
+	}
+}
+
+// sessionStderr is the stderr tail a line game's transcript footer records
+// for a side's bot, "" when there is none.
+func (v *liveView) sessionStderr(side string) string {
+	lines, err := transcript.ReadFile(filepath.Join(v.dir, transcript.FileName))
+	if err != nil || len(lines) == 0 {
+		return ""
+	}
+	var foot transcript.Footer
+	if lines[len(lines)-1].Decode(&foot) != nil {
+		return ""
+	}
+	for _, s := range foot.Sessions {
+		if s.Side == side {
+			return s.StderrTail
+		}
+	}
+	return ""
+}
+
+// printable is a bot's output made safe for a terminal: valid UTF-8, no
+// control characters but newlines and tabs.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+}
+
+// played says how far a match went, in the terms of result.json: turns
+// counts every turn, setup included, and the ply of a turn is its number
+// among them; play plies leave setup out. decided is the fault that ended
+// the match, if one did.
+func played(r transcript.Result, decided *transcript.Turn) string {
+	s := "after " + words.Plural(r.Turns, "turn")
+	switch setup := r.Turns - r.Plies; {
+	case setup == 0:
+		return s
+	case r.Plies == 0 && decided != nil:
+		return s + fmt.Sprintf(" (0 play plies: the fault came in %s)", decided.Phase)
+	default:
+		return s + fmt.Sprintf(" (%d in setup, %s)", setup, words.Plural(r.Plies, "play ply"))
 	}
 }
 

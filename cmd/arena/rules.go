@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,8 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games" // registers every game
+	"github.com/arenabots/arena/sandbox"
 )
 
 func gameFlag() *cli.StringFlag {
@@ -21,34 +24,40 @@ func ruleFlag() *cli.StringSliceFlag {
 	return &cli.StringSliceFlag{Name: "rule", Usage: "set a rule option, name=value, or name=@FILE to read the value from FILE (repeatable; see arena rules explain)"}
 }
 
-// gameAndOptions reads --game and --rule.
-func gameAndOptions(c *cli.Context) (rules.Game, map[string]string, error) {
-	g, err := rules.Lookup(c.String("game"))
-	if err != nil {
-		return nil, nil, usagef("--game: %v", err)
-	}
+// ruleOptions reads --rule, each name=@FILE read from its file.
+func ruleOptions(c *cli.Context) (map[string]string, error) {
 	opts, err := rules.ParseRuleFlags(c.StringSlice("rule"))
 	if err != nil {
-		return nil, nil, usagef("--rule: %v", err)
+		return nil, usagef("--rule: %v", err)
 	}
 	for k, v := range opts {
 		if path, ok := strings.CutPrefix(v, "@"); ok {
 			data, err := readInput(path)
 			if err != nil {
-				return nil, nil, usagef("--rule %s: %v", k, err)
+				return nil, usagef("--rule %s: %v", k, err)
 			}
 			opts[k] = string(data)
 		}
 	}
-	if err := rules.CheckOptions(g, opts); err != nil {
-		return nil, nil, usagef("--rule: %v", err)
+	return opts, nil
+}
+
+// gameAndOptions reads --game and --rule, checked as a match would check
+// them (match.Settings).
+func gameAndOptions(c *cli.Context) (rules.Game, map[string]string, error) {
+	opts, err := ruleOptions(c)
+	if err != nil {
+		return nil, nil, err
 	}
-	// Every option is checked before anything runs: a bad value (a map file
-	// that is not square, say) is refused here with its reason.
-	if _, err := g.New(opts, 0); err != nil {
-		return nil, nil, usagef("--rule: %v", err)
+	r, err := match.Settings{Game: c.String("game"), Rules: opts, Limits: sandbox.DefaultLimits()}.Resolve()
+	var bad *match.SettingError
+	if errors.As(err, &bad) {
+		return nil, nil, usagef("--%s: %v", bad.Setting, bad.Err)
 	}
-	return g, opts, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.Game, r.Rules, nil
 }
 
 // readInput reads a file ("-" for stdin) of at most 16 MiB.
@@ -99,18 +108,12 @@ func rulesCommand() *cli.Command {
 			},
 			{
 				Name:      "legal",
-				Usage:     "list every legal move in a state.json",
-				UsageText: "arena rules legal [--game GAME] [--rule name=value] STATE.json",
-				Description: `Reads a state.json as it was written to a player (- reads stdin) and prints
-{"moves": [...], "abilities": [...]}: every legal move of that player, each as
-move.json's "move" object (during setup step 4 "from" is the piece-type code
-[0,3] or [0,4]), and the abilities it may add this turn.
-
-A state.json does not hold everything, so for Code Clash:
-  - a fogged square is taken to be empty, so moves into the fog are listed;
-  - the opponent's unused abilities are unknown and do not matter here;
-  - during setup, the placement is inferred from setupStep and the player's
-    pieces already on the board.
+				Usage:     "list every legal move in a state as a bot received it",
+				UsageText: "arena rules legal [--game GAME] [--rule name=value] STATE",
+				Description: `Reads a state as it was written to a player (- reads stdin) and prints every
+legal move of that player as JSON, in the game's own move format. A state
+read on its own does not hold everything a referee knows; what the game
+assumes for the rest is in 'arena rules explain --game GAME'.
 Exit 2, naming the field, when the state cannot be read.`,
 				Flags: []cli.Flag{gameFlag(), ruleFlag()},
 				Action: func(c *cli.Context) error {

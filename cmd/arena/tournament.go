@@ -18,47 +18,38 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/arenabots/arena/harness/distrib"
-	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/rules"
 )
 
-// loadBots reads the participants: each argument is a bot, or a single
-// directory argument holds one bot per entry.
+// loadBots reads the participants: each argument is a bot (NAME=PATH names
+// it), or a single directory argument holds one bot per entry.
 func loadBots(c *cli.Context, args []string, g rules.Game) ([]*submission.Bot, error) {
-	langs, err := languages(c)
-	if err != nil {
-		return nil, err
-	}
 	if len(args) == 1 {
 		if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
-			dir := args[0]
-			entries, err := os.ReadDir(dir)
-			if err != nil {
+			if args, err = submission.InDirs(args); err != nil {
 				return nil, usagef("%v", err)
 			}
-			args = nil
-			for _, e := range entries {
-				if !strings.HasPrefix(e.Name(), ".") {
-					args = append(args, filepath.Join(dir, e.Name()))
-				}
-			}
 		}
+	}
+	named, err := submission.NameBots(args)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	var bots []*submission.Bot
 	seen := map[string]string{}
-	for _, a := range args {
-		pack, _ := g.(rules.Packager)
-		b, err := submission.LoadSource(a, submission.DefaultLimits(), pack, langs.Knows)
+	for i, a := range named {
+		b, err := loadBot(c, "bot "+args[i], a, g)
 		if err != nil {
-			return nil, usagef("bot %s: %v", a, err)
+			return nil, err
 		}
 		if prev, dup := seen[b.Name]; dup {
-			return nil, usagef("two bots are named %q (%s and %s); rename one", b.Name, prev, a)
+			return nil, usagef("%s and %s are the same bot; name it once", prev, args[i])
 		}
-		seen[b.Name] = a
+		seen[b.Name] = args[i]
 		bots = append(bots, b)
 	}
 	if len(bots) < 2 {
@@ -81,7 +72,9 @@ differs. A game aborted by the host or sandbox is retried, then reported
 unplayed; it is never scored as a loss.
 
 BOTs are executables, directories or submission ZIPs; a single directory
-argument holds one bot per entry. The schedule is a pure function of the bots,
+argument holds one bot per entry. A bot's name is its file's or directory's
+name; when two paths give the same name (teamA/bot.py, teamB/bot.py), their
+directories' names (teamA, teamB); NAME=PATH gives it one. The schedule is a pure function of the bots,
 the format and --seed, and is stored before the first game.
 
 Writes DIR/standings.csv, standings.json, crosstable.txt and report.html (with
@@ -105,14 +98,6 @@ standings of a finished or running tournament.`,
 	}
 }
 
-func parsePoints(s string) (tournament.Scoring, error) {
-	var sc tournament.Scoring
-	if _, err := fmt.Sscanf(strings.ReplaceAll(s, " ", ""), "%g,%g,%g", &sc.Win, &sc.Draw, &sc.Loss); err != nil {
-		return sc, usagef("--points: want WIN,DRAW,LOSS such as 3,1,0, got %q", s)
-	}
-	return sc, nil
-}
-
 func runTournament(c *cli.Context) error {
 	dir := c.String("out")
 	if c.NArg() == 0 {
@@ -130,16 +115,13 @@ func runTournament(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, err := parsePoints(c.String("points"))
+	sc, err := tournament.ParseScoring(c.String("points"))
 	if err != nil {
-		return err
+		return usagef("--points: %v", err)
 	}
 	tbs := []string{}
 	if s := strings.TrimSpace(c.String("tie-breaks")); s != "" {
 		tbs = strings.Split(s, ",")
-	}
-	if err := tournament.CheckTieBreaks(tbs); err != nil {
-		return usagef("--tie-breaks: %v", err)
 	}
 	var minFree int64
 	if v := c.String("min-free"); v != "0" {
@@ -150,6 +132,15 @@ func runTournament(c *cli.Context) error {
 	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 {
 		return usagef("--concurrency and --max-attempts must be at least 1")
 	}
+	var given *uint64
+	if c.IsSet("seed") {
+		s := c.Uint64("seed")
+		given = &s
+	}
+	seed, err := tournament.SeedFor(c.Context, dir, given)
+	if err != nil {
+		return err
+	}
 	key, err := signer(c)
 	if err != nil {
 		return err
@@ -159,46 +150,30 @@ func runTournament(c *cli.Context) error {
 		return err
 	}
 	defer ms.closer()
+	cfg := tournament.NewConfig(bots, ms.Resolved, ms.backend, c.String("image"))
+	cfg.Format, cfg.Challenger, cfg.GamesPerPair, cfg.Seed = c.String("format"), c.String("challenger"), c.Int("games-per-pair"), seed
+	cfg.Scoring, cfg.TieBreaks, cfg.Evidence = sc, tbs, evidence
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
 	// Each bot handed in as source is built once, before the first game.
-	b, err := newBuilder(c, ms.backend, ms.limits, nil)
+	b, err := newBuilder(c, ms.backend, ms.Limits, nil)
 	if err != nil {
 		return err
 	}
 	if err := readyBots(c, b, bots); err != nil {
 		return err
 	}
-
-	// On resume, the stored seed stands unless one is given.
-	seed := c.Uint64("seed")
-	if !c.IsSet("seed") {
-		if prev, err := tournament.Load(c.Context, dir); err == nil {
-			seed = prev.Config.Seed
-		} else {
-			seed = match.RandomSeed()
-		}
-	}
-	cfg := tournament.Config{
-		Format: c.String("format"), Challenger: c.String("challenger"), GamesPerPair: c.Int("games-per-pair"),
-		Seed: seed, Game: ms.game.Name(), Rules: ms.rules, Limits: ms.limits, OnFault: string(ms.onFault),
-		Sandbox: ms.backend.Name(), Scoring: sc, TieBreaks: tbs, Evidence: evidence,
-	}
-	if cfg.Sandbox == "docker" {
-		cfg.Image = c.String("image")
-	}
-	if cfg.Format == tournament.Gauntlet && cfg.Challenger == "" {
-		return usagef("--format gauntlet needs --challenger NAME")
-	}
-	for _, b := range bots {
-		cfg.Bots = append(cfg.Bots, tournament.BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
-	}
-	if cfg.Challenger != "" && !slicesContainsName(cfg.Bots, cfg.Challenger) {
-		return usagef("--challenger %q is not one of the bots", cfg.Challenger)
-	}
-	remote, stopRemote, err := coordinator(c, dir)
+	cfg.Bots = tournament.Entries(bots)
+	co, err := coordinator(c, dir)
 	if err != nil {
 		return err
 	}
-	defer stopRemote()
+	var remote *distrib.Queue
+	if co != nil {
+		defer co.Close()
+		remote = co.Queue
+	}
 	var prog tournament.Progress
 	if !c.Bool("quiet") {
 		if isTerminal(c.App.Writer) {
@@ -208,10 +183,10 @@ func runTournament(c *cli.Context) error {
 		}
 	}
 	sum, err := tournament.Run(c.Context, tournament.Options{
-		Dir: dir, Config: cfg, Bots: bots, Game: ms.game, Backend: ms.backend,
+		Dir: dir, Config: cfg, Bots: bots, Game: ms.Game, Backend: ms.backend,
 		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), MinFree: minFree,
 		ArenaVersion: arenaVersion(), Signer: key, Progress: prog, Remote: remote,
-		WorkerKey: func(w string) (string, error) { return distrib.SigningKeyOf(workersDir(dir), w) },
+		WorkerKey: tournament.WorkerKey(dir),
 	})
 	if errors.Is(err, tournament.ErrConfigChanged) {
 		return usagef("%v\nuse another --out directory for a new tournament", err)
@@ -229,28 +204,19 @@ func runTournament(c *cli.Context) error {
 		fmt.Fprintf(w, "; this run %v, %.1f games/min", sum.Wall.Round(100*time.Millisecond), float64(sum.Done)/sum.Wall.Minutes())
 	}
 	if sum.GameTime > 0 {
-		fmt.Fprintf(w, "; bots' own processes ran %.0f%% of the games' time", 100*float64(sum.BotTime)/float64(sum.GameTime))
+		fmt.Fprintf(w, "; the bots thought for %.0f%% of the games' time, the rest was the sandbox and the referee", 100*float64(sum.BotTime)/float64(sum.GameTime))
 	}
 	fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(dir, tournament.ReportHTML))
 	if len(sum.Warnings) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "arena: %s (the results stand):\n", plural(len(sum.Warnings), "warning"))
+		fmt.Fprintf(c.App.ErrWriter, "arena: %s (the results stand):\n", words.Plural(len(sum.Warnings), "warning"))
 		for _, line := range sum.Warnings {
 			fmt.Fprintf(c.App.ErrWriter, "  %s\n", line)
 		}
 	}
 	if sum.Interrupted || sum.Pending > 0 {
-		return failf("tournament interrupted with %d games to play; run the same command to resume", sum.Pending)
+		return failf("tournament interrupted with %s to play; run the same command to resume", words.Plural(sum.Pending, "game"))
 	}
 	return nil
-}
-
-func slicesContainsName(list []tournament.BotEntry, name string) bool {
-	for _, b := range list {
-		if b.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func standingsCommand() *cli.Command {
@@ -294,7 +260,7 @@ func gameLine(r tournament.Record, white, black string) string {
 	case transcript.WinnerBlack:
 		res = black + " wins"
 	}
-	line := fmt.Sprintf("game %d %s vs %s: %s (%s, %d plies)", r.ID, white, black, res, r.Reason, r.Plies)
+	line := fmt.Sprintf("game %d %s vs %s: %s (%s, %s)", r.ID, white, black, res, r.Reason, words.Plural(r.Plies, "play ply"))
 	if r.Worker != "" {
 		line += " on " + r.Worker
 	}
@@ -311,7 +277,7 @@ type lineProgress struct {
 
 func (p *lineProgress) Start(total, done int) {
 	p.total, p.done = total, done
-	fmt.Fprintf(p.w, "tournament: %d games, %d already played\n", total, done)
+	fmt.Fprintf(p.w, "tournament: %s, %d already played\n", words.Plural(total, "game"), done)
 }
 
 func (p *lineProgress) GameDone(r tournament.Record, white, black, leader string) {

@@ -49,6 +49,7 @@ func (s *syncBuffer) String() string {
 // worker, nothing is lost or counted twice, the late result is not counted
 // again, and no container is left on either engine.
 func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a second Docker engine: not in -short")
 	}
@@ -120,11 +121,14 @@ func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
 	workerArgs := func(w string) []string {
 		return []string{"worker", "--creds", filepath.Join(dir, w+".creds"), "--join", url, "--sandbox", "docker", "--image", image, "--bench-runs", "10"}
 	}
-	// The far worker starts first, so that it plays before the near one
-	// could take every game.
+	// Both workers start at once: each plays some of the games, however
+	// long a loaded host takes to check and measure either.
 	farCmd := e.Command(arena, workerArgs("far")...)
 	farCmd.Env = append(e.Env(), "ARENA_SIGNING_KEY=none")
 	far, farOut, farDone := start("far", farCmd)
+	nearCmd := exec.Command(arena, workerArgs("near")...)
+	nearCmd.Env = env
+	near, nearOut, nearDone := start("near", nearCmd)
 	nextTake := func(what string) int {
 		t.Helper()
 		select {
@@ -137,10 +141,6 @@ func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
 		}
 		return 0
 	}
-	nextTake("took a game")
-	nearCmd := exec.Command(arena, workerArgs("near")...)
-	nearCmd.Env = env
-	near, nearOut, nearDone := start("near", nearCmd)
 	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(nearOut.String(), "arena: worker near plays"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the near worker did not join:\n%s", nearOut.String())
@@ -153,8 +153,15 @@ func TestTwoWorkersOnTwoEnginesSurviveACutLink(t *testing.T) {
 		<-playing
 	}
 	held := nextTake("took a game after the near worker joined")
+	// Cut off until the coordinator hands the held game to the near worker:
+	// for longer than the ack wait, however long that takes here.
 	e.Cut(t)
-	time.Sleep(12 * time.Second)
+	handed := fmt.Sprintf("game %d: near plays it", held)
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(coordOut.String(), handed); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("game %d, held by the far worker whose link is cut, was not handed to the near worker:\n%s", held, coordOut.String())
+		}
+	}
 	e.Heal(t)
 
 	select {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,31 +11,10 @@ import (
 	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/randombot"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/validate"
-	"github.com/arenabots/arena/images"
-	"github.com/arenabots/arena/rules"
-	"github.com/arenabots/arena/sandbox"
 )
-
-// builtinOpponent is this executable as the random bot of game, if it can run
-// in any image (it must be static).
-func builtinOpponent(game rules.Game) (*submission.Bot, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	if err := images.CheckStatic(self); err != nil {
-		return nil, fmt.Errorf("the built-in random bot is this arena binary, which must be static to run in the image (build it with make): %v", strings.TrimPrefix(err.Error(), "agent "))
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		return nil, err
-	}
-	entry := randomBotPrefix + game.Name()
-	return &submission.Bot{Name: "random", SHA256: submission.Sum(data), Source: "built in",
-		Program: sandbox.Program{Name: "random", Entry: entry, Files: []sandbox.File{{Name: entry, Data: data, Mode: 0o755}}}}, nil
-}
 
 func validateCommand() *cli.Command {
 	d := submission.DefaultLimits()
@@ -82,17 +60,9 @@ func runValidate(c *cli.Context) error {
 		return usagef("name at least one submission (a ZIP or a directory)")
 	}
 	if c.Bool("batch") {
-		var all []string
-		for _, dir := range paths {
-			entries, err := os.ReadDir(dir)
-			if err != nil {
-				return usagef("--batch: %v", err)
-			}
-			for _, e := range entries {
-				if !strings.HasPrefix(e.Name(), ".") {
-					all = append(all, filepath.Join(dir, e.Name()))
-				}
-			}
+		all, err := submission.InDirs(paths)
+		if err != nil {
+			return usagef("--batch: %v", err)
 		}
 		paths = all
 	}
@@ -116,14 +86,14 @@ func runValidate(c *cli.Context) error {
 			return err
 		}
 		defer ms.closer()
-		o.Backend, o.Limits, o.Rules = ms.backend, ms.limits, ms.rules
-		if o.Facts, err = validate.ProbeImage(c.Context, ms.backend, ms.limits); err != nil {
+		o.Backend, o.Limits, o.Rules = ms.backend, ms.Limits, ms.Rules
+		if o.Facts, err = validate.ProbeImage(c.Context, ms.backend, ms.Limits); err != nil {
 			return fmt.Errorf("read the runtime image: %w", err)
 		}
-		if o.Builder, err = newBuilder(c, ms.backend, ms.limits, nil); err != nil {
+		if o.Builder, err = newBuilder(c, ms.backend, ms.Limits, nil); err != nil {
 			return err
 		}
-		if o.Opponent, err = builtinOpponent(ms.game); err != nil {
+		if o.Opponent, err = randombot.Opponent(ms.Game); err != nil {
 			fmt.Fprintln(c.App.ErrWriter, "arena: warning:", err, "; the full matches are skipped")
 		}
 	}
@@ -141,12 +111,14 @@ func runValidate(c *cli.Context) error {
 		}
 		reports = append(reports, r)
 		if o.Dir != "" {
-			if err := saveReport(o.Dir, r); err != nil {
+			if err := r.Save(o.Dir); err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
 		}
 		if !c.Bool("json") {
-			printReport(c.App.Writer, r)
+			if err := r.WriteText(c.App.Writer); err != nil {
+				return err
+			}
 		}
 	}
 	failed := 0
@@ -185,69 +157,4 @@ func runValidate(c *cli.Context) error {
 		return failf("%d of %d submissions failed", failed, len(reports))
 	}
 	return nil
-}
-
-// saveReport keeps a submission's report beside its files, as JSON and text.
-func saveReport(dir string, r *validate.Report) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	var b strings.Builder
-	printReport(&b, r)
-	return os.WriteFile(filepath.Join(dir, "report.txt"), []byte(b.String()), 0o644)
-}
-
-func printReport(w io.Writer, r *validate.Report) {
-	res := "PASS"
-	if !r.Pass {
-		res = "FAIL"
-	}
-	fmt.Fprintf(w, "%s: %s (%d failed, %d warnings)\n", r.Path, res, r.Failures, r.Warnings)
-	for _, ch := range r.Checks {
-		fmt.Fprintf(w, "  %-4s  %-20s %s\n", ch.Status, ch.Name, ch.Detail)
-		if ch.Fix != "" && ch.Status != validate.Pass {
-			fmt.Fprintf(w, "        %-20s fix: %s\n", "", ch.Fix)
-		}
-		if e := ch.Evidence; e != nil && e.Output != "" {
-			fmt.Fprintf(w, "        %-20s %s said:\n", "", e.Label)
-			for _, l := range strings.Split(e.Output, "\n") {
-				fmt.Fprintf(w, "        %-20s   %s\n", "", l)
-			}
-		} else if e != nil {
-			exit := fmt.Sprintf("exit %d", e.ExitCode)
-			if e.Signal != 0 {
-				exit = fmt.Sprintf("killed by signal %d", e.Signal)
-			}
-			fmt.Fprintf(w, "        %-20s given (%s): %s\n", "", e.Label, strings.TrimSpace(e.State))
-			fmt.Fprintf(w, "        %-20s answer: %q\n", "", e.Answer)
-			fmt.Fprintf(w, "        %-20s %s after %.1f ms, peak %.1f MiB\n", "", exit, e.WallMs, float64(e.PeakMemory)/(1<<20))
-			if e.StderrTail != "" {
-				fmt.Fprintf(w, "        %-20s stderr: %s\n", "", strings.ReplaceAll(strings.TrimSpace(e.StderrTail), "\n", "\n                                     "))
-			}
-			if len(e.Dialogue) > 0 {
-				fmt.Fprintf(w, "        %-20s the dialogue up to it (> sent, ? asked, < answered):\n", "")
-				for _, l := range e.Dialogue {
-					fmt.Fprintf(w, "        %-20s   %s\n", "", l)
-				}
-			}
-			if e.Board != "" {
-				fmt.Fprintf(w, "        %-20s the position it was asked in:\n", "")
-				for _, l := range strings.Split(strings.TrimRight(e.Board, "\n"), "\n") {
-					fmt.Fprintf(w, "        %-20s   %s\n", "", l)
-				}
-			}
-		}
-	}
-	if u := r.Usage; u != nil {
-		fmt.Fprintf(w, "  usage: %d turns, p50 %.1f ms, max %.1f ms of %.0f ms; peak memory %.1f MiB of %d MiB\n",
-			u.Turns, u.P50Ms, u.MaxMs, u.LimitMs, float64(u.PeakMemory)/(1<<20), u.MemLimit>>20)
-	}
-	fmt.Fprintln(w)
 }

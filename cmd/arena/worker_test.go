@@ -20,6 +20,7 @@ import (
 // counted once. The workers ride out the restart and stop when the
 // tournament is over.
 func TestWorkersGiveTheStandingsOfALocalRun(t *testing.T) {
+	t.Parallel()
 	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-40")
 	dir := t.TempDir()
 	env := append(os.Environ(), "ARENA_SIGNING_KEY=none")

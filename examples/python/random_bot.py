@@ -6,8 +6,9 @@ with game_dir as the working directory, writes move.json there, exits 0 on a
 move, 1 when state.json is malformed, 2 when it has no legal move, 3 on an
 internal error. It keeps its turn count in the data file py-bot.json.
 
-It needs python3 in the image; the official ubuntu:24.04 runtime image has
-none, so real submissions ship a one-file executable (e.g. PyInstaller).
+It needs python3 in the image, and nothing but its standard library: the
+runtime image has python3 (arena image build installs it on any base, and
+arena doctor shows its version), so the script is submitted as it is.
 """
 import hashlib
 import json

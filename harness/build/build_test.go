@@ -47,6 +47,7 @@ func lineFixture(t *testing.T, name string) *submission.Bot {
 // A Python bot handed in as one source file is built (its version noted),
 // plays a whole tiles match, and is taken from the cache the second time.
 func TestAPythonSourcePlaysAndIsCached(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
 	be := docker.New(cli, image)
@@ -88,6 +89,7 @@ func TestAPythonSourcePlaysAndIsCached(t *testing.T) {
 // Hostile and broken builds end as build errors within the limits, with the
 // build's own first lines, and leave no container.
 func TestBrokenAndHostileBuilds(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
 	langs, err := build.Parse(`
@@ -128,6 +130,7 @@ func TestBrokenAndHostileBuilds(t *testing.T) {
 // A bot that did not build loses with the verdict build-error, without a
 // container; when neither side builds, the game is a draw. Both replay.
 func TestABotThatDidNotBuildLoses(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	be := docker.New(cli, image)
 	broken := &submission.Bot{Name: "broken", SHA256: strings.Repeat("ab", 32), SourceEntry: "bot.c", Language: ".c",
@@ -169,6 +172,7 @@ func testdata(t *testing.T, name string) string {
 // One bot per language, built from source in the runtime image, plays a
 // whole tiles match without a fault; its toolchain is recorded.
 func TestEveryLanguagePlaysFromSource(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
 	be := docker.New(cli, image)
@@ -184,7 +188,9 @@ func TestEveryLanguagePlaysFromSource(t *testing.T) {
 			if bot.BuildError != "" || bot.Toolchain == "" {
 				t.Fatalf("%s: build error %q, toolchain %q", src, bot.BuildError, bot.Toolchain)
 			}
-			res, err := match.Run(context.Background(), match.Config{Game: tiles.Game{}, Rules: map[string]string{"turns": "60"}, Seed: 5,
+			// A JVM's or node's start on a loaded host is not what this
+			// test is about: the move time leaves room for it.
+			res, err := match.Run(context.Background(), match.Config{Game: tiles.Game{}, Rules: map[string]string{"turns": "60", "turnTimeout": "10s"}, Seed: 5,
 				White: bot, Black: opponent, Backend: be, Limits: sandbox.DefaultLimits(), Dir: t.TempDir(), Labels: labels})
 			if err != nil || len(res.Faults) != 0 || res.Turns != 60 {
 				t.Fatalf("%v %+v", err, res)
@@ -201,6 +207,7 @@ func TestEveryLanguagePlaysFromSource(t *testing.T) {
 // template recursion and an include of a host path each end as a build
 // error with the compiler's own line, within the build limit.
 func TestCompilersRefuseBrokenAndHostileSources(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
 	langs := build.Default()
@@ -261,6 +268,7 @@ func BenchmarkReadyCached(b *testing.B) {
 // A Python bot handed in as source plays Code Clash, where a fresh process
 // runs every turn: the launcher passes the state file's path on.
 func TestAPythonSourcePlaysCodeClash(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
 	be := docker.New(cli, image)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTheBuiltInTableHasTheFiveLanguages(t *testing.T) {
+	t.Parallel()
 	l := Default()
 	if got := strings.Join(l.Exts(), " "); got != ".c .cpp .java .js .py" {
 		t.Fatalf("languages %s", got)
@@ -32,6 +33,7 @@ func TestTheBuiltInTableHasTheFiveLanguages(t *testing.T) {
 
 // docs/languages.md shows the built-in table: every language line of it.
 func TestTheDocsShowTheBuiltInTable(t *testing.T) {
+	t.Parallel()
 	root, err := gobuild.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +53,7 @@ func TestTheDocsShowTheBuiltInTable(t *testing.T) {
 }
 
 func TestParseRefusesABadTable(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ text, want string }{
 		{"", "no language"},
 		{".c | gcc | bot | ./bot | -", "5 columns, want 6"},
@@ -72,6 +75,7 @@ func TestParseRefusesABadTable(t *testing.T) {
 }
 
 func TestTheScriptAndTheLauncher(t *testing.T) {
+	t.Parallel()
 	java := Default()[".java"]
 	if got := expand(java.Run, "Main.java", 512); got != "java -Xmx512m -XX:+UseSerialGC -cp {dir}/bot.jar Main" {
 		t.Fatalf("run %q", got)

@@ -201,6 +201,9 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	return q, nil
 }
 
+// Tournament is the name of the tournament whose games this queue holds.
+func (q *Queue) Tournament() string { return q.tournament }
+
 // AddWorkers makes an upload bucket for each worker that has none.
 func (q *Queue) AddWorkers(ctx context.Context, workers []string) error {
 	for _, w := range workers {

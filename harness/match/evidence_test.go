@@ -17,6 +17,7 @@ import (
 // Under keep=final only each side's last data file survives the match; the
 // footer names the versions removed, and the match replays consistently.
 func TestKeepFinalLeavesOnlyTheLastVersions(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "m")
 	res, err := match.Run(context.Background(), match.Config{
 		Game: codeclash.Game{}, Rules: map[string]string{"maxPlies": "6"}, Seed: 4,

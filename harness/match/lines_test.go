@@ -53,6 +53,7 @@ func playLines(t *testing.T, game string, white, black *submission.Bot, opts map
 }
 
 func TestChessOverStdio(t *testing.T) {
+	t.Parallel()
 	t.Run("two legal bots finish the game", func(t *testing.T) {
 		res, dir := playLines(t, "chess", lineBot(t, "legal"), lineBot(t, "legal"), nil, match.Forfeit)
 		if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted || res.Plies < 2 {
@@ -98,6 +99,7 @@ func (m *runtimeMem) read() {
 }
 
 func TestACM6x6OverStdio(t *testing.T) {
+	t.Parallel()
 	t.Run("two legal bots finish the game", func(t *testing.T) {
 		res, _ := playLines(t, "acm6x6", lineBot(t, "acm6x6.legal"), lineBot(t, "acm6x6.legal"), nil, match.Forfeit)
 		if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted {
@@ -136,6 +138,7 @@ func pythonBot(t *testing.T, name, source string) *submission.Bot {
 }
 
 func TestCheckersPythonClassesRunUnchanged(t *testing.T) {
+	t.Parallel()
 	root, _ := gobuild.ModuleRoot()
 	example, err := os.ReadFile(filepath.Join(root, "examples", "checkers", "random_bot.py"))
 	if err != nil {

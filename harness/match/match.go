@@ -73,6 +73,9 @@ type Config struct {
 	// Evidence is how much data-file content to keep (default: every
 	// changed version, no budget). Hashes are always recorded.
 	Evidence transcript.Evidence
+	// Job, when set, names the tournament game and attempt this match is
+	// played for; the header records it (see Bound).
+	Job *transcript.Job
 }
 
 // ResultFile is the name of the result inside the match directory.
@@ -91,27 +94,7 @@ func RandomSeed() uint64 {
 // silent. Everything else ends in a Result, aborted or not.
 func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 	var res transcript.Result
-	if cfg.White == nil || cfg.Black == nil || cfg.Backend == nil || cfg.Game == nil {
-		return res, errors.New("match: game, both bots and a backend are required")
-	}
-	if err := cfg.Limits.Validate(); err != nil {
-		return res, err
-	}
-	if cfg.Evidence.Keep == "" {
-		cfg.Evidence.Keep = transcript.KeepChanged
-	}
-	if err := transcript.ParseKeep(cfg.Evidence.Keep); err != nil {
-		return res, err
-	}
-	if cfg.Evidence.Budget < 0 {
-		return res, fmt.Errorf("evidence budget: want 0 (none) or more bytes, got %d", cfg.Evidence.Budget)
-	}
-	if cfg.OnFault == "" {
-		cfg.OnFault = Forfeit
-	}
-	ref, err := referee.New(referee.Config{Game: cfg.Game, Rules: cfg.Rules, Seed: cfg.Seed, OnFault: cfg.OnFault,
-		White: transcript.BotRef{Name: cfg.White.Name, SHA256: cfg.White.SHA256},
-		Black: transcript.BotRef{Name: cfg.Black.Name, SHA256: cfg.Black.SHA256}})
+	ref, err := cfg.settle()
 	if err != nil {
 		return res, err
 	}
@@ -301,45 +284,17 @@ func (m *runner) bot(s rules.Side) *submission.Bot {
 	return m.cfg.Black
 }
 
-// describe builds the header. On error it still returns what it knows, for an
-// aborted transcript.
+// describe builds the header: the game's terms and the facts of where it
+// ran. On error it still returns what it knows, for an aborted transcript.
 func (m *runner) describe(ctx context.Context) (transcript.Header, error) {
 	desc, err := m.cfg.Backend.Describe(ctx)
 	host, _ := os.Hostname()
-	botInfo := func(b *submission.Bot) transcript.Bot {
-		return transcript.Bot{Name: b.Name, SHA256: b.SHA256, SubmissionSHA256: b.SubmissionSHA256, Source: b.Source, Entry: b.Program.Entry,
-			Language: b.Language, Toolchain: b.Toolchain}
-	}
-	protocol := "files"
-	if m.ref.Lines() != nil {
-		protocol = "lines"
-	}
-	opts := map[string]string{}
-	for _, o := range m.cfg.Game.Options() {
-		opts[o.Name] = o.Default
-	}
-	for k, v := range m.cfg.Rules {
-		opts[k] = v
-	}
-	return transcript.Header{
-		Format:       transcript.Format,
-		ArenaVersion: m.cfg.ArenaVersion,
-		Game:         m.cfg.Game.Name(),
-		Rules:        opts,
-		Seed:         m.cfg.Seed,
-		White:        botInfo(m.cfg.White),
-		Black:        botInfo(m.cfg.Black),
-		OnFault:      string(m.cfg.OnFault),
-		Protocol:     protocol,
-		Limits:       m.cfg.Limits,
-		Sandbox:      desc,
-		Host:         map[string]string{"hostname": host, "os": runtime.GOOS + "/" + runtime.GOARCH, "cpus": fmt.Sprint(runtime.NumCPU())},
-		StartedAt:    m.start.UTC().Format(time.RFC3339Nano),
-		SigningKey:   signingKey(m.cfg.Signer),
-		TimeControl:  m.ref.TimeControl(),
-		Opening:      transcript.LinesOf(m.ref.Opening()),
-		Evidence:     m.evidence(),
-	}, err
+	h := terms(m.cfg, m.ref)
+	h.Sandbox = desc
+	h.Host = map[string]string{"hostname": host, "os": runtime.GOOS + "/" + runtime.GOARCH, "cpus": fmt.Sprint(runtime.NumCPU())}
+	h.StartedAt = m.start.UTC().Format(time.RFC3339Nano)
+	h.SigningKey = signingKey(m.cfg.Signer)
+	return h, err
 }
 
 func signingKey(k ed25519.PrivateKey) string {
@@ -438,15 +393,6 @@ func (m *runner) stopSessions(ctx context.Context) {
 		m.ended[side] = transcript.SessionEnd{Side: side.String(), ExitCode: rep.ExitCode, Signal: rep.Signal,
 			CPUMs: ms(rep.CPU), PeakMemory: rep.PeakMemory, StderrTail: string(rep.Stderr.Data)}
 	}
-}
-
-// evidence is the data-file policy the header records (file games only).
-func (m *runner) evidence() *transcript.Evidence {
-	if m.ref.Files() == nil || m.ref.Files().DataFiles == 0 {
-		return nil
-	}
-	e := m.cfg.Evidence
-	return &e
 }
 
 // storeData keeps each data file's content in blobs/ (each distinct content

@@ -21,6 +21,7 @@ import (
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/local"
 )
 
 // fixture is the Code Clash fixture bot running under the given mode name.
@@ -35,12 +36,24 @@ type setup struct {
 	seed    uint64
 	rules   map[string]string
 	timeout time.Duration
+	// local plays on the local backend: for what the runner and referee
+	// decide whatever the sandbox (the docker backend's own facts are the
+	// conformance suite's).
+	local bool
 }
 
 func play(t *testing.T, white, black *submission.Bot, s setup) (transcript.Result, string) {
 	t.Helper()
-	cli, image := dockertest.Engine(t)
-	labels := dockertest.Labels(t)
+	var backend sandbox.Backend
+	var labels map[string]string
+	if s.local {
+		backend = &local.Backend{Dir: t.TempDir()}
+	} else {
+		cli, image := dockertest.Engine(t)
+		labels = dockertest.Labels(t)
+		backend = docker.New(cli, image)
+		defer dockertest.NoLeftovers(t, cli, labels)
+	}
 	dir := t.TempDir()
 	if s.limits == (sandbox.Limits{}) {
 		s.limits = sandbox.DefaultLimits()
@@ -56,13 +69,12 @@ func play(t *testing.T, white, black *submission.Bot, s setup) (transcript.Resul
 	res, err := match.Run(ctx, match.Config{
 		Game: codeclash.Game{}, Rules: s.rules, Seed: s.seed,
 		White: white, Black: black,
-		Backend: docker.New(cli, image), Limits: s.limits, OnFault: s.policy,
+		Backend: backend, Limits: s.limits, OnFault: s.policy,
 		Dir: dir, ArenaVersion: "test", Labels: labels,
 	})
 	if err != nil {
 		t.Fatalf("match: %v", err)
 	}
-	dockertest.NoLeftovers(t, cli, labels)
 	if _, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName)); err != nil {
 		t.Fatalf("transcript does not verify: %v", err)
 	}
@@ -75,6 +87,7 @@ func play(t *testing.T, white, black *submission.Bot, s setup) (transcript.Resul
 }
 
 func TestLegalBotsPlayToAResultAndKeepTheirDataFiles(t *testing.T) {
+	t.Parallel()
 	res, dir := play(t, fixture(t, "legal"), fixture(t, "legal"), setup{seed: 1})
 	if res.Reason == transcript.ReasonAborted || len(res.Faults) != 0 {
 		t.Fatalf("result %+v", res)
@@ -108,28 +121,43 @@ func TestLegalBotsPlayToAResultAndKeepTheirDataFiles(t *testing.T) {
 	}
 }
 
+// Every verdict a bot can earn ends the match against it. What the runner
+// and referee decide from the facts (an answer, an exit code) is played on
+// the local backend; what only a real sandbox produces (a signal, the memory
+// limit, the deadline, the game directory seen from outside) in Docker.
 func TestEveryVerdictIsProducedAndChargedToTheFaultingSide(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		mode    string
 		verdict rules.Verdict
 		reason  string
+		docker  bool
 	}{
-		{"illegal", rules.IllegalMove, "not in your own back two rows"},
-		{"garbage", rules.InvalidOutput, "not valid JSON"},
-		{"silent", rules.InvalidOutput, "move.json was not written"},
-		{"exit-1", rules.BotRejectedState, "malformed"},
-		{"exit-2", rules.IllegalMove, "its own move is illegal"},
-		{"exit-3", rules.BotError, "internal error"},
-		{"exit-42", rules.Crash, "exit code 42"},
-		{"segv", rules.Crash, "signal 11"},
-		{"hog", rules.OutOfMemory, "memory limit"},
-		{"sleeper", rules.Timeout, "time limit"},
-		{"two-files", rules.DataFileViolation, "at most 1 is allowed"},
-		{"big-data", rules.DataFileViolation, "10485761 bytes"},
+		{"illegal", rules.IllegalMove, "not in your own back two rows", false},
+		{"garbage", rules.InvalidOutput, "not valid JSON", false},
+		{"silent", rules.InvalidOutput, "move.json was not written", false},
+		{"exit-1", rules.BotRejectedState, "malformed", false},
+		{"exit-2", rules.IllegalMove, "its own move is illegal", false},
+		{"exit-3", rules.BotError, "internal error", false},
+		{"exit-42", rules.Crash, "exit code 42", false},
+		{"segv", rules.Crash, "signal 11", true},
+		{"hog", rules.OutOfMemory, "memory limit", true},
+		{"sleeper", rules.Timeout, "time limit", true},
+		{"two-files", rules.DataFileViolation, "at most 1 is allowed", true},
+		{"big-data", rules.DataFileViolation, "10485761 bytes", true},
 	}
 	for _, c := range cases {
 		t.Run(c.mode+" as black", func(t *testing.T) {
-			res, _ := play(t, fixture(t, "legal"), fixture(t, c.mode), setup{})
+			t.Parallel()
+			s := setup{local: !c.docker}
+			if c.verdict == rules.OutOfMemory {
+				// The memory limit, not the clock, must stop the hog, however
+				// slowly a loaded host lets it allocate.
+				s.limits = sandbox.DefaultLimits()
+				s.limits.TurnTimeout = 20 * time.Second
+				s.limits.Memory = 128 * sandbox.MiB
+			}
+			res, _ := play(t, fixture(t, "legal"), fixture(t, c.mode), s)
 			if res.Winner != transcript.WinnerWhite || res.Reason != string(c.verdict) {
 				t.Fatalf("winner %s reason %s, want white by %s (%+v)", res.Winner, res.Reason, c.verdict, res)
 			}
@@ -145,7 +173,8 @@ func TestEveryVerdictIsProducedAndChargedToTheFaultingSide(t *testing.T) {
 		})
 	}
 	t.Run("a fault by white is charged to white", func(t *testing.T) {
-		res, _ := play(t, fixture(t, "garbage"), fixture(t, "legal"), setup{})
+		t.Parallel()
+		res, _ := play(t, fixture(t, "garbage"), fixture(t, "legal"), setup{local: true})
 		if res.Winner != transcript.WinnerBlack || res.Reason != string(rules.InvalidOutput) || res.Faults[0].Side != "white" || res.Faults[0].Ply != 1 {
 			t.Fatalf("%+v", res)
 		}
@@ -153,6 +182,7 @@ func TestEveryVerdictIsProducedAndChargedToTheFaultingSide(t *testing.T) {
 }
 
 func TestRandomMovePolicyContinuesAndRecordsFaults(t *testing.T) {
+	t.Parallel()
 	res, dir := play(t, fixture(t, "legal"), fixture(t, "late-fault"), setup{policy: match.RandomMove, seed: 3})
 	if res.Reason == transcript.ReasonAborted || res.Reason == string(rules.InvalidOutput) {
 		t.Fatalf("the match did not continue past the fault: %+v", res)
@@ -208,6 +238,7 @@ func normalized(t *testing.T, dir string) []string {
 }
 
 func TestSameSeedSameBotsSameTranscript(t *testing.T) {
+	t.Parallel()
 	_, a := play(t, fixture(t, "legal"), fixture(t, "legal"), setup{seed: 99})
 	_, b := play(t, fixture(t, "legal"), fixture(t, "legal"), setup{seed: 99})
 	na, nb := normalized(t, a), normalized(t, b)
@@ -222,6 +253,7 @@ func TestSameSeedSameBotsSameTranscript(t *testing.T) {
 }
 
 func TestCancelledMatchIsAbortedAndLeavesNothing(t *testing.T) {
+	t.Parallel()
 	res, dir := play(t, fixture(t, "slow-300"), fixture(t, "slow-300"), setup{timeout: 2 * time.Second})
 	if res.Reason != transcript.ReasonAborted || res.Winner != transcript.WinnerNone || !strings.Contains(res.AbortReason, "interrupted") {
 		t.Fatalf("%+v", res)
@@ -238,6 +270,7 @@ func TestCancelledMatchIsAbortedAndLeavesNothing(t *testing.T) {
 }
 
 func TestMissingImageAbortsWithoutChargingABot(t *testing.T) {
+	t.Parallel()
 	cli, _ := dockertest.Engine(t)
 	dir := t.TempDir()
 	res, err := match.Run(context.Background(), match.Config{
@@ -275,6 +308,7 @@ func example(t *testing.T, path string) *submission.Bot {
 }
 
 func TestExampleBotsPlayCleanly(t *testing.T) {
+	t.Parallel()
 	pairs := [][2]string{
 		{"./examples/random", "examples/python/random_bot.py"},
 		{"examples/python/random_bot.py", "./examples/greedy"},

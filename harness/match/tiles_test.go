@@ -35,6 +35,7 @@ func turns(t *testing.T, dir string) (transcript.Header, []transcript.Turn) {
 }
 
 func TestTilesOverStdio(t *testing.T) {
+	t.Parallel()
 	t.Run("two bots that follow the dialogue play the whole game", func(t *testing.T) {
 		// The fixture keeps what it is told and stops at a line it does not
 		// expect, so 210 valid answers mean every line reached it in order.
@@ -81,6 +82,7 @@ func TestTilesOverStdio(t *testing.T) {
 // The example bots, Go and Python, play each other both ways in the runtime
 // image, and every answer of theirs is valid.
 func TestTilesExampleBotsPlayEachOther(t *testing.T) {
+	t.Parallel()
 	root, err := gobuild.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,14 @@
 // Package replay re-judges a match from its transcript with the rules engine
-// alone: no bot runs. It recomputes every state that was handed out, every
-// verdict, every move played and the result, and checks the hash chain, the
-// footer's signature and the data-file blobs. The first thing that differs is
-// reported with the ply, the field, and both values.
+// alone: no bot runs to replay it. It recomputes every state that was handed
+// out, every verdict, every move played and the result, and checks the hash
+// chain, the footer's signature and the data-file blobs. The first thing that
+// differs is reported with the ply, the field, and both values.
+//
+// Rerun is the one place a bot runs again: a disputed turn is played in a
+// fresh sandbox box with exactly the input the transcript recorded (a line
+// game's bot is first sent its recorded dialogue), and its answer compared
+// with the record. Replay must never trust a transcript's own verdicts, and
+// rerun must never hand a bot anything the transcript does not hold.
 package replay
 
 import (

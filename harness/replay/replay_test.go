@@ -52,6 +52,7 @@ func played(t *testing.T, white, black *submission.Bot, policy match.Policy, sig
 }
 
 func TestReplayOfARealMatchIsConsistent(t *testing.T) {
+	t.Parallel()
 	dir := played(t, bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy"), match.Forfeit, testKey)
 	rep, err := File(dir)
 	if err != nil {
@@ -66,6 +67,7 @@ func TestReplayOfARealMatchIsConsistent(t *testing.T) {
 }
 
 func TestReplayFollowsRandomMoveSubstitutions(t *testing.T) {
+	t.Parallel()
 	white := bot(t, "./examples/random", "random")
 	black := bot(t, "./internal/testbots/ccfixture", "late-fault")
 	dir := played(t, white, black, match.RandomMove, nil)
@@ -117,6 +119,7 @@ func turnLine(lines []string, sub string) int {
 }
 
 func TestTamperingIsDetectedAndNamed(t *testing.T) {
+	t.Parallel()
 	white, black := bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy")
 	signed := played(t, white, black, match.Forfeit, testKey)
 	unsigned := played(t, white, black, match.Forfeit, nil)
@@ -202,6 +205,7 @@ func must(b []byte, err error) []byte {
 }
 
 func TestRerunReproducesADeterministicBot(t *testing.T) {
+	t.Parallel()
 	white, black := bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy")
 	dir := played(t, white, black, match.Forfeit, nil)
 	be := &local.Backend{Dir: t.TempDir()}

@@ -262,3 +262,35 @@ func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript
 	}
 	return a, fmt.Errorf("ply %d: the transcript holds no question to %s at that ply", at.Turn.Ply, at.Turn.Side)
 }
+
+// Sandbox is where a disputed turn runs again: the backend kind and image
+// the match recorded, unless kind or image name others.
+func Sandbox(h transcript.Header, kind, image string) (string, string) {
+	if kind == "" {
+		kind = h.Sandbox["backend"]
+	}
+	if image == "" {
+		image = h.Sandbox["image"]
+	}
+	return kind, image
+}
+
+// ImageDrift says how the runtime image of b differs from the one the match
+// ran on, or "" when it does not (or nothing was recorded to compare).
+func ImageDrift(ctx context.Context, b sandbox.Backend, h transcript.Header) (string, error) {
+	then := h.Sandbox["imageId"]
+	if then == "" {
+		return "", nil
+	}
+	d, err := b.Describe(ctx)
+	if err != nil {
+		return "", err
+	}
+	switch now := d["imageId"]; {
+	case now == "":
+		return fmt.Sprintf("the %s sandbox runs no runtime image; the match ran on %s", d["backend"], then), nil
+	case now != then:
+		return fmt.Sprintf("image %s is %s now; the match ran on %s", d["image"], now, then), nil
+	}
+	return "", nil
+}

@@ -31,6 +31,7 @@ func playedTiles(t *testing.T, white, black *submission.Bot, turns string) strin
 // a bot whose answers depend only on what it was sent answers every earlier
 // question as recorded and the disputed one too.
 func TestRerunOfALineGameReplaysTheDialogue(t *testing.T) {
+	t.Parallel()
 	legal := bot(t, "./internal/testbots/linefixture", "tiles.legal")
 	dir := playedTiles(t, legal, legal, "60")
 	be := &local.Backend{Dir: t.TempDir()}
@@ -61,6 +62,7 @@ func TestRerunOfALineGameReplaysTheDialogue(t *testing.T) {
 // A bot that plays at random answers its earlier questions otherwise than
 // the record: rerun says so, and how many.
 func TestRerunOfALineGameCountsEarlierAnswersThatDiffer(t *testing.T) {
+	t.Parallel()
 	random := bot(t, "./cmd/arena", "arena-random-tiles")
 	dir := playedTiles(t, random, random, "200")
 	out, err := RunAgain(context.Background(), RerunOptions{Path: dir, Ply: 199, Bot: random, Backend: &local.Backend{Dir: t.TempDir()}})

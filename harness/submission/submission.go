@@ -10,6 +10,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,7 +53,7 @@ func DefaultLimits() Limits {
 
 // Bot is a loaded submission.
 type Bot struct {
-	Name   string // from the file or directory name
+	Name   string // given (LoadOptions.Name), or from the file or directory name
 	Source string // the path it was loaded from
 	// SHA256 is the hash of the executable that runs; SubmissionSHA256 that of
 	// the file handed in (the ZIP, or the executable itself).
@@ -146,6 +149,30 @@ func LoadFor(p string, lim Limits, pack rules.Packager) (*Bot, error) {
 // executable, the one file (at the top, or the only one anywhere) that
 // isSource accepts is the bot's SourceEntry, to be built.
 func LoadSource(p string, lim Limits, pack rules.Packager, isSource func(name string) bool) (*Bot, error) {
+	return LoadWith(p, LoadOptions{Limits: lim, Packager: pack, IsSource: isSource})
+}
+
+// LoadOptions say how LoadWith reads a submission.
+type LoadOptions struct {
+	Limits Limits
+	// Packager turns the submission into a program for a game that runs
+	// modules through an adapter; nil: the submission is a program.
+	Packager rules.Packager
+	// IsSource tells a source file; nil takes executables only.
+	IsSource func(name string) bool
+	// Entry names the file that runs (a path inside the submission, as
+	// PickEntry takes it); "" picks it by the rules of PickEntry. A named
+	// source file that IsSource accepts is built.
+	Entry string
+	// Name is the bot's name (see NameBots); "" gives it the name of its
+	// path (DefaultName).
+	Name string
+}
+
+// LoadWith reads a bot from an executable file, a directory or a submission
+// ZIP, as o says.
+func LoadWith(p string, o LoadOptions) (*Bot, error) {
+	lim, pack, isSource := o.Limits, o.Packager, o.IsSource
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, err
@@ -178,24 +205,45 @@ func LoadSource(p string, lim Limits, pack rules.Packager, isSource func(name st
 	default:
 		return nil, fmt.Errorf("%s is neither a file nor a directory", p)
 	}
+	if o.Name != "" {
+		if err := CheckBotName(o.Name); err != nil {
+			return nil, err
+		}
+		name = o.Name
+	}
 	var entry, why string
 	if pack != nil {
+		if o.Entry != "" {
+			return nil, fmt.Errorf("%s: this game runs a submission through its adapter; an entry point (%q) cannot be named", p, o.Entry)
+		}
 		files, entry, err = Package(files, pack)
 		why = "run by the game's adapter " + entry
 	}
+	src := ""
 	if err == nil && entry == "" {
-		entry, why, err = PickExecutable(files)
+		entry, why, err = PickEntry(files, o.Entry)
+		var np *notProgramError
+		if o.Entry != "" && isSource != nil && errors.As(err, &np) && isSource(np.name) {
+			src, err = np.name, nil
+		}
 	}
 	if errors.Is(err, ErrNoExecutable) && isSource != nil {
-		src, serr := PickSource(files, isSource)
-		if serr != nil {
+		var serr error
+		if src, serr = PickSource(files, isSource); serr != nil {
 			return nil, fmt.Errorf("%s: %w", p, serr)
 		}
+		err = nil
+	}
+	if src != "" {
 		if subSum == "" {
 			subSum = filesSum(files)
 		}
+		choice := src + " is the source to build"
+		if o.Entry != "" {
+			choice = src + " was named as the entry point: the source to build"
+		}
 		return &Bot{Name: name, Source: p, SHA256: subSum, SubmissionSHA256: subSum,
-			Program: sandbox.Program{Name: name, Files: files}, Choice: src + " is the source to build", SourceEntry: src}, nil
+			Program: sandbox.Program{Name: name, Files: files}, Choice: choice, SourceEntry: src}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
@@ -434,9 +482,14 @@ const (
 	Script Kind = "script"
 	PE     Kind = "Windows executable"
 	MachO  Kind = "macOS executable"
+	// SharedLibrary and ObjectFile are ELF files that are not programs;
+	// only ClassifyFile tells them from ELF.
+	SharedLibrary Kind = "ELF shared library"
+	ObjectFile    Kind = "ELF object file"
 )
 
-// Classify says what kind of executable data is, or "" for none.
+// Classify says what kind of executable data is, or "" for none. It reads
+// the magic bytes only: every ELF file is ELF (see ClassifyFile).
 func Classify(data []byte) Kind {
 	switch {
 	case bytes.HasPrefix(data, []byte("\x7fELF")):
@@ -453,42 +506,327 @@ func Classify(data []byte) Kind {
 	return ""
 }
 
-// PickExecutable chooses the file that runs: the one ELF executable; failing
-// that, the one script with a #! line. It refuses, naming the candidates, when
-// the choice is ambiguous, and explains a Windows or macOS executable.
-func PickExecutable(files []sandbox.File) (entry, why string, err error) {
-	byKind := map[Kind][]string{}
-	for _, f := range files {
-		if k := Classify(f.Data); k != "" {
-			byKind[k] = append(byKind[k], f.Name)
+// ClassifyFile is Classify that also tells an ELF program from an ELF file
+// that is not one, by its headers and its name:
+//
+//   - a relocatable object (ET_REL, a .o file) or a core dump (ET_CORE) is
+//     ObjectFile;
+//   - an ET_DYN file is a position-independent executable (ELF) when its
+//     DT_FLAGS_1 has DF_1_PIE (what current linkers mark PIE and static-pie
+//     executables with); otherwise it is SharedLibrary when its name ends in
+//     .so or .so.N (libfoo.so.1, _mod.cpython-312-x86_64-linux-gnu.so), when
+//     it has a DT_SONAME, or when it has neither a PT_INTERP (a loader) nor an
+//     entry point; what is left (a loader, or an entry point and no SONAME: a
+//     PIE or static-pie from an older linker) is ELF;
+//   - any other ELF file, one whose headers cannot be read included, is ELF
+//     (validate's format check says what is wrong with it).
+func ClassifyFile(name string, data []byte) Kind {
+	k := Classify(data)
+	if k != ELF {
+		return k
+	}
+	return elfKind(name, data)
+}
+
+// soName matches the names of shared libraries.
+var soName = regexp.MustCompile(`\.so(\.[0-9]+)*$`)
+
+func elfKind(name string, data []byte) (k Kind) {
+	defer func() {
+		if recover() != nil { // a hostile header; the format check will say so
+			k = ELF
+		}
+	}()
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return ELF
+	}
+	defer f.Close()
+	switch f.Type {
+	case elf.ET_REL, elf.ET_CORE:
+		return ObjectFile
+	case elf.ET_DYN:
+	default:
+		return ELF
+	}
+	interp := false
+	var flags1 uint64
+	soname := false
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_INTERP:
+			interp = true
+		case elf.PT_DYNAMIC:
+			tags := dynTags(f, p)
+			flags1 |= tags[elf.DT_FLAGS_1]
+			_, soname = tags[elf.DT_SONAME]
 		}
 	}
-	for _, names := range byKind {
+	switch {
+	case flags1&uint64(elf.DF_1_PIE) != 0:
+		return ELF
+	case soName.MatchString(path.Base(name)), soname, !interp && f.Entry == 0:
+		return SharedLibrary
+	}
+	return ELF
+}
+
+// dynTags reads the tags of a PT_DYNAMIC segment (no section headers are
+// needed), with the value of each.
+func dynTags(f *elf.File, p *elf.Prog) map[elf.DynTag]uint64 {
+	tags := map[elf.DynTag]uint64{}
+	size := uint64(16)
+	if f.Class == elf.ELFCLASS32 {
+		size = 8
+	}
+	const maxTags = 4096
+	buf := make([]byte, size)
+	for off := uint64(0); off+size <= p.Filesz && off/size < maxTags; off += size {
+		if _, err := p.ReadAt(buf, int64(off)); err != nil {
+			break
+		}
+		var tag, val uint64
+		if size == 16 {
+			tag, val = f.ByteOrder.Uint64(buf), f.ByteOrder.Uint64(buf[8:])
+		} else {
+			tag, val = uint64(f.ByteOrder.Uint32(buf)), uint64(f.ByteOrder.Uint32(buf[4:]))
+		}
+		if elf.DynTag(tag) == elf.DT_NULL {
+			break
+		}
+		tags[elf.DynTag(tag)] = val
+	}
+	return tags
+}
+
+// RunName is the name of the file that is a submission's entry point by
+// name, at its top (see PickEntry).
+const RunName = "run"
+
+// PickExecutable chooses the file that runs by the rules of PickEntry.
+func PickExecutable(files []sandbox.File) (entry, why string, err error) {
+	return PickEntry(files, "")
+}
+
+// PickEntry chooses the file that runs, and says by which rule (why):
+//
+//  1. named: the file the caller names (a path inside the submission; in a
+//     ZIP or directory that wraps everything in one folder, a path inside that
+//     folder works too). It must be an ELF executable or a #! script; a name
+//     that is not in the submission is ErrEntryNotFound.
+//  2. by name: a file called run at the top of the submission (or of the one
+//     folder wrapping it), an ELF executable or a #! script.
+//  3. the candidates are the ELF executables and #! scripts (ClassifyFile:
+//     never a shared library or an object file). When any has the run bit
+//     set, only those with it count. Of those, the one ELF executable; with
+//     none, the one script.
+//
+// It refuses, naming the candidates, when the choice is ambiguous, and
+// explains a Windows or macOS executable.
+func PickEntry(files []sandbox.File, named string) (entry, why string, err error) {
+	if named != "" {
+		return pickNamed(files, named)
+	}
+	top := topDir(files)
+	for _, f := range files {
+		if f.Name != top+RunName {
+			continue
+		}
+		switch k := ClassifyFile(f.Name, f.Data); k {
+		case ELF, Script:
+			return f.Name, fmt.Sprintf("%s is the entry point by its name (a file called %s at the top of the submission)", f.Name, RunName), nil
+		default:
+			return "", "", fmt.Errorf("%s is the entry point by its name, but it is %s: make it an ELF executable or a script with a #! line", f.Name, describe(k))
+		}
+	}
+
+	var elves, scripts, skipped []string // the candidates and the ELF files that are not programs
+	var runELF, runScripts []string      // the candidates with the run bit set
+	var pe, macho []string
+	for _, f := range files {
+		switch k := ClassifyFile(f.Name, f.Data); k {
+		case ELF:
+			elves = append(elves, f.Name)
+			if f.Mode&0o111 != 0 {
+				runELF = append(runELF, f.Name)
+			}
+		case Script:
+			scripts = append(scripts, f.Name)
+			if f.Mode&0o111 != 0 {
+				runScripts = append(runScripts, f.Name)
+			}
+		case SharedLibrary, ObjectFile:
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", f.Name, describe(k)))
+		case PE:
+			pe = append(pe, f.Name)
+		case MachO:
+			macho = append(macho, f.Name)
+		}
+	}
+	for _, names := range [][]string{elves, scripts, skipped, runELF, runScripts, pe, macho} {
 		sort.Strings(names)
 	}
-	switch elves := byKind[ELF]; {
+	notes := ""
+	if len(skipped) > 0 {
+		notes = "; never the entry point: " + list(skipped)
+	}
+	const advice = "keep exactly one, or call the one that runs \"" + RunName + "\""
+
+	if len(runELF)+len(runScripts) > 0 {
+		if len(elves) > len(runELF) || len(scripts) > len(runScripts) {
+			notes += "; without the run bit, not considered: " + list(without(append(append([]string(nil), elves...), scripts...), append(append([]string(nil), runELF...), runScripts...)))
+		}
+		switch {
+		case len(runELF) == 1:
+			w := fmt.Sprintf("%s is the only ELF executable with the run bit set", runELF[0])
+			if len(runScripts) > 0 {
+				noun := "script"
+				if len(runScripts) > 1 {
+					noun = "scripts"
+				}
+				w += fmt.Sprintf(" (an ELF executable comes before the %s %s; to run a script, call it %s)", noun, list(runScripts), RunName)
+			}
+			return runELF[0], w + notes, nil
+		case len(runELF) > 1:
+			return "", "", fmt.Errorf("%d ELF executables with the run bit set (%s): %s", len(runELF), strings.Join(runELF, ", "), advice)
+		case len(runScripts) == 1:
+			return runScripts[0], fmt.Sprintf("%s is the only script with a #! line and the run bit set, and no ELF executable has the run bit", runScripts[0]) + notes, nil
+		default:
+			return "", "", fmt.Errorf("no ELF executable with the run bit set and %d scripts with #! lines and the run bit (%s): %s", len(runScripts), strings.Join(runScripts, ", "), advice)
+		}
+	}
+
+	// No candidate has the run bit (a ZIP made on Windows has none).
+	switch {
 	case len(elves) == 1:
-		return elves[0], fmt.Sprintf("%s is the only ELF executable", elves[0]), nil
+		return elves[0], fmt.Sprintf("%s is the only ELF executable (no ELF executable or script has the run bit set)", elves[0]) + notes, nil
 	case len(elves) > 1:
-		return "", "", fmt.Errorf("%d ELF executables (%s): keep exactly one in the submission", len(elves), strings.Join(elves, ", "))
-	}
-	switch scripts := byKind[Script]; {
+		return "", "", fmt.Errorf("%d ELF executables (%s): %s", len(elves), strings.Join(elves, ", "), advice)
 	case len(scripts) == 1:
-		return scripts[0], fmt.Sprintf("%s is the only script with a #! line and there is no ELF executable", scripts[0]), nil
+		return scripts[0], fmt.Sprintf("%s is the only script with a #! line and there is no ELF executable (no script has the run bit set)", scripts[0]) + notes, nil
 	case len(scripts) > 1:
-		return "", "", fmt.Errorf("no ELF executable and %d scripts with #! lines (%s): keep exactly one", len(scripts), strings.Join(scripts, ", "))
+		return "", "", fmt.Errorf("no ELF executable and %d scripts with #! lines (%s): %s", len(scripts), strings.Join(scripts, ", "), advice)
 	}
-	if pe := byKind[PE]; len(pe) > 0 {
+	if len(pe) > 0 {
 		return "", "", fmt.Errorf("%s is a Windows executable; build the bot for Linux x86-64 on Ubuntu 24.04", pe[0])
 	}
-	if mo := byKind[MachO]; len(mo) > 0 {
-		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64 on Ubuntu 24.04", mo[0])
+	if len(macho) > 0 {
+		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64 on Ubuntu 24.04", macho[0])
+	}
+	if len(skipped) > 0 {
+		return "", "", fmt.Errorf("%w; not programs: %s", ErrNoExecutable, list(skipped))
 	}
 	return "", "", ErrNoExecutable
 }
 
+// pickNamed is rule 1 of PickEntry.
+func pickNamed(files []sandbox.File, named string) (entry, why string, err error) {
+	named = strings.TrimPrefix(named, "./")
+	var f *sandbox.File
+	for _, want := range []string{named, topDir(files) + named} {
+		for i := range files {
+			if files[i].Name == want {
+				f = &files[i]
+				break
+			}
+		}
+		if f != nil {
+			break
+		}
+	}
+	if f == nil {
+		var names []string
+		for _, f := range files {
+			if k := ClassifyFile(f.Name, f.Data); k == ELF || k == Script {
+				names = append(names, f.Name)
+			}
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return "", "", fmt.Errorf("%w: no file %q in the submission, which holds no ELF executable or #! script", ErrEntryNotFound, named)
+		}
+		return "", "", fmt.Errorf("%w: no file %q in the submission (its ELF executables and #! scripts: %s)", ErrEntryNotFound, named, list(names))
+	}
+	switch k := ClassifyFile(f.Name, f.Data); k {
+	case ELF, Script:
+		return f.Name, fmt.Sprintf("%s was named as the entry point", f.Name), nil
+	case PE:
+		return "", "", fmt.Errorf("%s is a Windows executable; build the bot for Linux x86-64 on Ubuntu 24.04", f.Name)
+	case MachO:
+		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64 on Ubuntu 24.04", f.Name)
+	default:
+		return "", "", &notProgramError{name: f.Name, kind: k}
+	}
+}
+
+// notProgramError is a named entry point that is not a program; LoadWith
+// builds it when it is a source file.
+type notProgramError struct {
+	name string
+	kind Kind
+}
+
+func (e *notProgramError) Error() string {
+	return fmt.Sprintf("%s was named as the entry point, but it is %s: name an ELF executable or a script with a #! line", e.name, describe(e.kind))
+}
+
+// describe names a kind for a sentence.
+func describe(k Kind) string {
+	switch k {
+	case "":
+		return "neither an ELF executable nor a script starting with #!"
+	case SharedLibrary:
+		return "a shared library"
+	case ObjectFile:
+		return "an ELF object file, not an executable"
+	}
+	return "a " + string(k)
+}
+
+// topDir is the one folder, with its slash, that holds every file; "" when
+// there is none.
+func topDir(files []sandbox.File) string {
+	dir := ""
+	for i, f := range files {
+		d, _, ok := strings.Cut(f.Name, "/")
+		if !ok || (i > 0 && d != dir) {
+			return ""
+		}
+		dir = d
+	}
+	if dir == "" {
+		return ""
+	}
+	return dir + "/"
+}
+
+// list joins names for a message, the first few only.
+func list(names []string) string {
+	const most = 5
+	if len(names) > most {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+	}
+	return strings.Join(names, ", ")
+}
+
+// without is the names of all that are not in some.
+func without(all, some []string) []string {
+	var out []string
+	for _, n := range all {
+		if !slices.Contains(some, n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ErrNoExecutable is a submission that holds no executable at all.
 var ErrNoExecutable = errors.New("no executable found: expected one ELF executable built for Linux x86-64 (or one script starting with #!)")
+
+// ErrEntryNotFound is an entry point named (to PickEntry or LoadWith) that
+// is not a file of the submission.
+var ErrEntryNotFound = errors.New("entry point not found")
 
 // PickSource finds the one source file of a submission without an
 // executable: the one at the top, else the only one anywhere.
@@ -576,3 +914,21 @@ func ReadAny(p string, lim Limits) ([]sandbox.File, string, error) {
 
 // Sum is the hex SHA-256 of data.
 func Sum(data []byte) string { return sum(data) }
+
+// InDirs lists the submissions held in dirs: every entry of each, but
+// hidden ones, in name order.
+func InDirs(dirs []string) ([]string, error) {
+	var all []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), ".") {
+				all = append(all, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return all, nil
+}

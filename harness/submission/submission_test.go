@@ -15,9 +15,9 @@ import (
 )
 
 var (
-	elf    = append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 64)...)
-	script = []byte("#!/usr/bin/env python3\nprint('hi')\n")
-	pe     = append([]byte("MZ\x90\x00"), make([]byte, 64)...)
+	elfStub = append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 64)...)
+	script  = []byte("#!/usr/bin/env python3\nprint('hi')\n")
+	pe      = append([]byte("MZ\x90\x00"), make([]byte, 64)...)
 )
 
 type entry = ziptest.Entry
@@ -33,14 +33,14 @@ func TestReadZipRefusesHostileArchives(t *testing.T) {
 		entry   string
 		message string
 	}{
-		{"zip slip", makeZip(t, entry{Name: "../evil", Data: elf}), KindPathEscape, "../evil", `escapes the archive with ".."`},
-		{"nested zip slip", makeZip(t, entry{Name: "bot/../../evil", Data: elf}), KindPathEscape, "bot/../../evil", `".."`},
-		{"absolute path", makeZip(t, entry{Name: "/etc/cron.d/x", Data: elf}), KindPathEscape, "/etc/cron.d/x", "absolute path"},
-		{"windows drive", makeZip(t, entry{Name: "C:/x", Data: elf}), KindPathEscape, "C:/x", "absolute path"},
-		{"backslash", makeZip(t, entry{Name: `..\evil`, Data: elf}), KindBadName, `..\evil`, "backslash"},
+		{"zip slip", makeZip(t, entry{Name: "../evil", Data: elfStub}), KindPathEscape, "../evil", `escapes the archive with ".."`},
+		{"nested zip slip", makeZip(t, entry{Name: "bot/../../evil", Data: elfStub}), KindPathEscape, "bot/../../evil", `".."`},
+		{"absolute path", makeZip(t, entry{Name: "/etc/cron.d/x", Data: elfStub}), KindPathEscape, "/etc/cron.d/x", "absolute path"},
+		{"windows drive", makeZip(t, entry{Name: "C:/x", Data: elfStub}), KindPathEscape, "C:/x", "absolute path"},
+		{"backslash", makeZip(t, entry{Name: `..\evil`, Data: elfStub}), KindBadName, `..\evil`, "backslash"},
 		{"symlink", makeZip(t, entry{Name: "bot", Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink | 0o777}), KindSymlink, "bot", "symbolic links"},
-		{"duplicate", makeZip(t, entry{Name: "bot", Data: elf}, entry{Name: "bot", Data: script}), KindDuplicate, "bot", "duplicate entry"},
-		{"encrypted", makeZip(t, entry{Name: "bot", Data: elf, Edit: func(h *zip.FileHeader) { h.Flags |= 1 }}), KindEncrypted, "bot", "encrypted"},
+		{"duplicate", makeZip(t, entry{Name: "bot", Data: elfStub}, entry{Name: "bot", Data: script}), KindDuplicate, "bot", "duplicate entry"},
+		{"encrypted", makeZip(t, entry{Name: "bot", Data: elfStub, Edit: func(h *zip.FileHeader) { h.Flags |= 1 }}), KindEncrypted, "bot", "encrypted"},
 		{"compression bomb", makeZip(t, entry{Name: "zeros", Data: make([]byte, 50<<20)}), KindBomb, "zeros", "compression bomb"},
 		{"too big to inflate", makeZip(t, entry{Name: "big", Data: noise(16 << 20)}), KindTooLarge, "big", "limit per file"},
 	}
@@ -92,10 +92,10 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		return p
 	}
 	good := write("team.zip", makeZip(t,
-		entry{Name: "team/bot", Data: elf, Mode: 0o755},
+		entry{Name: "team/bot", Data: elfStub, Mode: 0o755},
 		entry{Name: "team/src/main.cpp", Data: []byte("int main(){}")},
 		entry{Name: "team/README.md", Data: []byte("# bot")},
-		entry{Name: "__MACOSX/team/._bot", Data: elf},
+		entry{Name: "__MACOSX/team/._bot", Data: elfStub},
 	))
 	b, err := Load(good, DefaultLimits())
 	if err != nil {
@@ -108,7 +108,7 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		name, want string
 		zip        []byte
 	}{
-		{"two ELF files", "2 ELF executables (a, b)", makeZip(t, entry{Name: "a", Data: elf}, entry{Name: "b", Data: elf})},
+		{"two ELF files", "2 ELF executables (a, b)", makeZip(t, entry{Name: "a", Data: elfStub}, entry{Name: "b", Data: elfStub})},
 		{"a Windows executable", "bot.exe is a Windows executable; build the bot for Linux x86-64", makeZip(t, entry{Name: "bot.exe", Data: pe})},
 		{"nothing executable", "no executable found", makeZip(t, entry{Name: "README.md", Data: []byte("hi")})},
 		{"two scripts", "2 scripts", makeZip(t, entry{Name: "a.py", Data: script}, entry{Name: "b.py", Data: script})},
@@ -128,7 +128,7 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		}
 	})
 	t.Run("a bare executable", func(t *testing.T) {
-		b, err := Load(write("solo", elf), DefaultLimits())
+		b, err := Load(write("solo", elfStub), DefaultLimits())
 		if err != nil || b.Program.Entry != "solo" || b.SHA256 != b.SubmissionSHA256 {
 			t.Fatalf("%+v %v", b, err)
 		}
@@ -136,7 +136,7 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 	t.Run("a directory with a symlink is refused", func(t *testing.T) {
 		d := filepath.Join(dir, "linked")
 		os.Mkdir(d, 0o755)
-		os.WriteFile(filepath.Join(d, "bot"), elf, 0o755)
+		os.WriteFile(filepath.Join(d, "bot"), elfStub, 0o755)
 		os.Symlink("/etc/passwd", filepath.Join(d, "passwd"))
 		if _, err := Load(d, DefaultLimits()); err == nil || !strings.Contains(err.Error(), "only regular files") {
 			t.Fatalf("error %v", err)

@@ -17,6 +17,7 @@ import (
 // disk: each match directory stays within the evidence budget, every turn's
 // hash is recorded, and every match still replays consistently.
 func TestEvidenceStaysWithinTheBudget(t *testing.T) {
+	t.Parallel()
 	const budget = 32 << 20
 	bots := []*submission.Bot{fixtureBot(t, "fresh-10m"), fixtureBot(t, "shuffle")}
 	dir := t.TempDir()
@@ -77,6 +78,7 @@ func botOf(h transcript.Header, side string) string {
 
 // An unkept version cannot be re-run, and rerun says why.
 func TestRerunOfAnUnkeptTurnSaysSo(t *testing.T) {
+	t.Parallel()
 	bots := []*submission.Bot{fixtureBot(t, "fresh-10m"), fixtureBot(t, "shuffle")}
 	dir := t.TempDir()
 	o := options(t, dir, bots, &local.Backend{Dir: t.TempDir()}, "local")

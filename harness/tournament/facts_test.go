@@ -8,6 +8,7 @@ import (
 // A worker plays only as the coordinator would: the same arena, the same
 // sandbox, the same runtime image.
 func TestAWorkerMustShareTheCoordinatorsFacts(t *testing.T) {
+	t.Parallel()
 	coord := Facts{Game: "codeclash", Sandbox: "docker", ImageID: "sha256:aaa", ArenaVersion: "1.2.0"}
 	if err := coord.Admit(coord); err != nil {
 		t.Fatalf("the same facts refused: %v", err)

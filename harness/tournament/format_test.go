@@ -9,6 +9,7 @@ import (
 )
 
 func TestJSONKeysAreCamelCase(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{StandingsFile{}, Config{}, Record{}} {
 		if bad := golden.BadKeys(reflect.TypeOf(v)); len(bad) > 0 {
 			t.Errorf("%T: %s", v, strings.Join(bad, "; "))
@@ -31,6 +32,7 @@ func goldenState() *State {
 }
 
 func TestStandingsJSONGolden(t *testing.T) {
+	t.Parallel()
 	s := goldenState()
 	if missing := golden.Unset(s.StandingsFile()); len(missing) > 0 {
 		t.Fatalf("the golden standings leave these fields zero, so the golden file would not pin them: %v", missing)

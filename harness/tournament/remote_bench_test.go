@@ -172,7 +172,8 @@ func BenchmarkJudgeResult(b *testing.B) {
 	o.Config.Rules = map[string]string{"maxPlies": "40"}
 	o.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 	tw := &Worker{Backend: backend(), Scratch: b.TempDir(), Signer: key}
-	spec, err := json.Marshal(spec{Game: "codeclash", Rules: o.Config.Rules, Seed: 3, Limits: o.Config.Limits, OnFault: "forfeit", White: "w", Black: "b"})
+	want := o.matchConfig(Record{Game: Game{ID: 1, White: 0, Black: 1, Seed: 3}}, "", "")
+	spec, err := json.Marshal(specOf(want, "w", "b"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func BenchmarkJudgeResult(b *testing.B) {
 	dir := b.TempDir()
 	b.ResetTimer()
 	for i := range b.N {
-		res, refused, err := o.received(fmt.Sprintf("%s/%d", dir, i), distrib.Result{Game: 1, Attempt: 1, Worker: "w1", Object: "x"}, archive)
+		res, refused, err := o.received(fmt.Sprintf("%s/%d", dir, i), want, Facts{Sandbox: sb}, distrib.Result{Game: 1, Attempt: 1, Worker: "w1", Object: "x"}, archive)
 		if err != nil || refused != "" || res.Plies == 0 {
 			b.Fatalf("%v %s %+v", err, refused, res)
 		}

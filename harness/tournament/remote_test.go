@@ -67,7 +67,8 @@ func forge(t *testing.T, archive []byte) []byte {
 
 // Games spread over workers give the standings a run on one machine gives:
 // a worker that dies mid-game loses nothing, and a forged result (a winner
-// edited, the chain recomputed) is rejected and the game played again.
+// edited, the chain recomputed), one signed by another key and another game
+// (the sides swapped) are rejected and the game played again.
 func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
 	localDir := t.TempDir()
@@ -78,7 +79,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := distribtest.Start(t, "remote-test", 2*time.Second, "w1", "w2", "dies", "forger", "impostor")
+	c := distribtest.Start(t, "remote-test", 2*time.Second, "w1", "w2", "dies", "forger", "impostor", "swapper")
 	coordinator := c.Coordinator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -96,21 +97,27 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		}
 		return &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}, q, nc
 	}
-	for _, name := range []string{"w1", "w2"} {
-		tw, q, _ := worker(name)
-		start(tw.Play, q)
+	// The misbehaving workers each take a game before the honest ones
+	// join: however loaded the host, each misbehaves once.
+	took := make(chan string, 8)
+	first := func(name string, play distrib.Player) distrib.Player {
+		var once sync.Once
+		return func(ctx context.Context, j distrib.Job) ([]byte, error) {
+			once.Do(func() { took <- name })
+			return play(ctx, j)
+		}
 	}
 	// One worker dies in its first game; another forges its first result;
 	// a third plays honestly but signs with a key it was not enrolled with.
 	_, dq, dconn := worker("dies")
-	start(func(ctx context.Context, j distrib.Job) ([]byte, error) {
+	start(first("dies", func(ctx context.Context, j distrib.Job) ([]byte, error) {
 		dconn.Close()
 		<-ctx.Done()
 		return nil, ctx.Err()
-	}, dq)
+	}), dq)
 	forger, fq, fconn := worker("forger")
 	var once sync.Once
-	start(func(ctx context.Context, j distrib.Job) ([]byte, error) {
+	start(first("forger", func(ctx context.Context, j distrib.Job) ([]byte, error) {
 		forged := false
 		once.Do(func() { forged = true })
 		if !forged {
@@ -124,11 +131,11 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 			return nil, err
 		}
 		return forge(t, archive), nil
-	}, fq)
+	}), fq)
 	impostor, iq, iconn := worker("impostor")
 	_, impostor.Signer, _ = ed25519.GenerateKey(nil)
 	var ionce sync.Once
-	start(func(ctx context.Context, j distrib.Job) ([]byte, error) {
+	start(first("impostor", func(ctx context.Context, j distrib.Job) ([]byte, error) {
 		first := false
 		ionce.Do(func() { first = true })
 		if !first {
@@ -137,14 +144,60 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		return impostor.Play(ctx, j)
-	}, iq)
+	}), iq)
+
+	// A fourth plays its first game honestly but with the sides swapped:
+	// consistent, signed by its own key, and another game.
+	swapper, sq, sconn := worker("swapper")
+	var sonce sync.Once
+	start(first("swapper", func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		first := false
+		sonce.Do(func() { first = true })
+		if !first {
+			sconn.Close()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		var sp spec
+		if err := json.Unmarshal(j.Spec, &sp); err != nil {
+			return nil, err
+		}
+		sp.White, sp.Black = sp.Black, sp.White
+		data, err := json.Marshal(sp)
+		if err != nil {
+			return nil, err
+		}
+		j.Spec = data
+		return swapper.Play(ctx, j)
+	}), sq)
 
 	remoteDir := t.TempDir()
 	ro := options(t, remoteDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
 	ro.Config.Rules = lo.Config.Rules
 	ro.Remote = coordinator
 	ro.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
-	got, err := Run(context.Background(), ro)
+	type ran struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		got, err := Run(context.Background(), ro)
+		done <- ran{got, err}
+	}()
+	for range 4 {
+		select {
+		case <-took:
+		case <-time.After(time.Minute):
+			t.Fatal("the misbehaving workers did not each take a game within a minute")
+		}
+	}
+	for _, name := range []string{"w1", "w2"} {
+		tw, q, _ := worker(name)
+		start(tw.Play, q)
+	}
+	r := <-done
+	got, err := r.sum, r.err
 	cancel()
 	wg.Wait()
 	if err != nil {
@@ -156,7 +209,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	if g, w := String(got.Standings), String(want.Standings); g != w {
 		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
 	}
-	for _, w := range []string{"forger", "impostor"} {
+	for _, w := range []string{"forger", "impostor", "swapper"} {
 		rejected, _ := filepath.Glob(filepath.Join(remoteDir, "games", "*.rejected-"+w))
 		if len(rejected) != 1 {
 			t.Fatalf("%d rejected game directories of %s, want 1", len(rejected), w)
@@ -179,8 +232,8 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		}
 		by[g.Worker]++
 	}
-	if retried < 2 {
-		t.Fatalf("%d games played again, want the forged and the impostor's", retried)
+	if retried < 3 {
+		t.Fatalf("%d games played again, want the forged, the impostor's and the swapped one", retried)
 	}
 	if by["w1"]+by["w2"] != 6 {
 		t.Fatalf("games by worker: %v; only the honest workers' count", by)

@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/words"
 )
 
 // Output files in the tournament directory.
@@ -237,28 +239,49 @@ func (s *State) cell(row, col int) string {
 	return strings.Join(out, "")
 }
 
-// Crosstable renders every pair's results in standings order.
+// Crosstable renders every pair's results in standings order. Every column
+// is as wide as its widest entry, however many games a pair played.
 func (s *State) Crosstable() string {
 	rows := s.Summary.Standings
-	var b strings.Builder
-	fmt.Fprintf(&b, "results from the row's side: 1 win, = draw, 0 loss, in the order played\n\n%-4s %-20s", "", "")
-	for i := range rows {
-		fmt.Fprintf(&b, " %5d", i+1)
+	cells := make([][]string, len(rows))
+	nameWidth := 0
+	colWidth := make([]int, len(rows))
+	for j := range rows {
+		colWidth[j] = max(3, len(strconv.Itoa(j+1)))
 	}
-	fmt.Fprintf(&b, " %7s\n", "POINTS")
 	for i, r := range rows {
-		fmt.Fprintf(&b, "%-4d %-20.20s", i+1, r.Name)
+		nameWidth = max(nameWidth, utf8.RuneCountInString(r.Name))
+		cells[i] = make([]string, len(rows))
 		for j, c := range rows {
-			v := "  -  "
+			v := "-"
 			if i != j {
-				v = s.cell(r.Bot, c.Bot)
-				if v == "" {
+				if v = s.cell(r.Bot, c.Bot); v == "" {
 					v = "."
 				}
 			}
-			fmt.Fprintf(&b, " %5s", v)
+			cells[i][j] = v
+			colWidth[j] = max(colWidth[j], len(v))
 		}
-		fmt.Fprintf(&b, " %7g\n", r.Points)
+	}
+	points := make([]string, len(rows))
+	pointsWidth := len("POINTS")
+	for i, r := range rows {
+		points[i] = strconv.FormatFloat(r.Points, 'g', -1, 64)
+		pointsWidth = max(pointsWidth, len(points[i]))
+	}
+	rankWidth := len(strconv.Itoa(len(rows)))
+	var b strings.Builder
+	fmt.Fprintf(&b, "results from the row's side: 1 win, = draw, 0 loss, in the order played\n\n%*s  %-*s", rankWidth, "", nameWidth, "")
+	for j := range rows {
+		fmt.Fprintf(&b, "  %*d", colWidth[j], j+1)
+	}
+	fmt.Fprintf(&b, "  %*s\n", pointsWidth, "POINTS")
+	for i, r := range rows {
+		fmt.Fprintf(&b, "%*d  %-*s", rankWidth, i+1, nameWidth, r.Name)
+		for j := range rows {
+			fmt.Fprintf(&b, "  %*s", colWidth[j], cells[i][j])
+		}
+		fmt.Fprintf(&b, "  %*s\n", pointsWidth, points[i])
 	}
 	return b.String()
 }
@@ -287,8 +310,8 @@ th{background:#263238;color:#fff}
 td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 .bad{color:#c0392b;font-weight:600}
 </style></head><body>`)
-	fmt.Fprintf(&b, "<h1>%s tournament</h1><p>%s, %d games per pair, seed %d; %d of %d games played",
-		e(s.Config.Game), e(s.Config.Format), s.Config.GamesPerPair, s.Config.Seed, s.Summary.Done, s.Summary.Total)
+	fmt.Fprintf(&b, "<h1>%s tournament</h1><p>%s, %s per pair, seed %d; %d of %d games played",
+		e(s.Config.Game), e(s.Config.Format), words.Plural(s.Config.GamesPerPair, "game"), s.Config.Seed, s.Summary.Done, s.Summary.Total)
 	if s.Summary.Unplayed > 0 {
 		fmt.Fprintf(&b, `, <span class="bad">%d unplayed</span> (aborted by the host or sandbox, not scored)`, s.Summary.Unplayed)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -118,7 +119,7 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	if len(o.Bots) != len(o.Config.Bots) {
 		return nil, errors.New("tournament: bots and configuration disagree")
 	}
-	if err := CheckTieBreaks(o.Config.TieBreaks); err != nil {
+	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "games"), 0o755); err != nil {
@@ -328,21 +329,28 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 	if err := keepAside(dir, fmt.Sprintf(".attempt-%d", g.Attempts)); err != nil {
 		return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 	}
-	labels := map[string]string{"org.arenabots.arena.tournament": filepath.Base(o.Dir)}
-	for k, v := range o.Labels {
-		labels[k] = v
+	res, err := match.Run(ctx, o.matchConfig(g, "", dir))
+	if err != nil {
+		return fmt.Errorf("game %d: %w", g.ID, err)
 	}
-	res, err := match.Run(ctx, match.Config{
+	return o.settle(ctx, st, g, res, mu)
+}
+
+// matchConfig is the match a claimed game is played as, here or by a worker
+// of the tournament named (see playRemote): the one description of a game
+// that local play, the job a worker is sent and the check of what it hands
+// back all read.
+func (o *Options) matchConfig(g Record, tournament, dir string) match.Config {
+	labels := map[string]string{"org.arenabots.arena.tournament": filepath.Base(o.Dir)}
+	maps.Copy(labels, o.Labels)
+	return match.Config{
 		Game: o.Game, Rules: o.Config.Rules, Seed: g.Seed,
 		White: o.Bots[g.White], Black: o.Bots[g.Black],
 		Backend: o.Backend, Limits: o.Config.Limits, OnFault: match.Policy(o.Config.OnFault),
 		Dir: dir, ArenaVersion: o.ArenaVersion, Labels: labels, Signer: o.Signer,
 		Evidence: o.Config.Evidence,
-	})
-	if err != nil {
-		return fmt.Errorf("game %d: %w", g.ID, err)
+		Job:      &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Attempts + 1},
 	}
-	return o.settle(ctx, st, g, res, mu)
 }
 
 // settle records a game from its match directory, played here or by a

@@ -52,6 +52,7 @@ func (f flaky) Open(ctx context.Context, s sandbox.Spec) (sandbox.Box, error) {
 }
 
 func TestHostFaultsAreRetriedThenUnplayedAndNeverScored(t *testing.T) {
+	t.Parallel()
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "garbage")}
 	bots[2].Name, bots[2].Program.Name = "broken-host", "broken-host"
 	dir := t.TempDir()
@@ -87,6 +88,7 @@ func TestHostFaultsAreRetriedThenUnplayedAndNeverScored(t *testing.T) {
 }
 
 func TestResumeRefusesAnotherConfiguration(t *testing.T) {
+	t.Parallel()
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
 	dir := t.TempDir()
 	o := options(t, dir, bots, &local.Backend{Dir: t.TempDir()}, "local")
@@ -108,6 +110,7 @@ func TestResumeRefusesAnotherConfiguration(t *testing.T) {
 }
 
 func TestTournamentInDocker(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "garbage"), fixtureBot(t, "exit-3")}
@@ -147,6 +150,7 @@ func TestTournamentInDocker(t *testing.T) {
 }
 
 func TestTournamentOfALineGame(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	var bots []*submission.Bot
 	for _, mode := range []string{"acm6x6.legal", "acm6x6.garbage", "acm6x6.silent"} {
@@ -189,6 +193,7 @@ func (s sabotage) Open(ctx context.Context, spec sandbox.Spec) (sandbox.Box, err
 }
 
 func TestAViewThatCannotBeWrittenIsWarnedAboutNotFatal(t *testing.T) {
+	t.Parallel()
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
 	dir := t.TempDir()
 	harm := func(t *testing.T, d string) {
@@ -217,6 +222,7 @@ func TestAViewThatCannotBeWrittenIsWarnedAboutNotFatal(t *testing.T) {
 }
 
 func TestLostEvidenceFailsTheRunAndTheGameIsPlayedAgain(t *testing.T) {
+	t.Parallel()
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
 	dir := t.TempDir()
 	harm := func(t *testing.T, d string) {
@@ -254,6 +260,7 @@ func TestLostEvidenceFailsTheRunAndTheGameIsPlayedAgain(t *testing.T) {
 }
 
 func TestEvidenceMustMatchTheResult(t *testing.T) {
+	t.Parallel()
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle")}
 	dir := t.TempDir()
 	o := options(t, dir, bots, &local.Backend{Dir: t.TempDir()}, "local")

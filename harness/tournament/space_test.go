@@ -36,6 +36,7 @@ func (w *waitWatch) WaitingForSpace(string, int64, int64) {
 // finish: it waits and says so; no game is scored from a partial record; run
 // again once space is freed, it completes.
 func TestLowSpaceWaitsAndResumeCompletes(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs needs root (CI runs as root)")
 	}

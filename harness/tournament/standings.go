@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Scoring is the points a game is worth.
@@ -343,12 +344,17 @@ func FormatElo(r Row) string {
 	return fmt.Sprintf("%.0f ± %.0f", r.Elo, r.EloMargin)
 }
 
-// String renders the standings as a table.
+// String renders the standings as a table; the bot column is as wide as the
+// longest name.
 func String(rows []Row) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-24s %5s %4s %4s %4s %7s %7s %s\n", "RANK", "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO")
+	name := 24
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-4d %-24s %5d %4d %4d %4d %7g %7g %s", r.Rank, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r))
+		name = max(name, utf8.RuneCountInString(r.Name))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-4s %-*s %5s %4s %4s %4s %7s %7s %s\n", "RANK", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-4d %-*s %5d %4d %4d %4d %7g %7g %s", r.Rank, name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r))
 		if r.DecidedBy != "" {
 			fmt.Fprintf(&b, "  (tie broken by %s)", r.DecidedBy)
 		}

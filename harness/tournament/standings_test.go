@@ -22,6 +22,7 @@ func ranking(rows []Row) []string {
 }
 
 func TestScoringAndSonnebornBergerDecides(t *testing.T) {
+	t.Parallel()
 	// A beats C and D, loses to B; B beats A and D, loses to C; C draws D.
 	games := []Outcome{
 		{A, C, A}, {A, D, A}, {B, A, B}, {B, D, B}, {C, B, C}, {C, D, draw},
@@ -46,6 +47,7 @@ func TestScoringAndSonnebornBergerDecides(t *testing.T) {
 }
 
 func TestDirectEncounterDecidesWhenSonnebornBergerIsLevel(t *testing.T) {
+	t.Parallel()
 	// A beats B and C, draws D; B draws C, beats D; D beats C.
 	games := []Outcome{
 		{A, B, A}, {A, C, A}, {A, D, draw}, {B, C, draw}, {B, D, B}, {C, D, D},
@@ -62,6 +64,7 @@ func TestDirectEncounterDecidesWhenSonnebornBergerIsLevel(t *testing.T) {
 }
 
 func TestDirectEncounterNeedsEveryTiedPlayerToHaveMet(t *testing.T) {
+	t.Parallel()
 	// A gauntlet: X plays A and B three times each; A and B never meet.
 	names := []string{"x", "a", "b"}
 	games := []Outcome{
@@ -78,6 +81,7 @@ func TestDirectEncounterNeedsEveryTiedPlayerToHaveMet(t *testing.T) {
 }
 
 func TestRandomDrawIsSeededAndSharedRanksWithoutIt(t *testing.T) {
+	t.Parallel()
 	names := []string{"p", "q"}
 	games := []Outcome{{0, 1, draw}, {1, 0, draw}}
 	first := map[string]bool{}
@@ -102,6 +106,7 @@ func TestRandomDrawIsSeededAndSharedRanksWithoutIt(t *testing.T) {
 }
 
 func TestCustomScoring(t *testing.T) {
+	t.Parallel()
 	rows := Standings([]string{"a", "b"}, []Outcome{{0, 1, 0}, {1, 0, draw}}, Scoring{Win: 2, Draw: 1, Loss: 0}, nil, 0)
 	if rows[0].Name != "a" || rows[0].Points != 3 || rows[1].Points != 1 {
 		t.Fatalf("%+v", rows)
@@ -109,6 +114,7 @@ func TestCustomScoring(t *testing.T) {
 }
 
 func TestEloAgainstPublishedFigures(t *testing.T) {
+	t.Parallel()
 	// The Elo model's expected scores (e.g. the FIDE/Elo logistic table):
 	// +100 -> 0.640, +200 -> 0.760, +400 -> 0.909.
 	for d, want := range map[float64]float64{0: 0.5, 100: 0.640, 200: 0.760, 400: 0.909, -200: 0.240} {
@@ -152,6 +158,7 @@ func TestEloAgainstPublishedFigures(t *testing.T) {
 }
 
 func TestScheduleIsDeterministicAndFair(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{2, 3, 4, 5, 8} {
 		games, err := Schedule(RoundRobin, n, 0, 2, 42)
 		if err != nil {

@@ -188,13 +188,20 @@ var migrations = []struct{ table, column, def string }{
 	{"games", "worker", "TEXT NOT NULL DEFAULT ''"},
 }
 
+// hasColumn says whether table has column ("": whether table exists).
+func hasColumn(ctx context.Context, db *sql.DB, table, column string) (bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE ? = '' OR name = ?`, table, column, column).Scan(&n)
+	return n > 0, err
+}
+
 func migrate(db *sql.DB) error {
 	for _, m := range migrations {
-		var n int
-		if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, m.table, m.column).Scan(&n); err != nil {
+		has, err := hasColumn(context.Background(), db, m.table, m.column)
+		if err != nil {
 			return err
 		}
-		if n == 0 {
+		if !has {
 			if _, err := db.Exec(`ALTER TABLE ` + m.table + ` ADD COLUMN ` + m.column + ` ` + m.def); err != nil {
 				return err
 			}
@@ -335,12 +342,13 @@ func (s *Store) SetMachine(ctx context.Context, worker string, machine json.RawM
 
 // Machines returns what each worker said of its machine.
 func (s *Store) Machines(ctx context.Context) (map[string]Machine, error) {
+	// A database from before workers (opened read-only, so not migrated)
+	// has no such table: no machines.
+	if has, err := hasColumn(ctx, s.db, "workers", ""); err != nil || !has {
+		return map[string]Machine{}, err
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT name, machine FROM workers`)
 	if err != nil {
-		// A database from before workers has no such table: no machines.
-		if strings.Contains(err.Error(), "no such table") {
-			return map[string]Machine{}, nil
-		}
 		return nil, err
 	}
 	defer rows.Close()

@@ -46,6 +46,16 @@ type Header struct {
 	Opening *Lines `json:"opening,omitempty"`
 	// SigningKey is the hex ed25519 public key that signs the footer, if any.
 	SigningKey string `json:"signingKey,omitempty"`
+	// Job names the game and attempt of a tournament this match was played
+	// for, when it was: a transcript then cannot be handed in for another.
+	Job *Job `json:"job,omitempty"`
+}
+
+// Job identifies one attempt at one game of one tournament.
+type Job struct {
+	Tournament string `json:"tournament,omitempty"` // a distributed tournament's name
+	Game       int    `json:"game"`
+	Attempt    int    `json:"attempt"`
 }
 
 // Lines is what each side of a line game was sent at one point, in order.

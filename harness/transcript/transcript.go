@@ -7,6 +7,10 @@
 // The writer keeps the file a complete transcript at every moment: after each
 // record it appends a provisional "aborted" footer, which the next record
 // replaces. A crash of arena leaves a transcript that says it was aborted.
+//
+// This package must never rewrite a line once it is followed by another, nor
+// trust what it reads: a transcript handed in may have been edited, so
+// readers verify the chain before a record is believed.
 package transcript
 
 import (

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseFactsReadsVersions(t *testing.T) {
+	t.Parallel()
 	f := parseFacts([]byte("glibc=2.41\nlib=libc.so.6\ncmd=python3\ncmd=/usr/bin/python3\nver=python3=3.13.5\n" +
 		"cmd=python3-numpy\nver=python3-numpy=2.2.4\ncmd=python3-tabulate\nver=python3-tabulate=\nver=broken\n=x\n"))
 	if f.Glibc != "2.41" || !f.Libraries["libc.so.6"] || !f.HasCommand("/usr/bin/python3") || !f.HasCommand("python3-numpy") || f.HasCommand("python3-pandas") {
@@ -28,6 +29,7 @@ func TestParseFactsReadsVersions(t *testing.T) {
 // The probe script on this host, as a plain process, with stand-ins for the
 // Python modules: one with a version, one without, one that fails to import.
 func TestProbeScriptReportsPythonAndItsModules(t *testing.T) {
+	t.Parallel()
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3 on this host")
@@ -78,6 +80,7 @@ func TestProbeScriptReportsPythonAndItsModules(t *testing.T) {
 }
 
 func TestParseFactsReadsToolchains(t *testing.T) {
+	t.Parallel()
 	tcs := []ToolchainQuery{
 		{Name: ".c", Programs: []string{"gcc"}, Version: "gcc --version"},
 		{Name: ".java", Programs: []string{"javac", "jar", "java"}, Version: "javac -version"},
@@ -122,6 +125,7 @@ func TestParseFactsReadsToolchains(t *testing.T) {
 // stand-in toolchains: one that prints its version after a blank line, one
 // that fails, one that is not there, and a name that needs quoting.
 func TestProbeScriptAsksToolchains(t *testing.T) {
+	t.Parallel()
 	bin := t.TempDir()
 	for name, body := range map[string]string{
 		"fakecc":  "echo\necho 'fakecc (Arena) 1.2.3'\necho second line\n",

@@ -9,6 +9,11 @@
 // Every check is pass, warn or fail with a one-line reason and a fix; every
 // behavioural failure carries the state given, what came back, the exit code,
 // the time and the stderr tail.
+//
+// Validation must never be more lenient than an official match: it plays
+// through the same runner, referee and limits, so a submission that passes
+// here runs the same way at the event; and a submission's bytes are never
+// unpacked before the submission package's defences have read them.
 package validate
 
 import (
@@ -31,6 +36,7 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/version"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -158,7 +164,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		return finish(rep), nil
 	}
 	rep.SHA256 = zipSum
-	rep.add(Check{Name: "archive", Status: Pass, Detail: fmt.Sprintf("%d files, no unsafe entries", len(files))})
+	rep.add(Check{Name: "archive", Status: Pass, Detail: words.Plural(len(files), "file") + ", no unsafe entries"})
 	if o.Dir != "" {
 		if err := submission.Extract(files, filepath.Join(o.Dir, "files")); err != nil {
 			return nil, fmt.Errorf("extract: %w", err)
@@ -170,16 +176,20 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	}
 	submitted := files
 	var entry, why string
+	// packaged: the game's adapter runs the submission as a module; a game
+	// that takes modules also takes an executable speaking its protocol.
+	packaged := false
 	if pack, ok := o.Game.(rules.Packager); ok {
 		files, entry, err = submission.Package(files, pack)
 		why = "the module is run by arena's adapter (" + entry + ")"
 		if err != nil {
 			rep.add(Check{Name: "module", Status: Fail, Detail: err.Error(), Fix: pack.Submission()})
-		} else {
+		} else if packaged = entry != ""; packaged {
 			rep.add(Check{Name: "module", Status: Pass, Detail: why})
 			moduleChecks(rep, pack, o.Facts)
 		}
-	} else {
+	}
+	if err == nil && !packaged {
 		entry, why, err = submission.PickExecutable(files)
 		var src string
 		if errors.Is(err, submission.ErrNoExecutable) && o.Builder != nil {
@@ -187,7 +197,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		}
 		switch {
 		case err != nil:
-			fix := "put exactly one executable, built for Linux x86-64 on Ubuntu 24.04, in the ZIP"
+			fix := "put exactly one executable, built for Linux x86-64 on Ubuntu 24.04, in the ZIP (or call the one that runs \"" + submission.RunName + "\")"
 			if o.Builder != nil {
 				fix += ", or one source file (" + strings.Join(o.Builder.Langs.Exts(), ", ") + "; see arena languages)"
 			}
@@ -202,6 +212,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 				err = errors.New("did not build")
 			}
 		default:
+			// why names the file and the rule that picked it.
 			rep.add(Check{Name: "executable", Status: Pass, Detail: why})
 		}
 	}
@@ -214,12 +225,19 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 			}
 		}
 	}
-	if exe != nil && !isPackaged(o.Game) && rep.SourceBuilt == "" {
+	if exe != nil && !packaged && rep.SourceBuilt == "" {
 		binaryChecks(rep, entry, exe, o.Facts)
 	}
 	docChecks(rep, submitted)
 
-	if exe != nil && o.Backend != nil && rep.Failures == 0 {
+	// The bot is run whatever the static checks said (a failure there still
+	// fails the submission): its behaviour is what a team needs to see next.
+	switch {
+	case o.Backend == nil:
+		rep.add(Check{Name: "behaviour", Status: Skip, Detail: "the answers and matches were not run: static checks only, no sandbox to run the bot in"})
+	case exe == nil:
+		rep.add(Check{Name: "behaviour", Status: Skip, Detail: "the answers and matches were not run: " + nothingToRun(rep)})
+	default:
 		bot := &submission.Bot{Name: rep.Name, Source: p, SHA256: submission.Sum(exe), SubmissionSHA256: zipSum,
 			Program: sandbox.Program{Name: rep.Name, Files: files, Entry: entry}}
 		if rep.SourceBuilt != "" {
@@ -228,10 +246,23 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		if err := behaviour(ctx, rep, bot, files, o); err != nil {
 			return nil, err
 		}
-	} else if o.Backend != nil {
-		rep.add(Check{Name: "behaviour", Status: Skip, Detail: "not run: the static checks failed"})
 	}
 	return finish(rep), nil
+}
+
+// nothingToRun says why a submission has no program to run: the failed
+// checks that would have given it one.
+func nothingToRun(rep *Report) string {
+	var failed []string
+	for _, c := range rep.Checks {
+		if c.Status == Fail && (c.Name == "module" || c.Name == "executable" || c.Name == "build" || c.Name == "syntax") {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) == 0 {
+		return "there is no program to run"
+	}
+	return "there is no program to run (see the " + strings.Join(failed, " and ") + " check)"
 }
 
 func finish(r *Report) *Report {
@@ -314,6 +345,8 @@ func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 	libs, _ := f.ImportedLibraries()
 	rep.add(Check{Name: "linking", Status: Pass, Detail: fmt.Sprintf("dynamically linked (%s), needs %s", interp, strings.Join(libs, ", "))})
 	if facts == nil {
+		rep.add(Check{Name: "glibc", Status: Skip, Detail: "not checked: the runtime image was not probed"})
+		rep.add(Check{Name: "libraries", Status: Skip, Detail: "not checked: the runtime image was not probed"})
 		return
 	}
 	// glibc symbol versions.
@@ -349,14 +382,10 @@ func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 	}
 }
 
-func isPackaged(g rules.Game) bool {
-	_, ok := g.(rules.Packager)
-	return ok
-}
-
 // moduleChecks checks that the image offers what the game's adapter needs.
 func moduleChecks(rep *Report, pack rules.Packager, facts *ImageFacts) {
 	if facts == nil {
+		rep.add(Check{Name: "interpreter", Status: Skip, Detail: "not checked: the runtime image was not probed"})
 		return
 	}
 	var missing []string
@@ -391,7 +420,7 @@ func docChecks(rep *Report, files []sandbox.File) {
 	if len(sources) == 0 {
 		rep.add(Check{Name: "source", Status: Fail, Detail: "no source files found", Fix: "add every source file needed to build the bot"})
 	} else {
-		rep.add(Check{Name: "source", Status: Pass, Detail: fmt.Sprintf("%d source files (%s)", len(sources), strings.Join(first(sources, 3), ", "))})
+		rep.add(Check{Name: "source", Status: Pass, Detail: fmt.Sprintf("%s (%s)", words.Plural(len(sources), "source file"), strings.Join(first(sources, 3), ", "))})
 	}
 	if readme == nil {
 		rep.add(Check{Name: "readme", Status: Fail, Detail: "no README.md or README.txt", Fix: "add a README with the algorithm, the build steps and the data file's name, format and purpose"})
@@ -451,8 +480,9 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 			}
 			if j.Verdict != rules.OK && !failed {
 				failed = true
+				detail, fix := failure(o.Game, j.Verdict, j.Reason, r.ExitCode, string(r.Stderr.Data))
 				rep.add(Check{Name: "answers as " + side.String(), Status: Fail,
-					Detail: fmt.Sprintf("%s: %s: %s", pos.Label, j.Verdict, j.Reason), Fix: fixFor(j.Verdict, proto),
+					Detail: pos.Label + ": " + detail, Fix: fix,
 					Evidence: evidence(pos.Label, view, r, j)})
 			}
 		}
@@ -476,15 +506,19 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 				Fix: "name the data file in the README, with its format and purpose"})
 		}
 	}
-	if o.Opponent != nil && rep.Failures == 0 {
-		for _, side := range rules.Sides {
-			w, ms, err := fullMatch(ctx, rep, bot, side, o)
-			if err != nil {
-				return err
-			}
-			walls = append(walls, w...)
-			peak = max(peak, ms)
+	// The full matches are played even after a failure above: a team sees
+	// whether its bot gets through a whole game all the same.
+	for _, side := range rules.Sides {
+		if o.Opponent == nil {
+			rep.add(Check{Name: "match as " + side.String(), Status: Skip, Detail: "not run: there is no built-in random bot to play against"})
+			continue
 		}
+		w, ms, err := fullMatch(ctx, rep, bot, side, o)
+		if err != nil {
+			return err
+		}
+		walls = append(walls, w...)
+		peak = max(peak, ms)
 	}
 	if len(walls) > 0 {
 		slices.Sort(walls)
@@ -509,7 +543,15 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 	return nil
 }
 
-func fixFor(v rules.Verdict, files *rules.FileProtocol) string {
+// fixFor is what a bot author should do about a verdict: the game's own
+// advice where it has some (rules.Advisor), else what holds for any game.
+func fixFor(g rules.Game, v rules.Verdict) string {
+	if a, ok := g.(rules.Advisor); ok {
+		if fix := a.Advice(v); fix != "" {
+			return fix
+		}
+	}
+	files := g.Protocol().Files
 	switch v {
 	case rules.Timeout:
 		return "answer well within the turn limit, on every kind of state"
@@ -523,9 +565,9 @@ func fixFor(v rules.Verdict, files *rules.FileProtocol) string {
 		}
 		return "write " + files.MoveFile + " exactly as the guide shows, then exit 0"
 	case rules.IllegalMove:
-		return "check the move against `arena rules legal STATE.json`"
+		return "play only moves the rules allow in the position shown (arena rules explain)"
 	case rules.BotRejectedState:
-		return "read every state the guide describes (fogged squares, abilities, setup steps)"
+		return "read every kind of state the game's protocol describes (arena rules explain)"
 	case rules.DataFileViolation:
 		if files != nil {
 			return fmt.Sprintf("keep at most %d regular data file of at most %d MiB in game_dir", files.DataFiles, files.MaxDataFileBytes>>20)
@@ -685,7 +727,8 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 			if err := lineEvidence(e, lines, dir, turns, t); err != nil {
 				return nil, 0, err
 			}
-			rep.add(Check{Name: name, Status: Fail, Detail: fmt.Sprintf("ply %d: %s: %s", t.Ply, t.Verdict, t.Reason), Fix: fixFor(rules.Verdict(t.Verdict), o.Game.Protocol().Files),
+			detail, fix := failure(o.Game, rules.Verdict(t.Verdict), t.Reason, t.ExitCode, t.StderrTail)
+			rep.add(Check{Name: name, Status: Fail, Detail: fmt.Sprintf("ply %d: %s", t.Ply, detail), Fix: fix,
 				Evidence: e})
 			return walls, peak, nil
 		}
@@ -698,6 +741,6 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 		}
 		outcome = who + " won by " + res.Reason
 	}
-	rep.add(Check{Name: name, Status: Pass, Detail: fmt.Sprintf("a full match against the random bot: %s after %d plies, no faults", outcome, res.Plies)})
+	rep.add(Check{Name: name, Status: Pass, Detail: fmt.Sprintf("a full match against the random bot: %s after %s, no faults", outcome, words.Plural(res.Plies, "ply"))})
 	return walls, peak, nil
 }

@@ -96,6 +96,7 @@ func missingLibrary(t *testing.T, dir string) []byte {
 }
 
 func TestValidateNamesTheFailingCheck(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	lim := sandbox.DefaultLimits()
 	lim.TurnTimeout = time.Second
@@ -180,6 +181,7 @@ func TestValidateNamesTheFailingCheck(t *testing.T) {
 }
 
 func TestStaticChecksWithoutASandbox(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := zipOf(t, dir, "ok.zip", fixture(t, "legal"), source, entry{Name: "README.md", Data: []byte("hello")})
 	rep, err := Validate(context.Background(), p, Options{Game: codeclash.Game{}, Intake: defaultIntake()})
@@ -196,6 +198,44 @@ func TestStaticChecksWithoutASandbox(t *testing.T) {
 	}
 }
 
+// TestValidateSaysWhyTheExecutableWasPicked: the executable check names the
+// file that runs and the rule that picked it.
+func TestValidateSaysWhyTheExecutableWasPicked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	engine := fixture(t, "engine")
+	py := entry{Name: "bot.py", Data: []byte("#!/usr/bin/env python3\n"), Mode: 0o755}
+	run := entry{Name: "run", Data: []byte("#!/bin/sh\nexec python3 bot.py\n"), Mode: 0o755}
+	quiet := entry{Name: engine.Name, Data: engine.Data, Mode: 0o644}
+	cases := []struct {
+		name, zip, entry, detail string
+	}{
+		{"the only file with the run bit", zipOf(t, dir, "py.zip", py, quiet, readme), "bot.py", "bot.py is the only script with a #! line and the run bit set"},
+		{"an ELF before a script", zipOf(t, dir, "elf.zip", py, engine, readme), "engine", `to run a script, call it run`},
+		{"a file called run", zipOf(t, dir, "run.zip", run, py, engine, readme), "run", "run is the entry point by its name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Validate(context.Background(), c.zip, Options{Game: codeclash.Game{}, Intake: defaultIntake()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Entry != c.entry {
+				t.Fatalf("executable %q, want %q: %+v", rep.Entry, c.entry, rep.Checks)
+			}
+			for _, ch := range rep.Checks {
+				if ch.Name == "executable" {
+					if ch.Status != Pass || !strings.Contains(ch.Detail, c.detail) {
+						t.Fatalf("%+v, want a pass saying %q", ch, c.detail)
+					}
+					return
+				}
+			}
+			t.Fatalf("no executable check: %+v", rep.Checks)
+		})
+	}
+}
+
 func defaultIntake() submission.Limits { return submission.DefaultLimits() }
 
 func opponent(t *testing.T) *submission.Bot {
@@ -207,6 +247,7 @@ func opponent(t *testing.T) *submission.Bot {
 }
 
 func TestValidateOtherGames(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	be := docker.New(cli, image)
 	lim := sandbox.DefaultLimits()
@@ -259,6 +300,7 @@ func TestValidateOtherGames(t *testing.T) {
 // A line-game bot's first invalid line is shown with the dialogue that led
 // to it and the position, terrain included, that it was asked in.
 func TestValidateShowsTheDialogueOfAnInvalidLine(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	be := docker.New(cli, image)
 	line, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
@@ -297,6 +339,7 @@ func lineBotFor(t *testing.T, game string, data []byte) *submission.Bot {
 }
 
 func TestArchiveFixForEveryKind(t *testing.T) {
+	t.Parallel()
 	fixes := map[submission.ErrorKind]string{
 		submission.KindSymlink:        "replace the link with the file itself",
 		submission.KindPathEscape:     "zip the folder from inside it (cd bot && zip -r ../bot.zip .)",
@@ -349,6 +392,7 @@ func TestArchiveFixForEveryKind(t *testing.T) {
 // with a syntax error fails the syntax check with Python's own message, and a
 // sound one plays its matches.
 func TestValidateASourceSubmission(t *testing.T) {
+	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	be := docker.New(cli, image)
 	lim := sandbox.DefaultLimits()

@@ -222,6 +222,7 @@ func expectedDetail(s *tiles.State, viewer rules.Side) [][]string {
 }
 
 func TestBuildOfATilesMatch(t *testing.T) {
+	t.Parallel()
 	dir, states, recs := tilesMatch(t)
 	d, err := Build(dir)
 	if err != nil || !d.Consistent {
@@ -285,6 +286,20 @@ type pageReport struct {
 	Changed        bool
 	ModeAfterClick string
 	Result         string
+	// The list of turns: as the page opened, the steps at which stepping
+	// through the match left the current row out of sight, at the last step
+	// and back at the start.
+	Opened, End, Home turnList
+	OutOfSight        []int
+}
+
+// turnList is where the list of turns stands: the current step, the row
+// marked current, whether that row is wholly in sight, how far the list is
+// scrolled.
+type turnList struct {
+	Step, Marked int
+	InSight      bool
+	ScrollTop    float64
 }
 
 func selfTest(t *testing.T, browser, file, fragment string) pageReport {
@@ -306,6 +321,7 @@ func selfTest(t *testing.T, browser, file, fragment string) pageReport {
 }
 
 func TestTilesViewerInARealBrowser(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	dir, states, recs := tilesMatch(t)
 	d, err := Build(dir)
@@ -340,9 +356,19 @@ func TestTilesViewerInARealBrowser(t *testing.T) {
 	for i := 9; i < len(states); i += 9 {
 		extra = append(extra, strconv.Itoa(i))
 	}
-	got := selfTest(t, browser, file, "selftest&steps="+strings.Join(extra, ","))
+	// The page is opened at a ply late in the match, as a #ply=N link does.
+	late := len(states) - 3
+	got := selfTest(t, browser, file, "ply="+itoa(late)+"&selftest&steps="+strings.Join(extra, ","))
 	if got.Steps != len(d.Steps) || got.AfterKeys != 2 || !got.Changed || got.ModeAfterClick != "black" {
 		t.Fatalf("stepping and toggling do not work: %+v", got)
+	}
+	// The list of turns is scrolled to that ply's row, and follows the
+	// current step when stepping through the match.
+	if o := got.Opened; o.Step != late || o.Marked != late || !o.InSight || o.ScrollTop <= 0 {
+		t.Errorf("opened at #ply=%d, the list of turns stands at %+v: want that ply's row marked, in sight, the list scrolled", late, o)
+	}
+	if e, h := got.End, got.Home; len(got.OutOfSight) > 0 || e.Step != len(states)-1 || !e.InSight || h.Step != 0 || !h.InSight || h.ScrollTop != 0 {
+		t.Errorf("stepping: the current row was out of sight at steps %v; at the end %+v, back at the start %+v", got.OutOfSight, e, h)
 	}
 
 	// Every square of every board shown is what the state says the viewer
@@ -481,10 +507,11 @@ func TestTilesViewerInARealBrowser(t *testing.T) {
 		t.Errorf("the legend is not carried over the steps: %v / %v", got.Legend["0:true"], got.Legend[itoa(len(states)-1)+":true"])
 	}
 
-	// A screenshot of the true board late in the match, as a test artifact.
+	// A screenshot of the true board late in the match, the list of turns
+	// scrolled to it, as a test artifact.
 	shot := filepath.Join(artifacts(t), "viewer-tiles.png")
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + t.TempDir()}
-	out, err := exec.Command(browser, append(args, "--window-size=1280,900", "--screenshot="+shot,
+	out, err := exec.Command(browser, append(args, "--window-size=1280,1400", "--screenshot="+shot,
 		"file://"+file+"#ply="+itoa(len(states)-2)+"&view=true")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("screenshot: %v\n%s", err, out)

@@ -5,6 +5,10 @@
 // match where a game keeps them, and the result. It needs no network and
 // no other file; everything is computed here by replaying the transcript with
 // the rules engine and embedded as data.
+//
+// A page must never run what a transcript holds: bot output, names and
+// moves are data, escaped by html/template and JSON, and the page loads
+// nothing from anywhere.
 package view
 
 import (
@@ -107,7 +111,9 @@ func Build(path string) (*Data, error) {
 	d := &Data{}
 	if len(lines) > 0 {
 		var h transcript.Header
-		lines[0].Decode(&h)
+		if err := lines[0].Decode(&h); err != nil {
+			return nil, fmt.Errorf("%s: its header: %w", file, err)
+		}
 		d.Game, d.White, d.Black, d.Seed = h.Game, h.White.Name, h.Black.Name, h.Seed
 		d.Lines, d.Opening = h.Protocol == protocolLines, h.Opening
 	}
@@ -133,7 +139,9 @@ func Build(path string) (*Data, error) {
 	d.Consistent, d.Problem, d.Result = rep.Consistent, rep.Problem(), rep.Result
 	if !rep.Consistent && len(lines) > 0 {
 		var foot transcript.Footer
-		lines[len(lines)-1].Decode(&foot)
+		if err := lines[len(lines)-1].Decode(&foot); err != nil {
+			d.Problem += fmt.Sprintf("; its last line does not read as a footer (%v)", err)
+		}
 		d.Result = foot.Result
 	}
 	// The position after the last turn.

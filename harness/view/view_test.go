@@ -73,6 +73,7 @@ func recordedCells(t *testing.T, state string) [][]string {
 }
 
 func TestPageIsSelfContained(t *testing.T) {
+	t.Parallel()
 	d, err := Build(greedyMatch(t))
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +106,7 @@ func chromium(t *testing.T) string {
 }
 
 func TestViewerInARealBrowser(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	dir := greedyMatch(t)
 	d, err := Build(dir)
@@ -227,6 +229,7 @@ func equal(a, b [][]string) bool {
 }
 
 func TestViewOfALineGame(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,22 @@
 // Command testsummary reads `go test -json` on stdin and prints a readable
-// summary: each package's result, the output of every failed test, every skipped
-// test with its reason, and the totals. It exits 1 if anything failed.
+// summary: each package's result as soon as the package finishes (build
+// errors as they come), then every skipped test with its reason, the output
+// of every failed test, the slowest tests and the totals. It exits 1 if
+// anything failed.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
 )
+
+// slowest is how many of the slowest tests the summary lists.
+const slowest = 15
 
 type event struct {
 	Action  string
@@ -18,23 +24,39 @@ type event struct {
 	Test    string
 	Output  string
 	Elapsed float64
+	// ImportPath is set on build-output events (Go 1.24 and later).
+	ImportPath string
+}
+
+// timing is how long one top-level test took.
+type timing struct {
+	name    string // package and test
+	elapsed float64
 }
 
 func main() {
+	os.Exit(summarize(os.Stdin, os.Stdout))
+}
+
+// summarize reads the events from r, writes the summary to w as it goes, and
+// returns the exit code: 1 if a test or a package failed, else 0.
+func summarize(r io.Reader, w io.Writer) int {
 	outputs := map[string]*strings.Builder{}
 	var failed, skipped []string
-	pkgs := map[string]string{}
+	var times []timing
 	counts := map[string]int{}
-	sc := bufio.NewScanner(os.Stdin)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Println(sc.Text()) // build errors arrive as plain text
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Action == "" {
+			fmt.Fprintln(w, sc.Text()) // build errors of older Go arrive as plain text
 			continue
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
+		case "build-output":
+			fmt.Fprint(w, e.Output)
 		case "output":
 			b := outputs[key]
 			if b == nil {
@@ -50,7 +72,8 @@ func main() {
 				if action == "skip" {
 					action = "----" // no test files
 				}
-				pkgs[e.Package] = fmt.Sprintf("%-4s %s (%.1fs)", action, e.Package, e.Elapsed)
+				// Now: a run that prints nothing for minutes looks hung.
+				fmt.Fprintf(w, "%-4s %s (%.1fs)\n", action, e.Package, e.Elapsed)
 				if e.Action == "fail" {
 					failed = append(failed, key)
 				}
@@ -63,15 +86,15 @@ func main() {
 			case "skip":
 				skipped = append(skipped, key)
 			}
+			if e.Action != "skip" && !strings.Contains(e.Test, "/") {
+				times = append(times, timing{key, e.Elapsed})
+			}
 		}
 	}
-	names := make([]string, 0, len(pkgs))
-	for p := range pkgs {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	for _, p := range names {
-		fmt.Println(pkgs[p])
+	if err := sc.Err(); err != nil {
+		// The exit code stays that of what was read: go test, whose
+		// output is no longer read, fails on its own.
+		fmt.Fprintf(w, "testsummary: reading the test events: %v\n", err)
 	}
 	for _, k := range skipped {
 		reason := ""
@@ -82,16 +105,24 @@ func main() {
 				}
 			}
 		}
-		fmt.Printf("SKIP %s %s\n", k, reason)
+		fmt.Fprintf(w, "SKIP %s %s\n", k, reason)
 	}
 	for _, k := range failed {
-		fmt.Printf("\n=== FAIL %s\n", k)
+		fmt.Fprintf(w, "\n=== FAIL %s\n", k)
 		if b := outputs[k]; b != nil {
-			fmt.Print(b.String())
+			fmt.Fprint(w, b.String())
 		}
 	}
-	fmt.Printf("\ntests: %d passed, %d failed, %d skipped\n", counts["pass"], counts["fail"], counts["skip"])
-	if len(failed) > 0 {
-		os.Exit(1)
+	if len(times) > 0 {
+		sort.SliceStable(times, func(i, j int) bool { return times[i].elapsed > times[j].elapsed })
+		fmt.Fprintf(w, "\nslowest tests:\n")
+		for _, t := range times[:min(slowest, len(times))] {
+			fmt.Fprintf(w, "%8.2fs  %s\n", t.elapsed, t.name)
+		}
 	}
+	fmt.Fprintf(w, "\ntests: %d passed, %d failed, %d skipped\n", counts["pass"], counts["fail"], counts["skip"])
+	if len(failed) > 0 {
+		return 1
+	}
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/arenabots/arena/rules"
 )
@@ -46,10 +47,9 @@ type Options struct {
 	DoubleStep string
 	// MaxMoves draws the game after this many moves by each side (default 50).
 	MaxMoves int
+	// MoveTime is the time for one move; the harness applies it.
+	MoveTime time.Duration
 }
-
-// DefaultOptions are the defaults.
-func DefaultOptions() Options { return Options{DoubleStep: "always", MaxMoves: 50} }
 
 // State is a position.
 type State struct {

@@ -4,8 +4,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/rulestest"
 )
 
 func pos(t *testing.T, fen string, o ...Options) *State {
@@ -155,4 +157,8 @@ func TestRequestLineRoundTrip(t *testing.T) {
 	if err != nil || back.(*State).FEN() != s.FEN() {
 		t.Fatalf("%v %v", back, err)
 	}
+}
+
+func TestTheExplanationsDialogueIsTheGames(t *testing.T) {
+	rulestest.Check(t, Game{}.Explain(), Game{}.Protocol().Lines, NewState(DefaultOptions()), 50*time.Millisecond)
 }

@@ -1,9 +1,7 @@
 package acm6x6
 
 import (
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/arenabots/arena/rules"
 )
@@ -14,46 +12,35 @@ type Game struct{}
 func init() { rules.Register(Game{}) }
 
 // Name implements rules.Game.
-func (Game) Name() string { return "acm6x6" }
+func (Game) Name() string { return options.Game }
 
 // Title implements rules.Game.
 func (Game) Title() string { return "ACM chess 6x6 (Star and Joker)" }
 
-// Options implements rules.Game.
-func (Game) Options() []rules.Option {
-	return []rules.Option{
-		{Name: "doubleStep", Default: "always", Values: "always|first", Doc: "when a pawn may move two squares: always, or only from its starting rank"},
-		{Name: "maxMoves", Default: "50", Values: "1-1000", Doc: "draw when the game does not end within this many moves of each side"},
-		{Name: "moveTime", Default: "100ms", Values: "a duration", Doc: "time per move; a late bot has a random legal move played for it"},
-	}
-}
+// options is every rule option, stated once.
+var options = rules.OptionTable[Options]{Game: "acm6x6", Specs: []rules.OptionSpec[Options]{
+	{Name: "doubleStep", Default: "always", Kind: rules.OneOf("always", "first"),
+		Field: func(o *Options) any { return &o.DoubleStep },
+		Doc:   "when a pawn may move two squares: always, or only from its starting rank"},
+	{Name: "maxMoves", Default: "50", Kind: rules.Int(1, 1000),
+		Field: func(o *Options) any { return &o.MaxMoves },
+		Doc:   "draw when the game does not end within this many moves of each side"},
+	{Name: "moveTime", Default: "100ms", Kind: rules.Duration(),
+		Field: func(o *Options) any { return &o.MoveTime },
+		Doc:   "time per move; a late bot has a random legal move played for it"},
+}}
+
+// DefaultOptions are the defaults.
+func DefaultOptions() Options { return options.Defaults() }
 
 // ParseOptions reads options over the defaults.
-func ParseOptions(m map[string]string) (Options, error) {
-	o := DefaultOptions()
-	if err := rules.CheckOptions(Game{}, m); err != nil {
-		return o, err
-	}
-	var err error
-	for k, v := range m {
-		switch k {
-		case "doubleStep":
-			if v != "always" && v != "first" {
-				return o, fmt.Errorf("doubleStep: want always or first, got %q", v)
-			}
-			o.DoubleStep = v
-		case "maxMoves":
-			if o.MaxMoves, err = rules.IntOption(k, v, 1, 1000); err != nil {
-				return o, err
-			}
-		case "moveTime":
-			if err := rules.CheckDuration(k, v); err != nil {
-				return o, err
-			}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(m map[string]string) (Options, error) { return options.Parse(m) }
+
+// Options implements rules.Game.
+func (Game) Options() []rules.Option { return options.Options() }
+
+// OptionTable implements rules.OptionTabler.
+func (Game) OptionTable() rules.OptionSet { return options }
 
 // New implements rules.Game.
 func (Game) New(opts map[string]string, _ uint64) (rules.State, error) {
@@ -83,7 +70,7 @@ func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {
-	return rules.Protocol{Lines: &rules.LineProtocol{MoveTime: 100 * time.Millisecond, MoveTimeOption: "moveTime", LateMove: "random", Codec: codec{}}}
+	return rules.Protocol{Lines: &rules.LineProtocol{MoveTime: DefaultOptions().MoveTime, MoveTimeOption: "moveTime", LateMove: "random", Codec: codec{}}}
 }
 
 type codec struct{}
@@ -130,18 +117,47 @@ END: capturing the king wins (moving into attack is allowed). The game is a
 draw when it does not end within 50 moves of each side [maxMoves, 50], or when
 the side to move has no legal move.
 
-TIME: 0.1 s per move [moveTime, 100ms], measured next to the bot. A bot that
-does not answer in time has a random legal move played for it, as the rules
-say, and the game goes on (the fault is recorded). Any other fault (garbage,
-an illegal move, a crash) follows the fault policy: forfeit by default.
+TIME: 0.1 s per move [moveTime, 100ms], measured next to the bot from
+writing the question to reading the answer's newline. A bot that does not
+answer in time has a random legal move played for it, as the rules say, and
+the game goes on (the fault is recorded); its late answer, when it comes, is
+discarded, never taken for the answer to its next question. Any other fault
+(garbage, an illegal move, a crash, writing before it is asked) follows the
+fault policy: the game is lost under the default forfeit, or a random legal
+move is played for the bot under --on-fault random-move.
 
-PROTOCOL (the rules name none; this is arena's): one process per game reading
-stdin, writing stdout, never printing before it is asked.
-  1. It receives its colour: "white" or "black".
-  2. On its turn: "<move> <position>": the opponent's previous move (NONE when
-     White opens) and the position as "RANKS SIDE PLIES", ranks 6 to 1
-     separated by '/', upper case White (K Q R N B P S J), lower case Black,
-     digits for runs of empty squares, w or b to move, plies played.
+PROTOCOL (the rules name none; this is arena's)
+` + rules.LineBotProcess + `  1. At the start the bot reads its colour: "white" or "black".
+  2. On its turn it reads one line, "<move> <position>": the opponent's
+     previous move (NONE when White opens) and the position as "RANKS SIDE
+     PLIES": ranks 6 to 1 separated by '/', upper case White (K Q R N B P S
+     J), lower case Black, digits for runs of empty squares, w or b to move,
+     the plies played so far.
      Start: "NONE rnqkbs/pppppp/6/6/PPPPPP/RNQKBS w 0".
-  3. It answers with four characters, from and to: "a2a4".
+  3. It answers with one line of four characters, from and to: "a2a4"
+     (files a-f, ranks 1-6; upper case is accepted). A pawn reaching the
+     last rank becomes a Joker without a fifth letter.
+  Nothing is sent back: the next line the bot reads is its next question.
+  A move played for it (after a timeout) is not announced either; the
+  position in the next question is the truth, so read it every time rather
+  than keep your own board. Between its turns the bot is paused: it cannot
+  think on the opponent's time.
+  The end: no line announces it. When the game is over both bots are
+  stopped; the side whose king is captured is never sent the capture.
+
+EXAMPLE
+  A whole game: White's king walks into the knight's reach and is taken.
+  "W<" is a line White's bot reads, "W>" the line it writes; "B" is
+  Black's. Each bot sees only its own lines, in this order.
+  W< white
+  B< black
+  W< NONE rnqkbs/pppppp/6/6/PPPPPP/RNQKBS w 0
+  W> d2d4
+  B< d2d4 rnqkbs/pppppp/3P2/6/PPP1PP/RNQKBS b 1
+  B> b6c4
+  W< b6c4 r1qkbs/pppppp/2nP2/6/PPP1PP/RNQKBS w 2
+  W> d1d2
+  B< d1d2 r1qkbs/pppppp/2nP2/6/PPPKPP/RNQ1BS b 3
+  B> c4d2
+  The king is captured: both bots are stopped.
 `

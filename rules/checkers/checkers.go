@@ -10,6 +10,7 @@ package checkers
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/arenabots/arena/rules"
 )
@@ -60,11 +61,9 @@ type Options struct {
 	Repetition int
 	// MaxPlies draws after this many turns whatever happens (default 500).
 	MaxPlies int
-}
-
-// DefaultOptions are the framework's rules.
-func DefaultOptions() Options {
-	return Options{MenCaptureBackward: true, NoProgressMoves: 20, Repetition: 3, MaxPlies: 500}
+	// GameTime is each side's time bank and MoveTime the longest one move
+	// may take; the harness applies them.
+	GameTime, MoveTime time.Duration
 }
 
 // State is a position.

@@ -3,8 +3,10 @@ package checkers
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/rulestest"
 )
 
 // board builds a position from rows of '.', 'm' (first player's man), 'M'
@@ -246,4 +248,8 @@ func TestPackageAddsTheAdapter(t *testing.T) {
 	if _, _, err := (Game{}).Package(two); err == nil || !strings.Contains(err.Error(), "2 Python files") {
 		t.Fatalf("two bot classes: %v", err)
 	}
+}
+
+func TestTheExplanationsDialogueIsTheGames(t *testing.T) {
+	rulestest.Check(t, Game{}.Explain(), Game{}.Protocol().Lines, NewState(DefaultOptions()), time.Second)
 }

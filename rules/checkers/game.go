@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/arenabots/arena/rules"
 )
@@ -27,56 +26,44 @@ type Game struct{}
 func init() { rules.Register(Game{}) }
 
 // Name implements rules.Game.
-func (Game) Name() string { return "checkers" }
+func (Game) Name() string { return options.Game }
 
 // Title implements rules.Game.
 func (Game) Title() string { return "English checkers (Python bot classes)" }
 
-// Options implements rules.Game.
-func (Game) Options() []rules.Option {
-	return []rules.Option{
-		{Name: "menCaptureBackward", Default: "true", Values: "true|false", Doc: "men capture backwards as well as forwards (the framework's rule); false is standard English checkers"},
-		{Name: "noProgressMoves", Default: "20", Values: "0-200", Doc: "draw after this many moves of each side without a man move or a capture (0: off)"},
-		{Name: "repetition", Default: "3", Values: "0 or 2-10", Doc: "draw on this occurrence of the same position (0: off)"},
-		{Name: "maxPlies", Default: "500", Values: "0-10000", Doc: "draw after this many turns (0: no limit)"},
-		{Name: "gameTime", Default: "60s", Values: "a duration", Doc: "each side's time bank for the game"},
-		{Name: "moveTime", Default: "10s", Values: "a duration", Doc: "the longest one move may take (within the bank)"},
-	}
-}
+// options is every rule option, stated once.
+var options = rules.OptionTable[Options]{Game: "checkers", Specs: []rules.OptionSpec[Options]{
+	{Name: "menCaptureBackward", Default: "true", Kind: rules.Bool(),
+		Field: func(o *Options) any { return &o.MenCaptureBackward },
+		Doc:   "men capture backwards as well as forwards (the framework's rule); false is standard English checkers"},
+	{Name: "noProgressMoves", Default: "20", Kind: rules.Int(0, 200),
+		Field: func(o *Options) any { return &o.NoProgressMoves },
+		Doc:   "draw after this many moves of each side without a man move or a capture (0: off)"},
+	{Name: "repetition", Default: "3", Kind: rules.Repetition(10),
+		Field: func(o *Options) any { return &o.Repetition },
+		Doc:   "draw on this occurrence of the same position (0: off)"},
+	{Name: "maxPlies", Default: "500", Kind: rules.Int(0, 10000),
+		Field: func(o *Options) any { return &o.MaxPlies },
+		Doc:   "draw after this many turns (0: no limit)"},
+	{Name: "gameTime", Default: "60s", Kind: rules.Duration(),
+		Field: func(o *Options) any { return &o.GameTime },
+		Doc:   "each side's time bank for the game"},
+	{Name: "moveTime", Default: "10s", Kind: rules.Duration(),
+		Field: func(o *Options) any { return &o.MoveTime },
+		Doc:   "the longest one move may take (within the bank)"},
+}}
+
+// DefaultOptions are the framework's rules.
+func DefaultOptions() Options { return options.Defaults() }
 
 // ParseOptions reads options over the defaults.
-func ParseOptions(m map[string]string) (Options, error) {
-	o := DefaultOptions()
-	if err := rules.CheckOptions(Game{}, m); err != nil {
-		return o, err
-	}
-	var err error
-	for k, v := range m {
-		switch k {
-		case "menCaptureBackward":
-			if o.MenCaptureBackward, err = rules.BoolOption(k, v); err != nil {
-				return o, err
-			}
-		case "noProgressMoves":
-			if o.NoProgressMoves, err = rules.IntOption(k, v, 0, 200); err != nil {
-				return o, err
-			}
-		case "repetition":
-			if o.Repetition, err = rules.RepetitionOption(k, v, 10); err != nil {
-				return o, err
-			}
-		case "maxPlies":
-			if o.MaxPlies, err = rules.IntOption(k, v, 0, 10000); err != nil {
-				return o, err
-			}
-		case "gameTime", "moveTime":
-			if err := rules.CheckDuration(k, v); err != nil {
-				return o, err
-			}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(m map[string]string) (Options, error) { return options.Parse(m) }
+
+// Options implements rules.Game.
+func (Game) Options() []rules.Option { return options.Options() }
+
+// OptionTable implements rules.OptionTabler.
+func (Game) OptionTable() rules.OptionSet { return options }
 
 // New implements rules.Game.
 func (Game) New(opts map[string]string, _ uint64) (rules.State, error) {
@@ -147,8 +134,9 @@ func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {
+	d := DefaultOptions()
 	return rules.Protocol{Lines: &rules.LineProtocol{
-		MoveTime: 10 * time.Second, GameTime: 60 * time.Second, MoveTimeOption: "moveTime", GameTimeOption: "gameTime", LateMove: "forfeit", AutoSingle: true, Codec: codec{},
+		MoveTime: d.MoveTime, GameTime: d.GameTime, MoveTimeOption: "moveTime", GameTimeOption: "gameTime", LateMove: "forfeit", AutoSingle: true, Codec: codec{},
 	}}
 }
 
@@ -233,23 +221,79 @@ RULES (the framework's):
     1-1 tie); play it as an extra pairing if the event needs it.
 
 TIME: about a minute per game [gameTime, 60s] and at most [moveTime, 10s] per
-move, measured next to the bot.
+move (less when the bank holds less), measured next to the bot from writing
+the question to reading the answer's newline. Running out of time, an answer
+that is not one of the listed moves, a crash or writing before being asked
+loses the game under the default forfeit policy; under --on-fault
+random-move a random legal move is played for the bot instead and the game
+goes on.
 
 BOTS are Python classes, exactly as in the framework:
     class bot():
         def move(self, plansza, ruchy):   # returns one element of ruchy
 plansza is an 8x8 numpy array (dtype object) from the bot's side: None on
 light squares, 0 empty, 1 own man, 2 opponent's man, 3 own king, 4 opponent's
-king. ruchy is the list of legal moves ((r1, c1), (r2, c2)). Submit the module
-(one .py file defining class bot, plus any files it imports); arena adds an
-adapter that imports it and speaks the line protocol below, so the class runs
-unchanged. Anything the bot prints goes to stderr. The image needs python3 and
-python3-numpy (the offline test base has both).
+king. ruchy is the list of legal moves ((r1, c1), (r2, c2)), in the bot's own
+coordinates (row 0 at the far side). Submit the module (one .py file
+defining class bot, plus any files it imports); arena adds an adapter that
+imports it and speaks the line protocol below, so the class runs unchanged.
+The adapter makes one bot() for the whole game and calls its move for each
+question, so the object may keep what it learns between moves. Anything the
+bot prints goes to stderr; an exception in move is printed there too and
+the adapter answers "error", which loses the game as invalid output. The
+image needs python3 and python3-numpy (the offline test base has both).
 
-LINE PROTOCOL (what the adapter speaks; a bot may also speak it directly):
-  1. "white" or "black".
-  2. On its turn: "board=<64 characters> moves=<r1c1r2c2,...>": the board row
-     by row from the bot's side ('-' light square, '0'-'4' as above) and the
-     legal moves as four digits each.
-  3. The answer: four digits, e.g. "5041" (separators are ignored).
+PROTOCOL (what the adapter speaks; a bot may also speak it directly, as an
+executable with no class bot in its submission)
+  The bot is one process for the whole game, started with no arguments (in
+  official matches /bot/<executable>, working directory /game, the
+  submission's files read-only in /bot). It reads lines on stdin and writes
+  lines on stdout. Every line ends with a newline (a carriage return before
+  it is ignored); an answer counts when its newline arrives, so flush stdout
+  after each one. stderr is free for logs (its last 8 KiB are kept).
+  1. At the start the bot reads its colour: "white" (the first player) or
+     "black".
+  2. On its turn it reads one line: "board=<64 characters> moves=<list>".
+     The board is row by row from the bot's side, its own pieces moving up
+     (towards row 0): '-' a light square, '0' empty, '1' own man, '2' the
+     opponent's man, '3' own king, '4' the opponent's king. The list holds
+     every legal move, comma-separated, each as four digits r1 c1 r2 c2 in
+     the same coordinates: "5041" moves the piece on row 5, column 0 to row
+     4, column 1.
+  3. It answers with one line: one of the listed moves ("5041"; spaces,
+     commas, brackets and '-' between the digits are ignored).
+  Nothing is sent back, and the opponent's moves are not announced: the
+  board in the next question is the position. A move that is the only legal
+  one is played without asking, so a bot is not asked on every turn. In a
+  capture chain the same bot is asked again at once with only the jumps of
+  the capturing piece. Between its turns the bot is paused: it cannot think
+  on the opponent's time.
+  The end: no line announces it. When the game is over both bots are
+  stopped.
+
+EXAMPLE
+  The first nine turns of a game. "W<" is a line White's bot reads, "W>" the
+  line it writes; "B" is Black's. Each bot sees only its own lines, in this
+  order; "..." means the game goes on. After White's 7263, Black's only
+  legal move, the capture 4123, is played without asking it; that man can
+  capture again, so Black is asked at once, with only its jumps listed.
+  W< white
+  B< black
+  W< board=-2-2-2-22-2-2-2--2-2-2-20-0-0-0--0-0-0-01-1-1-1--1-1-1-11-1-1-1- moves=5041,5241,5243,5443,5445,5645,5647
+  W> 5243
+  B< board=-2-2-2-22-2-2-2--2-2-0-20-0-2-0--0-0-0-01-1-1-1--1-1-1-11-1-1-1- moves=5647,5645,5445,5443,5243,5241,5041
+  B> 5647
+  W< board=-2-2-2-22-2-2-2--0-2-2-22-0-0-0--0-1-0-01-0-1-1--1-1-1-11-1-1-1- moves=4332,4334,5041,5445,5645,5647,6152,6352
+  W> 6352
+  B< board=-2-2-2-22-2-0-2--2-2-2-20-0-2-0--0-0-0-11-1-1-0--1-1-1-11-1-1-1- moves=6756,6556,5445,5443,5243,5241,5041,4736
+  B> 6756
+  W< board=-2-2-2-20-2-2-2--2-2-2-22-0-0-0--0-1-0-01-1-1-1--1-0-1-11-1-1-1- moves=4332,4334,5041,5241,5445,5645,5647,7263,7463
+  W> 5445
+  B< board=-2-2-2-22-2-0-2--2-0-2-20-2-2-0--0-0-0-11-1-1-1--1-1-1-01-1-1-1- moves=7667,5645,5445,5443,5243,5241,5041,4736
+  B> 5241
+  W< board=-2-2-2-20-2-2-2--2-2-0-22-0-0-2--0-1-1-01-1-0-1--1-0-1-11-1-1-1- moves=4332,4334,4534,5041,5241,5647,6554,7263,7463
+  W> 7263
+  B< board=-2-2-0-22-2-2-2--2-1-2-20-0-2-0--0-0-0-11-0-1-1--1-1-1-01-1-1-1- moves=2345,2305
+  B> 2345
+  ...
 `

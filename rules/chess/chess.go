@@ -28,11 +28,9 @@ type Options struct {
 	Repetition int
 	// MaxPlies draws after this many plies (default 400; 0 off).
 	MaxPlies int
-}
-
-// DefaultOptions are the rulings' defaults.
-func DefaultOptions() Options {
-	return Options{FiftyMoves: true, Repetition: 3, MaxPlies: 400}
+	// GameTime is each side's time bank and MoveTime the longest one move
+	// may take; the harness applies them.
+	GameTime, MoveTime time.Duration
 }
 
 // Move is a legal-looking chess move.

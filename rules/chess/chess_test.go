@@ -3,8 +3,10 @@ package chess
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/rulestest"
 )
 
 func state(t *testing.T, fen string) *State {
@@ -161,4 +163,8 @@ func TestProtocolLines(t *testing.T) {
 	if err != nil || rebuilt.(*State).FEN() != s.FEN() {
 		t.Fatalf("%v %v", rebuilt, err)
 	}
+}
+
+func TestTheExplanationsDialogueIsTheGames(t *testing.T) {
+	rulestest.Check(t, Game{}.Explain(), Game{}.Protocol().Lines, state(t, ""), 2500*time.Millisecond)
 }

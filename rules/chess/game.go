@@ -3,7 +3,6 @@ package chess
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	cc "github.com/corentings/chess/v2"
 
@@ -16,54 +15,44 @@ type Game struct{}
 func init() { rules.Register(Game{}) }
 
 // Name implements rules.Game.
-func (Game) Name() string { return "chess" }
+func (Game) Name() string { return options.Game }
 
 // Title implements rules.Game.
 func (Game) Title() string { return "standard chess (Frieda line protocol)" }
 
-// Options implements rules.Game.
-func (Game) Options() []rules.Option {
-	return []rules.Option{
-		{Name: "fen", Default: "", Values: "a FEN", Doc: "starting position (default: the standard one)"},
-		{Name: "fiftyMoves", Default: "true", Values: "true|false", Doc: "draw automatically after 50 moves each without a capture or pawn move"},
-		{Name: "repetition", Default: "3", Values: "0 or 2-10", Doc: "draw on this occurrence of the same position (0: off)"},
-		{Name: "maxPlies", Default: "400", Values: "0-10000", Doc: "draw after this many plies (0: no limit)"},
-		{Name: "gameTime", Default: "120s", Values: "a duration", Doc: "each side's time bank for the game"},
-		{Name: "moveTime", Default: "10s", Values: "a duration", Doc: "the longest one move may take (within the bank)"},
-	}
-}
+// options is every rule option, stated once.
+var options = rules.OptionTable[Options]{Game: "chess", Specs: []rules.OptionSpec[Options]{
+	{Name: "fen", Default: "", Kind: rules.Text("a FEN"),
+		Field: func(o *Options) any { return &o.FEN },
+		Doc:   "starting position (default: the standard one)"},
+	{Name: "fiftyMoves", Default: "true", Kind: rules.Bool(),
+		Field: func(o *Options) any { return &o.FiftyMoves },
+		Doc:   "draw automatically after 50 moves each without a capture or pawn move"},
+	{Name: "repetition", Default: "3", Kind: rules.Repetition(10),
+		Field: func(o *Options) any { return &o.Repetition },
+		Doc:   "draw on this occurrence of the same position (0: off)"},
+	{Name: "maxPlies", Default: "400", Kind: rules.Int(0, 10000),
+		Field: func(o *Options) any { return &o.MaxPlies },
+		Doc:   "draw after this many plies (0: no limit)"},
+	{Name: "gameTime", Default: "120s", Kind: rules.Duration(),
+		Field: func(o *Options) any { return &o.GameTime },
+		Doc:   "each side's time bank for the game"},
+	{Name: "moveTime", Default: "10s", Kind: rules.Duration(),
+		Field: func(o *Options) any { return &o.MoveTime },
+		Doc:   "the longest one move may take (within the bank)"},
+}}
+
+// DefaultOptions are the rulings' defaults.
+func DefaultOptions() Options { return options.Defaults() }
 
 // ParseOptions reads options over the defaults.
-func ParseOptions(m map[string]string) (Options, error) {
-	o := DefaultOptions()
-	if err := rules.CheckOptions(Game{}, m); err != nil {
-		return o, err
-	}
-	var err error
-	for k, v := range m {
-		switch k {
-		case "fen":
-			o.FEN = v
-		case "fiftyMoves":
-			if o.FiftyMoves, err = rules.BoolOption(k, v); err != nil {
-				return o, err
-			}
-		case "repetition":
-			if o.Repetition, err = rules.RepetitionOption(k, v, 10); err != nil {
-				return o, err
-			}
-		case "maxPlies":
-			if o.MaxPlies, err = rules.IntOption(k, v, 0, 10000); err != nil {
-				return o, err
-			}
-		case "gameTime", "moveTime":
-			if err := rules.CheckDuration(k, v); err != nil {
-				return o, err
-			}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(m map[string]string) (Options, error) { return options.Parse(m) }
+
+// Options implements rules.Game.
+func (Game) Options() []rules.Option { return options.Options() }
+
+// OptionTable implements rules.OptionTabler.
+func (Game) OptionTable() rules.OptionSet { return options }
 
 // New implements rules.Game.
 func (Game) New(opts map[string]string, _ uint64) (rules.State, error) {
@@ -97,9 +86,10 @@ func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {
+	d := DefaultOptions()
 	return rules.Protocol{Lines: &rules.LineProtocol{
-		MoveTime:       10 * time.Second,
-		GameTime:       120 * time.Second,
+		MoveTime:       d.MoveTime,
+		GameTime:       d.GameTime,
 		MoveTimeOption: "moveTime",
 		GameTimeOption: "gameTime",
 		LateMove:       "forfeit",
@@ -139,33 +129,67 @@ func (Game) Explain() string { return explanation }
 
 const explanation = `Standard chess (the Frieda competition's protocol)
 
-The bot is one process for the whole game. It reads stdin and writes stdout;
-it must not print anything before it is asked.
+RULES
+  Standard chess with castling, en passant and promotion. Checkmate wins;
+  stalemate, insufficient material, the third occurrence of a position
+  [repetition, 3], 50 moves each without a capture or pawn move [fiftyMoves,
+  true] and 400 plies [maxPlies, 400] are draws, applied automatically.
 
-  1. It receives its colour: "white" or "black".
-  2. On its turn it receives one line:  <move> <time> <time> <state>
+PROTOCOL
+` + rules.LineBotProcess + `
+  1. At the start the bot reads its colour: "white" or "black".
+  2. On its turn it reads one line:  <move> <time> <time> <state>
        <move>   the opponent's previous move, or NONE when White opens
        <time>   whole seconds left in the bot's own time bank, then the
-                opponent's (0-1000)
+                opponent's (0-1000, rounded down)
        <state>  the position as FEN (all six fields)
      The specification announces "three space separated strings" and lists
      four; arena sends the four it lists.
   3. It answers with one line: a move of four characters, the from and to
      squares (e2e4), or O-O / O-O-O to castle. A promotion takes a fifth
      letter (e7e8q, e7e8n); four characters promote to a queen. Moves arena
-     sends as <move> use the same form. e1g1-style castling and 0-0 are
-     accepted too.
-  4. It then receives "<status> <time>": A if the move was accepted, D if it
-     was denied, and its seconds left.
+     sends as <move> use the same form. e1g1-style castling, 0-0 and upper
+     case are accepted too.
+  4. It then reads "<status> <time>": A if the move was accepted, D if it
+     was denied, and its seconds left after this move.
+  Then it waits for its next turn (step 2). Between its turns the bot is
+  paused: it cannot think on the opponent's time, and lines sent to it
+  meanwhile wait in its input.
 
-Rules: standard chess with castling, en passant and promotion. Checkmate wins;
-stalemate, insufficient material, the third occurrence of a position
-[repetition, 3], 50 moves each without a capture or pawn move [fiftyMoves,
-true] and 400 plies [maxPlies, 400] are draws, applied automatically.
+  The end: no line announces it. When the game is over (checkmate, a draw,
+  a fault) both bots are stopped; the loser of a checkmate is never sent the
+  mating move. A bot must not wait for a closing line.
 
-Time: each side has a bank for the game [gameTime, 120s], and one move may
-take at most [moveTime, 10s]; both measured next to the bot. A bot that runs
-out of time, answers with something that is not a move, plays an illegal move,
-prints before it is asked or exits loses the game (under the forfeit policy;
-random-move plays a random legal move for it instead, and a denied move gets D).
+TIME
+  Each side has a bank for the game [gameTime, 120s], and one move may take
+  at most [moveTime, 10s] (less when the bank holds less); both are measured
+  next to the bot, from writing the question to reading the answer's
+  newline.
+
+FAULTS
+  A bot that runs out of time, answers with something that is not a move,
+  plays an illegal move, writes before it is asked or exits loses the game
+  the game: under the default forfeit policy it is sent "D <time>" and the
+  game is over. Under --on-fault random-move a random legal move is played
+  for it instead, it is sent "D <time>", and the game goes on.
+
+EXAMPLE
+  A whole game: 1. f3 e5 2. g4 Qh4#, each answer taking 2.5 s. "W<" is a
+  line White's bot reads, "W>" the line it writes; "B" is Black's. Each
+  bot sees only its own lines, in this order.
+  W< white
+  B< black
+  W< NONE 120 120 rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1
+  W> f2f3
+  W< A 117
+  B< f2f3 120 117 rnbqkbnr/pppppppp/8/8/8/5P2/PPPPP1PP/RNBQKBNR b KQkq - 0 1
+  B> e7e5
+  B< A 117
+  W< e7e5 117 117 rnbqkbnr/pppp1ppp/8/4p3/8/5P2/PPPPP1PP/RNBQKBNR w KQkq e6 0 2
+  W> g2g4
+  W< A 115
+  B< g2g4 117 115 rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq g3 0 2
+  B> d8h4
+  B< A 115
+  Checkmate: both bots are stopped; White is never sent d8h4.
 `

@@ -1,5 +1,7 @@
 package tiles
 
+import "github.com/arenabots/arena/rules"
+
 // Explain implements rules.Game.
 func (Game) Explain() string { return explanation }
 
@@ -8,11 +10,8 @@ const explanation = `Prince Rupert's Tiles
 Two bots walk an n x n board laying tiles. Consecutive tiles that touch
 (orthogonally) form a chain; the first tile of a chain, index 1, is its
 tail. A chain is destroyed whole by a DESTROY on its tail, and scores while
-it survives. Rule options are shown as [name, default].
-
-The bot is one process for the whole game. It reads lines on stdin and writes
-lines on stdout; it must not write anything before it is asked. Cells are
-written "r c", 1-based, rows top to bottom.
+it survives. Rule options are shown as [name, default]. Cells are written
+"r c", 1-based, rows top to bottom.
 
 BOARD
   n x n cells [size, 12]. Each cell is empty (E), a hidden chain-terminating
@@ -24,6 +23,17 @@ BOARD
   seed: the first player's on a random row in columns 1..3, the second
   player's on a random row in columns n-2..n, never the same cell. With a
   given map a start cell may be a T or an A.
+
+PROTOCOL
+` + rules.LineBotProcess + `  The engine leads the dialogue: the OPENING below; then for each of the
+  bot's turns any UPDATE TILE lines due, TURN, the bot's one line, the
+  replies to it and TURNOVER; GAMEOVER at the end. Lines about the
+  opponent (UPDATE TILE, UPDATE DESTROYED) arrive between the bot's turns
+  and wait in its input. Only TURN asks for an answer: read every line in
+  order and answer each TURN with exactly one line. The opponent's moves
+  are never announced except through those UPDATE lines. Between its turns
+  the bot is paused: it cannot think on the opponent's time. After
+  GAMEOVER the bot is stopped; it need not exit by itself.
 
 OPENING (one message per line) [greeting, engine]
   START
@@ -108,6 +118,66 @@ FAULTS
   or under --on-fault random-move a random valid line is played for it and it
   is sent that line's replies, then TURNOVER. A fault that ends the game is
   followed by GAMEOVER alone. The reference engine aborted such games.
+
+EXAMPLE
+  A whole game on a generated 4 x 4 board [size=4, terminators=2,
+  amplifiers=1, k=4, turns=10]: the amplifier is on 2 1, the two
+  terminators are hidden. "W<" is a line the first player's bot reads,
+  "W>" the line it writes; "B" is the second player's. Each bot sees only
+  its own lines, in this order.
+  W< START
+  W< SIZE 4
+  W< 3 3
+  W< AMPLIFIERS 1
+  W< 2 1
+  W< LAID
+  B< START
+  B< SIZE 4
+  B< 4 3
+  B< AMPLIFIERS 1
+  B< 2 1
+  B< LAID
+  W< TURN
+  W> MOVE L LAY
+  W< EMPTY
+  W< LAID
+  W< TURNOVER
+  B< TURN
+  B> MOVE U
+  B< TILE
+  B< TERMINATED
+  B< TURNOVER
+  W< TURN
+  W> MOVE L LAY
+  W< EMPTY
+  W< LAID
+  W< TURNOVER
+  B< TURN
+  B> INFO
+  B< HINT 1
+  B< TURNOVER
+  W< UPDATE TILE 4 3
+  B< UPDATE TILE 3 1
+  B< UPDATE TILE 3 2
+  W< TURN
+  W> MOVE U LAY
+  W< EMPTY
+  W< LAID
+  W< TURNOVER
+  B< TURN
+  B> DESTROY
+  W< UPDATE DESTROYED 3 3
+  B< DESTROYED 4
+  B< 2 1
+  B< 3 1
+  B< 3 2
+  B< 3 3
+  B< TURNOVER
+  W< GAMEOVER
+  B< GAMEOVER
+  The first player has no tile left, so the game ends at once: it has 0
+  points, the second player 3 x 4 - 4 + 2 = 10 (the DESTROY, the INFO, its
+  one tile on 4 3).
 
 The reference engine's slips are not copied: chains are looked up by their
 exact number (chain 1 is not chain 11), every tile of every chain is scored,

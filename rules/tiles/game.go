@@ -41,26 +41,72 @@ const (
 	GreetingSeed   = "seed"
 )
 
-// DefaultOptions are the rulings' defaults.
-func DefaultOptions() Options {
-	return Options{Size: 12, Terminators: 10, Amplifiers: 6, Turns: 210, K: 10, TurnTimeout: 2 * time.Second, Greeting: GreetingEngine}
-}
-
 // The rule options' bounds.
 const (
 	maxTurns = 100000
 	maxTiles = MaxSize * MaxSize
 )
 
-// check refuses impossible combinations.
+// options is every rule option, stated once.
+var options = rules.OptionTable[Options]{Game: "tiles", Specs: []rules.OptionSpec[Options]{
+	{Name: "size", Default: "12", Kind: rules.Int(MinSize, MaxSize),
+		Field: func(o *Options) any { return &o.Size },
+		Doc:   "the board is size x size on a generated map (a map file sets its own: size, terminators and amplifiers are then not used)"},
+	{Name: "terminators", Default: "10", Kind: rules.Int(0, maxTiles),
+		Field: func(o *Options) any { return &o.Terminators },
+		Doc:   "hidden chain-terminating tiles on a generated map"},
+	{Name: "amplifiers", Default: "6", Kind: rules.Int(0, maxTiles),
+		Field: func(o *Options) any { return &o.Amplifiers },
+		Doc:   "visible chain amplifiers on a generated map"},
+	{Name: "turns", Default: "210", Kind: rules.Int(1, maxTurns),
+		Field: func(o *Options) any { return &o.Turns },
+		Doc:   "the game's length in turns, both bots' counted (the reference engine used 150)"},
+	{Name: "k", Default: "10", Kind: rules.Int(1, maxTurns),
+		Field: func(o *Options) any { return &o.K },
+		Doc:   "before every k-th turn each bot is told of the opponent tiles it does not know"},
+	{Name: "turnTimeout", Default: "2s", Kind: rules.Duration(),
+		Field: func(o *Options) any { return &o.TurnTimeout },
+		Doc:   "the time for one answer"},
+	{Name: "greeting", Default: GreetingEngine, Kind: rules.OneOf(GreetingEngine, GreetingSeed),
+		Field: func(o *Options) any { return &o.Greeting },
+		Doc:   "the opening: the reference engine's (START, SIZE n, ...) or the bot interface's (n, ...)"},
+	{Name: "map", Default: "", Kind: mapKind,
+		Field: func(o *Options) any { return &o.Map },
+		Doc:   "the map, in the reference engine's CSV (header row, then rows of E, T, A; --rule map=@FILE reads a file); empty: generated from the seed"},
+	{Name: "amplifierEndsChain", Default: "false", Kind: rules.Bool(),
+		Field: func(o *Options) any { return &o.AmplifierEndsChain },
+		Doc:   "laying a tile on an amplifier ends the chain"},
+}}
+
+// mapKind is the map option's: the CSV text itself (the command line reads
+// @FILE, not the rules), empty for a map generated from the seed.
+var mapKind = rules.NewKind("CSV text", parseMapOption, formatMapOption, "E")
+
+func parseMapOption(csv string) (*Map, error) {
+	if csv == "" {
+		return nil, nil
+	}
+	m, err := ParseMap(csv)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func formatMapOption(m *Map) string {
+	if m == nil {
+		return ""
+	}
+	return m.CSV()
+}
+
+// DefaultOptions are the rulings' defaults.
+func DefaultOptions() Options { return options.Defaults() }
+
+// check refuses values out of bounds and impossible combinations.
 func (o Options) check() error {
-	switch {
-	case o.Greeting != GreetingEngine && o.Greeting != GreetingSeed:
-		return fmt.Errorf("greeting: want engine or seed, got %q", o.Greeting)
-	case o.Turns < 1 || o.Turns > maxTurns:
-		return fmt.Errorf("turns: want a number from 1 to %d, got %d", maxTurns, o.Turns)
-	case o.K < 1 || o.K > maxTurns:
-		return fmt.Errorf("k: want a number from 1 to %d, got %d", maxTurns, o.K)
+	if err := options.Check(o); err != nil {
+		return err
 	}
 	if o.Map != nil {
 		if o.Map.N < MinSize || o.Map.N > MaxSize || len(o.Map.Cells) != o.Map.N*o.Map.N {
@@ -68,12 +114,7 @@ func (o Options) check() error {
 		}
 		return nil
 	}
-	switch {
-	case o.Size < MinSize || o.Size > MaxSize:
-		return fmt.Errorf("size: want a number from %d to %d (the second player starts in columns n-2..n), got %d", MinSize, MaxSize, o.Size)
-	case o.Terminators < 0 || o.Amplifiers < 0:
-		return errors.New("terminators, amplifiers: want numbers from 0")
-	case o.Terminators+o.Amplifiers > o.Size*o.Size-2:
+	if o.Terminators+o.Amplifiers > o.Size*o.Size-2 {
 		return fmt.Errorf("terminators %d and amplifiers %d do not fit on a %dx%d board beside the two start cells (at most %d in all)",
 			o.Terminators, o.Amplifiers, o.Size, o.Size, o.Size*o.Size-2)
 	}
@@ -82,58 +123,11 @@ func (o Options) check() error {
 
 // ParseOptions reads rule options over the defaults.
 func ParseOptions(m map[string]string) (Options, error) {
-	o := DefaultOptions()
-	if err := rules.CheckOptions(Game{}, m); err != nil {
+	o, err := options.Parse(m)
+	if err != nil {
 		return o, err
 	}
-	var err error
-	for _, k := range sortedKeys(m) {
-		v := m[k]
-		switch k {
-		case "size":
-			o.Size, err = rules.IntOption(k, v, MinSize, MaxSize)
-		case "terminators":
-			o.Terminators, err = rules.IntOption(k, v, 0, maxTiles)
-		case "amplifiers":
-			o.Amplifiers, err = rules.IntOption(k, v, 0, maxTiles)
-		case "turns":
-			o.Turns, err = rules.IntOption(k, v, 1, maxTurns)
-		case "k":
-			o.K, err = rules.IntOption(k, v, 1, maxTurns)
-		case "turnTimeout":
-			if err = rules.CheckDuration(k, v); err == nil {
-				o.TurnTimeout, _ = time.ParseDuration(v)
-			}
-		case "greeting":
-			if v != GreetingEngine && v != GreetingSeed {
-				err = fmt.Errorf("greeting: want engine or seed, got %q", v)
-			}
-			o.Greeting = v
-		case "map":
-			if v != "" {
-				mp, perr := ParseMap(v)
-				if perr != nil {
-					return o, fmt.Errorf("map: %w", perr)
-				}
-				o.Map = &mp
-			}
-		case "amplifierEndsChain":
-			o.AmplifierEndsChain, err = rules.BoolOption(k, v)
-		}
-		if err != nil {
-			return o, err
-		}
-	}
 	return o, o.check()
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // newRNG is the game's random source: the start cells, then the map.
@@ -145,25 +139,16 @@ type Game struct{}
 func init() { rules.Register(Game{}) }
 
 // Name implements rules.Game.
-func (Game) Name() string { return "tiles" }
+func (Game) Name() string { return options.Game }
 
 // Title implements rules.Game.
 func (Game) Title() string { return "Prince Rupert's Tiles (chain tiles, line protocol)" }
 
 // Options implements rules.Game.
-func (Game) Options() []rules.Option {
-	return []rules.Option{
-		{Name: "size", Default: "12", Values: "3-100", Doc: "the board is size x size on a generated map (a map file sets its own: size, terminators and amplifiers are then not used)"},
-		{Name: "terminators", Default: "10", Values: "0-10000", Doc: "hidden chain-terminating tiles on a generated map"},
-		{Name: "amplifiers", Default: "6", Values: "0-10000", Doc: "visible chain amplifiers on a generated map"},
-		{Name: "turns", Default: "210", Values: "1-100000", Doc: "the game's length in turns, both bots' counted (the reference engine used 150)"},
-		{Name: "k", Default: "10", Values: "1-100000", Doc: "before every k-th turn each bot is told of the opponent tiles it does not know"},
-		{Name: "turnTimeout", Default: "2s", Values: "a duration", Doc: "the time for one answer"},
-		{Name: "greeting", Default: "engine", Values: "engine|seed", Doc: "the opening: the reference engine's (START, SIZE n, ...) or the bot interface's (n, ...)"},
-		{Name: "map", Default: "", Values: "CSV text", Doc: "the map, in the reference engine's CSV (header row, then rows of E, T, A; --rule map=@FILE reads a file); empty: generated from the seed"},
-		{Name: "amplifierEndsChain", Default: "false", Values: "true|false", Doc: "laying a tile on an amplifier ends the chain"},
-	}
-}
+func (Game) Options() []rules.Option { return options.Options() }
+
+// OptionTable implements rules.OptionTabler.
+func (Game) OptionTable() rules.OptionSet { return options }
 
 // New implements rules.Game.
 func (Game) New(opts map[string]string, seed uint64) (rules.State, error) {
@@ -186,7 +171,7 @@ func (s *State) LegalJSON() ([]byte, error) { return rules.MovesJSON(s) }
 // Protocol implements rules.Game.
 func (Game) Protocol() rules.Protocol {
 	return rules.Protocol{Lines: &rules.LineProtocol{
-		MoveTime:       2 * time.Second,
+		MoveTime:       DefaultOptions().TurnTimeout,
 		MoveTimeOption: "turnTimeout",
 		LateMove:       "forfeit",
 		Codec:          Codec{},

@@ -99,13 +99,6 @@ func TestOptions(t *testing.T) {
 		o.TurnTimeout.String() != "2s" || o.Greeting != GreetingEngine || o.Map != nil || o.AmplifierEndsChain {
 		t.Fatalf("defaults %+v, %v", o, err)
 	}
-	defaults := map[string]string{}
-	for _, opt := range (Game{}).Options() {
-		defaults[opt.Name] = opt.Default
-	}
-	if d, err := ParseOptions(defaults); err != nil || d.Size != o.Size || d.Turns != o.Turns || d.Greeting != o.Greeting {
-		t.Fatalf("the listed defaults: %+v, %v", d, err)
-	}
 	o, err = ParseOptions(map[string]string{"map": baseMap, "turns": "30", "k": "3", "greeting": "seed", "amplifierEndsChain": "true", "turnTimeout": "500ms"})
 	if err != nil || o.Map == nil || o.Map.N != 6 || o.Turns != 30 || o.K != 3 || o.Greeting != GreetingSeed || !o.AmplifierEndsChain {
 		t.Fatalf("%+v, %v", o, err)

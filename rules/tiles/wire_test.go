@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/internal/golden"
 	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/rulestest"
 )
 
 // listener hears a match as the harness carries it out.
@@ -115,5 +117,18 @@ func TestGoldenWire(t *testing.T) {
 			fmt.Fprintf(&tr.b, "# %+v, points %d %d\n", s.Outcome(), p[0], p[1])
 			golden.Check(t, "wire-"+greeting+".golden", tr.b.Bytes(), "the wire in rules/tiles/explain.go and docs")
 		})
+	}
+}
+
+func TestTheExplanationsDialogueIsTheGames(t *testing.T) {
+	o := DefaultOptions()
+	o.Size, o.Terminators, o.Amplifiers, o.K, o.Turns = 4, 2, 1, 4, 10
+	s, err := NewState(o, 1616)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulestest.Check(t, Game{}.Explain(), Game{}.Protocol().Lines, s, time.Second)
+	if p := s.Points(); p != [2]int{0, 10} || s.Outcome().Reason != ReasonNoTiles {
+		t.Fatalf("the example ends with points %v (%s); the explanation says 0 and 10, no tiles left", p, s.Outcome().Reason)
 	}
 }

@@ -11,8 +11,18 @@
 //
 // The agent must stay small and must never trust anything the bot can touch: the
 // bot cannot signal it (different user, and PID 1 ignores unhandled signals), cannot
-// reach its stdin or stdout, and every file it reads is opened without following
-// links.
+// reach its stdin or stdout, and every file it reads in a directory the bot can
+// write is opened without following links. It must also never:
+//
+//   - run a bot it could not set up: a bot whose OOM score cannot be raised above
+//     the agent's is killed and reaped, and the failure is an error of the reply;
+//   - leave a process of the bot running or unreaped after its turn, its session or
+//     a reset;
+//   - run a bot in a container that may hold what an earlier one left: after a
+//     turn, a session or a scratch wipe that failed, every "turn" and "start" is
+//     refused until a "reset" succeeds;
+//   - charge its own failure to the bot: only a bot that cannot be executed is a
+//     Report.StartError; anything else that fails is the reply's Err.
 package agent
 
 import (
@@ -119,7 +129,7 @@ func DefaultConfig() Config {
 }
 
 // Serve speaks the protocol on r and w until "bye" or the end of r.
-func Serve(r io.Reader, w io.Writer, cfg Config) error {
+func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 	bw := bufio.NewWriter(w)
 	enc := gob.NewEncoder(bw)
 	dec := gob.NewDecoder(bufio.NewReader(r))
@@ -139,13 +149,11 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 	if hello.Err != "" {
 		return errors.New(hello.Err)
 	}
-	var session *proc.Session
-	// hashes remembers the game directory's file hashes from turn to turn
-	// (one box, one game; a reset forgets them).
-	hashes := &proc.Hashes{}
+	sv := &server{cfg: cfg, oomFile: hello.OOMCounter, hashes: &proc.Hashes{}}
 	defer func() {
-		if session != nil {
-			session.Stop()
+		if sv.session != nil {
+			_, serr := sv.stopSession()
+			err = errors.Join(err, serr)
 		}
 	}()
 	for {
@@ -156,78 +164,168 @@ func Serve(r io.Reader, w io.Writer, cfg Config) error {
 			}
 			return err
 		}
-		var rep Reply
-		switch req.Op {
-		case "turn":
-			report, err := runTurn(cfg, req, hello.OOMCounter, hashes)
-			rep.Report = report
-			if err != nil {
-				rep.Err = err.Error()
-			}
-		case "read":
-			data, err := proc.ReadFile(cfg.Game, req.Name, req.Max)
-			rep.Data = data
-			if err != nil {
-				rep.Err = err.Error()
-			}
-		case "start":
-			if session != nil {
-				rep.Err = "a session is already running"
-				break
-			}
-			args := botArgs(cfg, req.Exec, req.Args)
-			s, err := proc.StartSession(proc.Spec{Path: args[0], Args: args, Dir: cfg.Game, Env: cfg.Env,
-				Cred: botCredential(cfg),
-				Tail: req.Tail, Reaping: proc.ReapAll, Started: favourForOOM})
-			if err != nil {
-				rep.Report = sandbox.Report{StartError: err.Error(), ExitCode: -1}
-				break
-			}
-			session = s
-		case "send", "ask", "stop":
-			if session == nil {
-				rep.Err = "no session is running"
-				break
-			}
-			switch req.Op {
-			case "send":
-				for _, l := range req.Lines {
-					session.Send(l)
-				}
-			case "ask":
-				for _, l := range req.Lines {
-					session.Send(l)
-				}
-				before := readOOMCount(hello.OOMCounter)
-				rep.Exchange = session.Ask(req.Line, req.Timeout)
-				rep.Report.OOMKilled = hello.OOMCounter != "" && readOOMCount(hello.OOMCounter) > before
-			case "stop":
-				rep.Report = session.Stop()
-				session = nil
-				for _, d := range cfg.Scratch {
-					proc.Wipe(d)
-				}
-			}
-		case "reset":
-			hashes.Forget()
-			if session != nil {
-				session.Stop()
-				session = nil
-			}
-			killed, err := reset(cfg)
-			rep.Report.Survivors = killed
-			if err != nil {
-				rep.Err = err.Error()
-			}
-		case "bye":
-			return send(rep)
-		default:
-			rep.Err = fmt.Sprintf("unknown op %q", req.Op)
+		if req.Op == "bye" {
+			return send(Reply{})
 		}
-		if err := send(rep); err != nil {
+		if err := send(sv.handle(req)); err != nil {
 			return err
 		}
 	}
+}
+
+// server is the state the agent keeps between requests.
+type server struct {
+	cfg     Config
+	oomFile string // the OOM kill counter, "" if none
+	session *proc.Session
+	// hashes remembers the game directory's file hashes from turn to turn
+	// (one box, one game; a reset forgets them).
+	hashes *proc.Hashes
+	// unclean is why the container may still hold what a bot left there (a
+	// turn or session that failed, a wipe that failed): until a reset proves it
+	// clean, no bot runs.
+	unclean error
+}
+
+// handle answers one request other than "bye".
+func (sv *server) handle(req Request) Reply {
+	switch req.Op {
+	case "turn":
+		return sv.turn(req)
+	case "read":
+		data, err := proc.ReadFile(sv.cfg.Game, req.Name, req.Max)
+		return Reply{Data: data, Err: errString(err)}
+	case "start":
+		return sv.start(req)
+	case "send", "ask", "stop":
+		return sv.sessionOp(req)
+	case "reset":
+		return sv.reset()
+	}
+	return Reply{Err: fmt.Sprintf("unknown op %q", req.Op)}
+}
+
+// errString is err's message, or "" for no error.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// refuseUnclean says why no bot may run now, if that is so.
+func (sv *server) refuseUnclean() error {
+	if sv.unclean == nil {
+		return nil
+	}
+	return fmt.Errorf("no bot may run until a reset succeeds: the container may still hold what an earlier bot left (%v)", sv.unclean)
+}
+
+// markUnclean remembers the first failure after which the container may hold
+// what a bot left.
+func (sv *server) markUnclean(err error) {
+	if sv.unclean == nil {
+		sv.unclean = err
+	}
+}
+
+// turn runs one turn. A turn that failed leaves the container unclean: its
+// scratch directories may not have been wiped.
+func (sv *server) turn(req Request) Reply {
+	if err := sv.refuseUnclean(); err != nil {
+		return Reply{Err: err.Error()}
+	}
+	report, err := runTurn(sv.cfg, req, sv.oomFile, sv.hashes)
+	if err != nil {
+		sv.markUnclean(err)
+	}
+	return Reply{Report: report, Err: errString(err)}
+}
+
+// start starts a session. A bot that cannot be executed is its own fault
+// (Report.StartError); any other failure is ours (Err).
+func (sv *server) start(req Request) Reply {
+	if sv.session != nil {
+		return Reply{Err: "a session is already running"}
+	}
+	if err := sv.refuseUnclean(); err != nil {
+		return Reply{Err: err.Error()}
+	}
+	args := botArgs(sv.cfg, req.Exec, req.Args)
+	s, err := proc.StartSession(proc.Spec{Path: args[0], Args: args, Dir: sv.cfg.Game, Env: sv.cfg.Env,
+		Cred: botCredential(sv.cfg),
+		Tail: req.Tail, Reaping: proc.ReapAll, Started: favourForOOM})
+	var ee *proc.ExecError
+	switch {
+	case errors.As(err, &ee):
+		return Reply{Report: sandbox.Report{StartError: ee.Error(), ExitCode: -1}}
+	case err != nil:
+		sv.markUnclean(err)
+		return Reply{Err: "start session: " + err.Error()}
+	}
+	sv.session = s
+	return Reply{}
+}
+
+// sessionOp is "send", "ask" or "stop" to the running session.
+func (sv *server) sessionOp(req Request) Reply {
+	if sv.session == nil {
+		return Reply{Err: "no session is running"}
+	}
+	var rep Reply
+	switch req.Op {
+	case "send":
+		for _, l := range req.Lines {
+			sv.session.Send(l)
+		}
+	case "ask":
+		for _, l := range req.Lines {
+			sv.session.Send(l)
+		}
+		before := readOOMCount(sv.oomFile)
+		ex, err := sv.session.Ask(req.Line, req.Timeout)
+		rep.Exchange = ex
+		rep.Report.OOMKilled = sv.oomFile != "" && readOOMCount(sv.oomFile) > before
+		if err != nil {
+			sv.markUnclean(err)
+			rep.Err = err.Error()
+		}
+	case "stop":
+		report, err := sv.stopSession()
+		rep.Report, rep.Err = report, errString(err)
+	}
+	return rep
+}
+
+// stopSession stops the running session and wipes the scratch directories. A
+// failure leaves the container unclean.
+func (sv *server) stopSession() (sandbox.Report, error) {
+	report, err := sv.session.Stop()
+	sv.session = nil
+	if err = errors.Join(err, proc.WipeScratch(sv.cfg.Scratch)); err != nil {
+		err = fmt.Errorf("stop session: %w", err)
+		sv.markUnclean(err)
+	}
+	return report, err
+}
+
+// reset stops the session, if any, and returns the container to the state it
+// started in. Only a reset that succeeds makes an unclean container clean.
+func (sv *server) reset() Reply {
+	sv.hashes.Forget()
+	var stopErr error
+	if sv.session != nil {
+		if _, err := sv.session.Stop(); err != nil {
+			stopErr = fmt.Errorf("stop session: %w", err)
+		}
+		sv.session = nil
+	}
+	killed, err := reset(sv.cfg)
+	if err = errors.Join(stopErr, err); err != nil {
+		return Reply{Report: sandbox.Report{Survivors: killed}, Err: err.Error()}
+	}
+	sv.unclean = nil
+	return Reply{Report: sandbox.Report{Survivors: killed}}
 }
 
 func prepareGameDir(cfg Config) error {
@@ -248,22 +346,11 @@ func reset(cfg Config) (int, error) {
 		// kill(-1) from anything but PID 1 of a namespace reaches the host's processes.
 		return 0, errors.New("reset needs the agent to run as PID 1")
 	}
-	killed := 0
-	syscall.Kill(-1, syscall.SIGKILL)
-	for {
-		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil { // ECHILD: nobody left
-			break
-		}
-		killed++
-		// A fork racing the first kill can leave a child behind it.
-		syscall.Kill(-1, syscall.SIGKILL)
-	}
 	var bad []string
+	killed, err := killEveryone()
+	if err != nil {
+		bad = append(bad, err.Error())
+	}
 	dirs := append([]string{cfg.Game}, cfg.Scratch...)
 	if cfg.MQueue != "" {
 		dirs = append(dirs, cfg.MQueue)
@@ -281,12 +368,12 @@ func reset(cfg Config) (int, error) {
 			bad = append(bad, err.Error())
 		}
 	}
-	if fi, err := os.Lstat(cfg.Game); err == nil {
-		st, _ := fi.Sys().(*syscall.Stat_t)
-		if !fi.IsDir() || fi.Mode().Perm() != 0o700 || st == nil || int(st.Uid) != cfg.UID || int(st.Gid) != cfg.GID {
-			bad = append(bad, fmt.Sprintf("%s is %v, not a directory of mode 0700 owned by the bot user", cfg.Game, fi.Mode()))
-		}
+	if fi, err := os.Lstat(cfg.Game); err != nil {
+		bad = append(bad, err.Error())
+	} else if st, _ := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || fi.Mode().Perm() != 0o700 || st == nil || int(st.Uid) != cfg.UID || int(st.Gid) != cfg.GID {
+		bad = append(bad, fmt.Sprintf("%s is %v, not a directory of mode 0700 owned by the bot user", cfg.Game, fi.Mode()))
 	}
+	// A listing that fails here fails again just below, where it is reported.
 	if objs, err := sysvObjects(); err == nil && len(objs) > 0 {
 		if err := removeSysV(objs); err != nil {
 			bad = append(bad, err.Error())
@@ -306,6 +393,38 @@ func reset(cfg Config) (int, error) {
 		return killed, fmt.Errorf("reset: %s", strings.Join(bad, "; "))
 	}
 	return killed, nil
+}
+
+// killEveryone kills every process but ours and reaps them all, and returns
+// how many there were. Only PID 1 of a namespace may call it.
+func killEveryone() (int, error) {
+	killed := 0
+	err := killAllOthers()
+	for {
+		var ws syscall.WaitStatus
+		_, werr := syscall.Wait4(-1, &ws, 0, nil)
+		if werr == syscall.EINTR {
+			continue
+		}
+		if werr == syscall.ECHILD { // nobody left
+			return killed, err
+		}
+		if werr != nil {
+			return killed, errors.Join(err, fmt.Errorf("reap: %w", werr))
+		}
+		killed++
+		// A fork racing the first kill can leave a child behind it.
+		err = errors.Join(err, killAllOthers())
+	}
+}
+
+// killAllOthers sends SIGKILL to every process but ours; nobody left is no
+// error.
+func killAllOthers() error {
+	if err := syscall.Kill(-1, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		return fmt.Errorf("kill every process: %w", err)
+	}
+	return nil
 }
 
 // otherProcesses lists the PIDs in /proc other than our own.
@@ -358,9 +477,13 @@ func runTurn(cfg Config, req Request, oomFile string, hashes *proc.Hashes) (sand
 }
 
 // favourForOOM makes the bot, not the agent, the OOM killer's first choice.
-// Raising a score needs no privilege; children inherit it.
-func favourForOOM(pid int) {
-	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+// Raising a score needs no privilege; children inherit it. A bot whose score
+// cannot be raised does not run: the kernel could take the agent for it.
+func favourForOOM(pid int) error {
+	if err := os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0); err != nil {
+		return fmt.Errorf("make the bot the OOM killer's first choice: %w", err)
+	}
+	return nil
 }
 
 // oomCounterFile finds the container's cgroup OOM kill counter (v2, then v1).

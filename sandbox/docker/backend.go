@@ -9,6 +9,11 @@
 // engine may be on another machine. Every container is verified by inspection
 // after create and refused if the engine dropped a limit, carries an ownership
 // label, and is removed on every exit path; leftovers of a killed arena are swept.
+//
+// A bot must never get less isolation than the contract promises: a
+// container whose inspected HostConfig lacks a limit, a capability drop, the
+// read-only root or the network cut is destroyed before the bot's first turn,
+// and no host path is ever mounted into it.
 package docker
 
 import (

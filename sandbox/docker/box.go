@@ -395,5 +395,10 @@ func (s *session) Stop(ctx context.Context) (sandbox.Report, error) {
 	if err != nil {
 		return sandbox.Report{}, sandbox.Faultf("stop session", err)
 	}
+	if rep.Err != "" {
+		// The bot's report stands; the box could not be cleaned after it,
+		// and refuses further use until a reset checks it.
+		return rep.Report, sandbox.Faultf("stop session", errors.New("agent: "+rep.Err))
+	}
 	return rep.Report, nil
 }

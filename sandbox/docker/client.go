@@ -10,26 +10,20 @@ import (
 
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/tlsconfig"
+
+	"github.com/arenabots/arena/sandbox"
 )
 
 // Conn says how to reach a Docker engine.
-type Conn struct {
-	// Host is the engine address (unix:///var/run/docker.sock, tcp://host:2376).
-	// Empty means DOCKER_HOST, then the platform default.
-	Host string
-	// TLS settings for a remote engine. TLS is used when any file is set or
-	// Verify is true.
-	CACert, Cert, Key string
-	Verify            bool
-}
+type Conn = sandbox.Engine
 
-func (c Conn) usesTLS() bool { return c.CACert != "" || c.Cert != "" || c.Key != "" || c.Verify }
+func usesTLS(c Conn) bool { return c.CACert != "" || c.Cert != "" || c.Key != "" || c.Verify }
 
 // Connect returns a client for the engine, with the API version negotiated
 // against the server on first use.
 func Connect(c Conn) (*client.Client, error) {
 	opts := []client.Opt{client.WithAPIVersionNegotiation()}
-	if c.usesTLS() {
+	if usesTLS(c) {
 		tlsc, err := tlsconfig.Client(tlsconfig.Options{
 			CAFile:             c.CACert,
 			CertFile:           c.Cert,
@@ -72,4 +66,18 @@ func Ping(ctx context.Context, cli *client.Client) error {
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return nil
+}
+
+// Dial connects to the engine and checks that it answers; the error says how
+// to get one that does.
+func Dial(ctx context.Context, c Conn) (*client.Client, error) {
+	cli, err := Connect(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := Ping(ctx, cli); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w (start it, e.g. with scripts/ensure-docker.sh, or point --docker-host at one)", err)
+	}
+	return cli, nil
 }

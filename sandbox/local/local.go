@@ -8,12 +8,24 @@
 // output tails, rlimits on core dumps, file size and open files, a private game
 // directory and a scratch directory wiped between turns. Memory is measured but
 // not enforced.
+//
+// It must never:
+//
+//   - start a bot without those rlimits: a limit that cannot be set is a fault,
+//     and the bot is killed and reaped before the fault is returned;
+//   - start a bot in a box that may hold what an earlier one left: after a turn,
+//     a session or a scratch wipe that failed, Run and StartSession fail until
+//     Reset has wiped the box and found it empty;
+//   - charge its own failure to the bot: only a bot that cannot be executed is a
+//     Report.StartError or a *sandbox.StartFailure; anything else is a fault;
+//   - claim an isolation it does not have: Describe says "isolation": "none".
 package local
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -45,7 +57,9 @@ func (b *Backend) Name() string { return "local" }
 // Describe implements sandbox.Backend.
 func (b *Backend) Describe(context.Context) (map[string]string, error) {
 	var u syscall.Utsname
-	syscall.Uname(&u)
+	if err := syscall.Uname(&u); err != nil {
+		return nil, fmt.Errorf("local sandbox: uname: %w", err)
+	}
 	return map[string]string{"backend": "local", "isolation": "none", "kernel": utsString(u.Release[:])}, nil
 }
 
@@ -72,21 +86,18 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (sandbox.Box, err
 	bx := &box{root: root, limits: spec.Limits, exec: spec.Program.Entry}
 	for _, d := range []string{bx.botDir(), bx.GameDir(), bx.scratch()} {
 		if err := os.Mkdir(d, 0o700); err != nil {
-			bx.Close(ctx)
-			return nil, sandbox.Faultf("create box directory", err)
+			return nil, bx.abandon(ctx, sandbox.Faultf("create box directory", err))
 		}
 	}
 	found := false
 	for _, f := range spec.Program.Files {
 		name := path.Clean(f.Name)
 		if name != f.Name || path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			bx.Close(ctx)
-			return nil, fmt.Errorf("bot file name %q is not a clean relative path", f.Name)
+			return nil, bx.abandon(ctx, fmt.Errorf("bot file name %q is not a clean relative path", f.Name))
 		}
 		p := filepath.Join(bx.botDir(), filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			bx.Close(ctx)
-			return nil, sandbox.Faultf("place bot", err)
+			return nil, bx.abandon(ctx, sandbox.Faultf("place bot", err))
 		}
 		mode := os.FileMode(0o444)
 		if f.Mode&0o111 != 0 || name == spec.Program.Entry {
@@ -94,15 +105,22 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (sandbox.Box, err
 			found = found || name == spec.Program.Entry
 		}
 		if err := os.WriteFile(p, f.Data, mode); err != nil {
-			bx.Close(ctx)
-			return nil, sandbox.Faultf("place bot", err)
+			return nil, bx.abandon(ctx, sandbox.Faultf("place bot", err))
 		}
 	}
 	if !found {
-		bx.Close(ctx)
-		return nil, fmt.Errorf("bot %q has no file named %q to execute", spec.Program.Name, spec.Program.Entry)
+		return nil, bx.abandon(ctx, fmt.Errorf("bot %q has no file named %q to execute", spec.Program.Name, spec.Program.Entry))
 	}
 	return bx, nil
+}
+
+// abandon closes a box that could not be opened and returns why, with why its
+// directory could not be removed, if it could not.
+func (bx *box) abandon(ctx context.Context, why error) error {
+	if err := bx.Close(ctx); err != nil {
+		return errors.Join(why, sandbox.Faultf("remove the box that could not be opened", err))
+	}
+	return why
 }
 
 type box struct {
@@ -114,6 +132,10 @@ type box struct {
 	sess *session
 	// hashes remembers the game directory's file hashes between turns.
 	hashes proc.Hashes
+	// unclean is why the box may still hold what a bot left (a turn or a
+	// session that failed, a scratch wipe that failed): until Reset has
+	// wiped it and found it empty, no bot runs in it.
+	unclean error
 }
 
 func (bx *box) botDir() string     { return filepath.Join(bx.root, "bot") }
@@ -121,10 +143,30 @@ func (bx *box) scratch() string    { return filepath.Join(bx.root, "tmp") }
 func (bx *box) GameDir() string    { return filepath.Join(bx.root, "game") }
 func (bx *box) Executable() string { return filepath.Join(bx.botDir(), filepath.FromSlash(bx.exec)) }
 
-// Run implements sandbox.Box.
+// usable says why no bot may be started in the box for op now, if that is so.
+func (bx *box) usable(op string) error {
+	switch {
+	case bx.closed:
+		return sandbox.ErrBoxClosed
+	case bx.unclean != nil:
+		return &sandbox.Fault{Op: op, Err: fmt.Errorf("the box may still hold what an earlier bot left (%w); reset it first", bx.unclean)}
+	}
+	return nil
+}
+
+// markUnclean remembers the first failure after which the box may hold what a
+// bot left, and returns err.
+func (bx *box) markUnclean(err error) error {
+	if bx.unclean == nil {
+		bx.unclean = err
+	}
+	return err
+}
+
+// Run implements sandbox.Box. A turn that fails leaves the box unclean.
 func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) {
-	if bx.closed {
-		return sandbox.Report{}, sandbox.ErrBoxClosed
+	if err := bx.usable("turn"); err != nil {
+		return sandbox.Report{}, err
 	}
 	timeout := bx.limits.TurnTimeout
 	if t.Timeout > 0 {
@@ -145,7 +187,7 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		Rlimits: bx.rlimits(),
 	}, nil, &bx.hashes)
 	if err != nil {
-		return rep, sandbox.Faultf("turn", err)
+		return rep, bx.markUnclean(sandbox.Faultf("turn", err))
 	}
 	return rep, nil
 }
@@ -178,19 +220,21 @@ func (bx *box) ReadFile(_ context.Context, name string, max int64) ([]byte, erro
 
 // Reset implements sandbox.Box: it stops a running session (killing its process
 // group; every turn's group is killed when the turn ends), empties the game and
-// scratch directories and checks that both list empty. The local backend cannot
-// see a setsid child that left the group, nor clean /dev/shm, which it shares
-// with the host.
+// scratch directories and checks that both list empty; only then is a box that
+// was unclean clean again. The local backend cannot see a setsid child that left
+// the group, nor clean /dev/shm, which it shares with the host.
 func (bx *box) Reset(context.Context) error {
 	if bx.closed {
 		return sandbox.ErrBoxClosed
 	}
 	start := time.Now()
 	bx.hashes.Forget()
-	if bx.sess != nil {
-		bx.sess.stop()
-	}
 	var bad []string
+	if bx.sess != nil {
+		if _, err := bx.sess.stop(); err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
 	for _, d := range []string{bx.GameDir(), bx.scratch()} {
 		if err := proc.Wipe(d); err != nil {
 			bad = append(bad, fmt.Sprintf("wipe %s: %v", d, err))
@@ -202,30 +246,50 @@ func (bx *box) Reset(context.Context) error {
 	if len(bad) > 0 {
 		return sandbox.Faultf("reset", errors.New(strings.Join(bad, "; ")))
 	}
+	bx.unclean = nil
 	slog.Debug("local sandbox: box reset", "dir", bx.root, "took", time.Since(start))
 	return nil
 }
 
-// Close implements sandbox.Box.
+// Close implements sandbox.Box: it stops a running session and removes the
+// box's directory, returning everything that failed on the way.
 func (bx *box) Close(context.Context) error {
 	if bx.closed {
 		return nil
 	}
 	bx.closed = true
+	var errs []error
 	if bx.sess != nil {
-		bx.sess.stop()
+		if _, err := bx.sess.stop(); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	os.Chmod(bx.botDir(), 0o700)
+	// The bot directory is read-only; removeAll would unlock it too, but only
+	// after a failed first try.
+	if err := os.Chmod(bx.botDir(), 0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
 	if err := proc.Wipe(bx.root); err != nil {
-		return err
+		errs = append(errs, fmt.Errorf("wipe %s: %w", bx.root, err))
+	} else if err := os.Remove(bx.root); err != nil {
+		errs = append(errs, err)
 	}
-	return os.Remove(bx.root)
+	return errors.Join(errs...)
 }
 
-// StartSession implements sandbox.SessionBox.
+// StartSession implements sandbox.SessionBox. The session it replaces, if any,
+// is stopped (and the scratch directory wiped) before the new bot starts. A bot
+// that cannot be executed is a *sandbox.StartFailure; any other failure is a
+// fault and leaves the box unclean.
 func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session, error) {
-	if bx.closed {
-		return nil, sandbox.ErrBoxClosed
+	if err := bx.usable("start session"); err != nil {
+		return nil, err
+	}
+	if bx.sess != nil {
+		// The box runs one bot at a time: the session it replaces is over.
+		if _, err := bx.sess.stop(); err != nil {
+			return nil, err
+		}
 	}
 	argv := []string{bx.Executable()}
 	for _, a := range args {
@@ -233,12 +297,12 @@ func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session
 	}
 	s, err := proc.StartSession(proc.Spec{Path: argv[0], Args: argv, Dir: bx.GameDir(), Env: bx.env(),
 		Tail: bx.limits.OutputTail, Reaping: proc.ReapGroup, Rlimits: bx.rlimits()})
-	if err != nil {
-		return nil, &sandbox.StartFailure{Reason: err.Error()}
-	}
-	if bx.sess != nil {
-		// The box runs one bot at a time: the session it replaces is over.
-		bx.sess.stop()
+	var ee *proc.ExecError
+	switch {
+	case errors.As(err, &ee):
+		return nil, &sandbox.StartFailure{Reason: ee.Error()}
+	case err != nil:
+		return nil, bx.markUnclean(sandbox.Faultf("start session", err))
 	}
 	bx.sess = &session{s: s, bx: bx}
 	return bx.sess, nil
@@ -251,23 +315,28 @@ type session struct {
 	mu      sync.Mutex
 	stopped bool
 	report  sandbox.Report
+	err     error // what went wrong when it stopped
 }
 
 // stop kills the session's processes once, wipes the scratch directory and
-// forgets the session; later calls return the first report.
-func (s *session) stop() sandbox.Report {
+// forgets the session; later calls return the first report and error. An
+// error leaves the box unclean.
+func (s *session) stop() (sandbox.Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
-		return s.report
+		return s.report, s.err
 	}
 	s.stopped = true
-	s.report = s.s.Stop()
-	proc.Wipe(s.bx.scratch())
+	report, err := s.s.Stop()
+	s.report = report
+	if err = errors.Join(err, proc.WipeScratch([]string{s.bx.scratch()})); err != nil {
+		s.err = s.bx.markUnclean(sandbox.Faultf("stop session", err))
+	}
 	if s.bx.sess == s {
 		s.bx.sess = nil
 	}
-	return s.report
+	return s.report, s.err
 }
 
 func (s *session) over() bool {
@@ -284,13 +353,19 @@ func (s *session) Send(_ context.Context, line string) error {
 	return nil
 }
 
+// Ask implements sandbox.Session. A bot that could not be resumed or paused
+// leaves the box unclean.
 func (s *session) Ask(_ context.Context, line string, timeout time.Duration) (sandbox.Exchange, error) {
 	if s.over() {
 		return sandbox.Exchange{Exited: true}, nil
 	}
-	return s.s.Ask(line, timeout), nil
+	ex, err := s.s.Ask(line, timeout)
+	if err != nil {
+		return ex, s.bx.markUnclean(sandbox.Faultf("ask", err))
+	}
+	return ex, nil
 }
 
 func (s *session) Stop(context.Context) (sandbox.Report, error) {
-	return s.stop(), nil
+	return s.stop()
 }

@@ -69,12 +69,19 @@ func WriteFile(dir string, f sandbox.File) error {
 		return fmt.Errorf("create %s: %w", f.Name, err)
 	}
 	file := os.NewFile(uintptr(fd), p)
-	defer file.Close()
 	if _, err := file.Write(f.Data); err != nil {
+		file.Close()
 		return fmt.Errorf("write %s: %w", f.Name, err)
 	}
 	// The umask may have narrowed the mode.
-	return file.Chmod(mode)
+	if err := file.Chmod(mode); err != nil {
+		file.Close()
+		return fmt.Errorf("chmod %s: %w", f.Name, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", f.Name, err)
+	}
+	return nil
 }
 
 // Collect reads the answer file without following a symlink and without blocking
@@ -164,6 +171,9 @@ func List(dir string, hashMax int64, h *Hashes) ([]sandbox.Entry, error) {
 		}
 		e := sandbox.Entry{Name: de.Name(), Type: typeOf(fi.Mode()), Size: fi.Size()}
 		if e.Type == sandbox.TypeFile && e.Size <= hashMax {
+			// A file the bot made unreadable, or replaced or grew since it was
+			// listed, is listed without a hash: the bot's doing, for the
+			// harness to judge, never a fault of the sandbox.
 			if sum, size, err := h.sum(dir, e.Name, hashMax); err == nil {
 				e.SHA256, e.Size = sum, size
 			}
@@ -224,7 +234,7 @@ func (h *Hashes) sum(dir, name string, max int64) (string, int64, error) {
 		}
 	}
 	var now unix.Timespec
-	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now)
+	clockErr := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now)
 	sha := sha256.New()
 	n, err := io.Copy(sha, io.LimitReader(f, max+1))
 	if err != nil {
@@ -241,8 +251,9 @@ func (h *Hashes) sum(dir, name string, max int64) (string, int64, error) {
 		}
 		delete(h.known, name)
 		// Only a file last changed before this clock tick is remembered, and
-		// only if nothing wrote to it while it was read.
-		if n == key.size && before(key.ctime, now) {
+		// only if nothing wrote to it while it was read; without the time,
+		// nothing is.
+		if clockErr == nil && n == key.size && before(key.ctime, now) {
 			var again unix.Stat_t
 			if unix.Fstat(fd, &again) == nil && again.Ctim == key.ctime && again.Size == key.size {
 				h.known[name] = key
@@ -271,11 +282,26 @@ func Wipe(dir string) error {
 	return first
 }
 
+// WipeScratch empties each scratch directory; one that does not exist (a
+// container without /dev/shm) is fine. It wipes them all and returns every
+// failure: a directory it could not empty may still hold what a bot left.
+func WipeScratch(dirs []string) error {
+	var errs []error
+	for _, d := range dirs {
+		if err := Wipe(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("wipe %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // removeAll is os.RemoveAll that first makes directories the bot locked (mode 000)
 // writable again. It never follows symlinks.
 func removeAll(p string) error {
 	err := os.RemoveAll(p)
 	// Each pass unlocks one more level of directories the bot made unreadable.
+	// A walk or chmod that fails is not an error of its own: the RemoveAll after
+	// it fails then, and that error is returned.
 	for pass := 0; err != nil && errors.Is(err, fs.ErrPermission) && pass < 64; pass++ {
 		filepath.WalkDir(p, func(q string, d fs.DirEntry, _ error) error {
 			if d != nil && d.IsDir() {
@@ -335,10 +361,8 @@ func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Tu
 		Stderr:     res.Stderr,
 		OOMKilled:  oomKills != nil && oomKills() > before,
 	}
-	for _, d := range scratch {
-		if err := Wipe(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return rep, fmt.Errorf("wipe %s: %w", d, err)
-		}
+	if err := WipeScratch(scratch); err != nil {
+		return rep, err
 	}
 	if t.Collect != "" {
 		if rep.Answer, err = Collect(gameDir, t.Collect, t.CollectMax); err != nil {

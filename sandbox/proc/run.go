@@ -4,8 +4,31 @@
 // bot planted.
 //
 // It is shared by the agent that runs as PID 1 inside each bot container and by the
-// local backend. It must never block on anything the bot controls: output is read
-// into bounded tails, FIFOs are opened non-blocking, files are read with a cap.
+// local backend. Run (a fresh process per turn) and StartSession (one process for a
+// whole match) fork, limit, signal and reap the bot through the same code.
+//
+// What the package must never do:
+//
+//   - Run a bot without its limits. A limit that cannot be set, or a Started hook
+//     that fails, kills and reaps the bot and fails the start with an error naming
+//     the limit. (prlimit can only reach the bot once fork and exec have returned,
+//     so its first instructions run before its limits; it never runs on without
+//     them.)
+//   - Leave a child unreaped. The bot is waited for on every path, a failed start
+//     included, and with ReapAll every orphan too. Only a bot that cannot be killed
+//     is not waited for (that would block for ever), and that is an error.
+//   - Let anything of the bot outlive its turn or its session: its process group
+//     (ReapGroup) or every other process (ReapAll) is killed once it ends. A
+//     ReapGroup child that leaves the group escapes: that mode is for the local
+//     backend, which isolates nothing anyway.
+//   - Block on anything the bot controls: output is read into bounded tails, FIFOs
+//     are opened non-blocking, files are read with a cap.
+//   - Follow a link the bot planted, when preparing, reading, listing or wiping.
+//   - Drop an error of its own, or charge one to the bot. Only a bot that cannot be
+//     executed is the bot's doing (Result.StartError, *ExecError); a pipe, limit,
+//     signal, wait or wipe that fails is returned as an error. A wipe that failed
+//     leaves a directory that may hold what the bot left: its caller must not run
+//     another bot there until a wipe succeeds.
 package proc
 
 import (
@@ -17,8 +40,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/arenabots/arena/sandbox"
 )
@@ -46,9 +67,13 @@ type Spec struct {
 	Timeout time.Duration
 	Tail    int // bytes of stdout and stderr kept
 	Reaping Reaping
-	// Started runs right after the process started (e.g. to adjust its OOM score).
-	Started func(pid int)
-	// Rlimits are applied to the process right after it starts (local backend).
+	// Started runs right after the process started and its Rlimits were set
+	// (e.g. to adjust its OOM score). An error fails the start: the process is
+	// killed and reaped.
+	Started func(pid int) error
+	// Rlimits are applied to the process right after it starts (local
+	// backend). A limit that cannot be set fails the start: the process is
+	// killed and reaped.
 	Rlimits []Rlimit
 }
 
@@ -72,158 +97,94 @@ type Result struct {
 	Stderr     sandbox.Tail
 }
 
-// startMu serialises fork/exec with the file descriptors made for it, so a
-// concurrent turn in the same process (local backend, tests) cannot inherit our
-// pipe ends and keep them open.
-var startMu sync.Mutex
-
 // Run starts the process, waits for it under the deadline, and kills everything it
-// left behind. The error is for failures of our own (pipes, wait); a bot that
-// cannot be executed is a Result with StartError set.
+// left behind. The error is for failures of our own (pipes, limits, wait, kill);
+// a bot that cannot be executed is a Result with StartError set.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if s.Reaping == ReapAll && os.Getpid() != 1 {
-		return Result{}, errors.New("proc: ReapAll needs to run as PID 1")
+	c, err := startChild(s, false)
+	if ee := (*ExecError)(nil); errors.As(err, &ee) {
+		return Result{StartError: ee.Error(), ExitCode: -1, Wall: ee.wall}, nil
 	}
+	if err != nil {
+		return Result{}, err
+	}
+	out, errOut := readTail(c.stdout, s.Tail), readTail(c.stderr, s.Tail)
+	d := c.armDeadline(ctx, s.Timeout)
 	var res Result
-	devnull, err := os.Open(os.DevNull)
+	status, err := c.waitBot(&res)
+	d.stop()
+	if err != nil {
+		err = errors.Join(fmt.Errorf("proc: wait: %w", err), wrapKill(c.kill()))
+	} else {
+		// Nothing of the bot may outlive its turn.
+		err = c.reapRest(&res)
+	}
+	tails := time.Now().Add(tailGrace)
+	res.Stdout, res.Stderr = out.finish(tails), errOut.finish(tails)
 	if err != nil {
 		return res, err
 	}
-	defer devnull.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return res, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return res, err
-	}
-	attr := &syscall.ProcAttr{
-		Dir:   s.Dir,
-		Env:   s.Env,
-		Files: []uintptr{devnull.Fd(), outW.Fd(), errW.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Credential: s.Cred},
-	}
-
-	startMu.Lock()
-	start := time.Now()
-	pid, err := syscall.ForkExec(s.Path, s.Args, attr)
-	outW.Close()
-	errW.Close()
-	startMu.Unlock()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		res.StartError = startError(s.Path, err)
-		res.ExitCode = -1
-		res.Wall = time.Since(start)
-		return res, nil
-	}
-
-	var fired atomic.Bool
-	kill := func() {
-		if s.Reaping == ReapAll {
-			syscall.Kill(-1, syscall.SIGKILL)
-		} else {
-			syscall.Kill(-pid, syscall.SIGKILL)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	timer := time.AfterFunc(s.Timeout, func() {
-		fired.Store(true)
-		kill()
-	})
-	stopCtx := context.AfterFunc(ctx, kill)
-	for _, rl := range s.Rlimits {
-		lim := unix.Rlimit{Cur: rl.Value, Max: rl.Value}
-		unix.Prlimit(pid, rl.Resource, &lim, nil)
-	}
-	if s.Started != nil {
-		s.Started(pid)
-	}
-
-	var outTail, errTail tail
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); outTail.drain(outR, s.Tail) }()
-	go func() { defer readers.Done(); errTail.drain(errR, s.Tail) }()
-
-	var ws, status syscall.WaitStatus
-	var ru syscall.Rusage
-	waitPid := pid
-	if s.Reaping == ReapAll {
-		waitPid = -1
-	}
-	for {
-		ru = syscall.Rusage{}
-		wpid, err := syscall.Wait4(waitPid, &ws, 0, &ru)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			timer.Stop()
-			stopCtx()
-			kill()
-			return res, fmt.Errorf("proc: wait: %w", err)
-		}
-		res.add(&ru)
-		if wpid == pid {
-			res.Wall = time.Since(start)
-			status = ws
-			break
-		}
-	}
-	timer.Stop()
-	stopCtx()
-
-	// Nothing of the bot may outlive its turn.
-	kill()
-	if s.Reaping == ReapAll {
-		for {
-			ru = syscall.Rusage{}
-			_, err := syscall.Wait4(-1, &ws, 0, &ru)
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil { // ECHILD: nobody left
-				break
-			}
-			res.add(&ru)
-			res.Survivors++
-			// A fork racing the first kill can leave a child behind it.
-			syscall.Kill(-1, syscall.SIGKILL)
-		}
-	}
-
-	// Every writer is dead in ReapAll mode so the pipes reach EOF at once. A
-	// setsid escapee of the local backend may still hold them: stop waiting then.
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(200 * time.Millisecond):
-		outR.Close()
-		errR.Close()
-		<-done
-	}
-	outR.Close()
-	errR.Close()
-
-	res.Stdout = outTail.result()
-	res.Stderr = errTail.result()
-	res.TimedOut = fired.Load() && res.Wall >= s.Timeout
-	switch {
-	case status.Signaled():
-		res.ExitCode = -1
-		res.Signal = int(status.Signal())
-	case res.TimedOut:
-		res.ExitCode = -1
-	default:
-		res.ExitCode = status.ExitStatus()
+	res.TimedOut = d.fired.Load() && res.Wall >= s.Timeout
+	res.setStatus(status)
+	if err := d.killErr(); err != nil {
+		return res, wrapKill(err)
 	}
 	return res, nil
+}
+
+// setStatus reports how the bot ended.
+func (r *Result) setStatus(status syscall.WaitStatus) {
+	switch {
+	case status.Signaled():
+		r.ExitCode = -1
+		r.Signal = int(status.Signal())
+	case r.TimedOut:
+		r.ExitCode = -1
+	default:
+		r.ExitCode = status.ExitStatus()
+	}
+}
+
+// deadline kills the bot when its time is up or its context is done.
+type deadline struct {
+	timer   *time.Timer
+	stopCtx func() bool
+	fired   atomic.Bool // the time ran out
+
+	mu  sync.Mutex
+	err error // every kill that failed
+}
+
+// armDeadline arms the kill of c when ctx is done or timeout after its fork
+// and exec returned.
+func (c *child) armDeadline(ctx context.Context, timeout time.Duration) *deadline {
+	d := &deadline{}
+	kill := func() {
+		if err := c.kill(); err != nil {
+			d.mu.Lock()
+			d.err = errors.Join(d.err, err)
+			d.mu.Unlock()
+		}
+	}
+	d.timer = time.AfterFunc(timeout-time.Since(c.forked), func() {
+		d.fired.Store(true)
+		kill()
+	})
+	d.stopCtx = context.AfterFunc(ctx, kill)
+	return d
+}
+
+// stop disarms the deadline.
+func (d *deadline) stop() {
+	d.timer.Stop()
+	d.stopCtx()
+}
+
+// killErr is what went wrong when the deadline killed the bot, if anything.
+func (d *deadline) killErr() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
 }
 
 func (r *Result) add(ru *syscall.Rusage) {

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -20,27 +18,24 @@ import (
 // is paused (SIGSTOP) between questions so that it cannot use the CPU during its
 // opponent's turn.
 type Session struct {
-	spec    Spec
-	pid     int
-	in      *inbox
-	lines   chan line
-	eof     chan struct{} // closed when the bot's stdout is closed
-	exited  chan struct{} // closed when the bot process has ended
-	waited  chan struct{} // closed when every child has been reaped
-	errTail tail
-	errR    *os.File
-	errDone chan struct{}
-	start   time.Time
+	c      *child
+	in     *inbox
+	lines  chan line
+	eof    chan struct{} // closed when the bot's stdout is closed
+	exited chan struct{} // closed when the bot process has ended
+	waited chan struct{} // closed when every child has been reaped
+	stderr *tailReader
 
 	// late counts questions that timed out and whose answers have not been
 	// read yet: when they come, they are late answers, not early output.
 	late int
 
-	mu     sync.Mutex
-	status syscall.WaitStatus
-	cpu    time.Duration
-	peak   int64
-	reaped int
+	mu      sync.Mutex
+	status  syscall.WaitStatus
+	cpu     time.Duration
+	peak    int64
+	reaped  int
+	waitErr error // a wait that failed for another reason than nobody left
 }
 
 type line struct {
@@ -48,64 +43,23 @@ type line struct {
 	tooLong bool
 }
 
+// reapWait is how long Stop waits for the bot's processes to be reaped once
+// they were sent SIGKILL.
+const reapWait = 5 * time.Second
+
 // StartSession starts the bot with stdin and stdout as pipes to the session.
+// A bot that cannot be executed is an *ExecError; any other error is ours.
 func StartSession(s Spec) (*Session, error) {
-	if s.Reaping == ReapAll && os.Getpid() != 1 {
-		return nil, errors.New("proc: ReapAll needs to run as PID 1")
-	}
-	inR, inW, err := os.Pipe()
+	c, err := startChild(s, true)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	attr := &syscall.ProcAttr{
-		Dir:   s.Dir,
-		Env:   s.Env,
-		Files: []uintptr{inR.Fd(), outW.Fd(), errW.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Credential: s.Cred},
-	}
-	startMu.Lock()
-	start := time.Now()
-	pid, err := syscall.ForkExec(s.Path, s.Args, attr)
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	startMu.Unlock()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
-		return nil, fmt.Errorf("%s", startError(s.Path, err))
-	}
-	for _, rl := range s.Rlimits {
-		lim := unix.Rlimit{Cur: rl.Value, Max: rl.Value}
-		unix.Prlimit(pid, rl.Resource, &lim, nil)
-	}
-	if s.Started != nil {
-		s.Started(pid)
-	}
-	ss := &Session{spec: s, pid: pid, lines: make(chan line, 16), eof: make(chan struct{}), exited: make(chan struct{}),
-		waited: make(chan struct{}), errDone: make(chan struct{}), errR: errR, start: start}
-	ss.in = newInbox(inW)
+	ss := &Session{c: c, lines: make(chan line, 16), eof: make(chan struct{}), exited: make(chan struct{}),
+		waited: make(chan struct{})}
+	ss.in = newInbox(c.stdin)
 	go ss.in.run()
-	go ss.readLines(outR)
-	go func() {
-		defer close(ss.errDone)
-		ss.errTail.drain(errR, s.Tail)
-	}()
+	go ss.readLines(c.stdout)
+	ss.stderr = readTail(c.stderr, s.Tail)
 	go ss.wait()
 	return ss, nil
 }
@@ -146,41 +100,29 @@ func (ss *Session) readLines(r *os.File) {
 // wait reaps the bot and, as PID 1, every orphan, until none is left.
 func (ss *Session) wait() {
 	defer close(ss.waited)
-	target := ss.pid
-	if ss.spec.Reaping == ReapAll {
-		target = -1
-	}
 	for {
-		var ws syscall.WaitStatus
-		var ru syscall.Rusage
-		wpid, err := syscall.Wait4(target, &ws, 0, &ru)
-		if err == syscall.EINTR {
-			continue
-		}
+		wpid, ws, ru, err := ss.c.waitNext()
 		if err != nil {
+			if !errors.Is(err, syscall.ECHILD) {
+				ss.mu.Lock()
+				ss.waitErr = fmt.Errorf("proc: reap the bot's processes: %w", err)
+				ss.mu.Unlock()
+			}
 			return
 		}
 		ss.mu.Lock()
 		ss.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		ss.peak = max(ss.peak, ru.Maxrss*1024)
-		if wpid == ss.pid {
+		if wpid == ss.c.pid {
 			ss.status = ws
 			close(ss.exited)
 		} else {
 			ss.reaped++
 		}
 		ss.mu.Unlock()
-		if ss.spec.Reaping != ReapAll {
+		if ss.c.reaping != ReapAll {
 			return
 		}
-	}
-}
-
-func (ss *Session) signal(sig syscall.Signal) {
-	if ss.spec.Reaping == ReapAll {
-		syscall.Kill(-1, sig)
-	} else {
-		syscall.Kill(-ss.pid, sig)
 	}
 }
 
@@ -188,10 +130,12 @@ func (ss *Session) signal(sig syscall.Signal) {
 // is paused, or does not read its input, never makes the harness wait.
 func (ss *Session) Send(text string) { ss.in.put(text + "\n") }
 
-// Ask resumes the bot, writes the question and waits for one answer line.
-func (ss *Session) Ask(text string, timeout time.Duration) sandbox.Exchange {
-	var ex sandbox.Exchange
-	ss.signal(syscall.SIGCONT)
+// Ask resumes the bot, writes the question and waits for one answer line. The
+// error is ours: the bot could not be resumed or paused again.
+func (ss *Session) Ask(text string, timeout time.Duration) (ex sandbox.Exchange, err error) {
+	if err := ss.c.signalAll(syscall.SIGCONT); err != nil {
+		return ex, fmt.Errorf("proc: resume the bot: %w", err)
+	}
 	// The answers to questions that timed out come first; wait a little for
 	// them (on nobody's clock, at most two moves' time, so that a bot late by
 	// more than its whole limit is still told apart on a loaded host) so that
@@ -237,8 +181,11 @@ drain:
 	defer func() {
 		// A bot that timed out keeps running until its late answer is in;
 		// every other bot waits, stopped, for its next question.
-		if paused {
-			ss.signal(syscall.SIGSTOP)
+		if !paused {
+			return
+		}
+		if serr := ss.c.signalAll(syscall.SIGSTOP); serr != nil && err == nil {
+			err = fmt.Errorf("proc: pause the bot: %w", serr)
 		}
 	}()
 	start := time.Now()
@@ -252,7 +199,7 @@ drain:
 		ex.Wall = time.Since(start)
 		if !ok {
 			ex.Exited = true
-			return ex
+			return ex, nil
 		}
 		ex.Line, ex.TooLong = l.text, l.tooLong
 	case <-ss.exited:
@@ -262,7 +209,7 @@ drain:
 		case l, ok := <-ss.lines:
 			if ok {
 				ex.Line, ex.TooLong = l.text, l.tooLong
-				return ex
+				return ex, nil
 			}
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -273,50 +220,29 @@ drain:
 		ss.late++
 		paused = false
 	}
-	return ex
+	return ex, nil
 }
 
-// Stop kills the bot and everything it started and reports how it ended.
-func (ss *Session) Stop() sandbox.Report {
-	exitedBefore := false
-	select {
-	case <-ss.exited:
-		exitedBefore = true
-	case <-ss.eof:
-		// Its output is closed: it is probably exiting; let it finish.
-		select {
-		case <-ss.exited:
-			exitedBefore = true
-		case <-time.After(200 * time.Millisecond):
-		}
-	default:
-	}
-	ss.signal(syscall.SIGKILL)
-	ss.signal(syscall.SIGCONT)
-	if ss.spec.Reaping == ReapAll {
-		syscall.Kill(-1, syscall.SIGKILL)
-	} else {
-		syscall.Kill(ss.pid, syscall.SIGKILL)
-	}
+// Stop kills the bot and everything it started and reports how it ended. The
+// error is ours: a kill that failed, or processes not reaped in time; the
+// report is filled in all the same.
+func (ss *Session) Stop() (sandbox.Report, error) {
+	exitedBefore := ss.exitedBy(200 * time.Millisecond)
+	err := ss.killAll()
 	select {
 	case <-ss.waited:
-	case <-time.After(5 * time.Second):
+	case <-time.After(reapWait):
+		err = errors.Join(err, fmt.Errorf("proc: the bot's processes were not all reaped within %v of SIGKILL", reapWait))
 	}
 	ss.in.close()
-	select {
-	case <-ss.errDone:
-	case <-time.After(200 * time.Millisecond):
-		ss.errR.Close() // an escaped child still holds stderr: stop reading
-		<-ss.errDone
-	}
-	ss.errR.Close()
+	stderr := ss.stderr.finish(time.Now().Add(tailGrace))
 	go func() {
 		for range ss.lines {
 		}
 	}()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	rep := sandbox.Report{Wall: time.Since(ss.start), CPU: ss.cpu, PeakMemory: ss.peak, Survivors: ss.reaped, Stderr: ss.errTail.result()}
+	rep := sandbox.Report{Wall: time.Since(ss.c.start), CPU: ss.cpu, PeakMemory: ss.peak, Survivors: ss.reaped, Stderr: stderr}
 	switch {
 	case !exitedBefore:
 		rep.ExitCode = -1 // still running at the end of the match: stopped by us
@@ -325,7 +251,39 @@ func (ss *Session) Stop() sandbox.Report {
 	default:
 		rep.ExitCode = ss.status.ExitStatus()
 	}
-	return rep
+	return rep, errors.Join(err, ss.waitErr)
+}
+
+// exitedBy says whether the bot has ended by itself: at once, or within grace
+// when its output is already closed (it is probably exiting; let it finish).
+func (ss *Session) exitedBy(grace time.Duration) bool {
+	select {
+	case <-ss.exited:
+		return true
+	case <-ss.eof:
+		select {
+		case <-ss.exited:
+			return true
+		case <-time.After(grace):
+		}
+	default:
+	}
+	return false
+}
+
+// killAll sends SIGKILL to every process of the bot, and SIGCONT so that a
+// paused one is not left waiting, then SIGKILL again to whatever a fork racing
+// the first one left, and to the bot itself if it left its group.
+func (ss *Session) killAll() error {
+	err := errors.Join(ss.c.signalAll(syscall.SIGKILL), ss.c.signalAll(syscall.SIGCONT))
+	select {
+	case <-ss.exited:
+		// Reaped: its pid may be another process's by now.
+		err = errors.Join(err, ss.c.signalAll(syscall.SIGKILL))
+	default:
+		err = errors.Join(err, ss.c.kill())
+	}
+	return wrapKill(err)
 }
 
 // maxQueued caps what may wait for a bot that does not read its input;

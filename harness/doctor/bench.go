@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -11,104 +11,66 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/submission"
-	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
-// languageCheck is the name of a language's row: "language .java".
-func languageCheck(ext string) string { return "language " + ext }
-
-// toolchainQueries asks the image probe, for each language of the table,
-// for the programs its commands start and its version.
-func toolchainQueries(langs build.Languages) []validate.ToolchainQuery {
-	var out []validate.ToolchainQuery
-	for _, ext := range langs.Exts() {
-		l := langs[ext]
-		out = append(out, validate.ToolchainQuery{Name: ext, Programs: programs(l), Version: l.Version})
-	}
-	return out
+// BenchReport is what Bench measured, and what it could not.
+type BenchReport struct {
+	// Timings are docker.Bench's rows (a bare fork/exec first), then a
+	// build row and a turn row for each language measured.
+	Timings []docker.Timing
+	// Unknown are the languages of the table arena has no hello world in:
+	// not measured.
+	Unknown []string
+	// Failed say, for each language whose hello world did not build or did
+	// not say hello, ".ext: why": not measured.
+	Failed []string
 }
 
-// programs lists the programs a language's commands start (the version
-// command's, the build's, the syntax check's, then the run's): the first
-// word of each simple command, leaving out what the build leaves itself
-// ({dir}/bot, ./bot) and variable assignments.
-func programs(l build.Language) []string {
-	var out []string
-	for _, cmd := range []string{l.Version, l.Build, l.Check, l.Run} {
-		for _, part := range strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune("&|;()", r) }) {
-			for _, word := range strings.Fields(part) {
-				if strings.Contains(word, "=") {
-					continue // FOO=bar before the program
-				}
-				if !strings.ContainsAny(word, "{}$`'\"") && (!strings.Contains(word, "/") || strings.HasPrefix(word, "/")) && !slices.Contains(out, word) {
-					out = append(out, word)
-				}
-				break
-			}
-		}
-	}
-	return out
+// ConfigError is a Config Bench cannot measure with.
+type ConfigError struct {
+	// Field is the Config field at fault ("Runs"), Problem what is wrong
+	// with it ("must be at least 10").
+	Field, Problem string
 }
 
-// imagePackages says, for the built-in languages, what the runtime image's
-// Dockerfile installs for them.
-var imagePackages = map[string]string{
-	".py":   "python3",
-	".c":    "gcc and libc6-dev",
-	".cpp":  "g++",
-	".java": "default-jdk-headless (javac, jar and java)",
-	".js":   "nodejs",
-}
+func (e *ConfigError) Error() string { return "doctor: " + e.Field + " " + e.Problem }
 
-// languageRow says what the image offers a language: its toolchain's
-// version, or what is missing with a fix. A missing toolchain is a
-// warning: bots handed in as that language would not build or run.
-func languageRow(l build.Language, tc validate.Toolchain, found bool) docker.Check {
-	c := docker.Check{Name: languageCheck(l.Ext), Status: docker.OK, Detail: tc.Version}
-	if found && tc.OK() {
-		return c
+// Bench measures what a turn costs on this host: docker.Bench's rows (a
+// no-op bot bare, through the local backend, through the docker backend, a
+// sandbox reset and a container start, cfg.Runs turns each), then, unless
+// cfg.HelloRuns is 0, a hello world of each language of the table built once
+// in the sandbox with the table's commands and started cfg.HelloRuns times as
+// a turn: a JVM's or an interpreter's start is paid every turn by bots that
+// run a fresh process per turn. A bad cfg is a *ConfigError; an engine that
+// does not answer, or a measurement that breaks, an error.
+func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
+	if cfg.Runs < minRuns {
+		return nil, &ConfigError{Field: "Runs", Problem: fmt.Sprintf("must be at least %d", minRuns)}
 	}
-	c.Status = docker.Warn
-	var parts []string
-	switch {
-	case !found:
-		parts = append(parts, "the image probe did not ask about it")
-	default:
-		if len(tc.Missing) > 0 {
-			parts = append(parts, "no "+strings.Join(tc.Missing, ", ")+" in the image")
+	if cfg.HelloRuns < 0 {
+		return nil, &ConfigError{Field: "HelloRuns", Problem: "must not be negative"}
+	}
+	cli, err := docker.Dial(ctx, cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	timings, err := docker.Bench(ctx, cli, cfg.Image, cfg.Runs)
+	if err != nil {
+		return nil, err
+	}
+	r := &BenchReport{Timings: timings}
+	if cfg.HelloRuns > 0 {
+		more, unknown, failed, err := benchLanguages(ctx, cli, cfg.Image, cfg.languages(), cfg.HelloRuns, timings[0].P50Ms)
+		if err != nil {
+			return nil, err
 		}
-		if tc.Error != "" {
-			parts = append(parts, tc.Error)
-		} else if tc.Version != "" {
-			parts = append(parts, tc.Version)
-		}
+		r.Timings = append(r.Timings, more...)
+		r.Unknown, r.Failed = unknown, failed
 	}
-	c.Detail = strings.Join(parts, "; ")
-	def, builtIn := build.Default()[l.Ext]
-	if pkgs := imagePackages[l.Ext]; builtIn && pkgs != "" && def.Version == l.Version {
-		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: rebuild the runtime image with arena image build (its Dockerfile installs %s)", l.Ext, pkgs)
-	} else {
-		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: install the toolchain (%s) in the runtime image, e.g. with a Dockerfile FROM it, or drop %s from the languages file", l.Ext, strings.Join(programs(l), ", "), l.Ext)
-	}
-	return c
-}
-
-// languageRows are the rows of every language of the table, from what the
-// image probe found (f nil: the probe did not run, the rows are skipped
-// with why).
-func languageRows(langs build.Languages, f *validate.ImageFacts, why string) []docker.Check {
-	var out []docker.Check
-	for _, ext := range langs.Exts() {
-		if f == nil {
-			out = append(out, docker.Check{Name: languageCheck(ext), Status: docker.Skip, Detail: why})
-			continue
-		}
-		tc, found := f.Toolchains[ext]
-		out = append(out, languageRow(langs[ext], tc, found))
-	}
-	return out
+	return r, nil
 }
 
 // helloWorlds are programs that print "hello" and exit, by extension: what

@@ -1,0 +1,298 @@
+// Package doctor checks that a host can run official matches: the preflight
+// an organizer runs before an event (arena doctor), the part of it a worker
+// machine must pass before it plays, and a bench of what a turn costs.
+//
+// Check gives the rows in order: the engine answers, its versions, cgroups
+// and storage driver, the runtime image is present and what it offers bots
+// (glibc, interpreters, python3 and the event's Python modules with their
+// versions, each registered game's needs), the toolchain of each language of
+// the languages table with its version, a hardened container starts with the
+// limits that were asked (read back from inside), an out-of-memory kill is
+// reported as such, turn deadlines are exact, this host's timers are precise
+// and the output directory has room. Each row is ok, warn, fail or skip, with
+// a fix when it is not ok. EngineChecks is what a worker must pass; Bench
+// measures a turn bare, in the sandbox, and as a fresh process of each
+// language.
+//
+// The doctor must never report a check as passed that it could not run: a
+// check whose engine, image or probe is missing is skipped or warned about,
+// saying why, and never ok. It only looks and measures: the sandboxes it
+// starts are removed when it is done, and it builds, pulls and removes no
+// image and changes nothing on the host.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+	units "github.com/docker/go-units"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/validate"
+	"github.com/arenabots/arena/rules"
+	_ "github.com/arenabots/arena/rules/games" // the image is checked for every game's needs
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+// Config says what the doctor checks and measures.
+type Config struct {
+	// Engine is how to reach the container engine.
+	Engine sandbox.Engine
+	// Image is the runtime image bots run in.
+	Image string
+	// Languages is the table whose toolchains are checked and whose hello
+	// worlds the bench builds. Nil: the built-in table.
+	Languages build.Languages
+	// Out is the directory matches and tournaments will write to: its free
+	// space is checked.
+	Out string
+	// Runs is the number of turns of each of Bench's measurements: at least
+	// 10 (DefaultRuns is what arena doctor --bench takes).
+	Runs int
+	// HelloRuns is how many times Bench starts each language's hello world
+	// (0: the languages are left out).
+	HelloRuns int
+}
+
+// The bench's defaults: what arena doctor --bench measures unless told.
+const (
+	DefaultRuns      = 200
+	DefaultHelloRuns = 20
+)
+
+// minRuns is the fewest turns a measurement's p99 means something with.
+const minRuns = 10
+
+func (cfg Config) languages() build.Languages {
+	if cfg.Languages == nil {
+		return build.Default()
+	}
+	return cfg.Languages
+}
+
+// Check runs every check of the doctor and returns its rows in order:
+// docker.Preflight's, with what the runtime image offers and a row per
+// language right after the runtime image's row, then the host's timers and
+// the free space of cfg.Out. An engine the doctor cannot even make a client
+// for is one failed row.
+func Check(ctx context.Context, cfg Config) []docker.Check {
+	langs := cfg.languages()
+	var checks []docker.Check
+	cli, err := docker.Connect(cfg.Engine)
+	if err != nil {
+		checks = append(checks, docker.Check{Name: "engine", Status: docker.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
+	} else {
+		defer cli.Close()
+		checks = withImageOffers(ctx, cli, cfg.Image, langs, docker.Preflight(ctx, cli, cfg.Image))
+	}
+	return append(checks, timerCheck(), spaceCheck(cfg.Out))
+}
+
+// Failures counts the failed checks: official matches need there to be none.
+func Failures(checks []docker.Check) int {
+	n := 0
+	for _, c := range checks {
+		if c.Status == docker.Fail {
+			n++
+		}
+	}
+	return n
+}
+
+// EngineChecks runs the checks a worker machine must pass before it plays:
+// the engine's and the runtime image's (docker.Preflight). An engine that
+// does not answer is an error; a failed check is a *FailedError holding
+// every check, to show.
+func EngineChecks(ctx context.Context, cfg Config) error {
+	cli, err := docker.Dial(ctx, cfg.Engine)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	checks := docker.Preflight(ctx, cli, cfg.Image)
+	if Failures(checks) > 0 {
+		return &FailedError{Checks: checks}
+	}
+	return nil
+}
+
+// FailedError is EngineChecks' error when a check fails.
+type FailedError struct {
+	// Checks are all the checks that ran, the failed ones among them.
+	Checks []docker.Check
+}
+
+func (e *FailedError) Error() string {
+	var names []string
+	for _, c := range e.Checks {
+		if c.Status == docker.Fail {
+			names = append(names, c.Name)
+		}
+	}
+	what := "doctor check"
+	if len(names) != 1 {
+		what += "s"
+	}
+	return fmt.Sprintf("%d %s failed: %s", len(names), what, strings.Join(names, ", "))
+}
+
+// Failures counts the failed checks.
+func (e *FailedError) Failures() int { return Failures(e.Checks) }
+
+// imageOffersCheck is the name of the row saying what the runtime image offers.
+const imageOffersCheck = "image offers"
+
+// withImageOffers adds, after the runtime image's row, what the image offers
+// bots, then a row for each language of langs: a probe of the image when it
+// is there, skips otherwise.
+func withImageOffers(ctx context.Context, cli *client.Client, image string, langs build.Languages, checks []docker.Check) []docker.Check {
+	at := slices.IndexFunc(checks, func(c docker.Check) bool { return c.Name == "runtime image" })
+	rows := append([]docker.Check{{Name: imageOffersCheck, Status: docker.Skip, Detail: "needs the runtime image"}},
+		languageRows(langs, nil, "needs the runtime image")...)
+	if at < 0 {
+		return append(checks, rows...)
+	}
+	if checks[at].Status == docker.OK {
+		rows = probeImageOffers(ctx, cli, image, langs)
+	}
+	return slices.Insert(checks, at+1, rows...)
+}
+
+// probeImageOffers runs the image probe of arena validate in a sandbox of
+// the image, asking it about the toolchain of each language of langs too:
+// the image offers row, then one row per language.
+func probeImageOffers(ctx context.Context, cli *client.Client, image string, langs build.Languages) []docker.Check {
+	facts, err := validate.ProbeImageWith(ctx, docker.New(cli, image), sandbox.DefaultLimits(), toolchainQueries(langs))
+	if err != nil {
+		return append([]docker.Check{{Name: imageOffersCheck, Status: docker.Warn, Detail: "the image probe failed: " + err.Error(),
+			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}},
+			languageRows(langs, nil, "needs the image probe")...)
+	}
+	return append([]docker.Check{offersCheck(facts, packagers())}, languageRows(langs, facts, "")...)
+}
+
+// packagers are the registered games whose adapters need something of the
+// image, by name.
+func packagers() map[string]rules.Packager {
+	out := map[string]rules.Packager{}
+	for _, name := range rules.Names() {
+		if g, err := rules.Lookup(name); err == nil {
+			if p, ok := g.(rules.Packager); ok {
+				out[name] = p
+			}
+		}
+	}
+	return out
+}
+
+// offersCheck says what the image offers bots: glibc, its shared libraries,
+// its interpreters, python3 and the Python modules of the event's bots with
+// their versions. A missing module, or a game's need the image does not
+// meet, is a warning: the matches that need them would fault.
+func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) docker.Check {
+	c := docker.Check{Name: imageOffersCheck, Status: docker.OK}
+	var parts, missing []string
+	parts = append(parts, fmt.Sprintf("glibc %s, %d shared libraries", f.Glibc, len(f.Libraries)))
+	if f.HasCommand("python3") {
+		py := "python3"
+		if v := f.Versions["python3"]; v != "" {
+			py += " " + v
+		}
+		var mods []string
+		for _, m := range validate.PythonModules {
+			if !f.HasCommand("python3-" + m) {
+				missing = append(missing, m)
+				continue
+			}
+			mods = append(mods, strings.TrimSpace(m+" "+f.Versions["python3-"+m]))
+		}
+		if len(mods) > 0 {
+			py += " with " + strings.Join(mods, ", ")
+		}
+		if len(missing) > 0 {
+			py += "; no " + strings.Join(missing, ", ")
+		}
+		parts = append(parts, py)
+	} else {
+		parts = append(parts, "no python3")
+		missing = append([]string{"python3"}, validate.PythonModules...)
+	}
+	var names []string
+	for k := range f.Commands {
+		if !strings.Contains(k, "/") && !strings.HasPrefix(k, "python3-") {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	parts = append(parts, "interpreters "+strings.Join(names, ", "))
+	c.Detail = strings.Join(parts, "; ")
+
+	var unmet []string
+	gameNames := make([]string, 0, len(games))
+	for name := range games {
+		gameNames = append(gameNames, name)
+	}
+	slices.Sort(gameNames)
+	for _, name := range gameNames {
+		var lacks []string
+		for _, n := range games[name].Needs() {
+			if !f.HasCommand(n) {
+				lacks = append(lacks, n)
+			}
+		}
+		if len(lacks) > 0 {
+			unmet = append(unmet, name+" needs "+strings.Join(lacks, ", "))
+		}
+	}
+	if len(unmet) > 0 {
+		c.Detail += "; " + strings.Join(unmet, "; ")
+	}
+	if len(missing) > 0 || len(unmet) > 0 {
+		c.Status = docker.Warn
+		c.Fix = "the event's Python bots import numpy, pandas and tabulate: rebuild the image with arena image build (its Dockerfile installs python3, python3-numpy, python3-pandas and python3-tabulate)"
+	}
+	return c
+}
+
+// timerCheck measures how late a 1 ms sleep wakes up on this host.
+func timerCheck() docker.Check {
+	const n = 200
+	late := make([]time.Duration, n)
+	for i := range late {
+		t := time.Now()
+		time.Sleep(time.Millisecond)
+		late[i] = time.Since(t) - time.Millisecond
+	}
+	slices.Sort(late)
+	p50, p99 := late[n/2], late[n*99/100]
+	c := docker.Check{Name: "host timers", Status: docker.OK,
+		Detail: fmt.Sprintf("a 1 ms sleep wakes %v late at p50, %v at p99", p50.Round(time.Microsecond), p99.Round(time.Microsecond))}
+	if p99 > 10*time.Millisecond {
+		c.Status = docker.Warn
+		c.Fix = "the host is overloaded or its timers are coarse; avoid sub-second turn limits here"
+	}
+	return c
+}
+
+// spaceCheck reports the free space of the directory evidence goes to: a
+// tournament keeps up to 64 MiB of data files per game and waits below 1 GiB.
+func spaceCheck(dir string) docker.Check {
+	c := docker.Check{Name: "free space", Status: docker.OK}
+	free, err := tournament.FreeSpace(dir)
+	if err != nil {
+		c.Status, c.Detail, c.Fix = docker.Warn, err.Error(), "name the output directory with --out"
+		return c
+	}
+	c.Detail = fmt.Sprintf("%s free in %s", units.BytesSize(float64(free)), dir)
+	if free < 4<<30 {
+		c.Status = docker.Warn
+		c.Fix = "a tournament keeps up to 64 MiB of evidence per game (--evidence-budget) and starts no game below 1 GiB free (--min-free); free some space or write elsewhere"
+	}
+	return c
+}

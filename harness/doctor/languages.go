@@ -1,0 +1,106 @@
+package doctor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/validate"
+	"github.com/arenabots/arena/sandbox/docker"
+)
+
+// languageCheck is the name of a language's row: "language .java".
+func languageCheck(ext string) string { return "language " + ext }
+
+// toolchainQueries asks the image probe, for each language of the table,
+// for the programs its commands start and its version.
+func toolchainQueries(langs build.Languages) []validate.ToolchainQuery {
+	var out []validate.ToolchainQuery
+	for _, ext := range langs.Exts() {
+		l := langs[ext]
+		out = append(out, validate.ToolchainQuery{Name: ext, Programs: programs(l), Version: l.Version})
+	}
+	return out
+}
+
+// programs lists the programs a language's commands start (the version
+// command's, the build's, the syntax check's, then the run's): the first
+// word of each simple command, leaving out what the build leaves itself
+// ({dir}/bot, ./bot) and variable assignments.
+func programs(l build.Language) []string {
+	var out []string
+	for _, cmd := range []string{l.Version, l.Build, l.Check, l.Run} {
+		for _, part := range strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune("&|;()", r) }) {
+			for _, word := range strings.Fields(part) {
+				if strings.Contains(word, "=") {
+					continue // FOO=bar before the program
+				}
+				if !strings.ContainsAny(word, "{}$`'\"") && (!strings.Contains(word, "/") || strings.HasPrefix(word, "/")) && !slices.Contains(out, word) {
+					out = append(out, word)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// imagePackages says, for the built-in languages, what the runtime image's
+// Dockerfile installs for them.
+var imagePackages = map[string]string{
+	".py":   "python3",
+	".c":    "gcc and libc6-dev",
+	".cpp":  "g++",
+	".java": "default-jdk-headless (javac, jar and java)",
+	".js":   "nodejs",
+}
+
+// languageRow says what the image offers a language: its toolchain's
+// version, or what is missing with a fix. A missing toolchain is a
+// warning: bots handed in as that language would not build or run.
+func languageRow(l build.Language, tc validate.Toolchain, found bool) docker.Check {
+	c := docker.Check{Name: languageCheck(l.Ext), Status: docker.OK, Detail: tc.Version}
+	if found && tc.OK() {
+		return c
+	}
+	c.Status = docker.Warn
+	var parts []string
+	switch {
+	case !found:
+		parts = append(parts, "the image probe did not ask about it")
+	default:
+		if len(tc.Missing) > 0 {
+			parts = append(parts, "no "+strings.Join(tc.Missing, ", ")+" in the image")
+		}
+		if tc.Error != "" {
+			parts = append(parts, tc.Error)
+		} else if tc.Version != "" {
+			parts = append(parts, tc.Version)
+		}
+	}
+	c.Detail = strings.Join(parts, "; ")
+	def, builtIn := build.Default()[l.Ext]
+	if pkgs := imagePackages[l.Ext]; builtIn && pkgs != "" && def.Version == l.Version {
+		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: rebuild the runtime image with arena image build (its Dockerfile installs %s)", l.Ext, pkgs)
+	} else {
+		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: install the toolchain (%s) in the runtime image, e.g. with a Dockerfile FROM it, or drop %s from the languages file", l.Ext, strings.Join(programs(l), ", "), l.Ext)
+	}
+	return c
+}
+
+// languageRows are the rows of every language of the table, from what the
+// image probe found (f nil: the probe did not run, the rows are skipped
+// with why).
+func languageRows(langs build.Languages, f *validate.ImageFacts, why string) []docker.Check {
+	var out []docker.Check
+	for _, ext := range langs.Exts() {
+		if f == nil {
+			out = append(out, docker.Check{Name: languageCheck(ext), Status: docker.Skip, Detail: why})
+			continue
+		}
+		tc, found := f.Toolchains[ext]
+		out = append(out, languageRow(langs[ext], tc, found))
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package tournament
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// NewConfig describes a tournament of bots played under resolved match
+// settings on a backend; the schedule's fields (format, games per pair,
+// seed, scoring, tie-breaks, evidence) are the caller's to set.
+func NewConfig(bots []*submission.Bot, s match.Resolved, backend sandbox.Backend, image string) Config {
+	cfg := Config{Format: RoundRobin, GamesPerPair: 2, Game: s.Game.Name(), Rules: s.Rules, Limits: s.Limits,
+		OnFault: string(s.OnFault), Sandbox: backend.Name(), Scoring: DefaultScoring(), TieBreaks: DefaultTieBreaks()}
+	if backend.Name() == "docker" {
+		cfg.Image = image
+	}
+	cfg.Bots = Entries(bots)
+	return cfg
+}
+
+// Entries are the bots as a configuration lists them: ready (built) bots,
+// so that a changed build is another tournament.
+func Entries(bots []*submission.Bot) []BotEntry {
+	var out []BotEntry
+	for _, b := range bots {
+		out = append(out, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
+	}
+	return out
+}
+
+// ConfigError is a configuration that cannot be played.
+type ConfigError struct{ msg string }
+
+func (e *ConfigError) Error() string { return e.msg }
+
+func configErrorf(format string, a ...any) error { return &ConfigError{fmt.Sprintf(format, a...)} }
+
+// Validate checks a configuration before its first game: at least two bots
+// with distinct names, a known format (a gauntlet with a challenger among
+// the bots), games per pair, scoring and tie-breaks that make sense.
+func (c Config) Validate() error {
+	if len(c.Bots) < 2 {
+		return configErrorf("a tournament needs at least 2 bots, got %d", len(c.Bots))
+	}
+	seen := map[string]bool{}
+	for _, b := range c.Bots {
+		if seen[b.Name] {
+			return configErrorf("two bots are named %q; rename one", b.Name)
+		}
+		seen[b.Name] = true
+	}
+	switch c.Format {
+	case RoundRobin:
+		if c.Challenger != "" {
+			return configErrorf("a challenger is for the %s format, not %s", Gauntlet, RoundRobin)
+		}
+	case Gauntlet:
+		if c.Challenger == "" {
+			return configErrorf("the %s format needs a challenger", Gauntlet)
+		}
+		if !seen[c.Challenger] {
+			return configErrorf("the challenger %q is not one of the bots", c.Challenger)
+		}
+	default:
+		return configErrorf("format: want %s or %s, got %q", RoundRobin, Gauntlet, c.Format)
+	}
+	if c.GamesPerPair < 1 {
+		return configErrorf("games per pair: want 1 or more, got %d", c.GamesPerPair)
+	}
+	for _, p := range []float64{c.Scoring.Win, c.Scoring.Draw, c.Scoring.Loss} {
+		if math.IsNaN(p) || math.IsInf(p, 0) {
+			return configErrorf("points: want finite numbers, got %g,%g,%g", c.Scoring.Win, c.Scoring.Draw, c.Scoring.Loss)
+		}
+	}
+	if err := CheckTieBreaks(c.TieBreaks); err != nil {
+		return &ConfigError{"tie-breaks: " + err.Error()}
+	}
+	return nil
+}
+
+// ParseScoring reads points as WIN,DRAW,LOSS (such as 3,1,0).
+func ParseScoring(s string) (Scoring, error) {
+	var sc Scoring
+	if _, err := fmt.Sscanf(strings.ReplaceAll(s, " ", ""), "%g,%g,%g", &sc.Win, &sc.Draw, &sc.Loss); err != nil {
+		return sc, fmt.Errorf("want WIN,DRAW,LOSS such as 3,1,0, got %q", s)
+	}
+	return sc, nil
+}
+
+// SeedFor is the seed of the tournament in dir: the one given, else the one
+// it was started with (a resume), else a new random one.
+func SeedFor(ctx context.Context, dir string, given *uint64) (uint64, error) {
+	if given != nil {
+		return *given, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, DBFile)); errors.Is(err, fs.ErrNotExist) {
+		return match.RandomSeed(), nil
+	}
+	prev, err := Load(ctx, dir)
+	if err != nil {
+		return 0, fmt.Errorf("resume the tournament in %s: %w", dir, err)
+	}
+	return prev.Config.Seed, nil
+}

@@ -1,0 +1,541 @@
+package tournament
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/nats-io/nats.go"
+)
+
+// spec is what a worker needs to play one game: the match a local game is
+// played as (matchConfig), the bots by hash.
+type spec struct {
+	Game         string              `json:"game"`
+	Rules        map[string]string   `json:"rules"`
+	Seed         uint64              `json:"seed"`
+	Limits       sandbox.Limits      `json:"limits"`
+	OnFault      string              `json:"onFault"`
+	Evidence     transcript.Evidence `json:"evidence"`
+	White        string              `json:"white"` // object name of the bot
+	Black        string              `json:"black"`
+	ArenaVersion string              `json:"arenaVersion"`
+}
+
+// Facts are what a worker must share with its coordinator before it plays:
+// the same arena (the same referee) and the same sandbox runtime, to the
+// image id. They travel with the queue (distrib's SetFacts).
+type Facts struct {
+	Game         string `json:"game"`
+	Sandbox      string `json:"sandbox"`
+	ImageID      string `json:"imageId,omitempty"`
+	ArenaVersion string `json:"arenaVersion"`
+}
+
+// FactsOf reads a backend's facts.
+func FactsOf(ctx context.Context, game, arenaVersion string, b sandbox.Backend) (Facts, error) {
+	d, err := b.Describe(ctx)
+	if err != nil {
+		return Facts{}, fmt.Errorf("describe the %s sandbox: %w", b.Name(), err)
+	}
+	return Facts{Game: game, Sandbox: b.Name(), ImageID: d["imageId"], ArenaVersion: arenaVersion}, nil
+}
+
+// Admit says why a worker with facts mine may not play the coordinator's
+// games, or nil.
+func (f Facts) Admit(mine Facts) error {
+	var why []string
+	if mine.ArenaVersion != f.ArenaVersion {
+		why = append(why, fmt.Sprintf("this worker runs arena %s, the coordinator %s", mine.ArenaVersion, f.ArenaVersion))
+	}
+	if mine.Sandbox != f.Sandbox {
+		why = append(why, fmt.Sprintf("this worker's sandbox is %s, the tournament's %s", mine.Sandbox, f.Sandbox))
+	} else if mine.ImageID != f.ImageID {
+		why = append(why, fmt.Sprintf("this worker's runtime image is %s, the coordinator's %s (build the same images here, or docker save there and docker load here)", mine.ImageID, f.ImageID))
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("a worker must play as the coordinator would: %s", strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// specOf is the spec of a match whose bots are stored as white and black.
+func specOf(cfg match.Config, white, black string) spec {
+	return spec{Game: cfg.Game.Name(), Rules: cfg.Rules, Seed: cfg.Seed, Limits: cfg.Limits, OnFault: string(cfg.OnFault),
+		Evidence: cfg.Evidence, ArenaVersion: cfg.ArenaVersion, White: white, Black: black}
+}
+
+// sandboxFacts are the facts of the coordinator's sandbox a game's
+// transcript must carry (match.SandboxFacts).
+func (f Facts) sandboxFacts() map[string]string {
+	return map[string]string{"backend": f.Sandbox, "imageId": f.ImageID}
+}
+
+// botObject names a bot in the object store by its content's hash: what
+// runs (files, entry, name) with its metadata. Two bots sharing an
+// executable under different names are different objects.
+func botObject(data []byte) string { return "bot-" + submission.Sum(data) }
+
+// botData is what travels of a bot.
+func botData(b *submission.Bot) ([]byte, error) { return json.Marshal(b) }
+
+// playRemote publishes every pending game to the queue and records the
+// results workers send back, each re-judged before it counts, until none is
+// left (or ctx ends).
+func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) error {
+	q := o.Remote
+	objects := make([]string, len(o.Bots))
+	for i, b := range o.Bots {
+		data, err := botData(b)
+		if err != nil {
+			return err
+		}
+		objects[i] = botObject(data)
+		if err := q.Put(ctx, objects[i], data); err != nil {
+			return fmt.Errorf("upload bot %s: %w", b.Name, err)
+		}
+	}
+	facts, err := FactsOf(ctx, o.Config.Game, o.ArenaVersion, o.Backend)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(facts)
+	if err != nil {
+		return err
+	}
+	if err := q.SetFacts(ctx, data); err != nil {
+		return err
+	}
+	if a, ok := o.Progress.(Assignments); ok {
+		stop, err := q.WatchPlaying(func(p distrib.Playing) { a.Playing(p.Game, p.Worker) })
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	// What was published for each game in flight: a result counts only if
+	// its transcript is that game (match.Bound).
+	type published struct {
+		rec Record
+		cfg match.Config
+	}
+	inflight := map[int]published{}
+	publish := func() error {
+		for {
+			mu.Lock()
+			g, ok, err := st.Claim(context.WithoutCancel(ctx), func(r Record) string { return gameDir(r, o.Config.Bots) })
+			mu.Unlock()
+			if err != nil || !ok {
+				return err
+			}
+			if err := keepAside(filepath.Join(o.Dir, g.Dir), fmt.Sprintf(".attempt-%d", g.Attempts)); err != nil {
+				return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
+			}
+			cfg := o.matchConfig(g, q.Tournament(), "")
+			sp, err := json.Marshal(specOf(cfg, objects[g.White], objects[g.Black]))
+			if err != nil {
+				return err
+			}
+			job := distrib.Job{Game: cfg.Job.Game, Attempt: cfg.Job.Attempt, Spec: sp}
+			if g.AbortReason != "" {
+				// An earlier attempt failed on a host: not at once again.
+				job.NotBefore = time.Now().Add(retryDelay(g.Attempts))
+			}
+			if _, err := q.Publish(ctx, job); err != nil {
+				return err
+			}
+			inflight[g.ID] = published{g, cfg}
+		}
+	}
+	if err := publish(); err != nil {
+		return err
+	}
+	if len(inflight) == 0 {
+		o.finished(q)
+		return nil
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	err = q.Collect(cctx, func(r distrib.Result, archive []byte) error {
+		p, ok := inflight[r.Game]
+		g := p.rec
+		if !ok || r.Attempt != p.cfg.Job.Attempt {
+			slog.Info("tournament: a result already taken, or of an earlier attempt", "game", r.Game, "attempt", r.Attempt, "worker", r.Worker)
+			return nil
+		}
+		// No result is unpacked that the disk may not hold; a stop while
+		// waiting leaves it queued for the next run.
+		if err := o.waitForSpace(ctx); err != nil {
+			return err
+		}
+		res, refused, err := o.received(filepath.Join(o.Dir, g.Dir), p.cfg, facts, r, archive)
+		if err != nil {
+			return err
+		}
+		delete(inflight, r.Game)
+		if len(r.Machine) > 0 {
+			var m Machine
+			if json.Unmarshal(r.Machine, &m) != nil {
+				refused = fmt.Sprintf("worker %s: what it says of its machine does not read", r.Worker)
+			} else if err := st.SetMachine(context.WithoutCancel(ctx), r.Worker, r.Machine); err != nil {
+				return err
+			}
+		}
+		if refused != "" {
+			err = o.abortAttempt(context.WithoutCancel(ctx), st, g, refused, mu)
+		} else {
+			g.Worker = r.Worker
+			err = o.settle(ctx, st, g, res, mu)
+		}
+		if err != nil {
+			return err
+		}
+		if err := publish(); err != nil {
+			return err
+		}
+		if len(inflight) == 0 {
+			stop()
+			o.finished(q)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Stopped: the games in flight go back to pending; a worker still
+		// playing one publishes a result the next run takes.
+		for id := range inflight {
+			if err := st.Release(context.WithoutCancel(ctx), id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// retryDelay is how long a game waits after its attempts failed on hosts:
+// 5 s per failed attempt, at most a minute, so that a passing fault (an
+// engine restarting, a full disk being cleared) passes first.
+func retryDelay(attempts int) time.Duration {
+	return min(time.Duration(attempts)*5*time.Second, time.Minute)
+}
+
+// finished tells the workers there is no game left; one that does not hear
+// it waits for games that never come, which costs nothing but its operator's
+// Ctrl-C.
+func (o *Options) finished(q *distrib.Queue) {
+	if err := q.Finished(); err != nil {
+		o.warn("tell the workers the tournament is over", err)
+	}
+}
+
+// received unpacks a worker's match directory into dir and re-judges it: a
+// result counts only as replay recomputes it, signed by the worker's enrolled
+// key, and only if its transcript is the game that was published (want, on a
+// sandbox with the coordinator's facts). A game the worker could not play,
+// or a directory that cannot be read, does not replay or is another game, is
+// refused (kept aside as evidence): the attempt is charged to the host and
+// the game played again, never charged to a bot.
+func (o *Options) received(dir string, want match.Config, facts Facts, r distrib.Result, archive []byte) (res transcript.Result, refused string, err error) {
+	if r.Error != "" {
+		return res, fmt.Sprintf("worker %s could not play it: %s", r.Worker, r.Error), nil
+	}
+	reject := func(why string) (transcript.Result, string, error) {
+		slog.Warn("tournament: a worker's result is rejected", "game", r.Game, "worker", r.Worker, "why", why)
+		if err := keepAside(dir, ".rejected-"+unsafeChars.ReplaceAllString(r.Worker, "-")); err != nil {
+			return res, "", err
+		}
+		return res, fmt.Sprintf("the result of worker %s was rejected: %s", r.Worker, why), nil
+	}
+	if r.Lost != "" {
+		return reject("its match directory could not be fetched: " + r.Lost)
+	}
+	if err := unpack(archive, dir); err != nil {
+		return reject("its match directory cannot be read: " + err.Error())
+	}
+	rep, err := replay.File(dir)
+	if err != nil {
+		return reject(err.Error())
+	}
+	if !rep.Consistent {
+		return reject("it does not replay: " + rep.Problem())
+	}
+	// The transcript must be signed with the key this worker was enrolled
+	// with: a result is bound to a registered machine.
+	if o.WorkerKey == nil {
+		return reject("the coordinator has no registered keys to check its signature with")
+	}
+	key, err := o.WorkerKey(r.Worker)
+	if err != nil {
+		return reject(err.Error())
+	}
+	if rep.SignedBy == "" {
+		return reject("its transcript is not signed")
+	}
+	if rep.Header.SigningKey != key {
+		return reject(fmt.Sprintf("its transcript is signed by key %s, worker %s was enrolled with key %s", transcript.KeyID(rep.Header.SigningKey), r.Worker, transcript.KeyID(key)))
+	}
+	if err := match.Bound(rep.Header, want, facts.sandboxFacts()); err != nil {
+		return reject("it is not the game it was sent: " + err.Error())
+	}
+	return rep.Result, "", nil
+}
+
+// WorkersDir is where a tournament keeps its enrolled workers' keys and its
+// certificate authority.
+func WorkersDir(dir string) string { return filepath.Join(dir, "workers") }
+
+// QueueName is the name of a tournament's queue: its directory's.
+func QueueName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Base(dir)
+	}
+	return filepath.Base(abs)
+}
+
+// WorkerKey is the key (hex ed25519) the worker was enrolled with in the
+// tournament in dir (Options.WorkerKey).
+func WorkerKey(dir string) func(worker string) (string, error) {
+	return func(w string) (string, error) { return distrib.SigningKeyOf(WorkersDir(dir), w) }
+}
+
+// Remote says how a tournament's games reach workers: through a NATS
+// JetStream server it runs itself (Listen) or an organizer's (URL).
+type Remote struct {
+	Dir string // the tournament directory
+	// Listen is HOST:PORT of the server the coordinator runs, TLS only,
+	// admitting the enrolled workers; its store in Dir/nats. Port 0: any.
+	Listen string
+	// Cert and Key are the server's certificate (PEM) instead of one the
+	// tournament's own authority issues for Names and this machine's names
+	// and addresses.
+	Cert, Key string
+	Names     []string
+	// URL is an organizer's server or cluster, reached with the coordinator's
+	// Creds, its certificate checked against CA (default: the system's).
+	URL, Creds, CA string
+	// AckWait is how long a game may go without news from its worker
+	// before another worker gets it.
+	AckWait time.Duration
+	// Notify is told what an organizer should know: where workers join,
+	// who is enrolled, who was enrolled or revoked while it runs.
+	Notify func(msg string)
+}
+
+// Enabled says whether the games go to workers at all.
+func (r Remote) Enabled() bool { return r.Listen != "" || r.URL != "" }
+
+// Check refuses settings that do not go together.
+func (r Remote) Check() error {
+	if r.Listen != "" && r.URL != "" {
+		return configErrorf("listen and an existing server's URL: choose one")
+	}
+	if (r.Cert == "") != (r.Key == "") {
+		return configErrorf("a server certificate and its key go together")
+	}
+	if r.Listen != "" {
+		if _, _, err := r.listen(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listen reads Listen as a host and a port.
+func (r Remote) listen() (string, int, error) {
+	host, port, err := net.SplitHostPort(r.Listen)
+	if err != nil {
+		return "", 0, configErrorf("listen: want HOST:PORT, got %q", r.Listen)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return "", 0, configErrorf("listen: bad port %q", port)
+	}
+	return host, p, nil
+}
+
+// Coordinator is a tournament's open queue: Options.Remote. Workers enrolled
+// or revoked while it is open are admitted or cut off within seconds.
+type Coordinator struct {
+	Queue *distrib.Queue
+	URL   string // where workers join
+	Name  string // the tournament's queue name
+	close func()
+}
+
+// Close stops what Coordinate started.
+func (c *Coordinator) Close() { c.close() }
+
+// Coordinate opens the tournament's queue as r says: it starts the server
+// (or connects to the organizer's), makes each enrolled worker's upload
+// bucket and watches the enrolment.
+func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	if r.Notify == nil {
+		r.Notify = func(string) {}
+	}
+	if r.AckWait == 0 {
+		r.AckWait = distrib.DefaultAckWait
+	}
+	name, wdir := QueueName(r.Dir), WorkersDir(r.Dir)
+	enrolled, err := distrib.Enrolled(wdir)
+	if err != nil {
+		return nil, err
+	}
+	var srv *distrib.Server
+	var nc *nats.Conn
+	url := r.URL
+	if r.Listen != "" {
+		if srv, err = r.startServer(name, wdir, enrolled); err != nil {
+			return nil, err
+		}
+		url = srv.URL()
+		if nc, err = srv.Connect("arena coordinator"); err != nil {
+			srv.Close()
+			return nil, err
+		}
+	} else {
+		opts := []nats.Option{nats.Name("arena coordinator"), nats.MaxReconnects(-1)}
+		if r.Creds != "" {
+			opts = append(opts, nats.UserCredentials(r.Creds))
+		}
+		if r.CA != "" {
+			opts = append(opts, nats.RootCAs(r.CA))
+		}
+		if nc, err = nats.Connect(url, opts...); err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", url, err)
+		}
+	}
+	wctx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	watched := make(chan struct{})
+	c := &Coordinator{URL: url, Name: name, close: func() {
+		stopWatch()
+		<-watched
+		nc.Close()
+		if srv != nil {
+			srv.Close()
+		}
+	}}
+	q, err := distrib.Open(ctx, nc, name, r.AckWait)
+	if err == nil {
+		err = q.AddWorkers(ctx, distrib.Names(enrolled))
+	}
+	if err != nil {
+		close(watched)
+		c.Close()
+		return nil, err
+	}
+	c.Queue = q
+	go func() {
+		defer close(watched)
+		watchEnrolment(wctx, r.Notify, wdir, q, srv, enrolled)
+	}()
+	r.Notify(fmt.Sprintf("games go to workers at %s (tournament %s)", url, name))
+	if len(enrolled) == 0 {
+		r.Notify(fmt.Sprintf("no worker is enrolled yet; for each machine: arena enroll --out %s NAME, then there: arena worker --creds NAME.creds --join %s", r.Dir, url))
+	} else {
+		r.Notify(fmt.Sprintf("enrolled: %s; on each: arena worker --creds NAME.creds --join %s", strings.Join(distrib.Names(enrolled), ", "), url))
+	}
+	return c, nil
+}
+
+// startServer starts the tournament's own queue server.
+func (r Remote) startServer(name, wdir string, enrolled map[string]string) (*distrib.Server, error) {
+	host, p, err := r.listen()
+	if err != nil {
+		return nil, err
+	}
+	tlsConf, err := r.serverTLS(wdir, host)
+	if err != nil {
+		return nil, err
+	}
+	store := filepath.Join(r.Dir, "nats")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		return nil, err
+	}
+	return distrib.StartServer(distrib.ServerOptions{Dir: store, Host: host, Port: p, TLS: tlsConf, Tournament: name, Workers: enrolled})
+}
+
+// serverTLS is the certificate the coordinator's server shows: the
+// organizer's own, or one its tournament's authority issues for this
+// machine's names and addresses.
+func (r Remote) serverTLS(wdir, host string) (*tls.Config, error) {
+	if r.Cert != "" {
+		pair, err := tls.LoadX509KeyPair(r.Cert, r.Key)
+		if err != nil {
+			return nil, fmt.Errorf("the server certificate: %w", err)
+		}
+		return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}, nil
+	}
+	ca, err := distrib.LoadOrCreateCA(wdir)
+	if err != nil {
+		return nil, err
+	}
+	return ca.ServerTLS(append(distrib.LocalHosts(host), r.Names...))
+}
+
+// enrolmentPoll is how often the enrolment is read again.
+const enrolmentPoll = 2 * time.Second
+
+// watchEnrolment admits workers enrolled after the start and cuts off those
+// revoked (their .pub removed).
+func watchEnrolment(ctx context.Context, notify func(string), wdir string, q *distrib.Queue, srv *distrib.Server, known map[string]string) {
+	t := time.NewTicker(enrolmentPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now, err := distrib.Enrolled(wdir)
+		if err != nil {
+			slog.Warn("read the enrolled workers", "err", err)
+			continue
+		}
+		if maps.Equal(now, known) {
+			continue
+		}
+		if err := q.AddWorkers(ctx, distrib.Names(now)); err != nil {
+			slog.Warn("admit the enrolled workers", "err", err)
+			continue
+		}
+		if srv != nil {
+			if err := srv.SetWorkers(now); err != nil {
+				slog.Warn("admit the enrolled workers", "err", err)
+				continue
+			}
+		}
+		for _, n := range distrib.Names(now) {
+			if known[n] == "" {
+				notify("worker " + n + " enrolled")
+			}
+		}
+		for _, n := range distrib.Names(known) {
+			if now[n] == "" {
+				notify("worker " + n + " revoked")
+			}
+		}
+		known = now
+	}
+}

@@ -1,0 +1,272 @@
+package tournament
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/nats-io/nats.go"
+)
+
+// Machine is what a worker says of the machine it plays on, with each
+// result: so that an organizer can show the machines were comparable.
+type Machine struct {
+	Host    string   `json:"host"`
+	CPUs    int      `json:"cpus"`
+	Sandbox string   `json:"sandbox"`
+	ImageID string   `json:"imageId,omitempty"`
+	Engine  string   `json:"engine,omitempty"`
+	Bench   []Figure `json:"bench,omitempty"` // doctor --bench's figures
+}
+
+// Figure is one measurement of a machine.
+type Figure struct {
+	Name  string  `json:"name"`
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+}
+
+// Worker plays games for a coordinator on this machine's backend. Bots are
+// fetched by hash and kept for later games.
+type Worker struct {
+	Queue   *distrib.Queue
+	Backend sandbox.Backend
+	// Signer signs every transcript: the worker's enrolled key.
+	Signer ed25519.PrivateKey
+	// Scratch holds the match directories while they are played.
+	Scratch string
+	mu      sync.Mutex
+	bots    map[string]*submission.Bot
+}
+
+func (w *Worker) bot(ctx context.Context, name string) (*submission.Bot, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if b := w.bots[name]; b != nil {
+		return b, nil
+	}
+	data, err := w.Queue.Get(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", name, err)
+	}
+	if botObject(data) != name {
+		return nil, fmt.Errorf("%s holds another bot (sha256 %s)", name, submission.Sum(data))
+	}
+	var b submission.Bot
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if w.bots == nil {
+		w.bots = map[string]*submission.Bot{}
+	}
+	w.bots[name] = &b
+	return &b, nil
+}
+
+// Play is the worker's distrib.Player: it plays the game with the match
+// runner on the worker's backend and returns the match directory. A match
+// aborted by this host is returned too: the coordinator records the attempt.
+func (w *Worker) Play(ctx context.Context, j distrib.Job) ([]byte, error) {
+	var sp spec
+	if err := json.Unmarshal(j.Spec, &sp); err != nil {
+		return nil, fmt.Errorf("game %d: %w", j.Game, err)
+	}
+	g, err := rules.Lookup(sp.Game)
+	if err != nil {
+		return nil, err
+	}
+	white, err := w.bot(ctx, sp.White)
+	if err != nil {
+		return nil, err
+	}
+	black, err := w.bot(ctx, sp.Black)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(w.Scratch, fmt.Sprintf("game-%d-", j.Game))
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "m")
+	if _, err := match.Run(ctx, match.Config{Game: g, Rules: sp.Rules, Seed: sp.Seed, White: white, Black: black,
+		Backend: w.Backend, Limits: sp.Limits, OnFault: match.Policy(sp.OnFault), Dir: dir,
+		ArenaVersion: sp.ArenaVersion, Evidence: sp.Evidence, Signer: w.Signer,
+		Job: &transcript.Job{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt}}); err != nil {
+		return nil, err
+	}
+	return pack(dir)
+}
+
+// Join is a worker machine joining a coordinator's tournament.
+type Join struct {
+	Creds *distrib.Credentials // what arena enroll wrote for this machine
+	URL   string               // the coordinator's (default: the credentials')
+	// NATSCreds and NATSCA reach a coordinator on an organizer's NATS
+	// cluster: the arena credentials then only sign.
+	NATSCreds, NATSCA string
+	Backend           sandbox.Backend
+	Slots             int // games played at once
+	ArenaVersion      string
+	// Check is this host's preflight (the doctor's engine checks): an error
+	// refuses to play. Nil: none.
+	Check func(ctx context.Context) error
+	// Bench measures this machine (the doctor's turn figures), which goes
+	// with every result. Nil: not measured.
+	Bench func(ctx context.Context) ([]Figure, error)
+	// Notify is told what the operator should know, as it happens.
+	Notify func(msg string)
+}
+
+// Work plays the coordinator's games on this machine until the tournament is
+// over (over is true) or ctx ends. Before it plays it checks the host,
+// measures it, and is admitted only if it shares the coordinator's facts.
+func Work(ctx context.Context, j Join) (over bool, err error) {
+	if j.Slots < 1 {
+		return false, configErrorf("a worker plays at least one game at once, got %d", j.Slots)
+	}
+	if j.Notify == nil {
+		j.Notify = func(string) {}
+	}
+	url := j.URL
+	if url == "" {
+		url = j.Creds.URL
+	}
+	if url == "" {
+		return false, configErrorf("the credentials name no coordinator: give its URL")
+	}
+	key, err := j.Creds.SigningKey()
+	if err != nil {
+		return false, err
+	}
+	machine, err := j.describe(ctx)
+	if err != nil {
+		return false, err
+	}
+	opts, err := j.Creds.Options()
+	if err != nil {
+		return false, err
+	}
+	if j.NATSCreds != "" {
+		opts = j.Creds.ClusterOptions(j.NATSCreds, j.NATSCA)
+	} else if j.NATSCA != "" {
+		return false, configErrorf("a cluster CA goes with the cluster's credentials (a coordinator's own server is checked against the credentials' authority)")
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return false, fmt.Errorf("join %s: %w", url, err)
+	}
+	defer nc.Close()
+	q, err := distrib.Join(ctx, nc, j.Creds.Tournament, j.Creds.Worker)
+	if err != nil {
+		return false, err
+	}
+	if err := j.admitted(ctx, q); err != nil {
+		return false, err
+	}
+	pool := sandbox.NewPool(j.Backend)
+	defer func() {
+		if cerr := pool.Close(context.WithoutCancel(ctx)); cerr != nil {
+			// The boxes carry the owner label: the next start sweeps them.
+			slog.Warn("destroy idle sandboxes", "err", cerr)
+		}
+	}()
+	scratch, err := os.MkdirTemp("", "arena-worker-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(scratch)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var done atomic.Bool
+	stop, err := q.OnFinished(func() { done.Store(true); cancel() })
+	if err != nil {
+		return false, err
+	}
+	defer stop()
+	tw := &Worker{Queue: q, Backend: pool, Scratch: scratch, Signer: key}
+	j.Notify(fmt.Sprintf("worker %s plays %s's games, %d at once", j.Creds.Worker, j.Creds.Tournament, j.Slots))
+	w := &distrib.Worker{Queue: q, Slots: j.Slots, Play: tw.Play, Machine: machine}
+	if err := w.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return false, err
+	}
+	return done.Load(), nil
+}
+
+// ErrNotAdmitted wraps a worker's refusal to play for a coordinator whose
+// facts it does not share.
+var ErrNotAdmitted = errors.New("not admitted")
+
+// admitted waits for the coordinator's facts (it says them once its bots are
+// ready, built from source maybe) and checks that this worker plays as the
+// coordinator would: the same arena and the same runtime image.
+func (j Join) admitted(ctx context.Context, q *distrib.Queue) error {
+	var data []byte
+	for waited := false; ; waited = true {
+		var err error
+		if data, err = q.Facts(ctx); err == nil {
+			break
+		}
+		if !waited {
+			j.Notify(fmt.Sprintf("waiting for the coordinator to start the tournament (%v)", err))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	var theirs Facts
+	if err := json.Unmarshal(data, &theirs); err != nil {
+		return fmt.Errorf("the tournament's facts: %w", err)
+	}
+	mine, err := FactsOf(ctx, theirs.Game, j.ArenaVersion, j.Backend)
+	if err != nil {
+		return err
+	}
+	if err := theirs.Admit(mine); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotAdmitted, err)
+	}
+	return nil
+}
+
+// describe checks this host (refusing to play when a check fails) and
+// measures it: what goes with every result.
+func (j Join) describe(ctx context.Context) (json.RawMessage, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	m := Machine{Host: host, CPUs: runtime.NumCPU(), Sandbox: j.Backend.Name()}
+	d, err := j.Backend.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.ImageID, m.Engine = d["imageId"], d["engineVersion"]
+	if j.Check != nil {
+		if err := j.Check(ctx); err != nil {
+			return nil, fmt.Errorf("%w: a worker must pass the doctor's checks: %w", ErrNotAdmitted, err)
+		}
+	}
+	if j.Bench != nil {
+		if m.Bench, err = j.Bench(ctx); err != nil {
+			return nil, fmt.Errorf("measure this machine: %w", err)
+		}
+	}
+	return json.Marshal(m)
+}

@@ -1,0 +1,21 @@
+// Package words writes the small pieces of English arena's messages share.
+// It must never change a word's meaning to make it fit: a count and its noun
+// always agree.
+package words
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Plural is n with the word, made plural unless n is 1 ("1 ply", "2 plies",
+// "3 turns").
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if stem, ok := strings.CutSuffix(word, "y"); ok && stem != "" && !strings.ContainsAny(stem[len(stem)-1:], "aeiou") {
+		return fmt.Sprintf("%d %sies", n, stem)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

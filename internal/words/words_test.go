@@ -1,0 +1,18 @@
+package words
+
+import "testing"
+
+func TestPlural(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		n          int
+		word, want string
+	}{
+		{1, "ply", "1 ply"}, {2, "ply", "2 plies"}, {0, "play ply", "0 play plies"},
+		{3, "turn", "3 turns"}, {1, "game", "1 game"}, {2, "day", "2 days"}, {2, "y", "2 ys"},
+	} {
+		if got := Plural(c.n, c.word); got != c.want {
+			t.Errorf("Plural(%d, %q) = %q, want %q", c.n, c.word, got, c.want)
+		}
+	}
+}

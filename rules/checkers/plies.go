@@ -1,0 +1,4 @@
+package checkers
+
+// PlyLimitOption implements rules.PlyLimited.
+func (Game) PlyLimitOption() string { return "maxPlies" }

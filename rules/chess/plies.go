@@ -1,0 +1,4 @@
+package chess
+
+// PlyLimitOption implements rules.PlyLimited.
+func (Game) PlyLimitOption() string { return "maxPlies" }

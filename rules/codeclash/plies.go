@@ -1,0 +1,4 @@
+package codeclash
+
+// PlyLimitOption implements rules.PlyLimited.
+func (Game) PlyLimitOption() string { return "maxPlies" }

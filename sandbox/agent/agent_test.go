@@ -1,0 +1,244 @@
+package agent
+
+import (
+	"encoding/gob"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/sandbox"
+)
+
+// pid1Env names the test a copy of the test binary runs as PID 1.
+const pid1Env = "ARENA_AGENT_TEST_AS_PID1"
+
+// asPID1 runs the calling test again as PID 1 of new PID, mount and IPC
+// namespaces with a /proc of its own, as the agent runs in its container. It
+// returns true in that copy, and false in the test that started it once the
+// copy passed. Making the namespaces and running bots as the bot user need
+// root.
+func asPID1(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(pid1Env) == t.Name() && os.Getpid() == 1 {
+		ownProc(t)
+		return true
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: runs the agent as PID 1 of new namespaces, bots as the bot user")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.v", "-test.timeout=2m")
+	cmd.Env = append(os.Environ(), pid1Env+"="+t.Name())
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC,
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	out, err := cmd.CombinedOutput()
+	var pathErr *os.PathError
+	if errors.As(err, &pathErr) || errors.Is(err, syscall.EPERM) {
+		t.Skipf("cannot make the namespaces: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("the test as PID 1 failed: %v\n%s", err, out)
+	}
+	if m := regexp.MustCompile(`--- SKIP.*\n\s*(.*)`).FindSubmatch(out); m != nil {
+		t.Skipf("as PID 1: %s", m[1])
+	}
+	return false
+}
+
+// ownProc mounts a /proc of the new PID namespace, so that the agent's pids
+// name its own processes, never the host's.
+func ownProc(t *testing.T) {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		t.Skipf("cannot make the mounts private: %v", err)
+	}
+	if err := syscall.Mount("proc", "/proc", "proc", 0, ""); err != nil {
+		t.Skipf("cannot mount /proc: %v", err)
+	}
+}
+
+// testbox is a container's directories on the host.
+type testbox struct {
+	cfg     Config
+	scratch string // the second scratch directory, which the tests break
+}
+
+// newTestbox makes the directories and a bot that answers "ok" per turn and
+// echoes lines as a session.
+func newTestbox(t *testing.T) testbox {
+	root, err := os.MkdirTemp("", "agent-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	// The bot user must reach its directories.
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Game: filepath.Join(root, "game"), Bot: filepath.Join(root, "bot"),
+		Scratch: []string{filepath.Join(root, "tmp"), filepath.Join(root, "shm")},
+		UID:     BotUID, GID: BotGID, Env: []string{"PATH=/usr/bin:/bin"}}
+	for _, d := range append([]string{cfg.Game, cfg.Bot}, cfg.Scratch...) {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range cfg.Scratch {
+		if err := os.Chmod(d, 0o1777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bot := "#!/bin/sh\nif [ \"$1\" = session ]; then while read l; do echo \"got $l\"; done; fi\necho ok > move.json\n"
+	if err := os.WriteFile(filepath.Join(cfg.Bot, "bot"), []byte(bot), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return testbox{cfg: cfg, scratch: cfg.Scratch[1]}
+}
+
+// breakScratch puts a file where a scratch directory is, so that it cannot be
+// wiped; the returned function puts the directory back.
+func (b testbox) breakScratch(t *testing.T) (restore func()) {
+	if err := os.RemoveAll(b.scratch); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b.scratch, []byte("left by a bot"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := os.Remove(b.scratch); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(b.scratch, 0o1777); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// client speaks to an agent serving in this process.
+type client struct {
+	enc *gob.Encoder
+	dec *gob.Decoder
+}
+
+// serve starts the agent on cfg; it says "bye" when the test ends.
+func serve(t *testing.T, cfg Config) *client {
+	reqR, reqW := io.Pipe()
+	repR, repW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(reqR, repW, cfg)
+		repW.Close()
+	}()
+	c := &client{enc: gob.NewEncoder(reqW), dec: gob.NewDecoder(repR)}
+	var h Hello
+	if err := c.dec.Decode(&h); err != nil || h.Err != "" {
+		t.Fatalf("hello: %+v, error %v", h, err)
+	}
+	t.Cleanup(func() {
+		c.call(t, Request{Op: "bye"})
+		reqW.Close()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return c
+}
+
+// call sends req and returns the reply.
+func (c *client) call(t *testing.T, req Request) Reply {
+	t.Helper()
+	if err := c.enc.Encode(req); err != nil {
+		t.Fatalf("%s: send: %v", req.Op, err)
+	}
+	var rep Reply
+	if err := c.dec.Decode(&rep); err != nil {
+		t.Fatalf("%s: receive: %v", req.Op, err)
+	}
+	return rep
+}
+
+// turn is one turn of the test bot.
+var turn = Request{Op: "turn", Exec: "bot", Timeout: 5 * time.Second, Tail: 1024,
+	Turn: sandbox.Turn{Remove: []string{"move.json"}, Collect: "move.json", CollectMax: 64}}
+
+// wantErr fails the test unless rep.Err says every one of want.
+func wantErr(t *testing.T, what string, rep Reply, want ...string) {
+	t.Helper()
+	if rep.Err == "" {
+		t.Fatalf("%s: no error, want one saying %q", what, want)
+	}
+	for _, w := range want {
+		if !strings.Contains(rep.Err, w) {
+			t.Fatalf("%s: got %q, want it to say %q", what, rep.Err, w)
+		}
+	}
+}
+
+func TestAFailedTurnWipeKeepsBotsOutUntilAReset(t *testing.T) {
+	if !asPID1(t) {
+		return
+	}
+	b := newTestbox(t)
+	c := serve(t, b.cfg)
+	if rep := c.call(t, turn); rep.Err != "" || string(rep.Report.Answer.Data) != "ok\n" {
+		t.Fatalf("a good turn: answer %q, error %q", rep.Report.Answer.Data, rep.Err)
+	}
+	restore := b.breakScratch(t)
+	wantErr(t, "the turn whose wipe failed", c.call(t, turn), "wipe "+b.scratch)
+	wantErr(t, "the next turn", c.call(t, turn), "no bot may run until a reset succeeds", "wipe "+b.scratch)
+	wantErr(t, "a session", c.call(t, Request{Op: "start", Exec: "bot", Args: []string{"session"}}), "no bot may run")
+	wantErr(t, "a reset that cannot wipe", c.call(t, Request{Op: "reset"}), "wipe "+b.scratch)
+	wantErr(t, "a turn after the failed reset", c.call(t, turn), "no bot may run")
+
+	restore()
+	if rep := c.call(t, Request{Op: "reset"}); rep.Err != "" {
+		t.Fatalf("reset: %s", rep.Err)
+	}
+	if rep := c.call(t, turn); rep.Err != "" || string(rep.Report.Answer.Data) != "ok\n" {
+		t.Fatalf("a turn after a good reset: answer %q, error %q", rep.Report.Answer.Data, rep.Err)
+	}
+}
+
+func TestAFailedSessionWipeIsReportedAndKeepsBotsOut(t *testing.T) {
+	if !asPID1(t) {
+		return
+	}
+	b := newTestbox(t)
+	c := serve(t, b.cfg)
+	if rep := c.call(t, Request{Op: "start", Exec: "bot", Args: []string{"session"}, Tail: 1024}); rep.Err != "" || rep.Report.StartError != "" {
+		t.Fatalf("start: %+v", rep)
+	}
+	if rep := c.call(t, Request{Op: "ask", Line: "hi", Timeout: 5 * time.Second}); rep.Err != "" || rep.Exchange.Line != "got hi" {
+		t.Fatalf("ask: %+v", rep)
+	}
+	b.breakScratch(t)
+	rep := c.call(t, Request{Op: "stop"})
+	wantErr(t, "stop", rep, "stop session", "wipe "+b.scratch)
+	if rep.Report.ExitCode != -1 {
+		t.Errorf("stop: exit %d, want -1 (stopped by us): the report is lost with the error", rep.Report.ExitCode)
+	}
+	wantErr(t, "a session after the failed wipe", c.call(t, Request{Op: "start", Exec: "bot", Args: []string{"session"}}), "no bot may run")
+	wantErr(t, "a turn after the failed wipe", c.call(t, turn), "no bot may run")
+}
+
+func TestABotThatCannotBeExecutedIsItsOwnFault(t *testing.T) {
+	if !asPID1(t) {
+		return
+	}
+	c := serve(t, newTestbox(t).cfg)
+	rep := c.call(t, Request{Op: "start", Exec: "missing"})
+	if rep.Err != "" || !strings.Contains(rep.Report.StartError, "not found") {
+		t.Fatalf("start: got error %q, StartError %q; want only a StartError", rep.Err, rep.Report.StartError)
+	}
+	// Not the agent's failure: the box stays usable.
+	if rep := c.call(t, turn); rep.Err != "" {
+		t.Fatalf("a turn after it: %s", rep.Err)
+	}
+}

@@ -1,0 +1,52 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/arenabots/arena/images"
+	"github.com/arenabots/arena/sandbox"
+)
+
+func init() { sandbox.Register("docker", Open) }
+
+// Open is the docker backend's sandbox.Opener: it dials the engine, sweeps
+// what killed runs left (when cfg.Sweep says so) and checks the runtime
+// image. Closing sweeps again, then lets the engine go.
+func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() error, error) {
+	if cfg.Image == "" {
+		cfg.Image = images.DefaultRuntime
+	}
+	cl, err := Dial(ctx, cfg.Engine)
+	if err != nil {
+		return nil, nil, err
+	}
+	sweep := func(ctx context.Context) error {
+		if !cfg.Sweep {
+			return nil
+		}
+		res, err := Sweep(ctx, cl, false)
+		if err != nil {
+			return fmt.Errorf("sweep containers left by an earlier run: %w", err)
+		}
+		if res.Containers+res.Volumes > 0 {
+			cfg.Notify(fmt.Sprintf("removed %d containers and %d volumes left by an earlier run that was killed", res.Containers, res.Volumes))
+		}
+		return nil
+	}
+	if err := sweep(ctx); err != nil {
+		// What is left costs disk and memory, not correctness: the next
+		// sweep tries again.
+		slog.Warn(err.Error())
+	}
+	b := New(cl, cfg.Image)
+	if _, err := b.CheckImage(ctx); err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	return b, func() error {
+		return errors.Join(sweep(context.WithoutCancel(ctx)), cl.Close())
+	}, nil
+}

@@ -1,0 +1,44 @@
+package sandbox_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/sandbox"
+	_ "github.com/arenabots/arena/sandbox/local"
+)
+
+// A backend is found by its kind; an unknown kind is refused naming the
+// kinds there are, and the local backend says it is no security boundary.
+func TestOpenFindsABackendByKind(t *testing.T) {
+	t.Parallel()
+	var said []string
+	b, release, err := sandbox.Open(context.Background(), sandbox.Config{Kind: "local", Notify: func(m string) { said = append(said, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Name() != "local" {
+		t.Fatalf("opened %s, want local", b.Name())
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "no isolation") {
+		t.Fatalf("the local backend said %q, want its warning", said)
+	}
+	_, _, err = sandbox.Open(context.Background(), sandbox.Config{Kind: "vm"})
+	var unknown *sandbox.UnknownKindError
+	if err == nil || !strings.Contains(err.Error(), `no sandbox backend "vm" (want local`) {
+		t.Fatalf("an unknown kind: %v", err)
+	}
+	if !asUnknown(err, &unknown) || unknown.Kind != "vm" {
+		t.Fatalf("an unknown kind is not an UnknownKindError: %T", err)
+	}
+}
+
+func asUnknown(err error, target **sandbox.UnknownKindError) bool {
+	u, ok := err.(*sandbox.UnknownKindError)
+	*target = u
+	return ok
+}
