@@ -206,6 +206,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			workerCommand(),
 			enrollCommand(),
 			keyCommand(),
+			serveCommand(), eventCommand(), submitCommand(),
 		},
 	}
 }

@@ -11,7 +11,6 @@ import (
 	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 
-	"github.com/arenabots/arena/harness/randombot"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/validate"
 )
@@ -87,14 +86,15 @@ func runValidate(c *cli.Context) error {
 		}
 		defer ms.closer()
 		o.Backend, o.Limits, o.Rules = ms.backend, ms.Limits, ms.Rules
-		if o.Facts, err = validate.ProbeImage(c.Context, ms.backend, ms.Limits); err != nil {
-			return fmt.Errorf("read the runtime image: %w", err)
-		}
 		if o.Builder, err = newBuilder(c, ms.backend, ms.Limits, nil); err != nil {
 			return err
 		}
-		if o.Opponent, err = randombot.Opponent(ms.Game); err != nil {
-			fmt.Fprintln(c.App.ErrWriter, "arena: warning:", err, "; the full matches are skipped")
+		note, err := validate.Equip(c.Context, &o)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintln(c.App.ErrWriter, "arena: warning:", note)
 		}
 	}
 	var reports []*validate.Report

@@ -11,6 +11,25 @@ import (
 	"github.com/arenabots/arena/internal/words"
 )
 
+// The files Save writes.
+const (
+	ReportJSON = "report.json"
+	ReportText = "report.txt"
+)
+
+// LoadReport reads the report Save kept in dir.
+func LoadReport(dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ReportJSON))
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReportJSON), err)
+	}
+	return &r, nil
+}
+
 // Save keeps the report beside a submission's files: report.json and
 // report.txt (WriteText).
 func (r *Report) Save(dir string) error {
@@ -21,14 +40,14 @@ func (r *Report) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ReportJSON), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "report.txt"), []byte(b.String()), 0o644)
+	return os.WriteFile(filepath.Join(dir, ReportText), []byte(b.String()), 0o644)
 }
 
 // WriteText writes the report as arena validate prints it: each check with

@@ -138,6 +138,21 @@ type Options struct {
 	// Dir, when set, keeps the extracted files and the matches here.
 	Dir  string
 	Seed uint64
+	// Progress, when set, is told when a build starts (StageBuilding) and
+	// when the bot starts to run (StageRunning).
+	Progress func(stage string)
+}
+
+// Stages of a validation, for Options.Progress.
+const (
+	StageBuilding = "building"
+	StageRunning  = "running"
+)
+
+func (o Options) progress(stage string) {
+	if o.Progress != nil {
+		o.Progress(stage)
+	}
 }
 
 var sourceExt = map[string]bool{
@@ -203,6 +218,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 			}
 			rep.add(Check{Name: "executable", Status: Fail, Detail: err.Error(), Fix: fix})
 		case src != "":
+			o.progress(StageBuilding)
 			var built bool
 			if files, entry, built, err = buildChecks(ctx, rep, o.Builder, &submission.Bot{Name: rep.Name, Source: p,
 				SubmissionSHA256: zipSum, SourceEntry: src, Program: sandbox.Program{Name: rep.Name, Files: files}}); err != nil {
@@ -243,6 +259,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		if rep.SourceBuilt != "" {
 			bot.SHA256 = rep.SourceBuilt
 		}
+		o.progress(StageRunning)
 		if err := behaviour(ctx, rep, bot, files, o); err != nil {
 			return nil, err
 		}
@@ -664,11 +681,17 @@ func headline(out string) string {
 	return strings.TrimSuffix(lines[0], ":")
 }
 
+// MatchDir is where a validation kept in dir (Options.Dir) keeps its full
+// match with the bot on side.
+func MatchDir(dir string, side rules.Side) string {
+	return filepath.Join(dir, "match-as-"+side.String())
+}
+
 // fullMatch plays the bot against the random bot with the bot on side.
 func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules.Side, o Options) ([]float64, int64, error) {
 	dir := ""
 	if o.Dir != "" {
-		dir = filepath.Join(o.Dir, "match-as-"+side.String())
+		dir = MatchDir(o.Dir, side)
 	} else {
 		tmp, err := os.MkdirTemp("", "arena-validate-")
 		if err != nil {

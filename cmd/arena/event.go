@@ -1,0 +1,478 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	units "github.com/docker/go-units"
+	"github.com/urfave/cli/v2"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/web"
+	"github.com/arenabots/arena/internal/words"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// serveEvent runs the event server; tests replace it to read the options
+// serve builds.
+var serveEvent = web.Serve
+
+// flagNamed is the flag called name among flags: the definition of the
+// commands that own it, shared.
+func flagNamed(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	panic("arena: no flag --" + name)
+}
+
+// appContext is the context of the global flags. A command with a flag of
+// the same name as a global one (serve's --tls-cert) hides it from its own
+// context.
+func appContext(c *cli.Context) *cli.Context {
+	root := c
+	for _, p := range c.Lineage() {
+		if p.Command != nil {
+			root = p
+		}
+	}
+	return root
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "serve",
+		Usage:     "run an event's server: team logins, uploads validated as they arrive, reports and games",
+		UsageText: "arena serve --event DIR [--http ADDR] [--tls-cert FILE --tls-key FILE] [options]",
+		Description: `Serves the event in DIR (arena event init makes one): teams log in with their
+token, upload submissions and read their validation reports; each upload is
+validated in the sandbox the way arena validate does it, --validators at a
+time, with the game, rules and limits of DIR/event.toml. A bad event.toml is
+refused with its line and the reason. Ctrl-C stops the server: validations
+under way are cut short and queued again at the next start.
+
+Without --tls-cert the server speaks plain HTTP: put it behind a reverse proxy
+that speaks HTTPS (and pass --trust-proxy), or keep it on 127.0.0.1. The
+engine's own TLS settings are the global --tls-ca, --tls-cert and --tls-key,
+given before 'serve'.
+
+Logs go to stderr; --log-level info (before 'serve') also logs each validation.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "event", Usage: "the event's directory: event.toml, the database, uploads and validations (arena event init makes one)", TakesFile: true},
+			&cli.StringFlag{Name: "http", Value: "127.0.0.1:8080", Usage: "address to listen on, HOST:PORT (port 0: any free port; the address is printed)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate (PEM; with --tls-key)", TakesFile: true},
+			&cli.StringFlag{Name: "tls-key", Usage: "the private key of --tls-cert (PEM)", TakesFile: true},
+			&cli.BoolFlag{Name: "trust-proxy", Usage: "behind a reverse proxy: take the client's address from X-Forwarded-For and the scheme from X-Forwarded-Proto (without a proxy, clients could forge them)"},
+			&cli.IntFlag{Name: "validators", Value: 2, Usage: "how many validations run at once"},
+			flagNamed(matchFlags(), "sandbox"),
+			imageFlag(),
+			flagNamed(buildFlags(), "build-cache"),
+		},
+		Action: func(c *cli.Context) error {
+			o, err := serveOptions(c)
+			if err != nil {
+				return err
+			}
+			err = serveEvent(c.Context, o)
+			var unknown *sandbox.UnknownKindError
+			if errors.As(err, &unknown) {
+				return usagef("--sandbox: %v", err)
+			}
+			return err
+		},
+	}
+}
+
+// serveOptions reads serve's flags.
+func serveOptions(c *cli.Context) (web.Options, error) {
+	dir := c.String("event")
+	switch {
+	case c.NArg() > 0:
+		return web.Options{}, usagef("serve takes no arguments (got %q); name the event's directory with --event", c.Args().Slice())
+	case dir == "":
+		return web.Options{}, usagef("--event is required: the event's directory (arena event init DIR --game G makes one)")
+	case (c.String("tls-cert") == "") != (c.String("tls-key") == ""):
+		return web.Options{}, usagef("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
+	case c.Int("validators") < 1:
+		return web.Options{}, usagef("--validators: want 1 or more, got %d", c.Int("validators"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, event.ConfigFile)); errors.Is(err, fs.ErrNotExist) {
+		return web.Options{}, notAnEvent(dir)
+	}
+	cache, err := build.CacheDir(c.String("build-cache"))
+	if err != nil {
+		return web.Options{}, fmt.Errorf("%w (--build-cache)", err)
+	}
+	secure := c.String("tls-cert") != ""
+	return web.Options{
+		EventDir: dir, Addr: c.String("http"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
+		TrustProxy: c.Bool("trust-proxy"), Validators: c.Int("validators"),
+		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Engine: dockerConn(appContext(c)),
+			Notify: func(msg string) { slog.Warn(msg) }},
+		BuildCache: cache, Log: slog.Default(),
+		Ready: func(addr string) {
+			scheme := "http"
+			if secure {
+				scheme = "https"
+			}
+			fmt.Fprintf(c.App.ErrWriter, "arena: serving the event in %s at %s://%s (Ctrl-C stops it)\n", dir, scheme, addr)
+		},
+	}, nil
+}
+
+func notAnEvent(dir string) error {
+	return usagef("%s is not an event: it has no %s (arena event init %s --game G makes one)", dir, event.ConfigFile, dir)
+}
+
+// openEvent opens the store of the event in dir, after checking its
+// event.toml: a directory that is not a valid event is refused.
+func openEvent(dir string) (*event.Store, error) {
+	_, err := event.LoadConfig(dir)
+	var bad *event.ConfigError
+	switch {
+	case errors.As(err, &bad):
+		return nil, err
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, notAnEvent(dir)
+	case err != nil:
+		return nil, err
+	}
+	return event.Open(dir)
+}
+
+// withEvent runs f on the store of the event in dir and closes it.
+func withEvent(dir string, f func(*event.Store) error) (err error) {
+	st, err := openEvent(dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close the event's database: %w", cerr))
+		}
+	}()
+	return f(st)
+}
+
+func eventCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "event",
+		Usage: "set up and look after an event: its configuration, teams, organizer token and backups",
+		Description: `An event is a directory: event.toml (its game, hours, limits and quotas),
+event.db (teams, submissions, games), uploads/ and validations/. Make one with
+'arena event init', add the teams, make the organizer's token, then run it
+with 'arena serve --event DIR'. These commands may run while it is served.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "init",
+				Usage:     "make an event directory and its event.toml, every option at its default",
+				UsageText: "arena event init DIR [--game G]",
+				Description: `Creates DIR if needed and writes DIR/event.toml for the game: every option
+shown with its default and what it does, the game's rule options listed
+commented out. An existing event.toml is never overwritten.`,
+				Flags:  []cli.Flag{gameFlag()},
+				Action: eventInit,
+			},
+			{
+				Name:  "teams",
+				Usage: "the event's teams",
+				Subcommands: []*cli.Command{{
+					Name:      "import",
+					Usage:     "add the teams of a CSV file and print each new team's token",
+					UsageText: "arena event teams import DIR TEAMS.csv   (- reads standard input)",
+					Description: `Adds one team per line of the CSV file: its name, then optionally its members
+and a contact (a first line starting with "name" is a header). Prints each
+new team's token: it is shown only this once (the event keeps only its hash),
+so hand it to the team now. Teams that exist already are skipped, and said
+so: importing the file again after adding lines adds only the new ones.`,
+					Action: eventTeamsImport,
+				}},
+			},
+			{
+				Name:      "admin-token",
+				Usage:     "make the organizer's token (the one before stops working)",
+				UsageText: "arena event admin-token DIR",
+				Description: `Prints a new token for the organizer's pages, shown only this once. The token
+before it, if any, stops working at once and its logins end.`,
+				Action: eventAdminToken,
+			},
+			{
+				Name:      "backup",
+				Usage:     "copy the event, consistent, while it is served",
+				UsageText: "arena event backup DIR OUT",
+				Description: `Copies the event in DIR to the new directory OUT: the database as of one
+instant, event.toml, the uploads and the validations. OUT is an event in its
+own right: 'arena serve --event OUT' serves it.`,
+				Action: eventBackup,
+			},
+		},
+	}
+}
+
+func eventInit(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("event init takes one argument: the event's directory (made if needed)")
+	}
+	dir, game := c.Args().First(), c.String("game")
+	text, err := event.Template(game)
+	if err != nil {
+		return usagef("--game: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, event.ConfigFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return usagef("%s exists: arena event init does not overwrite it (edit it, or remove it first to start again from the defaults)", path)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errors.Join(err, os.Remove(path))
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "wrote %s: an event of %s, every option at its default and explained\n\n", path, game)
+	fmt.Fprintf(w, "next:\n")
+	fmt.Fprintf(w, "  1. edit %s: the title, when uploads open and close, limits, quotas\n", path)
+	fmt.Fprintf(w, "  2. arena event teams import %s TEAMS.csv\n", dir)
+	fmt.Fprintf(w, "     adds the teams (a line each: name[,members[,contact]]) and prints their tokens\n")
+	fmt.Fprintf(w, "  3. arena event admin-token %s\n", dir)
+	fmt.Fprintf(w, "     the organizer's token\n")
+	fmt.Fprintf(w, "  4. arena serve --event %s\n", dir)
+	fmt.Fprintf(w, "     runs the event's server\n")
+	return nil
+}
+
+func eventTeamsImport(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("event teams import takes two arguments: the event's directory and a CSV file of teams (- for standard input)")
+	}
+	dir, file := c.Args().Get(0), c.Args().Get(1)
+	return withEvent(dir, func(st *event.Store) error {
+		var r io.Reader = c.App.Reader
+		if r == nil {
+			r = os.Stdin
+		}
+		if file != "-" {
+			f, err := os.Open(file)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		added, existing, err := st.ImportTeams(c.Context, r)
+		w := c.App.Writer
+		if len(added) > 0 {
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTOKEN")
+			for _, t := range added {
+				fmt.Fprintf(tw, "%s\t%s\n", t.Name, t.Token)
+			}
+			if ferr := tw.Flush(); ferr != nil {
+				return fmt.Errorf("print the tokens: %w (the teams were added: give them new ones with the organizer's pages)", ferr)
+			}
+			fmt.Fprintf(w, "\n%s added. Each token is shown only this once (the event keeps only its hash): hand each team its own now.\n",
+				words.Plural(len(added), "team"))
+		} else {
+			fmt.Fprintln(w, "no team added")
+		}
+		if len(existing) > 0 {
+			fmt.Fprintf(w, "already there, skipped: %s\n", strings.Join(existing, ", "))
+		}
+		if err != nil {
+			if len(added) > 0 {
+				return usagef("%s: %v (the teams above were added; fix the line and import the file again: they are skipped)", file, err)
+			}
+			return usagef("%s: %v", file, err)
+		}
+		return nil
+	})
+}
+
+func eventAdminToken(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("event admin-token takes one argument: the event's directory")
+	}
+	return withEvent(c.Args().First(), func(st *event.Store) error {
+		token, err := st.NewAdminToken(c.Context)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.ErrWriter, "arena: the organizer's token, shown only this once; the one before, if any, no longer works and its logins ended:")
+		_, err = fmt.Fprintln(c.App.Writer, token)
+		return err
+	})
+}
+
+func eventBackup(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("event backup takes two arguments: the event's directory and a new directory for the copy")
+	}
+	dir, out := c.Args().Get(0), c.Args().Get(1)
+	return withEvent(dir, func(st *event.Store) error {
+		if err := st.Backup(c.Context, out); err != nil {
+			return err
+		}
+		w := c.App.Writer
+		fmt.Fprintf(w, "copied the event in %s to %s:\n", dir, out)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, name := range []string{event.DBFile, event.ConfigFile, event.UploadsDir, event.ValidationsDir} {
+			files, size, err := treeSize(filepath.Join(out, name))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			what := units.BytesSize(float64(size))
+			if name == event.UploadsDir || name == event.ValidationsDir {
+				what = words.Plural(files, "file") + ", " + what
+			}
+			if name == event.DBFile {
+				what += " (the database as of one instant)"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\n", name, what)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "it is an event of its own: arena serve --event %s serves it\n", out)
+		return nil
+	})
+}
+
+// treeSize counts the regular files under path (or path itself) and their
+// bytes.
+func treeSize(path string) (files int, size int64, err error) {
+	err = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files, size = files+1, size+fi.Size()
+		return nil
+	})
+	return files, size, err
+}
+
+func submitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "submit",
+		Usage:     "upload a submission to an event's server and print its validation report",
+		UsageText: "arena submit --server URL --token-file FILE [--no-wait] [--timeout 30m] BOT",
+		Description: `Uploads BOT to the event at --server as the team whose token --token-file
+holds: a file (a submission ZIP, an executable, a source file) as it is, or a
+directory as a ZIP of its files (symbolic links are refused). Then it waits for
+the validation, printing its progress on stderr, and prints the report on
+stdout: the same checks as 'arena validate', run by the event with its limits.
+
+Exit 0 when the submission passed, 1 when it failed its validation, 2 for bad
+usage or when the upload or the validation could not be done (the server's
+reason is printed).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "server", Usage: "the event's address, e.g. https://arena.example.org"},
+			&cli.StringFlag{Name: "token-file", Usage: "file holding the team's token (the organizer hands it out)", TakesFile: true},
+			&cli.BoolFlag{Name: "no-wait", Usage: "print the stored submission's id, hash and state and return without waiting for its validation"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Minute, Usage: "how long to wait for the validation; the server goes on after it"},
+		},
+		Action: submit,
+	}
+}
+
+func submit(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("submit takes one argument: the bot (a submission ZIP, a directory, an executable or a source file)")
+	}
+	bot := c.Args().First()
+	u, err := url.Parse(c.String("server"))
+	if c.String("server") == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--server: want the event's address, such as https://arena.example.org, got %q", c.String("server"))
+	}
+	if c.String("token-file") == "" {
+		return usagef("--token-file is required: the file holding the team's token")
+	}
+	data, err := os.ReadFile(c.String("token-file"))
+	if err != nil {
+		return usagef("--token-file: %v", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return usagef("--token-file %s is empty: put the team's token in it", c.String("token-file"))
+	}
+	if c.Duration("timeout") <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	if _, err := os.Stat(bot); err != nil {
+		return usagef("%v", err)
+	}
+	cl := &web.Client{Server: c.String("server"), Token: token}
+	sub, err := cl.Upload(c.Context, bot)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", bot, err)
+	}
+	stderr := c.App.ErrWriter
+	fmt.Fprintf(stderr, "arena: uploaded %s as submission %d (%s, %s)\n", bot, sub.ID, sub.Filename, units.BytesSize(float64(sub.Size)))
+	if c.Bool("no-wait") {
+		tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "id\t%d\nsha256\t%s\nstate\t%s\n", sub.ID, sub.SHA256, sub.State)
+		return tw.Flush()
+	}
+	wait, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	id, last := sub.ID, sub.State
+	sub, err = cl.Wait(wait, id, func(s event.Submission) {
+		last = s.State
+		fmt.Fprintf(stderr, "arena: submission %d: %s\n", s.ID, s.State)
+	})
+	switch {
+	case err != nil && c.Context.Err() != nil:
+		return fmt.Errorf("stopped waiting: submission %d is uploaded and its validation goes on", id)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("gave up waiting after %s: submission %d is still %s; its validation goes on (its report will be on the event's pages)",
+			c.Duration("timeout"), id, last)
+	case err != nil:
+		return err
+	case sub.State == event.Errored:
+		return fmt.Errorf("submission %d could not be validated: %s (not the bot's fault: ask the organizer to validate it again)", sub.ID, sub.Summary)
+	}
+	text, err := cl.ReportText(c.Context, sub.ID)
+	if err != nil {
+		return fmt.Errorf("submission %d %s its validation, but its report could not be read: %w", sub.ID, sub.State, err)
+	}
+	if _, err := io.WriteString(c.App.Writer, text); err != nil {
+		return err
+	}
+	if sub.State == event.Failed {
+		return failf("submission %d failed its validation: %s", sub.ID, sub.Summary)
+	}
+	if sub.Active {
+		fmt.Fprintf(stderr, "arena: submission %d passed: it now plays for the team\n", sub.ID)
+	} else {
+		fmt.Fprintf(stderr, "arena: submission %d passed; another of the team's submissions plays (pinned, or newer)\n", sub.ID)
+	}
+	return nil
+}

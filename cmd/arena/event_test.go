@@ -1,0 +1,373 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/web"
+)
+
+// These tests run arena in-process and share slog's default logger: none of
+// them is parallel.
+
+// newEvent is a directory that arena event init made.
+func newEvent(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "event")
+	if code, out, errs := runArena("event", "init", dir, "--game", "codeclash"); code != 0 {
+		t.Fatalf("event init: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path, text string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func openStore(t *testing.T, dir string) *event.Store {
+	t.Helper()
+	st, err := event.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return st
+}
+
+var tokenRow = regexp.MustCompile(`(?m)^(\S.*?)\s+([0-9a-f]{64})$`)
+
+// printedTokens are the NAME and TOKEN rows teams import printed.
+func printedTokens(out string) map[string]string {
+	tokens := map[string]string{}
+	for _, m := range tokenRow.FindAllStringSubmatch(out, -1) {
+		tokens[m[1]] = m[2]
+	}
+	return tokens
+}
+
+func TestEventInitWritesAConfigAndNeverOverwritesIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "event")
+	code, out, errs := runArena("event", "init", dir, "--game", "chess")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	cfg, err := event.LoadConfig(dir)
+	if err != nil {
+		t.Fatalf("the written event.toml does not load: %v", err)
+	}
+	if cfg.Game != "chess" {
+		t.Errorf("game %q, want chess", cfg.Game)
+	}
+	for _, next := range []string{"arena event teams import " + dir, "arena event admin-token " + dir, "arena serve --event " + dir} {
+		if !strings.Contains(out, next) {
+			t.Errorf("the next steps do not say %q:\n%s", next, out)
+		}
+	}
+	path := filepath.Join(dir, event.ConfigFile)
+	writeFile(t, path, "game = \"checkers\"\n")
+	code, out, errs = runArena("event", "init", dir)
+	if code != exitUsage || !strings.Contains(errs, "exists") || !strings.Contains(errs, "remove it first") {
+		t.Errorf("a second init: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if text, _ := os.ReadFile(path); string(text) != "game = \"checkers\"\n" {
+		t.Errorf("a second init changed event.toml to %q", text)
+	}
+	if code, _, errs := runArena("event", "init", filepath.Join(t.TempDir(), "e"), "--game", "go"); code != exitUsage || !strings.Contains(errs, "--game") {
+		t.Errorf("an unknown game: exit %d, stderr %s", code, errs)
+	}
+}
+
+func TestEventTeamsImportPrintsEachNewTeamsTokenOnce(t *testing.T) {
+	dir := newEvent(t)
+	csv := writeFile(t, filepath.Join(t.TempDir(), "teams.csv"), "name,members,contact\nRooks,Ann and Bo,rooks@example.org\nKnights of Ni\n")
+	code, out, errs := runArena("event", "teams", "import", dir, csv)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	tokens := printedTokens(out)
+	if len(tokens) != 2 || tokens["Rooks"] == "" || tokens["Knights of Ni"] == "" {
+		t.Fatalf("printed tokens %v, want one for each of the 2 teams:\n%s", tokens, out)
+	}
+	if !strings.Contains(out, "NAME") || !strings.Contains(out, "TOKEN") || !strings.Contains(out, "only this once") {
+		t.Errorf("the table has no header or does not say the tokens are shown once:\n%s", out)
+	}
+	st := openStore(t, dir)
+	ctx := context.Background()
+	for name, token := range tokens {
+		team, err := st.TeamByName(ctx, name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p, err := st.Authenticate(ctx, token)
+		if err != nil || p.Team != team.ID || p.Admin {
+			t.Errorf("%s's printed token authenticates as %+v (%v), want team %d", name, p, err, team.ID)
+		}
+	}
+
+	more := writeFile(t, filepath.Join(t.TempDir(), "more.csv"), "Rooks\nBishops\n")
+	code, out, errs = runArena("event", "teams", "import", dir, more)
+	if code != 0 {
+		t.Fatalf("the second import: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	again := printedTokens(out)
+	if len(again) != 1 || again["Bishops"] == "" {
+		t.Errorf("the second import printed tokens %v, want Bishops' only:\n%s", again, out)
+	}
+	if !strings.Contains(out, "skipped: Rooks") {
+		t.Errorf("the second import does not say Rooks was skipped:\n%s", out)
+	}
+	if p, err := st.Authenticate(ctx, tokens["Rooks"]); err != nil || p.Team == 0 {
+		t.Errorf("a skipped team's token changed: %+v, %v", p, err)
+	}
+
+	bad := writeFile(t, filepath.Join(t.TempDir(), "bad.csv"), "Pawns\nx,y,z,w\n")
+	code, out, errs = runArena("event", "teams", "import", dir, bad)
+	if code != exitUsage || !strings.Contains(errs, "line 2") || printedTokens(out)["Pawns"] == "" {
+		t.Errorf("a bad line: exit %d, want 2 with its line, and the team before it printed\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+
+	code, _, errs = runArena("event", "teams", "import", t.TempDir(), csv)
+	if code != exitUsage || !strings.Contains(errs, "is not an event") {
+		t.Errorf("a directory without event.toml: exit %d, stderr %s", code, errs)
+	}
+}
+
+func TestEventAdminTokenReplacesTheOneBefore(t *testing.T) {
+	dir := newEvent(t)
+	var tokens []string
+	for range 2 {
+		code, out, errs := runArena("event", "admin-token", dir)
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+		}
+		if !strings.Contains(errs, "only this once") || !strings.Contains(errs, "no longer works") {
+			t.Errorf("admin-token does not say the token is shown once and the one before stopped working: %s", errs)
+		}
+		tokens = append(tokens, strings.TrimSpace(out))
+	}
+	st := openStore(t, dir)
+	ctx := context.Background()
+	if p, err := st.Authenticate(ctx, tokens[1]); err != nil || !p.Admin {
+		t.Errorf("the printed token authenticates as %+v (%v), want the organizer", p, err)
+	}
+	if _, err := st.Authenticate(ctx, tokens[0]); !errors.Is(err, event.ErrBadToken) {
+		t.Errorf("the token before still works: %v", err)
+	}
+}
+
+func TestEventBackupIsAnEventWithTheTeams(t *testing.T) {
+	dir := newEvent(t)
+	csv := writeFile(t, filepath.Join(t.TempDir(), "teams.csv"), "Rooks\nBishops\n")
+	if code, out, errs := runArena("event", "teams", "import", dir, csv); code != 0 {
+		t.Fatalf("import: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	out := filepath.Join(t.TempDir(), "copy")
+	code, stdout, errs := runArena("event", "backup", dir, out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, errs)
+	}
+	for _, name := range []string{event.DBFile, event.ConfigFile} {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("the backup does not say it copied %s:\n%s", name, stdout)
+		}
+	}
+	if _, err := event.LoadConfig(out); err != nil {
+		t.Errorf("the copy's event.toml: %v", err)
+	}
+	teams, err := openStore(t, out).Teams(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, team := range teams {
+		names = append(names, team.Name)
+	}
+	if strings.Join(names, ",") != "Bishops,Rooks" {
+		t.Errorf("the copy holds teams %v, want Bishops and Rooks", names)
+	}
+	if code, _, errs := runArena("event", "backup", dir, out); code != exitUsage || !strings.Contains(errs, "exists") {
+		t.Errorf("a backup onto an existing directory: exit %d, stderr %s", code, errs)
+	}
+}
+
+func TestServeWiring(t *testing.T) {
+	dir := newEvent(t)
+	var got web.Options
+	serveEvent = func(_ context.Context, o web.Options) error { got = o; return nil }
+	t.Cleanup(func() { serveEvent = web.Serve })
+	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--tls-cert", "engine.pem", "--tls-key", "engine.key",
+		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy",
+		"--validators", "3", "--sandbox", "local", "--image", "img:1", "--build-cache", "none")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if got.EventDir != dir || got.Addr != "127.0.0.1:0" || got.TLSCert != "server.pem" || got.TLSKey != "server.key" ||
+		!got.TrustProxy || got.Validators != 3 || got.BuildCache != "" || got.Log == nil || got.Ready == nil {
+		t.Errorf("options %+v", got)
+	}
+	if s := got.Sandbox; s.Kind != "local" || s.Image != "img:1" || s.Engine.Host != "tcp://engine:2376" ||
+		s.Engine.Cert != "engine.pem" || s.Engine.Key != "engine.key" {
+		t.Errorf("sandbox %+v: want the engine of the global flags", s)
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no event", []string{"serve"}, "--event is required"},
+		{"not an event", []string{"serve", "--event", t.TempDir()}, "is not an event"},
+		{"a certificate without its key", []string{"serve", "--event", dir, "--tls-cert", "c.pem"}, "--tls-cert and --tls-key"},
+		{"no validators", []string{"serve", "--event", dir, "--validators", "0"}, "--validators"},
+		{"an argument", []string{"serve", "--event", dir, "extra"}, "no arguments"},
+	} {
+		if code, _, errs := runArena(c.args...); code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want 2 saying %q", c.name, code, errs, c.want)
+		}
+	}
+}
+
+func TestServeRefusesABadConfigWithItsLine(t *testing.T) {
+	dir := newEvent(t)
+	writeFile(t, filepath.Join(dir, event.ConfigFile), "game = \"codeclash\"\n\n[limits]\nmemory = \"a lot\"\n")
+	code, out, errs := runArena("serve", "--event", dir, "--sandbox", "local")
+	want := filepath.Join(dir, event.ConfigFile) + ":4: "
+	if code != exitUsage || !strings.Contains(errs, want) || !strings.Contains(errs, "want a size") {
+		t.Errorf("exit %d, want 2 with %q and the reason\nstdout: %s\nstderr: %s", code, want, out, errs)
+	}
+}
+
+// fakeEvent answers the API of an event server for one team: the upload,
+// then each GET of the submission gives the next of states.
+type fakeEvent struct {
+	mu       sync.Mutex
+	states   []string
+	summary  string
+	uploaded string // the name of the uploaded file
+	auth     string
+}
+
+func (f *fakeEvent) handler() http.Handler {
+	mux := http.NewServeMux()
+	sub := func() event.Submission {
+		return event.Submission{ID: 7, Team: 1, SHA256: strings.Repeat("ab", 32), Size: 42, Filename: f.uploaded,
+			State: f.states[0], Summary: f.summary, Active: true}
+	}
+	mux.HandleFunc("POST /api/v1/submissions", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.auth = r.Header.Get("Authorization")
+		file, h, err := r.FormFile("file")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		file.Close()
+		f.uploaded = h.Filename
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"submission": sub()})
+	})
+	mux.HandleFunc("GET /api/v1/submissions/7", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		s := sub()
+		if len(f.states) > 1 {
+			f.states = f.states[1:]
+		}
+		json.NewEncoder(w).Encode(map[string]any{"submission": s, "report": nil})
+	})
+	mux.HandleFunc("GET /api/v1/submissions/7/report.txt", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "REPORT OF SUBMISSION 7")
+	})
+	return mux
+}
+
+func TestSubmitExitsByTheValidation(t *testing.T) {
+	bot := writeFile(t, filepath.Join(t.TempDir(), "bot.py"), "print('hi')\n")
+	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), "  secret-token\n")
+	for _, c := range []struct {
+		final, summary string
+		code           int
+		stdout, stderr string
+	}{
+		{event.Passed, "", 0, "REPORT OF SUBMISSION 7", "it now plays"},
+		{event.Failed, "answers: illegal move", exitFailed, "REPORT OF SUBMISSION 7", "answers: illegal move"},
+		{event.Errored, "the validation could not finish: engine gone", exitUsage, "", "engine gone"},
+	} {
+		t.Run(c.final, func(t *testing.T) {
+			f := &fakeEvent{states: []string{event.Queued, event.Building, c.final}, summary: c.summary}
+			srv := httptest.NewServer(f.handler())
+			defer srv.Close()
+			start := time.Now()
+			code, out, errs := runArena("submit", "--server", srv.URL, "--token-file", tokenFile, bot)
+			if code != c.code || !strings.Contains(out, c.stdout) || !strings.Contains(errs, c.stderr) {
+				t.Fatalf("exit %d, want %d with %q on stdout and %q on stderr\nstdout: %s\nstderr: %s", code, c.code, c.stdout, c.stderr, out, errs)
+			}
+			if !strings.Contains(errs, "submission 7: building") {
+				t.Errorf("the progress does not show the states:\n%s", errs)
+			}
+			f.mu.Lock()
+			if f.auth != "Bearer secret-token" || f.uploaded != "bot.py" {
+				t.Errorf("uploaded %q with %q", f.uploaded, f.auth)
+			}
+			f.mu.Unlock()
+			if time.Since(start) > 10*time.Second {
+				t.Errorf("submit took %s", time.Since(start))
+			}
+		})
+	}
+
+	f := &fakeEvent{states: []string{event.Queued}}
+	srv := httptest.NewServer(f.handler())
+	defer srv.Close()
+	code, out, errs := runArena("submit", "--no-wait", "--server", srv.URL, "--token-file", tokenFile, bot)
+	if code != 0 || !regexp.MustCompile(`(?m)^id\s+7$`).MatchString(out) || !strings.Contains(out, strings.Repeat("ab", 32)) ||
+		!regexp.MustCompile(`(?m)^state\s+queued$`).MatchString(out) {
+		t.Errorf("--no-wait: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+
+	empty := writeFile(t, filepath.Join(t.TempDir(), "empty"), " \n")
+	if code, _, errs := runArena("submit", "--server", srv.URL, "--token-file", empty, bot); code != exitUsage || !strings.Contains(errs, "is empty") {
+		t.Errorf("an empty token file: exit %d, stderr %s", code, errs)
+	}
+	if code, _, errs := runArena("submit", "--server", "arena.example.org", "--token-file", tokenFile, bot); code != exitUsage || !strings.Contains(errs, "--server") {
+		t.Errorf("a server without a scheme: exit %d, stderr %s", code, errs)
+	}
+}
+
+func TestSubmitSaysTheServersReason(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error": {"code": "quota", "message": "12 uploads in the last hour"}}`)
+	}))
+	defer srv.Close()
+	bot := writeFile(t, filepath.Join(t.TempDir(), "bot.py"), "print('hi')\n")
+	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), "t")
+	code, out, errs := runArena("submit", "--server", srv.URL, "--token-file", tokenFile, bot)
+	if code != exitUsage || !strings.Contains(errs, "12 uploads in the last hour") {
+		t.Errorf("exit %d, want 2 with the server's message\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}

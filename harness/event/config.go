@@ -1,0 +1,402 @@
+package event
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	units "github.com/docker/go-units"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// ConfigFile is the event's configuration inside its directory.
+const ConfigFile = "event.toml"
+
+// Config is an event's configuration: event.toml.
+type Config struct {
+	Game  string `toml:"game"`
+	Title string `toml:"title"`
+	// Opens and Closes bound when uploads are taken; zero is no bound.
+	Opens  Time `toml:"opens"`
+	Closes Time `toml:"closes"`
+	// Languages is a languages file (relative to the event directory); empty
+	// is the built-in table.
+	Languages string            `toml:"languages"`
+	Rules     map[string]string `toml:"rules"`
+	Limits    Limits            `toml:"limits"`
+	Quotas    Quotas            `toml:"quotas"`
+}
+
+// Limits are the bots' resources and the uploads' size.
+type Limits struct {
+	// TurnTimeout zero is the game's own per-turn limit.
+	TurnTimeout  Duration `toml:"turn_timeout"`
+	Memory       Size     `toml:"memory"`
+	CPUs         float64  `toml:"cpus"`
+	Pids         int64    `toml:"pids"`
+	MaxPlies     int      `toml:"max_plies"`
+	OnFault      string   `toml:"on_fault"`
+	BuildTimeout Duration `toml:"build_timeout"`
+	UploadSize   Size     `toml:"upload_size"`
+}
+
+// Quotas bound what one team may ask of the event.
+type Quotas struct {
+	UploadsPerHour int `toml:"uploads_per_hour"`
+	// PendingValidations is how many of a team's uploads may wait for their
+	// validation at once.
+	PendingValidations int `toml:"pending_validations"`
+}
+
+// DefaultConfig is the configuration of an event of game: every option at its
+// default.
+func DefaultConfig(game string) Config {
+	lim := sandbox.DefaultLimits()
+	return Config{Game: game, Rules: map[string]string{}, Limits: Limits{
+		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(match.Forfeit),
+		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
+	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3}}
+}
+
+// Duration is a time.Duration written as "5s" or "1m30s".
+type Duration time.Duration
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("want a duration such as 5s or 1m30s, got %q", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("want a duration of 0 or more, got %q", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Size is a number of bytes written as "512MiB" or "10MB".
+type Size int64
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Size) UnmarshalText(b []byte) error {
+	v, err := units.RAMInBytes(string(b))
+	if err != nil || v <= 0 {
+		return fmt.Errorf("want a size such as 512MiB, got %q", b)
+	}
+	*s = Size(v)
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Size) MarshalText() ([]byte, error) { return []byte(units.BytesSize(float64(s))), nil }
+
+// Time is an instant written in RFC 3339 ("2026-12-01T18:00:00+01:00"); the
+// empty string is no time.
+type Time struct{ time.Time }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (t *Time) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		t.Time = time.Time{}
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339, string(b))
+	if err != nil {
+		return fmt.Errorf("want a time such as 2026-12-01T18:00:00+01:00, got %q", b)
+	}
+	t.Time = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (t Time) MarshalText() ([]byte, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	return []byte(t.Format(time.RFC3339)), nil
+}
+
+// ConfigError is an event.toml that cannot be used: the line (0 when it is
+// about the file as a whole) and the reason.
+type ConfigError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// LoadConfig reads DIR/event.toml: options it does not set keep their
+// defaults; an unknown key, a value of the wrong kind, an unknown game, a
+// rule option the game does not have and limits that cannot be enforced are
+// refused with their line.
+func LoadConfig(dir string) (Config, error) {
+	path := filepath.Join(dir, ConfigFile)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	return ParseConfig(path, text)
+}
+
+// ParseConfig is LoadConfig of text read from path.
+func ParseConfig(path string, text []byte) (Config, error) {
+	bad := func(line int, err error) (Config, error) {
+		return Config{}, &ConfigError{File: path, Line: line, Err: err}
+	}
+	// The game first: the defaults depend on it.
+	var head struct {
+		Game string `toml:"game"`
+	}
+	if _, err := toml.Decode(string(text), &head); err != nil {
+		return bad(parseLine(err), parseReason(err))
+	}
+	if head.Game == "" {
+		return bad(0, errors.New(`no game: set game = "NAME" (arena rules list)`))
+	}
+	if _, err := rules.Lookup(head.Game); err != nil {
+		return bad(keyLine(text, "", "game"), err)
+	}
+	cfg := DefaultConfig(head.Game)
+	md, err := toml.Decode(string(text), &cfg)
+	if err != nil {
+		return bad(parseLine(err), parseReason(err))
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		table, key := "", k[len(k)-1]
+		if len(k) > 1 {
+			table = strings.Join(k[:len(k)-1], ".")
+		}
+		return bad(keyLine(text, table, key), fmt.Errorf("unknown option %q (arena event init writes every option with its default)", k.String()))
+	}
+	if _, err := cfg.Settings().Resolve(); err != nil {
+		return bad(settingLine(text, cfg, err), err)
+	}
+	switch {
+	case !cfg.Opens.IsZero() && !cfg.Closes.IsZero() && !cfg.Closes.After(cfg.Opens.Time):
+		return bad(keyLine(text, "", "closes"), fmt.Errorf("closes (%s) is not after opens (%s)", cfg.Closes.Format(time.RFC3339), cfg.Opens.Format(time.RFC3339)))
+	case cfg.Limits.BuildTimeout <= 0:
+		return bad(keyLine(text, "limits", "build_timeout"), errors.New("build_timeout must be positive"))
+	case cfg.Quotas.UploadsPerHour < 1:
+		return bad(keyLine(text, "quotas", "uploads_per_hour"), fmt.Errorf("uploads_per_hour must be 1 or more, got %d", cfg.Quotas.UploadsPerHour))
+	case cfg.Quotas.PendingValidations < 1:
+		return bad(keyLine(text, "quotas", "pending_validations"), fmt.Errorf("pending_validations must be 1 or more, got %d", cfg.Quotas.PendingValidations))
+	}
+	if cfg.Languages != "" {
+		if _, err := build.Load(cfg.LanguagesFile(filepath.Dir(path))); err != nil {
+			return bad(keyLine(text, "", "languages"), err)
+		}
+	}
+	return cfg, nil
+}
+
+// Settings are the event's match settings, before they are checked.
+func (c Config) Settings() match.Settings {
+	lim := sandbox.DefaultLimits()
+	lim.Memory, lim.CPUs, lim.Pids = int64(c.Limits.Memory), c.Limits.CPUs, c.Limits.Pids
+	return match.Settings{Game: c.Game, Rules: c.Rules, MaxPlies: c.Limits.MaxPlies, Limits: lim,
+		TurnTimeout: time.Duration(c.Limits.TurnTimeout), OnFault: c.Limits.OnFault}
+}
+
+// Intake are the limits an upload is read under: the upload size caps the
+// archive as it does the request.
+func (c Config) Intake() submission.Limits {
+	l := submission.DefaultLimits()
+	l.MaxArchiveBytes = int64(c.Limits.UploadSize)
+	return l
+}
+
+// LanguagesFile is the languages file's path, "" for the built-in table.
+func (c Config) LanguagesFile(dir string) string {
+	if c.Languages == "" || filepath.IsAbs(c.Languages) {
+		return c.Languages
+	}
+	return filepath.Join(dir, c.Languages)
+}
+
+// Open says whether uploads are taken at t.
+func (c Config) Open(t time.Time) bool {
+	return (c.Opens.IsZero() || !t.Before(c.Opens.Time)) && (c.Closes.IsZero() || t.Before(c.Closes.Time))
+}
+
+// settingLine is the line of the option a SettingError is about.
+func settingLine(text []byte, c Config, err error) int {
+	var se *match.SettingError
+	if !errors.As(err, &se) {
+		return 0
+	}
+	switch se.Setting {
+	case "game":
+		return keyLine(text, "", "game")
+	case "max plies":
+		return keyLine(text, "limits", "max_plies")
+	case "turn timeout":
+		return keyLine(text, "limits", "turn_timeout")
+	case "on fault":
+		return keyLine(text, "limits", "on_fault")
+	case "limits":
+		for _, k := range []string{"memory", "cpus", "pids"} {
+			if strings.Contains(se.Err.Error(), strings.TrimSuffix(k, "s")) {
+				return keyLine(text, "limits", k)
+			}
+		}
+		return keyLine(text, "limits", "")
+	case "rule":
+		for name := range c.Rules {
+			if strings.Contains(se.Err.Error(), name) {
+				return keyLine(text, "rules", name)
+			}
+		}
+		return keyLine(text, "rules", "")
+	}
+	return 0
+}
+
+var tableLine = regexp.MustCompile(`^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]`)
+
+// keyLine is the line where key is set in table ("" is the top level), or
+// the table's own line when key is "" or not found; 0 when neither is there.
+func keyLine(text []byte, table, key string) int {
+	current, tableAt := "", 0
+	for i, l := range strings.Split(string(text), "\n") {
+		if m := tableLine.FindStringSubmatch(l); m != nil {
+			current = m[1]
+			if current == table {
+				tableAt = i + 1
+			}
+			continue
+		}
+		if current != table || key == "" {
+			continue
+		}
+		k, _, ok := strings.Cut(strings.TrimSpace(l), "=")
+		if ok && strings.Trim(strings.TrimSpace(k), `"'`) == key {
+			return i + 1
+		}
+	}
+	return tableAt
+}
+
+var lineOf = regexp.MustCompile(`line (\d+)`)
+
+func parseLine(err error) int {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return pe.Position.Line
+	}
+	// A value of the wrong type is reported with its line in the message.
+	if m := lineOf.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func parseReason(err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return errors.New(pe.Error())
+	}
+	return err
+}
+
+var templateText = `# The configuration of an arena event (arena serve --event DIR reads it at
+# start and refuses a bad file with the line and the reason). Every option is
+# shown with its default.
+
+# The game the event plays (arena rules list), and the title of its pages
+# (empty: the game's name).
+game = {{q .Game}}
+title = ""
+
+# When uploads open and close, in RFC 3339 ("2026-12-01T18:00:00+01:00");
+# empty: no bound. The home page counts down to closes.
+opens = ""
+closes = ""
+
+# How source submissions are built and run: a languages file relative to this
+# directory (arena languages prints the built-in table); empty: built in.
+languages = ""
+
+# The game's rule options, as arena rules explain {{.Game}} lists them:
+# name = "value". None set: the game's defaults.
+[rules]
+{{- range .Options}}
+# {{.Name}} = {{q .Default}}{{if .Doc}}  # {{.Doc}}{{end}}
+{{- end}}
+
+[limits]
+# The wall-clock limit of one turn; "0s": the game's own.
+turn_timeout = {{q .Limits.TurnTimeout}}
+# Memory, CPUs and processes of each bot's sandbox.
+memory = {{q .Limits.Memory}}
+cpus = {{.Limits.CPUs}}
+pids = {{.Limits.Pids}}
+# The game's length limit in plies; 0: the game's own.
+max_plies = {{.Limits.MaxPlies}}
+# What a faulty turn costs: forfeit (the game) or random-move.
+on_fault = {{q .Limits.OnFault}}
+# The wall-clock limit of one build of a source submission.
+build_timeout = {{q .Limits.BuildTimeout}}
+# The largest upload taken (the request and the archive).
+upload_size = {{q .Limits.UploadSize}}
+
+[quotas]
+# Uploads one team may make in an hour.
+uploads_per_hour = {{.Quotas.UploadsPerHour}}
+# Uploads of one team that may wait for their validation at once.
+pending_validations = {{.Quotas.PendingValidations}}
+`
+
+// Template is the text of a new event.toml for game: every option commented,
+// at its default, and the game's rule options listed commented out.
+func Template(game string) ([]byte, error) {
+	g, err := rules.Lookup(game)
+	if err != nil {
+		return nil, err
+	}
+	type option struct{ Name, Default, Doc string }
+	var opts []option
+	for _, o := range g.Options() {
+		opts = append(opts, option{Name: o.Name, Default: o.Default, Doc: o.Doc})
+	}
+	sort.Slice(opts, func(i, j int) bool { return opts[i].Name < opts[j].Name })
+	t := template.Must(template.New("event.toml").Funcs(template.FuncMap{"q": func(v any) string {
+		if m, ok := v.(interface{ MarshalText() ([]byte, error) }); ok {
+			b, _ := m.MarshalText()
+			v = string(b)
+		}
+		return fmt.Sprintf("%q", v)
+	}}).Parse(templateText))
+	var buf bytes.Buffer
+	err = t.Execute(&buf, struct {
+		Config
+		Options []option
+	}{DefaultConfig(game), opts})
+	return buf.Bytes(), err
+}

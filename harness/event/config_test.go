@@ -1,0 +1,79 @@
+package event
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/arenabots/arena/rules/games"
+)
+
+func TestTheTemplateParsesToTheDefaults(t *testing.T) {
+	for _, game := range []string{"codeclash", "chess", "checkers", "acm6x6", "tiles"} {
+		text, err := Template(game)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := ParseConfig("event.toml", text)
+		if err != nil {
+			t.Fatalf("%s: the template does not parse: %v\n%s", game, err, text)
+		}
+		d := DefaultConfig(game)
+		if cfg.Game != game || cfg.Limits != d.Limits || cfg.Quotas != d.Quotas || len(cfg.Rules) != 0 {
+			t.Errorf("%s: the template reads as %+v, want the defaults %+v", game, cfg, d)
+		}
+	}
+}
+
+func TestABadConfigIsRefusedWithItsLine(t *testing.T) {
+	base := "game = \"codeclash\"\n\n[limits]\nmemory = \"512MiB\"\n"
+	for _, c := range []struct {
+		name, text string
+		line       int
+		want       string
+	}{
+		{"unknown key", base + "colour = \"red\"\n", 5, `unknown option "limits.colour"`},
+		{"unknown top key", "game = \"codeclash\"\nteams = 3\n", 2, `unknown option "teams"`},
+		{"bad duration", base + "turn_timeout = \"five seconds\"\n", 5, "want a duration"},
+		{"bad size", base + "upload_size = \"huge\"\n", 5, "want a size"},
+		{"unknown game", "game = \"go\"\n", 1, "go"},
+		{"no game", "title = \"x\"\n", 0, "no game"},
+		{"unknown rule", base + "[rules]\nfog = \"on\"\n", 6, "fog"},
+		{"bad rule value", "game = \"chess\"\n[rules]\nmax-plies = \"many\"\n", 3, "max-plies"},
+		{"too little memory", "game = \"codeclash\"\n[limits]\nmemory = \"1MiB\"\n", 3, "memory"},
+		{"bad toml", "game = \"codeclash\"\ncpus = = 1\n", 2, ""},
+		{"wrong type", base + "cpus = \"one\"\n", 5, ""},
+		{"closes before opens", "game = \"codeclash\"\nopens = \"2026-12-02T00:00:00Z\"\ncloses = \"2026-12-01T00:00:00Z\"\n", 3, "not after"},
+		{"zero quota", "game = \"codeclash\"\n[quotas]\nuploads_per_hour = 0\n", 3, "uploads_per_hour"},
+	} {
+		_, err := ParseConfig("event.toml", []byte(c.text))
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: got %v, want a ConfigError", c.name, err)
+			continue
+		}
+		if ce.Line != c.line || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %q (line %d), want line %d saying %q", c.name, err, ce.Line, c.line, c.want)
+		}
+	}
+}
+
+func TestTheConfigSetsTheEvent(t *testing.T) {
+	text := "game = \"codeclash\"\ncloses = \"2026-12-01T18:00:00+01:00\"\n[limits]\nturn_timeout = \"3s\"\nmemory = \"256MiB\"\nupload_size = \"10MiB\"\n"
+	cfg, err := ParseConfig("event.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cfg.Settings().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Limits.TurnTimeout != 3*time.Second || r.Limits.Memory != 256<<20 || cfg.Intake().MaxArchiveBytes != 10<<20 {
+		t.Errorf("limits %+v, intake %+v", r.Limits, cfg.Intake())
+	}
+	deadline := time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
+	if !cfg.Open(deadline.Add(-time.Second)) || cfg.Open(deadline) {
+		t.Errorf("uploads are not open until exactly the deadline")
+	}
+}

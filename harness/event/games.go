@@ -1,0 +1,147 @@
+package event
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/transcript"
+)
+
+// Game kinds.
+const (
+	// ValidationGame is a full match a validation played against the
+	// built-in random bot.
+	ValidationGame = "validation"
+)
+
+// Side is one player of a game: a team's submission, or a built-in bot
+// (Team and Submission 0).
+type Side struct {
+	Team       int64  `json:"team,omitempty"`
+	Submission int64  `json:"submission,omitempty"`
+	Name       string `json:"name"`
+	SHA256     string `json:"sha256"`
+}
+
+// Game is one played game of the event.
+type Game struct {
+	ID       int64     `json:"id"`
+	Kind     string    `json:"kind"`
+	White    Side      `json:"white"`
+	Black    Side      `json:"black"`
+	Winner   string    `json:"winner"`
+	Reason   string    `json:"reason"`
+	Plies    int       `json:"plies"`
+	Finished time.Time `json:"finished"`
+	// Dir is the match directory, relative to the event directory.
+	Dir string `json:"-"`
+}
+
+// Involves says whether team played in the game.
+func (g Game) Involves(team int64) bool {
+	return team != 0 && (g.White.Team == team || g.Black.Team == team)
+}
+
+// MatchDir is the game's match directory.
+func (s *Store) MatchDir(g Game) string { return filepath.Join(s.Dir, g.Dir) }
+
+func nullable(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// AddGame records a game played in dir (inside the event directory) from
+// its result.json; the sides' names and hashes are the result's.
+func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side) (Game, error) {
+	rel, err := filepath.Rel(s.Dir, dir)
+	if err != nil {
+		return Game{}, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, match.ResultFile))
+	if err != nil {
+		return Game{}, err
+	}
+	var res transcript.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, match.ResultFile), err)
+	}
+	white.Name, white.SHA256, black.Name, black.SHA256 = res.White.Name, res.White.SHA256, res.Black.Name, res.Black.SHA256
+	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies,
+		Finished: time.Now().UTC(), Dir: rel}
+	r, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission,
+		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
+		nullable(white.Submission), nullable(black.Submission), white.Name, black.Name, white.SHA256, black.SHA256,
+		rel, g.Winner, g.Reason, g.Plies, g.Finished.Format(time.RFC3339Nano))
+	if err != nil {
+		return Game{}, err
+	}
+	g.ID, err = r.LastInsertId()
+	return g, err
+}
+
+const gameColumns = `id, kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+	white_sha256, black_sha256, dir, winner, reason, plies, finished`
+
+func scanGame(row interface{ Scan(...any) error }) (Game, error) {
+	var g Game
+	var wt, bt, ws, bs sql.NullInt64
+	var fin string
+	err := row.Scan(&g.ID, &g.Kind, &wt, &bt, &ws, &bs, &g.White.Name, &g.Black.Name, &g.White.SHA256, &g.Black.SHA256,
+		&g.Dir, &g.Winner, &g.Reason, &g.Plies, &fin)
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, ErrNotFound
+	}
+	g.White.Team, g.Black.Team, g.White.Submission, g.Black.Submission = wt.Int64, bt.Int64, ws.Int64, bs.Int64
+	g.Finished = parseTime(fin)
+	return g, err
+}
+
+// Game is the game with that id.
+func (s *Store) Game(ctx context.Context, id int64) (Game, error) {
+	return scanGame(s.readRow(ctx, `SELECT `+gameColumns+` FROM games WHERE id = ?`, id))
+}
+
+// GamesOf lists the last n games a team played, newest first.
+func (s *Store) GamesOf(ctx context.Context, team int64, n int) ([]Game, error) {
+	return s.games(ctx, `SELECT `+gameColumns+` FROM games WHERE white_team = ?1 UNION ALL
+		SELECT `+gameColumns+` FROM games WHERE black_team = ?1 AND (white_team IS NULL OR white_team != ?1) ORDER BY id DESC LIMIT ?2`, team, n)
+}
+
+// GamesOfSubmission lists the games a submission played, oldest first.
+func (s *Store) GamesOfSubmission(ctx context.Context, sub int64) ([]Game, error) {
+	return s.games(ctx, `SELECT `+gameColumns+` FROM games WHERE white_submission = ?1 OR black_submission = ?1 ORDER BY id`, sub)
+}
+
+func (s *Store) games(ctx context.Context, q string, args ...any) ([]Game, error) {
+	rows, err := s.read(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Game
+	for rows.Next() {
+		g, err := scanGame(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// ForgetValidationGames removes the games an earlier validation of sub
+// recorded (it is being validated again).
+func (s *Store) ForgetValidationGames(ctx context.Context, sub int64) error {
+	_, err := s.w.ExecContext(ctx, `DELETE FROM games WHERE kind = ? AND (white_submission = ?2 OR black_submission = ?2)`, ValidationGame, sub)
+	return err
+}

@@ -1,0 +1,166 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func openTest(t *testing.T, toml string) (*Store, Config) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := ParseConfig(filepath.Join(dir, ConfigFile), []byte(toml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, cfg
+}
+
+func TestTokensAreStoredOnlyAsHashes(t *testing.T) {
+	st, _ := openTest(t, "game = \"codeclash\"\n")
+	ctx := context.Background()
+	added, existing, err := st.ImportTeams(ctx, strings.NewReader("name,members,contact\nAlpha,ann,a@x.org\n\"Beta, the second\",,\n"))
+	if err != nil || len(added) != 2 || len(existing) != 0 {
+		t.Fatalf("import: %v %v %v", added, existing, err)
+	}
+	if added[1].Name != "Beta, the second" || added[0].Contact != "a@x.org" {
+		t.Errorf("the CSV was misread: %+v", added)
+	}
+	db, err := os.ReadFile(filepath.Join(st.Dir, DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(filepath.Join(st.Dir, DBFile+"-wal"))
+	for _, nt := range added {
+		if strings.Contains(string(db)+string(wal), nt.Token) {
+			t.Errorf("%s's token is stored in the clear", nt.Name)
+		}
+		p, err := st.Authenticate(ctx, nt.Token)
+		if err != nil || p.Team != nt.ID || p.Name != nt.Name {
+			t.Errorf("%s's token: %+v %v", nt.Name, p, err)
+		}
+	}
+	if _, existing, _ := st.ImportTeams(ctx, strings.NewReader("Alpha\nGamma\n")); len(existing) != 1 || existing[0] != "Alpha" {
+		t.Errorf("a second import: existing %v, want Alpha skipped", existing)
+	}
+	if _, _, err := st.ImportTeams(ctx, strings.NewReader("Delta\nbad\x01name\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("a name with a control character: %v, want it refused with its line", err)
+	}
+	fresh, err := st.NewTeamToken(ctx, added[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Authenticate(ctx, added[0].Token); !errors.Is(err, ErrBadToken) {
+		t.Errorf("the old token after a new one: %v", err)
+	}
+	if p, err := st.Authenticate(ctx, fresh); err != nil || p.Team != added[0].ID {
+		t.Errorf("the new token: %+v %v", p, err)
+	}
+	if err := st.SetDisabled(ctx, added[1].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Authenticate(ctx, added[1].Token); !errors.Is(err, ErrBadToken) {
+		t.Errorf("a disabled team's token: %v", err)
+	}
+}
+
+func TestOnlyAPassedVersionPlaysAndAStopLosesNoValidation(t *testing.T) {
+	st, cfg := openTest(t, "game = \"codeclash\"\n")
+	ctx := context.Background()
+	team, err := st.AddTeam(ctx, "Alpha", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []Submission
+	for _, name := range []string{"../../etc/passwd", "bot.py", ".hidden zip.zip"} {
+		sub, err := st.AddSubmission(ctx, cfg, team.ID, name, strings.NewReader("data of "+name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	if subs[0].Filename != "passwd" || subs[2].Filename != "hidden_zip.zip" {
+		t.Errorf("stored names %q, %q", subs[0].Filename, subs[2].Filename)
+	}
+	if data, err := os.ReadFile(st.Path(subs[1])); err != nil || string(data) != "data of bot.py" {
+		t.Errorf("the upload is not where Path says: %v", err)
+	}
+	// Two are claimed, then the server stops: both are queued again.
+	for range 2 {
+		if _, err := st.Claim(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := st.Requeue(ctx); err != nil || n != 2 {
+		t.Fatalf("requeue: %d %v, want 2", n, err)
+	}
+	for _, want := range []int64{subs[0].ID, subs[1].ID, subs[2].ID} {
+		sub, err := st.Claim(ctx)
+		if err != nil || sub.ID != want {
+			t.Fatalf("claim: %d %v, want %d (oldest first)", sub.ID, err, want)
+		}
+	}
+	if _, err := st.Claim(ctx); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a claim of an empty queue: %v", err)
+	}
+	st.SetState(ctx, subs[0].ID, Passed, "")
+	st.SetState(ctx, subs[1].ID, Passed, "")
+	st.SetState(ctx, subs[2].ID, Failed, "archive: bad")
+	list, err := st.Submissions(ctx, team.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := func() int64 {
+		list, _ := st.Submissions(ctx, team.ID)
+		for _, s := range list {
+			if s.Active {
+				return s.ID
+			}
+		}
+		return 0
+	}
+	if len(list) != 3 || active() != subs[1].ID {
+		t.Errorf("the newest passed version is not the active one: %+v", list)
+	}
+	if _, failed, _ := st.NewestFailed(ctx, team.ID); !failed {
+		t.Error("a failed newest upload is not flagged")
+	}
+	if err := st.Pin(ctx, team.ID, subs[2].ID); err == nil {
+		t.Error("a failed version was made active")
+	}
+	if err := st.Pin(ctx, team.ID, subs[0].ID); err != nil || active() != subs[0].ID {
+		t.Errorf("pin the older passed version: %v, active %d", err, active())
+	}
+	other, _ := st.AddTeam(ctx, "Beta", "", "")
+	if err := st.Pin(ctx, other.ID, subs[1].ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another team pinned Alpha's version: %v", err)
+	}
+}
+
+func TestQuotasAndHoursRefuseUploads(t *testing.T) {
+	st, cfg := openTest(t, "game = \"codeclash\"\n[quotas]\nuploads_per_hour = 5\npending_validations = 2\n")
+	ctx := context.Background()
+	team, _ := st.AddTeam(ctx, "Alpha", "", "")
+	for i := range 3 {
+		_, err := st.AddSubmission(ctx, cfg, team.ID, "bot.py", strings.NewReader("x"))
+		var qe *QuotaError
+		if (i < 2) != (err == nil) || (i == 2 && !errors.As(err, &qe)) {
+			t.Errorf("upload %d: %v", i+1, err)
+		}
+	}
+	closed, err := ParseConfig("event.toml", []byte("game = \"codeclash\"\ncloses = \"2020-01-01T00:00:00Z\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddSubmission(ctx, closed, team.ID, "bot.py", strings.NewReader("x")); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("an upload after closing: %v", err)
+	}
+}

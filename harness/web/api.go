@@ -1,0 +1,260 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/harness/validate"
+)
+
+type eventInfo struct {
+	Game   string       `json:"game"`
+	Title  string       `json:"title"`
+	Opens  *time.Time   `json:"opens,omitempty"`
+	Closes *time.Time   `json:"closes,omitempty"`
+	Open   bool         `json:"open"`
+	Teams  []event.Team `json:"teams"`
+}
+
+func (s *Server) apiEvent(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	teams, err := s.Store.Teams(r.Context())
+	if err != nil {
+		return err
+	}
+	info := eventInfo{Game: s.Config.Game, Title: s.Config.Title, Open: s.Config.Open(time.Now()), Teams: []event.Team{}}
+	if info.Title == "" {
+		info.Title = s.Game.Title()
+	}
+	if !s.Config.Opens.IsZero() {
+		info.Opens = &s.Config.Opens.Time
+	}
+	if !s.Config.Closes.IsZero() {
+		info.Closes = &s.Config.Closes.Time
+	}
+	for _, t := range teams {
+		if !t.Disabled {
+			info.Teams = append(info.Teams, event.Team{ID: t.ID, Name: t.Name, Created: t.Created})
+		}
+	}
+	writeJSON(w, http.StatusOK, info)
+	return nil
+}
+
+func (s *Server) apiMe(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	out := struct {
+		Admin bool        `json:"admin"`
+		Team  *event.Team `json:"team,omitempty"`
+	}{Admin: p.Admin}
+	if p.Team != 0 {
+		t, err := s.Store.Team(r.Context(), p.Team)
+		if err != nil {
+			return err
+		}
+		out.Team = &t
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) apiSubmissions(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if err := teamOnly(p); err != nil {
+		return err
+	}
+	subs, err := s.Store.Submissions(r.Context(), p.Team)
+	if err != nil {
+		return err
+	}
+	if subs == nil {
+		subs = []event.Submission{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"submissions": subs})
+	return nil
+}
+
+func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if err := teamOnly(p); err != nil {
+		return err
+	}
+	sub, err := s.upload(r, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"submission": sub})
+	return nil
+}
+
+func (s *Server) apiSubmission(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	sub, err := s.ownSubmission(r, p, id)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Submission event.Submission `json:"submission"`
+		Report     *validate.Report `json:"report"`
+		Games      []event.Game     `json:"games"`
+	}{Submission: sub, Games: []event.Game{}}
+	if event.Done(sub.State) && sub.State != event.Errored {
+		if out.Report, err = validate.LoadReport(s.Store.ValidationDir(sub.ID)); err != nil {
+			return err
+		}
+		games, err := s.Store.GamesOfSubmission(r.Context(), sub.ID)
+		if err != nil {
+			return err
+		}
+		out.Games = append(out.Games, games...)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) apiReportText(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	sub, err := s.ownSubmission(r, p, id)
+	if err != nil {
+		return err
+	}
+	if !event.Done(sub.State) {
+		return &httpError{http.StatusConflict, "not_done", "the validation is " + sub.State + ": the report follows when it is done"}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if sub.State == event.Errored {
+		_, err := w.Write([]byte(sub.Summary + "\n"))
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(s.Store.ValidationDir(sub.ID), validate.ReportText))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+func (s *Server) apiActivate(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	sub, err := s.activate(r, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"submission": sub})
+	return nil
+}
+
+func (s *Server) apiGames(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if err := teamOnly(p); err != nil {
+		return err
+	}
+	games, err := s.Store.GamesOf(r.Context(), p.Team, 200)
+	if err != nil {
+		return err
+	}
+	if games == nil {
+		games = []event.Game{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"games": games})
+	return nil
+}
+
+func (s *Server) apiGame(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	g, err := s.ownGame(r, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"game": g})
+	return nil
+}
+
+func (s *Server) apiTranscript(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	g, err := s.ownGame(r, p)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(s.Store.MatchDir(g), transcript.FileName))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	http.ServeContent(w, r, transcript.FileName, g.Finished, f)
+	return nil
+}
+
+func (s *Server) apiToken(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if err := teamOnly(p); err != nil {
+		return err
+	}
+	token, err := s.Store.NewTeamToken(r.Context(), p.Team)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"token": token})
+	return nil
+}
+
+func (s *Server) apiAdminTeams(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	teams, err := s.Store.Teams(r.Context())
+	if err != nil {
+		return err
+	}
+	if teams == nil {
+		teams = []event.Team{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"teams": teams})
+	return nil
+}
+
+func (s *Server) apiDisable(disabled bool) func(http.ResponseWriter, *http.Request, *event.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		if err := s.Store.SetDisabled(r.Context(), id, disabled); err != nil {
+			return err
+		}
+		t, err := s.Store.Team(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"team": t})
+		return nil
+	}
+}
+
+func (s *Server) apiQueue(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	q, err := s.Store.Queue(r.Context())
+	if err != nil {
+		return err
+	}
+	if q == nil {
+		q = []event.Submission{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queue": q})
+	return nil
+}
+
+func (s *Server) apiRevalidate(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	if err := s.revalidate(r); err != nil {
+		return err
+	}
+	id, _ := pathID(r)
+	sub, err := s.Store.Submission(r.Context(), id)
+	if errors.Is(err, event.ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"submission": sub})
+	return nil
+}

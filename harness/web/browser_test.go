@@ -1,0 +1,525 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/internal/ziptest"
+)
+
+// chromiumPath finds the browser the pages are tested in.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if dockertest.Required() {
+		t.Fatal("no chromium: the event's pages must be tested in a real browser here (scripts/test.sh installs Debian's chromium)")
+	}
+	t.Skip("no chromium; install Debian's chromium to test the event's pages in a browser")
+	return ""
+}
+
+// tab is one tab of a headless Chromium on the server at base. What the page
+// reports (uncaught exceptions, console errors, the browser's own log, such as
+// a Content-Security-Policy refusal) is kept for the test to read.
+type tab struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+
+	mu      sync.Mutex
+	reports []string
+}
+
+// openTab starts a headless Chromium for the test and opens a tab on base;
+// the browser stops at the test's end, or when timeout is over so that a hang
+// fails the test instead of blocking it.
+func openTab(t *testing.T, base string, timeout time.Duration) *tab {
+	t.Helper()
+	path := chromiumPath(t)
+	profile := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+		cancel()
+	})
+	b := &tab{t: t, ctx: bctx, base: strings.TrimSuffix(base, "/")}
+	err := chromedp.Listen(bctx, func(ev any) {
+		var line string
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			line = "exception: " + d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				line += " " + d.Exception.Description
+			}
+			line += fmt.Sprintf(" (%s:%d)", d.URL, d.LineNumber+1)
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type != runtime.ConsoleAPICalledTypeError && ev.Type != runtime.ConsoleAPICalledTypeWarning {
+				return
+			}
+			line = "console." + string(ev.Type) + ":"
+			for _, a := range ev.Args {
+				if a.Description != "" {
+					line += " " + a.Description
+				} else {
+					line += " " + string(a.Value)
+				}
+			}
+		case *cdplog.EventEntryAdded:
+			line = "log " + string(ev.Entry.Source) + " " + string(ev.Entry.Level) + ": " + ev.Entry.Text
+			if ev.Entry.URL != "" {
+				line += " (" + ev.Entry.URL + ")"
+			}
+		default:
+			return
+		}
+		b.mu.Lock()
+		b.reports = append(b.reports, line)
+		b.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	if _, err := chromedp.Call(bctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("chromium: enable the log: %v", err)
+	}
+	return b
+}
+
+// do runs actions in the tab; what fails the test names what was done.
+func (b *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v\nthe page reported:\n%s", what, err, strings.Join(b.reported(), "\n"))
+	}
+}
+
+// value runs an action that returns a value.
+func value[T any](b *tab, what string, a chromedp.Action[T]) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, a)
+	if err != nil {
+		b.t.Fatalf("%s: %v\nthe page reported:\n%s", what, err, strings.Join(b.reported(), "\n"))
+	}
+	return v
+}
+
+// eval is the value of a JavaScript expression in the page.
+func eval[T any](b *tab, expr string) T {
+	b.t.Helper()
+	return value(b, "evaluate "+expr, chromedp.Evaluate[T](expr))
+}
+
+// open loads the page at path (from the server's root) and waits until it is
+// the tab's document and complete.
+func (b *tab) open(path string) {
+	b.t.Helper()
+	b.do("open "+path, chromedp.Navigate(b.base+path))
+	quoted, err := json.Marshal(path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.waitFor("open "+path, `location.pathname + location.search === `+string(quoted)+` && document.readyState === "complete"`, 10*time.Second)
+}
+
+// waitFor waits until the JavaScript expression is true in the page.
+func (b *tab) waitFor(what, expr string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) || b.ctx.Err() != nil {
+			b.t.Fatalf("%s: %s is not true within %s (%v)\nthe page reported:\n%s", what, expr, timeout, err, strings.Join(b.reported(), "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// follow clicks what sel finds and waits until the page it leads to loaded.
+func (b *tab) follow(sel string) {
+	b.t.Helper()
+	_ = value(b, "click "+sel, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(sel))))
+}
+
+// path is the page's path and query.
+func (b *tab) path() string {
+	b.t.Helper()
+	return eval[string](b, `location.pathname + location.search`)
+}
+
+// reported is what the page reported so far.
+func (b *tab) reported() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.reports...)
+}
+
+// noExceptions fails the test if a script of the pages threw.
+func (b *tab) noExceptions() {
+	b.t.Helper()
+	for _, r := range b.reported() {
+		if strings.HasPrefix(r, "exception:") {
+			b.t.Errorf("a script threw: %s", r)
+		}
+	}
+}
+
+// noRefusals fails the test if the browser refused something a page asked
+// for under its Content-Security-Policy: the pages must work under their own
+// policy.
+func (b *tab) noRefusals() {
+	b.t.Helper()
+	for _, r := range b.reported() {
+		if strings.HasPrefix(r, "log security") {
+			b.t.Errorf("the browser refused: %s", r)
+		}
+	}
+}
+
+// screenshot writes the whole page as name.png into $ARENA_SCREENSHOTS, when
+// it is set.
+func (b *tab) screenshot(name string) {
+	b.t.Helper()
+	dir := os.Getenv("ARENA_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png := value(b, "screenshot "+name, chromedp.FullScreenshot(100))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// randomBotZip is a Code Clash submission that passes: the example random bot
+// built static, its source and a README saying what it does and how it is
+// built.
+func randomBotZip(t *testing.T) string {
+	t.Helper()
+	exe, err := os.ReadFile(gobuild.MustStatic(t, "./examples/random"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := gobuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "examples", "random", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := "# Random bot\n\nAlgorithm: each turn it plays a random legal move, chosen uniformly.\n\n" +
+		"Build: `CGO_ENABLED=0 go build -o bot .` builds the static executable bot from main.go.\n"
+	data := ziptest.Bytes(t,
+		ziptest.Entry{Name: "bot", Data: exe, Mode: 0o755},
+		ziptest.Entry{Name: "main.go", Data: src},
+		ziptest.Entry{Name: "README.md", Data: []byte(readme)})
+	p := filepath.Join(t.TempDir(), "random-bot.zip")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestTeamUploadsAndSeesItPassInTheBrowser: a team logs in through the form,
+// uploads a ZIP through the file input, and its version's state goes from
+// queued to passed on the page it landed on, told by the server-sent events,
+// with no reload; the submission's page says PASSED and links the games of
+// the validation, and the viewer of such a game steps ply by ply.
+func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
+	chromiumPath(t)
+	e := newLiveEvent(t, "game = \"codeclash\"\n")
+	zipPath := randomBotZip(t)
+	b := openTab(t, e.srv.URL, 5*time.Minute)
+
+	b.open("/login")
+	b.do("type the token", chromedp.SendKeys(chromedp.CSS("#token"), e.a.Token))
+	b.follow(`form[action="/login"] button[type=submit]`)
+	if p := b.path(); p != "/team" {
+		t.Fatalf("after logging in the page is %s, want /team", p)
+	}
+	if h := value(b, "read the title", chromedp.Text(chromedp.CSS("main h1"))); h != "Alpha" {
+		t.Errorf("the team page's title reads %q, want Alpha", h)
+	}
+
+	b.do("choose the file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{zipPath}))
+	b.follow(`#upload button[type=submit]`)
+	if p := b.path(); p != "/team?notice=uploaded" {
+		t.Fatalf("after the upload the page is %s, want /team?notice=uploaded", p)
+	}
+	b.do("mark the page", chromedp.Evaluate[chromedp.Void](`window.__marker = 1`))
+
+	type seen struct {
+		State   string `json:"state"`
+		Summary string `json:"summary"`
+		Marker  int    `json:"marker"`
+		ID      string `json:"id"`
+	}
+	read := `(() => { const row = document.querySelector("tr[data-submission]");
+		return { state: row ? row.querySelector(".state").textContent : "",
+			summary: row ? row.querySelector(".summary").textContent : "",
+			marker: window.__marker || 0, id: row ? row.dataset.submission : "" }; })()`
+	var states []string
+	var now seen
+	start := time.Now()
+	for deadline := start.Add(3 * time.Minute); ; {
+		now = eval[seen](b, read)
+		if now.Marker != 1 {
+			t.Fatalf("the page was left or reloaded while it waited (state %q)", now.State)
+		}
+		if len(states) == 0 || states[len(states)-1] != now.State {
+			states = append(states, now.State)
+			t.Logf("%5.1fs: the page shows %q", time.Since(start).Seconds(), now.State)
+		}
+		if now.State == "passed" || now.State == "failed" || now.State == "error" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the state did not reach passed within 3 minutes: it read %v\nserver log:\n%s", states, e.srv.Logs())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if now.State != "passed" {
+		t.Fatalf("the upload %s: %s\nserver log:\n%s", now.State, now.Summary, e.srv.Logs())
+	}
+	if len(states) < 2 {
+		t.Errorf("the page showed only %v: the validation was over before the page could follow it", states)
+	}
+	if !strings.HasPrefix(now.Summary, "active") {
+		t.Errorf("the row's outcome reads %q: the passed version should be active", now.Summary)
+	}
+	if cls := eval[string](b, `document.querySelector("tr[data-submission] .state").className`); cls != "state state-passed" {
+		t.Errorf("the badge's class is %q", cls)
+	}
+	b.screenshot("team-passed")
+
+	// The submission's page.
+	b.open("/submissions/" + now.ID)
+	b.waitFor("read the verdict", `/PASSED|FAILED/.test((document.querySelector("#report .verdict") || {}).textContent)`, 10*time.Second)
+	verdict := value(b, "read the verdict", chromedp.Text(chromedp.CSS("#report .verdict")))
+	if !strings.Contains(verdict, "PASSED") {
+		t.Fatalf("the submission's page says %q, want PASSED; its report reads:\n%s\nthe page reported:\n%s", verdict,
+			eval[string](b, `document.getElementById("report").outerHTML`), strings.Join(b.reported(), "\n"))
+	}
+	if n := eval[int](b, `document.querySelectorAll("#report tr.check-fail").length`); n != 0 {
+		t.Errorf("%d checks failed on a passed submission", n)
+	}
+	games := eval[[]string](b, `[...document.querySelectorAll("#report table.list a[href^='/games/']")].map(a => a.getAttribute("href"))`)
+	if len(games) == 0 {
+		t.Fatalf("the submission's page links no game against the built-in bot")
+	}
+	t.Logf("the validation's games: %v", games)
+	b.screenshot("submission-passed")
+
+	// A game's page and its viewer, in the page's iframe.
+	b.open(games[0])
+	if h := value(b, "read the game's title", chromedp.Text(chromedp.CSS("main h1"))); !regexp.MustCompile(`^Game #\d+`).MatchString(h) {
+		t.Errorf("the game's page is titled %q", h)
+	}
+	frames := value(b, "find the viewer", chromedp.Nodes(chromedp.CSS("iframe#viewer")))
+	viewer := frames[0]
+	b.do("wait for the viewer", chromedp.WaitVisible(chromedp.CSS("#next"), chromedp.FromNode(viewer)))
+	inViewer := func(expr string) string {
+		t.Helper()
+		return value(b, "read the viewer: "+expr, chromedp.Poll[string](expr, chromedp.WithPollingInFrame(viewer)))
+	}
+	const plyShown = `document.getElementById("jump").value`
+	const factsShown = `document.getElementById("facts").innerText`
+	const boardShown = `[...document.querySelectorAll("#board .cell")].map(c => c.dataset.piece || ".").join("")`
+	last := inViewer(`document.getElementById("jump").max`)
+	if p := inViewer(plyShown); p != "0" {
+		t.Errorf("the viewer opens at ply %s, want 0", p)
+	}
+	if f := inViewer(factsShown); !strings.Contains(f, "start of the match") {
+		t.Errorf("at ply 0 the viewer's facts read %q", f)
+	}
+	board0 := inViewer(boardShown)
+	step := func(what string, a chromedp.Action[chromedp.Void], want string) {
+		t.Helper()
+		b.do(what, a)
+		_ = value(b, "after "+what+", wait for the viewer to show ply "+want,
+			chromedp.Poll[chromedp.Void](`document.getElementById("jump").value === "`+want+`"`,
+				chromedp.WithPollingInFrame(viewer), chromedp.WithPollingTimeout(10*time.Second)))
+		wantFacts := want + " of " + last
+		if want == "0" {
+			wantFacts = "start of the match"
+		}
+		if facts := inViewer(factsShown); !strings.Contains(facts, wantFacts) {
+			t.Errorf("after %s (ply %s) the viewer's facts read %q, want %q", what, want, facts, wantFacts)
+		}
+	}
+	step("click next", chromedp.Click(chromedp.CSS("#next"), chromedp.FromNode(viewer)), "1")
+	step("click next again", chromedp.Click(chromedp.CSS("#next"), chromedp.FromNode(viewer)), "2")
+	if board2 := inViewer(boardShown); board2 == board0 {
+		t.Errorf("the board at ply 2 is the board at ply 0")
+	}
+	step("press the right arrow", chromedp.KeyEvent(kb.ArrowRight), "3")
+	step("click previous", chromedp.Click(chromedp.CSS("#prev"), chromedp.FromNode(viewer)), "2")
+	step("click last", chromedp.Click(chromedp.CSS("#last"), chromedp.FromNode(viewer)), last)
+	step("click first", chromedp.Click(chromedp.CSS("#first"), chromedp.FromNode(viewer)), "0")
+	step("jump to ply 2", chromedp.Click(chromedp.CSS(`#turns div[data-i="2"]`), chromedp.FromNode(viewer)), "2")
+	b.screenshot("game")
+
+	b.noExceptions()
+	b.noRefusals()
+	for _, r := range b.reported() {
+		t.Logf("the page reported: %s", r)
+	}
+}
+
+// TestMarkupInATeamNameIsShownAsText: a team whose name is markup sees it as
+// text on the home page and on its own page, and none of it runs; the pages'
+// policy refuses inline script in the browser too.
+func TestMarkupInATeamNameIsShownAsText(t *testing.T) {
+	chromiumPath(t)
+	e := newTestEvent(t, "")
+	const name = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`
+	team, err := e.store.AddTeam(context.Background(), name, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := http.Get(e.http.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	csp := res.Header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("the home page's Content-Security-Policy is %q: it must allow scripts from the site only", csp)
+	}
+
+	b := openTab(t, e.http.URL, 2*time.Minute)
+	pwned := func(where string) {
+		t.Helper()
+		if v := eval[string](b, `typeof window.__pwned === "undefined" ? "" : String(window.__pwned)`); v != "" {
+			t.Errorf("on %s the team's name ran as script: window.__pwned = %s", where, v)
+		}
+		if n := eval[int](b, `document.querySelectorAll("main img, header img").length`); n != 0 {
+			t.Errorf("on %s the team's name made %d img elements", where, n)
+		}
+	}
+
+	b.open("/")
+	teams := eval[[]string](b, `[...document.querySelectorAll("ul.teams li")].map(li => li.textContent)`)
+	found := false
+	for _, s := range teams {
+		found = found || s == name
+	}
+	if !found {
+		t.Errorf("the home page's teams read %q: the markup is not shown as text", teams)
+	}
+	pwned("the home page")
+
+	b.open("/login")
+	b.do("type the token", chromedp.SendKeys(chromedp.CSS("#token"), team.Token))
+	b.follow(`form[action="/login"] button[type=submit]`)
+	if p := b.path(); p != "/team" {
+		t.Fatalf("after logging in the page is %s, want /team", p)
+	}
+	if h := value(b, "read the title", chromedp.TextContent(chromedp.CSS("main h1"))); !strings.Contains(h, "<img src=x") || h != name {
+		t.Errorf("the team page's title reads %q, want the name as text", h)
+	}
+	if w := value(b, "read the header", chromedp.TextContent(chromedp.CSS("header a.who"))); w != name {
+		t.Errorf("the header's team reads %q, want the name as text", w)
+	}
+	pwned("the team page")
+	if title := value(b, "read the title", chromedp.Title()); !strings.Contains(title, "<script>") {
+		t.Errorf("the document's title is %q, want the name as text", title)
+	}
+
+	b.open("/")
+	pwned("the home page, logged in")
+	refusals := func() int {
+		n := 0
+		for _, r := range b.reported() {
+			if strings.HasPrefix(r, "log security") && strings.Contains(r, "Content Security Policy") {
+				n++
+			}
+		}
+		return n
+	}
+	// The name was never markup: the browser had nothing to refuse.
+	if n := refusals(); n != 0 {
+		t.Errorf("the browser refused %d scripts of the pages: %q", n, b.reported())
+	}
+	// A script put into the page as markup would not run either.
+	ran := eval[bool](b, `(() => { const s = document.createElement("script"); s.textContent = "window.__inline = 1";
+		document.body.appendChild(s); return window.__inline === 1; })()`)
+	if ran {
+		t.Errorf("an inline script ran on the home page: the policy does not hold in the browser")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for refusals() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if refusals() == 0 {
+		t.Errorf("the browser did not report refusing the inline script: %q", b.reported())
+	}
+	b.noExceptions()
+}
+
+// TestAWrongTokenShowsTheLoginAlert: a token nobody has brings the login page
+// back with its alert, and no session.
+func TestAWrongTokenShowsTheLoginAlert(t *testing.T) {
+	chromiumPath(t)
+	e := newTestEvent(t, "")
+	b := openTab(t, e.http.URL, 2*time.Minute)
+
+	b.open("/login")
+	if n := eval[int](b, `document.querySelectorAll("[role=alert]").length`); n != 0 {
+		t.Errorf("the login page shows %d alerts before any try", n)
+	}
+	b.do("type a wrong token", chromedp.SendKeys(chromedp.CSS("#token"), "not-a-token-of-anyone"))
+	b.follow(`form[action="/login"] button[type=submit]`)
+	if p := b.path(); p != "/login" {
+		t.Errorf("after a wrong token the page is %s, want /login", p)
+	}
+	alert := value(b, "read the alert", chromedp.Text(chromedp.CSS(`main [role=alert]`)))
+	if alert != "That token is unknown, or its team is disabled." {
+		t.Errorf("the alert reads %q", alert)
+	}
+	if v := value(b, "read the field", chromedp.Value(chromedp.CSS("#token"))); v != "" {
+		t.Errorf("the token field holds %q after a failed login", v)
+	}
+	b.open("/team")
+	if msg := value(b, "read the answer", chromedp.Text(chromedp.CSS("main .problem"))); !strings.Contains(msg, "log in") {
+		t.Errorf("after a failed login /team says %q, want the request to log in", msg)
+	}
+	b.noExceptions()
+	b.noRefusals()
+}

@@ -1,0 +1,132 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestUploadsAreCappedAndCounted: an upload over the event's size is 413, a
+// team over its hourly quota gets 429, and a body that is not a form is 400,
+// each as JSON with its code.
+func TestUploadsAreCappedAndCounted(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[limits]\nupload_size = \"1KiB\"\n[quotas]\nuploads_per_hour = 2\npending_validations = 5\n")
+	body, ct := multipartFile(t, "big.zip", make([]byte, 4<<10))
+	res, out := e.do(t, http.MethodPost, "/api/v1/submissions", e.a.Token, body, ct)
+	if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(out, `"code": "too_large"`) {
+		t.Errorf("a 4 KiB upload to a 1 KiB event: %d %s", res.StatusCode, out)
+	}
+	for i := range 3 {
+		body, ct := multipartFile(t, "bot.py", []byte("print(1)\n"))
+		res, out := e.do(t, http.MethodPost, "/api/v1/submissions", e.a.Token, body, ct)
+		want := http.StatusCreated
+		if i == 2 {
+			want = http.StatusTooManyRequests
+		}
+		if res.StatusCode != want {
+			t.Errorf("upload %d: %d %s, want %d", i+1, res.StatusCode, out, want)
+		}
+		if i == 2 && !strings.Contains(out, `"code": "quota"`) {
+			t.Errorf("the third upload in an hour: %s, want the quota's code", out)
+		}
+	}
+	res, out = e.do(t, http.MethodPost, "/api/v1/submissions", e.b.Token, strings.NewReader("not a form"), "text/plain")
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(out, `"code": "bad_request"`) {
+		t.Errorf("a body that is not a form: %d %s", res.StatusCode, out)
+	}
+	if strings.Contains(out, "goroutine") || strings.Contains(out, ".go:") {
+		t.Errorf("an error answer shows the server's internals: %s", out)
+	}
+}
+
+// TestALoginIsACookieThatFormsMustProve: a token logs in as an HttpOnly,
+// SameSite=Strict cookie; a form posted with the cookie but without the
+// session's CSRF token is refused; a new token ends the old one's logins; a
+// disabled team cannot log in.
+func TestALoginIsACookieThatFormsMustProve(t *testing.T) {
+	e := newTestEvent(t, "")
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.PostForm(e.http.URL+"/login", url.Values{"token": {e.a.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var cookie *http.Cookie
+	for _, ck := range res.Cookies() {
+		if ck.Name == sessionCookie {
+			cookie = ck
+		}
+	}
+	if res.StatusCode != http.StatusSeeOther || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d, cookie %+v", res.StatusCode, cookie)
+	}
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, e.http.URL+path, nil)
+		req.AddCookie(cookie)
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := res.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		return res.StatusCode, b.String()
+	}
+	status, page := get("/team")
+	if status != http.StatusOK || !strings.Contains(page, "Alpha") {
+		t.Fatalf("the team page with the cookie: %d", status)
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if csrf == nil {
+		t.Fatal("the team page's forms carry no CSRF token")
+	}
+	post := func(form url.Values) int {
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/team/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(cookie)
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if got := post(url.Values{}); got != http.StatusForbidden {
+		t.Errorf("a form without the CSRF token: %d, want 403", got)
+	}
+	if got := post(url.Values{"csrf": {"0123"}}); got != http.StatusForbidden {
+		t.Errorf("a form with a wrong CSRF token: %d, want 403", got)
+	}
+	if got := post(url.Values{"csrf": {csrf[1]}}); got != http.StatusOK {
+		t.Errorf("a form with the CSRF token: %d, want 200", got)
+	}
+	// The new token ended the old login and the old token.
+	if status, _ := get("/team"); status != http.StatusUnauthorized {
+		t.Errorf("the old login after a new token: %d, want 401", status)
+	}
+	if res, _ := e.do(t, http.MethodGet, "/api/v1/me", e.a.Token, nil, ""); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the old token after a new one: %d, want 401", res.StatusCode)
+	}
+	// A disabled team cannot log in.
+	if err := e.store.SetDisabled(context.Background(), e.b.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	res, err = c.PostForm(e.http.URL+"/login", url.Values{"token": {e.b.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a disabled team's login: %d, want 401", res.StatusCode)
+	}
+}

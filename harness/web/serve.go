@@ -1,0 +1,158 @@
+// Package web is the event server: the pages and the JSON API through which
+// teams log in with a token, upload, read their validation reports and watch
+// their games, and the organizer runs the event. It plays and validates
+// through the same packages the command line uses (validate, the sandbox);
+// it never runs a game another way.
+//
+// Every route says who may ask before its handler runs, and the handler
+// checks that the object asked for is the asker's before it answers: a team
+// must never read another team's code, logs, reports or games. Nothing a team
+// or a bot sent is ever rendered unescaped.
+package web
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/validate"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// Options configure a running event server.
+type Options struct {
+	// EventDir holds event.toml, the database, uploads and validations.
+	EventDir string
+	// Addr is where to listen (host:port).
+	Addr string
+	// TLSCert and TLSKey, both set, serve HTTPS.
+	TLSCert, TLSKey string
+	// TrustProxy takes the client's address from X-Forwarded-For and the
+	// scheme from X-Forwarded-Proto (behind a reverse proxy).
+	TrustProxy bool
+	// Validators is how many validations run at once.
+	Validators int
+	// Sandbox is the backend validations and games run on.
+	Sandbox sandbox.Config
+	// BuildCache is the directory of built bots ("" for none).
+	BuildCache string
+	Log        *slog.Logger
+	// Ready, when set, is told the address the server listens on.
+	Ready func(addr string)
+}
+
+// Serve runs the event in o.EventDir until ctx ends: it reads event.toml
+// (refusing a bad one), opens the sandbox (removing what a killed server
+// left), queues again the validations a stop interrupted, validates uploads
+// and serves the pages and the API. It returns once every validation under
+// way has stopped and the backend is released.
+func Serve(ctx context.Context, o Options) (err error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	cfg, err := event.LoadConfig(o.EventDir)
+	if err != nil {
+		return err
+	}
+	resolved, err := cfg.Settings().Resolve()
+	if err != nil {
+		return err
+	}
+	langs := build.Default()
+	if f := cfg.LanguagesFile(o.EventDir); f != "" {
+		if langs, err = build.Load(f); err != nil {
+			return fmt.Errorf("%s: languages: %w", filepath.Join(o.EventDir, event.ConfigFile), err)
+		}
+	}
+	st, err := event.Open(o.EventDir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	sb := o.Sandbox
+	sb.Sweep = true
+	if sb.Notify == nil {
+		sb.Notify = func(msg string) { o.Log.Info(msg) }
+	}
+	backend, release, err := sandbox.Open(ctx, sb)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, release()) }()
+
+	vo := validate.Options{Game: resolved.Game, Rules: resolved.Rules, Intake: cfg.Intake(), Backend: backend,
+		Limits: resolved.Limits, Builder: &build.Builder{Backend: backend, Langs: langs, Limits: resolved.Limits,
+			Timeout: time.Duration(cfg.Limits.BuildTimeout), Cache: o.BuildCache}}
+	note, err := validate.Equip(ctx, &vo)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		o.Log.Warn(note)
+	}
+	s := New(st, cfg, o.Log)
+	s.TrustProxy = o.TrustProxy
+	s.Secure = o.TLSCert != ""
+	v := &event.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), Changed: s.Changed, Log: o.Log}
+	s.Wake = v.Wake
+
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute,
+		WriteTimeout: 0, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
+	if s.Secure {
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 2)
+	go func() { done <- v.Run(ctx) }()
+	go func() {
+		var err error
+		if s.Secure {
+			err = srv.ServeTLS(ln, o.TLSCert, o.TLSKey)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		done <- err
+	}()
+	o.Log.Info("serving the event", "game", cfg.Game, "addr", "http"+map[bool]string{true: "s"}[s.Secure]+"://"+ln.Addr().String(), "dir", o.EventDir)
+	if o.Ready != nil {
+		o.Ready(ln.Addr().String())
+	}
+	var first error
+	select {
+	case <-ctx.Done():
+	case first = <-done:
+	}
+	cancel()
+	shut, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	s.closeStreams()
+	err = errors.Join(first, srv.Shutdown(shut))
+	for range 2 - boolInt(first != nil) {
+		err = errors.Join(err, <-done)
+	}
+	return err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

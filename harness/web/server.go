@@ -1,0 +1,384 @@
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/rules"
+)
+
+// Server serves one event.
+type Server struct {
+	Store  *event.Store
+	Config event.Config
+	Game   rules.Game
+	Log    *slog.Logger
+	// Secure marks cookies Secure (the server speaks TLS).
+	Secure bool
+	// TrustProxy takes the client's address from X-Forwarded-For and its
+	// scheme from X-Forwarded-Proto.
+	TrustProxy bool
+	// Wake tells the validators an upload was queued.
+	Wake func()
+
+	logins  *limiter
+	streams *hub
+
+	homeMu   sync.Mutex
+	homeAt   time.Time
+	homePage []byte
+}
+
+// New is a server of the event in st configured by cfg.
+func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
+	g, err := rules.Lookup(cfg.Game)
+	if err != nil {
+		panic(err) // event.ParseConfig refuses an unknown game
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {},
+		logins: newLimiter(10, 10*time.Minute), streams: newHub()}
+}
+
+// Changed tells the pages that follow a submission that its state changed.
+func (s *Server) Changed(sub event.Submission) { s.streams.publish(sub) }
+
+func (s *Server) closeStreams() { s.streams.close() }
+
+// Access is who may ask for a route.
+type Access int
+
+// Accesses of routes.
+const (
+	// Public routes answer anyone.
+	Public Access = iota
+	// Member routes answer a logged-in team or the organizer; a handler
+	// answers about an object only to its owner (or the organizer).
+	Member
+	// Organizer routes answer the organizer only.
+	Organizer
+)
+
+// Route is one route of the server: its pattern (net/http's), who may ask,
+// and whether it is part of the JSON API (errors as JSON) or a page.
+type Route struct {
+	Pattern string
+	Access  Access
+	API     bool
+	handle  func(w http.ResponseWriter, r *http.Request, p *event.Principal) error
+}
+
+// Routes lists every route the server answers.
+func (s *Server) Routes() []Route {
+	page := func(pattern string, a Access, h func(http.ResponseWriter, *http.Request, *event.Principal) error) Route {
+		return Route{Pattern: pattern, Access: a, handle: h}
+	}
+	api := func(pattern string, a Access, h func(http.ResponseWriter, *http.Request, *event.Principal) error) Route {
+		return Route{Pattern: pattern, Access: a, API: true, handle: h}
+	}
+	return []Route{
+		page("GET /{$}", Public, s.home),
+		page("GET /static/{file}", Public, s.static),
+		page("GET /login", Public, s.loginPage),
+		page("POST /login", Public, s.login),
+		page("POST /logout", Member, s.logout),
+		page("GET /team", Member, s.teamPage),
+		page("POST /team/submissions", Member, s.uploadForm),
+		page("POST /team/submissions/{id}/activate", Member, s.activateForm),
+		page("POST /team/token", Member, s.tokenForm),
+		page("GET /team/events", Member, s.teamEvents),
+		page("GET /submissions/{id}", Member, s.submissionPage),
+		page("GET /submissions/{id}/report", Member, s.reportFragment),
+		page("GET /submissions/{id}/download", Member, s.download),
+		page("GET /games/{id}", Member, s.gamePage),
+		page("GET /games/{id}/view", Member, s.gameView),
+		page("GET /admin", Organizer, s.adminPage),
+		page("POST /admin/teams/{id}/disable", Organizer, s.disableForm(true)),
+		page("POST /admin/teams/{id}/enable", Organizer, s.disableForm(false)),
+		page("POST /admin/submissions/{id}/revalidate", Organizer, s.revalidateForm),
+
+		api("GET /api/v1/event", Public, s.apiEvent),
+		api("GET /api/v1/me", Member, s.apiMe),
+		api("GET /api/v1/submissions", Member, s.apiSubmissions),
+		api("POST /api/v1/submissions", Member, s.apiUpload),
+		api("GET /api/v1/submissions/{id}", Member, s.apiSubmission),
+		api("GET /api/v1/submissions/{id}/report.txt", Member, s.apiReportText),
+		api("POST /api/v1/submissions/{id}/activate", Member, s.apiActivate),
+		api("GET /api/v1/games", Member, s.apiGames),
+		api("GET /api/v1/games/{id}", Member, s.apiGame),
+		api("GET /api/v1/games/{id}/transcript", Member, s.apiTranscript),
+		api("POST /api/v1/token", Member, s.apiToken),
+		api("GET /api/v1/admin/teams", Organizer, s.apiAdminTeams),
+		api("POST /api/v1/admin/teams/{id}/disable", Organizer, s.apiDisable(true)),
+		api("POST /api/v1/admin/teams/{id}/enable", Organizer, s.apiDisable(false)),
+		api("GET /api/v1/admin/queue", Organizer, s.apiQueue),
+		api("POST /api/v1/admin/submissions/{id}/revalidate", Organizer, s.apiRevalidate),
+	}
+}
+
+// maxBody caps a request body that is not an upload.
+const maxBody = 64 << 10
+
+// Handler is the server's HTTP handler: every route behind its access check.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.Routes() {
+		mux.Handle(rt.Pattern, s.guard(rt))
+	}
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, true, &httpError{http.StatusNotFound, "not_found", "no such API route: " + r.Method + " " + r.URL.Path})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, false, &httpError{http.StatusNotFound, "not_found", "no such page"})
+	})
+	return securityHeaders(mux)
+}
+
+// guard answers 401 to a route's anonymous caller and 403 to a team on an
+// organizer's route before the handler runs; a form posted from a session
+// must carry the session's CSRF token.
+func (s *Server) guard(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.Log.Error("a request panicked", "route", rt.Pattern, "panic", v)
+				writeError(w, r, rt.API, &httpError{http.StatusInternalServerError, "internal", "the server failed on this request; the organizer has the log"})
+			}
+		}()
+		p, csrf, viaCookie, err := s.principal(r)
+		if err != nil {
+			writeError(w, r, rt.API, err)
+			return
+		}
+		if rt.Access != Public && p == nil {
+			writeError(w, r, rt.API, errLogin)
+			return
+		}
+		if rt.Access == Organizer && !p.Admin {
+			writeError(w, r, rt.API, errForbidden)
+			return
+		}
+		if viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && rt.Pattern != "POST /login" {
+			if !sameToken(r.Header.Get("X-CSRF-Token"), csrf) && !sameToken(formValue(r, "csrf"), csrf) {
+				writeError(w, r, rt.API, &httpError{http.StatusForbidden, "csrf", "the form is stale or was not sent by this site: reload the page and try again"})
+				return
+			}
+		}
+		if !strings.HasSuffix(rt.Pattern, "/submissions") {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		}
+		ctx := context.WithValue(r.Context(), csrfKey{}, csrf)
+		if err := rt.handle(w, r.WithContext(ctx), p); err != nil {
+			writeError(w, r, rt.API, s.classify(err, rt))
+		}
+	})
+}
+
+type csrfKey struct{}
+
+func contextWithCSRF(r *http.Request, csrf string) context.Context {
+	return context.WithValue(r.Context(), csrfKey{}, csrf)
+}
+
+// formValue reads a field of a form without failing on a large multipart
+// body: only the URL-encoded and multipart forms' first fields are read.
+func formValue(r *http.Request, name string) string {
+	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/form-data") {
+		return r.URL.Query().Get(name)
+	}
+	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+	return r.PostFormValue(name)
+}
+
+const sessionCookie = "arena_session"
+
+// principal is who asks: a Bearer token, or a session cookie; nil for
+// nobody. A Bearer token that is nobody's is an error (not anonymity).
+func (s *Server) principal(r *http.Request) (*event.Principal, string, bool, error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		token, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			return nil, "", false, &httpError{http.StatusUnauthorized, "unauthorized", "the Authorization header must be \"Bearer TOKEN\""}
+		}
+		if !s.logins.allow(s.clientAddr(r)) {
+			return nil, "", false, errRateLimited
+		}
+		p, err := s.Store.Authenticate(r.Context(), strings.TrimSpace(token))
+		if errors.Is(err, event.ErrBadToken) {
+			s.logins.fail(s.clientAddr(r))
+			return nil, "", false, &httpError{http.StatusUnauthorized, "unauthorized", "the token is unknown or its team is disabled"}
+		}
+		if err != nil {
+			return nil, "", false, err
+		}
+		return &p, "", false, nil
+	}
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, "", false, nil
+	}
+	p, csrf, err := s.Store.Session(r.Context(), c.Value)
+	if errors.Is(err, event.ErrBadToken) {
+		return nil, "", false, nil
+	}
+	if err != nil {
+		return nil, "", false, err
+	}
+	return &p, csrf, true, nil
+}
+
+// clientAddr is the address a request came from: the first hop of
+// X-Forwarded-For behind a trusted proxy, else the peer.
+func (s *Server) clientAddr(r *http.Request) string {
+	if s.TrustProxy {
+		if f := r.Header.Get("X-Forwarded-For"); f != "" {
+			return strings.TrimSpace(strings.Split(f, ",")[0])
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// secure says whether the client reached us over TLS: our own, or a
+// trusted proxy's (X-Forwarded-Proto). Cookies are Secure then.
+func (s *Server) secure(r *http.Request) bool {
+	return s.Secure || r.TLS != nil || (s.TrustProxy && r.Header.Get("X-Forwarded-Proto") == "https")
+}
+
+// owns says whether p may see what team owns.
+func owns(p *event.Principal, team int64) bool { return p.Admin || (team != 0 && p.Team == team) }
+
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &httpError{http.StatusNotFound, "not_found", "no such id: " + r.PathValue("id")}
+	}
+	return id, nil
+}
+
+// httpError is an answer other than success: status, a stable code and a
+// sentence for the user.
+type httpError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *httpError) Error() string { return e.message }
+
+var (
+	errLogin       = &httpError{http.StatusUnauthorized, "unauthorized", "log in with your team's token"}
+	errForbidden   = &httpError{http.StatusForbidden, "forbidden", "this is not yours to see"}
+	errRateLimited = &httpError{http.StatusTooManyRequests, "rate_limited", "too many failed logins from this address: wait ten minutes"}
+)
+
+// classify turns a handler's error into an answer; errors of our own are
+// logged and answered without their detail.
+func (s *Server) classify(err error, rt Route) *httpError {
+	var he *httpError
+	var qe *event.QuotaError
+	var tl *event.TooLargeError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.Is(err, event.ErrNotFound):
+		return &httpError{http.StatusNotFound, "not_found", "not found"}
+	case errors.As(err, &qe):
+		return &httpError{http.StatusTooManyRequests, "quota", qe.Error()}
+	case errors.As(err, &tl):
+		return &httpError{http.StatusRequestEntityTooLarge, "too_large", tl.Error()}
+	case errors.As(err, &mb):
+		return &httpError{http.StatusRequestEntityTooLarge, "too_large", "the request is larger than the server takes"}
+	}
+	s.Log.Error("request", "route", rt.Pattern, "err", err)
+	return &httpError{http.StatusInternalServerError, "internal", "the server failed on this request; the organizer has the log"}
+}
+
+// errorBody is the JSON of every API error.
+type errorBody struct {
+	Error APIError `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, api bool, err error) {
+	he, ok := err.(*httpError)
+	if !ok {
+		he = &httpError{http.StatusInternalServerError, "internal", "the server failed on this request"}
+	}
+	if api || strings.HasPrefix(r.URL.Path, "/api/") {
+		writeJSON(w, he.status, errorBody{APIError{Code: he.code, Message: he.message}})
+		return
+	}
+	renderError(w, he)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client is gone if this fails
+}
+
+// limiter counts failed logins per address in a window.
+type limiter struct {
+	mu     sync.Mutex
+	max    int
+	window time.Duration
+	fails  map[string][]time.Time
+}
+
+func newLimiter(max int, window time.Duration) *limiter {
+	return &limiter{max: max, window: window, fails: map[string][]time.Time{}}
+}
+
+func (l *limiter) recent(addr string, now time.Time) []time.Time {
+	var keep []time.Time
+	for _, t := range l.fails[addr] {
+		if now.Sub(t) < l.window {
+			keep = append(keep, t)
+		}
+	}
+	if keep == nil {
+		delete(l.fails, addr)
+	} else {
+		l.fails[addr] = keep
+	}
+	return keep
+}
+
+// allow says whether addr may try a token now.
+func (l *limiter) allow(addr string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.recent(addr, time.Now())) < l.max
+}
+
+// fail counts a failed try of addr.
+func (l *limiter) fail(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	l.fails[addr] = append(l.recent(addr, now), now)
+}
+
+// sameToken compares a sent CSRF token with the session's in constant time;
+// an empty one never matches.
+func sameToken(sent, want string) bool {
+	return sent != "" && want != "" && subtle.ConstantTimeCompare([]byte(sent), []byte(want)) == 1
+}

@@ -1,0 +1,78 @@
+// The event pages' script: the deadline's countdown, dropping a file on the
+// upload form, and the live state of a team's submissions (server-sent
+// events). Everything it shows is set as text, never as markup, except the
+// report fragment the server rendered and escaped.
+"use strict";
+
+function countdown() {
+  document.querySelectorAll(".countdown[data-until]").forEach(function (el) {
+    var until = Date.parse(el.dataset.until);
+    function tick() {
+      var left = Math.max(0, Math.floor((until - Date.now()) / 1000));
+      if (left === 0) { el.textContent = "closed"; return; }
+      var d = Math.floor(left / 86400), h = Math.floor(left % 86400 / 3600),
+          m = Math.floor(left % 3600 / 60), s = left % 60;
+      el.textContent = (d ? d + "d " : "") + h + "h " + String(m).padStart(2, "0") + "m " + String(s).padStart(2, "0") + "s left";
+      setTimeout(tick, 1000);
+    }
+    tick();
+  });
+}
+
+function dropzone() {
+  var drop = document.getElementById("drop"), input = document.getElementById("file"), form = document.getElementById("upload");
+  if (!drop || !input || !form) { return; }
+  ["dragenter", "dragover"].forEach(function (t) {
+    drop.addEventListener(t, function (e) { e.preventDefault(); drop.classList.add("over"); });
+  });
+  ["dragleave", "drop"].forEach(function (t) {
+    drop.addEventListener(t, function (e) { e.preventDefault(); drop.classList.remove("over"); });
+  });
+  drop.addEventListener("drop", function (e) {
+    if (e.dataTransfer && e.dataTransfer.files.length > 0) {
+      input.files = e.dataTransfer.files;
+      form.requestSubmit();
+    }
+  });
+}
+
+function showState(row, ev) {
+  var badge = row.querySelector(".state");
+  if (badge) {
+    badge.textContent = ev.state;
+    badge.className = "state state-" + ev.state;
+  }
+  var summary = row.querySelector(".summary");
+  if (summary && ev.done) {
+    summary.textContent = "";
+    if (ev.active) {
+      var strong = document.createElement("strong");
+      strong.textContent = "active";
+      summary.append(strong, " ");
+    }
+    summary.append(ev.summary || "");
+  }
+}
+
+function live() {
+  var rows = document.querySelectorAll("[data-submission]");
+  if (rows.length === 0 || !window.EventSource) { return; }
+  var report = document.getElementById("report");
+  var src = new EventSource("/team/events");
+  src.onmessage = function (m) {
+    var ev = JSON.parse(m.data);
+    document.querySelectorAll('[data-submission="' + ev.id + '"]').forEach(function (row) { showState(row, ev); });
+    if (ev.done && report && document.querySelector('#facts[data-submission="' + ev.id + '"]')) {
+      fetch(report.dataset.report, { credentials: "same-origin" }).then(function (r) {
+        if (r.ok) { return r.text(); }
+        throw new Error(r.status);
+      }).then(function (html) { report.innerHTML = html; }).catch(function () {});
+    }
+  };
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  countdown();
+  dropzone();
+  live();
+});
