@@ -325,6 +325,12 @@ func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
 	if cls := eval[string](b, `document.querySelector("tr[data-submission] .state").className`); cls != "state state-passed" {
 		t.Errorf("the badge's class is %q", cls)
 	}
+	// The validation's games against the built-in bot appear on the same
+	// page, still without a reload.
+	b.waitFor("see the validation's games", `document.querySelectorAll('#games a[href^="/games/"]').length === 2`, 30*time.Second)
+	if m := eval[int](b, `window.__marker || 0`); m != 1 {
+		t.Errorf("the page was reloaded to show the games")
+	}
 	b.screenshot("team-passed")
 
 	// The submission's page.

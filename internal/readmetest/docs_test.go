@@ -36,6 +36,19 @@ var notRunnable = map[string]string{
 	"arena rules legal STATE.json":           "STATE.json is a placeholder",
 	"arena rules check STATE.json MOVE.json": "STATE.json and MOVE.json are placeholders",
 
+	"arena serve --event DIR":                      "DIR is a placeholder",
+	"arena event init DIR --game G":                "DIR and G are placeholders",
+	"arena event teams import DIR FILE.csv":        "DIR and FILE.csv are placeholders",
+	"arena event admin-token DIR":                  "DIR is a placeholder",
+	"arena event backup DIR OUT":                   "DIR and OUT are placeholders",
+	"arena submit --server URL --token-file F BOT": "URL, F and BOT are placeholders",
+
+	"arena serve --event myevent --http 127.0.0.1:8080":                                                             "runs until stopped; harness/web's tests run the server",
+	"curl -H \"Authorization: Bearer $(cat team.token)\" -F file=@bot.zip http://127.0.0.1:8080/api/v1/submissions": "needs a running server; harness/web's tests upload through the API",
+	"curl -H \"Authorization: Bearer $(cat team.token)\" http://127.0.0.1:8080/api/v1/submissions/1":                "needs a running server; harness/web's tests read the API",
+	"curl -H \"Authorization: Bearer $(cat team.token)\" http://127.0.0.1:8080/api/v1/submissions/1/report.txt":     "needs a running server; harness/web's tests read the API",
+	"arena submit --server http://127.0.0.1:8080 --token-file team.token bot.zip":                                   "needs a running server; harness/web's tests run arena submit against one",
+
 	"arena tournament --out cup --listen 0.0.0.0:4222 bots/*":                     "coordinates workers on other machines: it waits for them to join",
 	"arena worker --creds w1.creds --join tls://coordinator:4222 --concurrency 4": "joins a coordinator on a remote host (coordinator:4222)",
 }

@@ -61,8 +61,32 @@ function live() {
   var src = new EventSource("/team/events");
   src.onmessage = function (m) {
     var ev = JSON.parse(m.data);
-    document.querySelectorAll('[data-submission="' + ev.id + '"]').forEach(function (row) { showState(row, ev); });
-    if (ev.done && report && document.querySelector('#facts[data-submission="' + ev.id + '"]')) {
+    // The stream starts with every state: act only on what the page does
+    // not show yet.
+    var changed = false;
+    document.querySelectorAll('[data-submission="' + ev.id + '"]').forEach(function (row) {
+      var badge = row.querySelector(".state");
+      if (badge && badge.textContent !== ev.state) {
+        changed = true;
+        showState(row, ev);
+      }
+    });
+    if (!changed || !ev.done) { return; }
+    if (document.getElementById("versions")) {
+      // A finished validation brings its games and may move the active
+      // version: refresh those sections (parsed, never run).
+      fetch("/team", { credentials: "same-origin" }).then(function (r) {
+        if (r.ok) { return r.text(); }
+        throw new Error(r.status);
+      }).then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        ["versions", "games"].forEach(function (id) {
+          var old = document.getElementById(id), fresh = doc.getElementById(id);
+          if (old && fresh) { old.replaceWith(fresh); }
+        });
+      }).catch(function () {});
+    }
+    if (report && document.querySelector('#facts[data-submission="' + ev.id + '"]')) {
       fetch(report.dataset.report, { credentials: "same-origin" }).then(function (r) {
         if (r.ok) { return r.text(); }
         throw new Error(r.status);
