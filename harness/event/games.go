@@ -113,8 +113,11 @@ func (s *Store) Game(ctx context.Context, id int64) (Game, error) {
 
 // GamesOf lists the last n games a team played, newest first.
 func (s *Store) GamesOf(ctx context.Context, team int64, n int) ([]Game, error) {
-	return s.games(ctx, `SELECT `+gameColumns+` FROM games WHERE white_team = ?1 UNION ALL
-		SELECT `+gameColumns+` FROM games WHERE black_team = ?1 AND (white_team IS NULL OR white_team != ?1) ORDER BY id DESC LIMIT ?2`, team, n)
+	// Each side's newest n by its index, then the newest n of both: the
+	// team's older games are never read.
+	return s.games(ctx, `SELECT * FROM (SELECT `+gameColumns+` FROM games WHERE white_team = ?1 ORDER BY id DESC LIMIT ?2)
+		UNION ALL SELECT * FROM (SELECT `+gameColumns+` FROM games WHERE black_team = ?1 AND (white_team IS NULL OR white_team != ?1)
+		ORDER BY id DESC LIMIT ?2) ORDER BY id DESC LIMIT ?2`, team, n)
 }
 
 // GamesOfSubmission lists the games a submission played, oldest first.

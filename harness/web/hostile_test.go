@@ -130,3 +130,42 @@ func TestALoginIsACookieThatFormsMustProve(t *testing.T) {
 		t.Errorf("a disabled team's login: %d, want 401", res.StatusCode)
 	}
 }
+
+// TestATeamPageShowsAChangeAtOnce: the team page is reused for a second,
+// but never past a change: an upload and a new active version show on the
+// next ask.
+func TestATeamPageShowsAChangeAtOnce(t *testing.T) {
+	e := newTestEvent(t, "")
+	ctx := context.Background()
+	first, err := e.store.AddSubmission(ctx, e.server.Config, e.a.ID, "first.py", strings.NewReader("print(1)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetState(ctx, first.ID, "passed", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.server.Changed(first)
+	if _, page := e.do(t, http.MethodGet, "/team", e.a.Token, nil, ""); !strings.Contains(page, "first.py") {
+		t.Fatal("the team page lacks its upload")
+	}
+	body, ct := multipartFile(t, "second.py", []byte("print(2)\n"))
+	if res, out := e.do(t, http.MethodPost, "/api/v1/submissions", e.a.Token, body, ct); res.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d %s", res.StatusCode, out)
+	}
+	if _, page := e.do(t, http.MethodGet, "/team", e.a.Token, nil, ""); !strings.Contains(page, "second.py") {
+		t.Error("an upload does not show on the next ask of the team page")
+	}
+	// Make the first version active again (it is the only passed one, so it
+	// is active already): the page must say so, and say it of no other.
+	if res, out := e.do(t, http.MethodPost, "/api/v1/submissions/1/activate", e.a.Token, nil, ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("activate: %d %s", res.StatusCode, out)
+	}
+	_, page := e.do(t, http.MethodGet, "/team", e.a.Token, nil, "")
+	if n := strings.Count(page, `class="active"`); n != 1 {
+		t.Errorf("%d active rows on the team page, want 1", n)
+	}
+	// Another team's page is its own.
+	if _, page := e.do(t, http.MethodGet, "/team", e.b.Token, nil, ""); strings.Contains(page, "first.py") || !strings.Contains(page, "Beta") {
+		t.Error("team B's page shows team A's page")
+	}
+}

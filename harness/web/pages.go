@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
@@ -247,7 +250,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *event.Princip
 
 // teamPageGames is how many of its last games a team's page lists (the API
 // lists more).
-const teamPageGames = 30
+const teamPageGames = 10
 
 type teamData struct {
 	Team        event.Team
@@ -314,17 +317,107 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 		http.Redirect(w, r, "/admin", http.StatusSeeOther)
 		return nil
 	}
+	notice := ""
+	switch r.URL.Query().Get("notice") {
+	case "uploaded":
+		notice = "Uploaded: the validation follows below."
+	case "activated":
+		notice = "That version is now your active submission."
+	}
+	csrf, _ := r.Context().Value(csrfKey{}).(string)
+	if notice == "" {
+		if body, ok := s.teamPages.get(p.Team); ok {
+			return writePage(w, withCSRF(body, csrf))
+		}
+	}
+	version := s.teamPages.version(p.Team)
 	d, err := s.teamData(r, p.Team)
 	if err != nil {
 		return err
 	}
-	switch r.URL.Query().Get("notice") {
-	case "uploaded":
-		d.Notice = "Uploaded: the validation follows below."
-	case "activated":
-		d.Notice = "That version is now your active submission."
+	d.Notice = notice
+	// Rendered with a stand-in for the session's CSRF token, so that one
+	// rendering serves every session of the team.
+	body, err := s.pageBytes(r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, "team", d.Team.Name, d)
+	if err != nil {
+		return err
 	}
-	return s.render(w, r, p, http.StatusOK, "team", d.Team.Name, d)
+	if notice == "" {
+		s.teamPages.put(p.Team, version, body)
+	}
+	return writePage(w, withCSRF(body, csrf))
+}
+
+// csrfStandIn stands for the CSRF token in a team page kept for reuse: it
+// reads the same escaped or not.
+const csrfStandIn = "csrfstandin0000000000000000000000000000000000000000000000000000"
+
+func withCSRF(body []byte, csrf string) []byte {
+	return bytes.ReplaceAll(body, []byte(csrfStandIn), []byte(csrf))
+}
+
+func writePage(w http.ResponseWriter, body []byte) error {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, err := w.Write(body)
+	return err
+}
+
+// pageCache keeps each team's page for a few seconds at most, and not past
+// a change of the team's submissions or games (Server.Changed): the page a
+// team asks for most, while its state rarely changes between two asks. Each
+// page's time is drawn between half the TTL and the TTL, so that pages kept
+// at once are not all made again at once.
+type pageCache struct {
+	mu      sync.Mutex
+	ttl     time.Duration
+	pages   map[int64]cachedPage
+	changes map[int64]uint64
+}
+
+type cachedPage struct {
+	version uint64
+	until   time.Time
+	body    []byte
+}
+
+func newPageCache(ttl time.Duration) *pageCache {
+	return &pageCache{ttl: ttl, pages: map[int64]cachedPage{}, changes: map[int64]uint64{}}
+}
+
+// version is how many changes team has seen: a page rendered from data
+// read after this call is stored under it.
+func (c *pageCache) version(team int64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changes[team]
+}
+
+func (c *pageCache) get(team int64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pages[team]
+	if !ok || p.version != c.changes[team] || time.Now().After(p.until) {
+		return nil, false
+	}
+	return p.body, true
+}
+
+func (c *pageCache) put(team int64, version uint64, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if version == c.changes[team] {
+		keep := c.ttl/2 + rand.N(c.ttl/2+1)
+		c.pages[team] = cachedPage{version: version, until: time.Now().Add(keep), body: body}
+	}
+}
+
+// changed drops team's page.
+func (c *pageCache) changed(team int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changes[team]++
+	delete(c.pages, team)
 }
 
 // teamOnly refuses the organizer a team's own action.
@@ -413,6 +506,7 @@ func (s *Server) activate(r *http.Request, p *event.Principal) (event.Submission
 		}
 		return event.Submission{}, &httpError{http.StatusConflict, "not_passed", err.Error()}
 	}
+	s.teamPages.changed(p.Team)
 	return s.Store.Submission(r.Context(), id)
 }
 

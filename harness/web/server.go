@@ -34,6 +34,8 @@ type Server struct {
 	logins  *limiter
 	streams *hub
 
+	teamPages *pageCache
+
 	homeMu   sync.Mutex
 	homeAt   time.Time
 	homePage []byte
@@ -49,11 +51,14 @@ func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {},
-		logins: newLimiter(10, 10*time.Minute), streams: newHub()}
+		logins: newLimiter(10, 10*time.Minute), streams: newHub(), teamPages: newPageCache(10 * time.Second)}
 }
 
 // Changed tells the pages that follow a submission that its state changed.
-func (s *Server) Changed(sub event.Submission) { s.streams.publish(sub) }
+func (s *Server) Changed(sub event.Submission) {
+	s.teamPages.changed(sub.Team)
+	s.streams.publish(sub)
+}
 
 func (s *Server) closeStreams() { s.streams.close() }
 
