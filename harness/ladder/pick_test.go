@@ -1,0 +1,84 @@
+package ladder
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/rating"
+)
+
+// ladderOf is n entries rated 1000 + 20 per index.
+func ladderOf(n int) []Entry {
+	var out []Entry
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		r := rating.Start()
+		r.Rating = 1000 + 20*float64(i)
+		out = append(out, Entry{Team: int64(i + 1), Submission: int64(100 + i), Rating: r, Active: t0})
+	}
+	return out
+}
+
+// play records that entries a and b played at t.
+func play(e []Entry, a, b int, t time.Time) {
+	e[a].LastPlayed, e[b].LastPlayed = t, t
+	e[a].LastOpponent, e[b].LastOpponent = e[b].Team, e[a].Team
+}
+
+func TestTheLongestWaitingPlaysNextAndNeverTheSameRivalTwiceInARow(t *testing.T) {
+	e := ladderOf(12)
+	rng := rand.New(rand.NewPCG(7, 7))
+	now := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	met := map[[2]int64]int{}
+	for game := range 2000 {
+		a, b, ok := Pick(e, DefaultOptions, rng)
+		if !ok {
+			t.Fatal("no pick")
+		}
+		for i := range e {
+			if waitedLonger(e[i], e[a]) {
+				t.Fatalf("game %d: %d waited longer than the pick %d", game, e[i].Team, e[a].Team)
+			}
+		}
+		if e[a].LastOpponent == e[b].Team {
+			t.Fatalf("game %d: %d plays %d twice in a row", game, e[a].Team, e[b].Team)
+		}
+		x, y := min(e[a].Team, e[b].Team), max(e[a].Team, e[b].Team)
+		met[[2]int64{x, y}]++
+		now = now.Add(time.Minute)
+		play(e, a, b, now)
+	}
+	// The far draws make every pair meet, the top and the bottom too.
+	if len(met) != 12*11/2 {
+		t.Errorf("%d of %d pairs met", len(met), 12*11/2)
+	}
+}
+
+func TestANewSubmissionPlaysFirst(t *testing.T) {
+	e := ladderOf(5)
+	rng := rand.New(rand.NewPCG(1, 1))
+	now := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	for i := range e {
+		e[i].LastPlayed = now
+	}
+	e[3].LastPlayed, e[3].Active = time.Time{}, now.Add(time.Hour) // a new version
+	if a, _, _ := Pick(e, DefaultOptions, rng); a != 3 {
+		t.Errorf("picked %d first, want the new submission", e[a].Team)
+	}
+	if _, _, ok := Pick(e[:1], DefaultOptions, rng); ok {
+		t.Error("a pick with one entry")
+	}
+}
+
+// BenchmarkPick300 is one pick among 300 active submissions.
+func BenchmarkPick300(b *testing.B) {
+	e := ladderOf(300)
+	rng := rand.New(rand.NewPCG(1, 2))
+	now := time.Now()
+	for b.Loop() {
+		a, o, _ := Pick(e, DefaultOptions, rng)
+		now = now.Add(time.Second)
+		play(e, a, o, now)
+	}
+}
