@@ -123,7 +123,7 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 		TrustProxy: c.Bool("trust-proxy"), Validators: c.Int("validators"),
 		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Engine: dockerConn(appContext(c)),
 			Notify: func(msg string) { slog.Warn(msg) }},
-		BuildCache: cache, Log: slog.Default(),
+		BuildCache: cache, Log: slog.Default(), ArenaVersion: arenaVersion(),
 		Ready: func(addr string) {
 			scheme := "http"
 			if secure {

@@ -60,6 +60,9 @@ type Quotas struct {
 	// PendingValidations is how many of a team's uploads may wait for their
 	// validation at once.
 	PendingValidations int `toml:"pending_validations"`
+	// ScrimmagesPerHour and PendingScrimmages bound a team's challenges.
+	ScrimmagesPerHour int `toml:"scrimmages_per_hour"`
+	PendingScrimmages int `toml:"pending_scrimmages"`
 }
 
 // DefaultConfig is the configuration of an event of game: every option at its
@@ -69,7 +72,8 @@ func DefaultConfig(game string) Config {
 	return Config{Game: game, Rules: map[string]string{}, Limits: Limits{
 		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(match.Forfeit),
 		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
-	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3}}
+	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3,
+		ScrimmagesPerHour: 6, PendingScrimmages: 2}}
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s".
@@ -206,6 +210,10 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		return bad(keyLine(text, "quotas", "uploads_per_hour"), fmt.Errorf("uploads_per_hour must be 1 or more, got %d", cfg.Quotas.UploadsPerHour))
 	case cfg.Quotas.PendingValidations < 1:
 		return bad(keyLine(text, "quotas", "pending_validations"), fmt.Errorf("pending_validations must be 1 or more, got %d", cfg.Quotas.PendingValidations))
+	case cfg.Quotas.ScrimmagesPerHour < 0:
+		return bad(keyLine(text, "quotas", "scrimmages_per_hour"), fmt.Errorf("scrimmages_per_hour must be 0 (none) or more, got %d", cfg.Quotas.ScrimmagesPerHour))
+	case cfg.Quotas.PendingScrimmages < 1:
+		return bad(keyLine(text, "quotas", "pending_scrimmages"), fmt.Errorf("pending_scrimmages must be 1 or more, got %d", cfg.Quotas.PendingScrimmages))
 	}
 	if cfg.Languages != "" {
 		if _, err := build.Load(cfg.LanguagesFile(filepath.Dir(path))); err != nil {
@@ -371,6 +379,10 @@ upload_size = {{q .Limits.UploadSize}}
 uploads_per_hour = {{.Quotas.UploadsPerHour}}
 # Uploads of one team that may wait for their validation at once.
 pending_validations = {{.Quotas.PendingValidations}}
+# Scrimmages (a pair of unrated games against a chosen rival) one team may
+# ask for in an hour (0: none), and may have waiting at once.
+scrimmages_per_hour = {{.Quotas.ScrimmagesPerHour}}
+pending_scrimmages = {{.Quotas.PendingScrimmages}}
 `
 
 // Template is the text of a new event.toml for game: every option commented,

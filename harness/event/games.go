@@ -77,13 +77,20 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	white.Name, white.SHA256, black.Name, black.SHA256 = res.White.Name, res.White.SHA256, res.Black.Name, res.Black.SHA256
 	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies,
 		Finished: time.Now().UTC(), Dir: rel}
-	r, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission,
+	// A game is recorded once: a resumed scrimmage records its games again.
+	r, err := s.w.ExecContext(ctx, `INSERT OR IGNORE INTO games (kind, white_team, black_team, white_submission, black_submission,
 		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
 		nullable(white.Submission), nullable(black.Submission), white.Name, black.Name, white.SHA256, black.SHA256,
 		rel, g.Winner, g.Reason, g.Plies, g.Finished.Format(time.RFC3339Nano))
 	if err != nil {
 		return Game{}, err
+	}
+	if n, err := r.RowsAffected(); err != nil || n == 0 {
+		if err != nil {
+			return Game{}, err
+		}
+		return scanGame(s.w.QueryRowContext(ctx, `SELECT `+gameColumns+` FROM games WHERE dir = ?`, rel))
 	}
 	g.ID, err = r.LastInsertId()
 	return g, err

@@ -100,6 +100,20 @@ CREATE TABLE IF NOT EXISTS games (
 	finished TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS games_white ON games(white_team, id);
+CREATE UNIQUE INDEX IF NOT EXISTS games_dir ON games(dir);
+CREATE TABLE IF NOT EXISTS scrimmages (
+	id INTEGER PRIMARY KEY,
+	team_id INTEGER NOT NULL REFERENCES teams(id),
+	rival_team INTEGER,
+	submission INTEGER NOT NULL,
+	rival_submission INTEGER,
+	state TEXT NOT NULL,
+	message TEXT NOT NULL DEFAULT '',
+	created TEXT NOT NULL,
+	finished TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS scrimmages_team ON scrimmages(team_id, id);
+CREATE INDEX IF NOT EXISTS scrimmages_state ON scrimmages(state, id);
 CREATE INDEX IF NOT EXISTS games_black ON games(black_team, id);
 `
 

@@ -70,8 +70,8 @@ func seedLarge(b *testing.B) (*Server, []string, int64) {
 	for i := range 100000 {
 		w, bl := i%300+1, (i*7+1)%300+1
 		if _, err := tx.Exec(`INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES ('ladder', ?, ?, ?, ?, ?, ?, ?, ?, 'games/x', 'white', 'checkmate', 40, ?)`,
-			w, bl, w, bl, fmt.Sprintf("team %03d", w-1), fmt.Sprintf("team %03d", bl-1), "aa", "bb", now); err != nil {
+			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES ('ladder', ?, ?, ?, ?, ?, ?, ?, ?, ?, 'white', 'checkmate', 40, ?)`,
+			w, bl, w, bl, fmt.Sprintf("team %03d", w-1), fmt.Sprintf("team %03d", bl-1), "aa", "bb", fmt.Sprintf("games/%d", i), now); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -254,6 +254,8 @@ const teamPageGames = 10
 
 type teamData struct {
 	Team        event.Team
+	Scrimmages  []event.Scrimmage
+	Names       map[int64]string
 	Submissions []event.Submission
 	NewestFail  *event.Submission
 	Games       []gameRow
@@ -309,7 +311,28 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 	}
 	d.Games = s.gameRows(games, team)
 	d.MaxUpload = int64(s.Config.Limits.UploadSize)
+	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), team, 10); err != nil {
+		return d, err
+	}
+	if len(d.Scrimmages) > 0 {
+		if d.Names, err = s.teamNames(r); err != nil {
+			return d, err
+		}
+	}
 	return d, nil
+}
+
+// teamNames are the teams' names by id, 0 the built-in random bot.
+func (s *Server) teamNames(r *http.Request) (map[int64]string, error) {
+	teams, err := s.Store.Teams(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	names := map[int64]string{0: "the built-in random bot"}
+	for _, t := range teams {
+		names[t.ID] = t.Name
+	}
+	return names, nil
 }
 
 func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
@@ -323,6 +346,8 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 		notice = "Uploaded: the validation follows below."
 	case "activated":
 		notice = "That version is now your active submission."
+	case "challenged":
+		notice = "Challenge queued: its two games appear below when they are played."
 	}
 	csrf, _ := r.Context().Value(csrfKey{}).(string)
 	if notice == "" {
@@ -723,10 +748,11 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 }
 
 type adminData struct {
-	Teams    []event.Team
-	Queue    []event.Submission
-	Failures []event.Submission
-	Names    map[int64]string
+	Scrimmages []event.Scrimmage
+	Teams      []event.Team
+	Queue      []event.Submission
+	Failures   []event.Submission
+	Names      map[int64]string
 }
 
 func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
@@ -741,9 +767,11 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 	if d.Failures, err = s.Store.RecentFailures(r.Context(), 30); err != nil {
 		return err
 	}
-	d.Names = map[int64]string{}
-	for _, t := range d.Teams {
-		d.Names[t.ID] = t.Name
+	if d.Names, err = s.teamNames(r); err != nil {
+		return err
+	}
+	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), 0, 30); err != nil {
+		return err
 	}
 	return s.render(w, r, p, http.StatusOK, "admin", "Organizer", d)
 }

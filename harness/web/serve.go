@@ -23,9 +23,14 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/sandbox"
 )
+
+// SigningKey is the key, in the event directory, that signs the
+// transcripts of the event's games.
+const SigningKey = "signing.key"
 
 // Options configure a running event server.
 type Options struct {
@@ -47,6 +52,8 @@ type Options struct {
 	Log        *slog.Logger
 	// Ready, when set, is told the address the server listens on.
 	Ready func(addr string)
+	// ArenaVersion goes into every transcript's header.
+	ArenaVersion string
 }
 
 // Serve runs the event in o.EventDir until ctx ends: it reads event.toml
@@ -103,6 +110,13 @@ func Serve(ctx context.Context, o Options) (err error) {
 	s.Secure = o.TLSCert != ""
 	v := &event.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), Changed: s.Changed, Log: o.Log}
 	s.Wake = v.Wake
+	key, err := transcript.LoadOrCreateKey(filepath.Join(o.EventDir, SigningKey))
+	if err != nil {
+		return err
+	}
+	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
+		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log}
+	s.WakePlayer = player.Wake
 
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -116,8 +130,9 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan error, 2)
+	done := make(chan error, 3)
 	go func() { done <- v.Run(ctx) }()
+	go func() { done <- player.Run(ctx) }()
 	go func() {
 		var err error
 		if s.Secure {
@@ -144,7 +159,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	defer stop()
 	s.closeStreams()
 	err = errors.Join(first, srv.Shutdown(shut))
-	for range 2 - boolInt(first != nil) {
+	for range 3 - boolInt(first != nil) {
 		err = errors.Join(err, <-done)
 	}
 	return err

@@ -28,8 +28,10 @@ type Server struct {
 	// TrustProxy takes the client's address from X-Forwarded-For and its
 	// scheme from X-Forwarded-Proto.
 	TrustProxy bool
-	// Wake tells the validators an upload was queued.
-	Wake func()
+	// Wake tells the validators an upload was queued; WakePlayer tells the
+	// player a scrimmage was.
+	Wake       func()
+	WakePlayer func()
 
 	logins  *limiter
 	streams *hub
@@ -50,11 +52,15 @@ func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {},
+	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {}, WakePlayer: func() {},
 		logins: newLimiter(10, 10*time.Minute), streams: newHub(), teamPages: newPageCache(10 * time.Second)}
 }
 
 // Changed tells the pages that follow a submission that its state changed.
+// TeamChanged drops what the server keeps of a team's pages (a game of
+// its was recorded).
+func (s *Server) TeamChanged(team int64) { s.teamPages.changed(team) }
+
 func (s *Server) Changed(sub event.Submission) {
 	s.teamPages.changed(sub.Team)
 	s.streams.publish(sub)
@@ -104,6 +110,7 @@ func (s *Server) Routes() []Route {
 		page("POST /team/submissions/{id}/activate", Member, s.activateForm),
 		page("POST /team/token", Member, s.tokenForm),
 		page("GET /team/events", Member, s.teamEvents),
+		page("POST /scrimmages", Member, s.scrimmageForm),
 		page("GET /submissions/{id}", Member, s.submissionPage),
 		page("GET /submissions/{id}/report", Member, s.reportFragment),
 		page("GET /submissions/{id}/download", Member, s.download),
@@ -121,6 +128,8 @@ func (s *Server) Routes() []Route {
 		api("GET /api/v1/submissions/{id}", Member, s.apiSubmission),
 		api("GET /api/v1/submissions/{id}/report.txt", Member, s.apiReportText),
 		api("POST /api/v1/submissions/{id}/activate", Member, s.apiActivate),
+		api("POST /api/v1/scrimmages", Member, s.apiChallenge),
+		api("GET /api/v1/scrimmages", Member, s.apiScrimmages),
 		api("GET /api/v1/games", Member, s.apiGames),
 		api("GET /api/v1/games/{id}", Member, s.apiGame),
 		api("GET /api/v1/games/{id}/transcript", Member, s.apiTranscript),
@@ -129,6 +138,7 @@ func (s *Server) Routes() []Route {
 		api("POST /api/v1/admin/teams/{id}/disable", Organizer, s.apiDisable(true)),
 		api("POST /api/v1/admin/teams/{id}/enable", Organizer, s.apiDisable(false)),
 		api("GET /api/v1/admin/queue", Organizer, s.apiQueue),
+		api("GET /api/v1/admin/scrimmages", Organizer, s.apiAdminScrimmages),
 		api("POST /api/v1/admin/submissions/{id}/revalidate", Organizer, s.apiRevalidate),
 	}
 }
@@ -297,6 +307,7 @@ var (
 func (s *Server) classify(err error, rt Route) *httpError {
 	var he *httpError
 	var qe *event.QuotaError
+	var re *event.RefusedError
 	var tl *event.TooLargeError
 	var mb *http.MaxBytesError
 	switch {
@@ -306,6 +317,8 @@ func (s *Server) classify(err error, rt Route) *httpError {
 		return &httpError{http.StatusNotFound, "not_found", "not found"}
 	case errors.As(err, &qe):
 		return &httpError{http.StatusTooManyRequests, "quota", qe.Error()}
+	case errors.As(err, &re):
+		return &httpError{http.StatusConflict, "refused", re.Error()}
 	case errors.As(err, &tl):
 		return &httpError{http.StatusRequestEntityTooLarge, "too_large", tl.Error()}
 	case errors.As(err, &mb):
