@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -219,8 +220,50 @@ instant, event.toml, the uploads and the validations. OUT is an event in its
 own right: 'arena serve --event OUT' serves it.`,
 				Action: eventBackup,
 			},
+			{
+				Name:      "ladder",
+				Usage:     "print the rated ladder",
+				UsageText: "arena event ladder DIR [--json]",
+				Description: `Prints the ladder of the event in DIR as its home page shows it: rank, team,
+Glicko-2 rating with its deviation, rated games, and the active submission's
+hash and age. A team's new active submission keeps its rating and starts
+again from the deviation of a new player.`,
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+				Action: eventLadder,
+			},
 		},
 	}
+}
+
+func eventLadder(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("event ladder takes one argument: the event's directory")
+	}
+	var table []event.Standing
+	if err := withEvent(c.Args().First(), func(st *event.Store) (err error) {
+		table, err = st.Ladder(c.Context)
+		return err
+	}); err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		if table == nil {
+			table = []event.Standing{}
+		}
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(table)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tTEAM\tRATING\tGAMES\tSUBMISSION\tSINCE")
+	for _, s := range table {
+		fmt.Fprintf(tw, "%d\t%s\t%.0f ± %.0f\t%d\t#%d %.12s\t%s\n", s.Rank, s.Name, s.Rating.Rating, s.Rating.Deviation, s.Games,
+			s.Submission, s.SHA256, s.Since.UTC().Format("2006-01-02 15:04"))
+	}
+	if len(table) == 0 {
+		fmt.Fprintln(tw, "(no team has a submission that passed its validation yet)")
+	}
+	return tw.Flush()
 }
 
 func eventInit(c *cli.Context) error {

@@ -371,3 +371,47 @@ func TestSubmitSaysTheServersReason(t *testing.T) {
 		t.Errorf("exit %d, want 2 with the server's message\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
+
+func TestEventLadderPrintsTheRatedTeams(t *testing.T) {
+	dir := newEvent(t)
+	st := openStore(t, dir)
+	ctx := context.Background()
+	cfg, err := event.LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Alpha", "Beta"} {
+		team, err := st.AddTeam(ctx, name, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := st.AddSubmission(ctx, cfg, team.ID, "bot.py", strings.NewReader("print('"+name+"')\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := st.LadderEntries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := st.StartLadderPair(ctx, entries[0], entries[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Beta wins both games.
+	if err := st.FinishLadderPair(ctx, pair, []event.Game{{White: pair.A, Black: pair.B, Winner: "black"}, {White: pair.B, Black: pair.A, Winner: "white"}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runArena("event", "ladder", dir)
+	if code != 0 || !regexp.MustCompile(`(?m)^1\s+Beta\s+1\d\d\d ± \d+\s+2\s+#2 `).MatchString(out) || !strings.Contains(out, "Alpha") {
+		t.Errorf("event ladder: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runArena("event", "ladder", dir, "--json")
+	var table []event.Standing
+	if err := json.Unmarshal([]byte(out), &table); code != 0 || err != nil || len(table) != 2 || table[0].Name != "Beta" || table[0].Games != 2 {
+		t.Errorf("event ladder --json: exit %d, %v\n%s", code, err, out)
+	}
+}

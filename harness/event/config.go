@@ -39,6 +39,14 @@ type Config struct {
 	Rules     map[string]string `toml:"rules"`
 	Limits    Limits            `toml:"limits"`
 	Quotas    Quotas            `toml:"quotas"`
+	Ladder    Ladder            `toml:"ladder"`
+}
+
+// Ladder configures the rated ladder.
+type Ladder struct {
+	// Enabled keeps rated games going between the teams' active
+	// submissions while uploads are open, when no scrimmage waits.
+	Enabled bool `toml:"enabled"`
 }
 
 // Limits are the bots' resources and the uploads' size.
@@ -73,7 +81,7 @@ func DefaultConfig(game string) Config {
 		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(match.Forfeit),
 		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
 	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3,
-		ScrimmagesPerHour: 6, PendingScrimmages: 2}}
+		ScrimmagesPerHour: 6, PendingScrimmages: 2}, Ladder: Ladder{Enabled: true}}
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s".
@@ -383,6 +391,12 @@ pending_validations = {{.Quotas.PendingValidations}}
 # ask for in an hour (0: none), and may have waiting at once.
 scrimmages_per_hour = {{.Quotas.ScrimmagesPerHour}}
 pending_scrimmages = {{.Quotas.PendingScrimmages}}
+
+[ladder]
+# Keep rated games (Glicko-2) going between the teams' active submissions
+# while uploads are open, a pair with sides swapped at a time, whenever no
+# scrimmage waits.
+enabled = {{.Ladder.Enabled}}
 `
 
 // Template is the text of a new event.toml for game: every option commented,

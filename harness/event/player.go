@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
@@ -45,6 +47,13 @@ type Player struct {
 	// Changed is told each team whose games changed.
 	Changed func(team int64)
 	Log     *slog.Logger
+	// Ladder, when set, plays rated ladder pairs whenever no scrimmage
+	// waits and Open says the event is open.
+	Ladder bool
+	Open   func(time.Time) bool
+	// Seed seeds the ladder's choice of rivals.
+	Seed uint64
+	rng  *rand.Rand
 
 	wake chan struct{}
 	once sync.Once
@@ -78,6 +87,16 @@ func (p *Player) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, ErrNotFound):
+			played, err := p.ladderStep(ctx)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if played {
+				continue
+			}
 			select {
 			case <-ctx.Done():
 				return nil
@@ -163,47 +182,125 @@ func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err
 	if rival == nil {
 		return ScrimmageError, "the built-in random bot is not available on this server", nil
 	}
-	if rival.Name == mine.Name {
-		r := *rival
-		r.Name += "-2"
-		rival = &r
-	}
-	bots := []*submission.Bot{mine, rival}
-	cfg := tournament.NewConfig(bots, p.Settings, p.Backend, p.Image)
-	cfg.GamesPerPair, cfg.Seed = 2, uint64(sc.ID)
 	dir := filepath.Join(p.Store.Dir, ScrimmagesDir, fmt.Sprint(sc.ID))
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return "", "", err
-	}
-	sum, err := tournament.Run(ctx, tournament.Options{Dir: dir, Config: cfg, Bots: bots, Game: p.Settings.Game,
-		Backend: p.Backend, Concurrency: 2, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
-		Labels: map[string]string{"org.arenabots.arena.scrimmage": fmt.Sprint(sc.ID)}})
+	games, unplayed, err := p.playPair(ctx, ScrimmageGame, dir, uint64(sc.ID), [2]*submission.Bot{mine, rival},
+		[2]Side{{Team: sc.Team, Submission: sc.Submission}, {Team: sc.RivalTeam, Submission: sc.RivalSubmission}})
 	if err != nil {
 		return "", "", err
 	}
-	_ = sum
+	if unplayed > 0 {
+		return ScrimmageDone, fmt.Sprintf("%d of %d games played; the others were aborted by the host", len(games), len(games)+unplayed), nil
+	}
+	return ScrimmageDone, "", nil
+}
+
+// playPair plays bots[0] against bots[1], a pair of games with sides
+// swapped, as a two-bot tournament in dir (resumed when it exists), and
+// records the games played as kind, with sides saying whose each bot is.
+// Games the host aborted every time are counted in unplayed, never
+// recorded.
+func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, bots [2]*submission.Bot, sides [2]Side) (games []Game, unplayed int, err error) {
+	if bots[1].Name == bots[0].Name {
+		r := *bots[1]
+		r.Name += "-2"
+		bots[1] = &r
+	}
+	list := bots[:]
+	cfg := tournament.NewConfig(list, p.Settings, p.Backend, p.Image)
+	cfg.GamesPerPair, cfg.Seed = 2, seed
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, 0, err
+	}
+	if _, err := tournament.Run(ctx, tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
+		Backend: p.Backend, Concurrency: 2, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
+		Labels: map[string]string{"org.arenabots.arena.event-games": kind}}); err != nil {
+		return nil, 0, err
+	}
 	st, err := tournament.OpenStore(dir, true)
 	if err != nil {
-		return "", "", err
+		return nil, 0, err
 	}
 	defer st.Close()
 	recs, err := st.Games(ctx)
 	if err != nil {
-		return "", "", err
+		return nil, 0, err
 	}
-	sides := []Side{{Team: sc.Team, Submission: sc.Submission}, {Team: sc.RivalTeam, Submission: sc.RivalSubmission}}
-	played := 0
 	for _, rec := range recs {
 		if rec.Status != tournament.Done || rec.Dir == "" {
+			unplayed++
 			continue
 		}
-		if _, err := p.Store.AddGame(ctx, ScrimmageGame, filepath.Join(dir, rec.Dir), sides[rec.White], sides[rec.Black]); err != nil {
-			return "", "", err
+		g, err := p.Store.AddGame(ctx, kind, filepath.Join(dir, rec.Dir), sides[rec.White], sides[rec.Black])
+		if err != nil {
+			return nil, 0, err
 		}
-		played++
+		games = append(games, g)
 	}
-	if played < len(recs) {
-		return ScrimmageDone, fmt.Sprintf("%d of %d games played; the others were aborted by the host", played, len(recs)), nil
+	return games, unplayed, nil
+}
+
+// ladderStep plays one ladder pair, an interrupted one first, and says
+// whether it played; a pair the host could not play is logged and left
+// unrated.
+func (p *Player) ladderStep(ctx context.Context) (bool, error) {
+	if !p.Ladder {
+		return false, nil
 	}
-	return ScrimmageDone, "", nil
+	pairs, err := p.Store.PlayingLadderPairs(ctx)
+	if err != nil {
+		return false, err
+	}
+	var pair LadderPair
+	if len(pairs) > 0 {
+		pair = pairs[0]
+	} else {
+		if p.Open != nil && !p.Open(time.Now()) {
+			return false, nil
+		}
+		entries, err := p.Store.LadderEntries(ctx)
+		if err != nil {
+			return false, err
+		}
+		if p.rng == nil {
+			p.rng = rand.New(rand.NewPCG(p.Seed, 0x1add3))
+		}
+		a, b, ok := ladder.Pick(entries, ladder.DefaultOptions, p.rng)
+		if !ok {
+			return false, nil
+		}
+		if pair, err = p.Store.StartLadderPair(ctx, entries[a], entries[b]); err != nil {
+			return false, err
+		}
+	}
+	games, err := p.playLadder(ctx, pair)
+	if ctx.Err() != nil {
+		return false, nil // resumed at the next start
+	}
+	if err != nil {
+		p.Log.Error("ladder pair", "id", pair.ID, "err", err)
+		games = nil
+	}
+	if err := p.Store.FinishLadderPair(ctx, pair, games); err != nil {
+		return false, fmt.Errorf("rate ladder pair %d: %w", pair.ID, err)
+	}
+	for _, team := range []int64{pair.A.Team, pair.B.Team} {
+		if p.Changed != nil {
+			p.Changed(team)
+		}
+	}
+	return true, nil
+}
+
+func (p *Player) playLadder(ctx context.Context, pair LadderPair) ([]Game, error) {
+	a, err := p.bot(ctx, pair.A.Submission)
+	if err != nil {
+		return nil, err
+	}
+	b, err := p.bot(ctx, pair.B.Submission)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(p.Store.Dir, LadderDir, fmt.Sprint(pair.ID))
+	games, _, err := p.playPair(ctx, LadderGame, dir, p.Seed^uint64(pair.ID), [2]*submission.Bot{a, b}, [2]Side{pair.A, pair.B})
+	return games, err
 }

@@ -114,6 +114,26 @@ CREATE TABLE IF NOT EXISTS scrimmages (
 );
 CREATE INDEX IF NOT EXISTS scrimmages_team ON scrimmages(team_id, id);
 CREATE INDEX IF NOT EXISTS scrimmages_state ON scrimmages(state, id);
+CREATE TABLE IF NOT EXISTS ratings (
+	team_id INTEGER PRIMARY KEY REFERENCES teams(id),
+	submission INTEGER NOT NULL,
+	rating REAL NOT NULL,
+	deviation REAL NOT NULL,
+	volatility REAL NOT NULL,
+	games INTEGER NOT NULL DEFAULT 0,
+	updated TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ladder_pairs (
+	id INTEGER PRIMARY KEY,
+	a_team INTEGER NOT NULL,
+	b_team INTEGER NOT NULL,
+	a_submission INTEGER NOT NULL,
+	b_submission INTEGER NOT NULL,
+	state TEXT NOT NULL,
+	created TEXT NOT NULL,
+	finished TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS ladder_pairs_state ON ladder_pairs(state, id);
 CREATE INDEX IF NOT EXISTS games_black ON games(black_team, id);
 `
 

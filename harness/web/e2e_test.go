@@ -102,7 +102,9 @@ func waitFor(t *testing.T, c *Client, path string) (event.Submission, string) {
 // anything is unpacked, and `arena submit` reports and exits by the outcome.
 func TestTeamsSubmitOverHTTPAndGetTheirReports(t *testing.T) {
 	t.Parallel()
-	e := newLiveEvent(t, "game = \"codeclash\"\n[quotas]\npending_validations = 10\n")
+	// The ladder is off: this test is about validation (the ladder has its
+	// own test).
+	e := newLiveEvent(t, "game = \"codeclash\"\n[quotas]\npending_validations = 10\n[ladder]\nenabled = false\n")
 	a := &Client{Server: e.srv.URL, Token: e.a.Token}
 
 	type result struct {

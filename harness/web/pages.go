@@ -152,6 +152,7 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request, _ *event.Princip
 }
 
 type homeData struct {
+	Ladder  []event.Standing
 	Teams   []event.Team
 	Rules   string
 	Open    bool
@@ -197,6 +198,11 @@ func (s *Server) homeData(r *http.Request) (homeData, error) {
 		return homeData{}, err
 	}
 	d := homeData{Rules: s.Game.Explain(), Open: s.Config.Open(time.Now()), Closes: s.Config.Closes.Time, Opens: s.Config.Opens.Time}
+	if s.Config.Ladder.Enabled {
+		if d.Ladder, err = s.Store.Ladder(r.Context()); err != nil {
+			return homeData{}, err
+		}
+	}
 	for _, t := range teams {
 		if !t.Disabled {
 			d.Teams = append(d.Teams, event.Team{ID: t.ID, Name: t.Name})

@@ -115,7 +115,8 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
-		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log}
+		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
+		Ladder: cfg.Ladder.Enabled, Open: cfg.Open, Seed: 1}
 	s.WakePlayer = player.Wake
 
 	ln, err := net.Listen("tcp", o.Addr)

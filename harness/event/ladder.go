@@ -1,0 +1,228 @@
+package event
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/arenabots/arena/harness/ladder"
+	"github.com/arenabots/arena/harness/rating"
+	"github.com/arenabots/arena/harness/transcript"
+)
+
+// LadderGame is a rated game of the ladder.
+const LadderGame = "ladder"
+
+// LadderDir holds one tournament directory per ladder pair.
+const LadderDir = "ladder"
+
+// LadderPair is a pair of ladder games between two teams' submissions.
+type LadderPair struct {
+	ID    int64
+	A, B  Side
+	State string // playing or done
+}
+
+// Standing is one line of the ladder.
+type Standing struct {
+	Rank       int           `json:"rank"`
+	Team       int64         `json:"team"`
+	Name       string        `json:"name"`
+	Rating     rating.Rating `json:"rating"`
+	Games      int           `json:"games"`
+	Submission int64         `json:"submission"`
+	SHA256     string        `json:"sha256"`
+	Since      time.Time     `json:"since"`
+}
+
+// teamRating is a team's stored rating as it holds for submission: a new
+// active submission keeps the team's rating with its deviation reset.
+func (s *Store) teamRating(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, team, submission int64) (rating.Rating, int, error) {
+	var r rating.Rating
+	var sub int64
+	var games int
+	err := q.QueryRowContext(ctx, `SELECT submission, rating, deviation, volatility, games FROM ratings WHERE team_id = ?`, team).
+		Scan(&sub, &r.Rating, &r.Deviation, &r.Volatility, &games)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rating.Start(), 0, nil
+	}
+	if err != nil {
+		return r, 0, err
+	}
+	if sub != submission {
+		r = r.Reset()
+	}
+	return r, games, nil
+}
+
+// LadderEntries are the teams that can play on the ladder: enabled, with an
+// active submission; rated, and with when and whom each last played.
+func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
+	teams, err := s.Teams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ladder.Entry
+	for _, t := range teams {
+		if t.Disabled {
+			continue
+		}
+		sub, err := s.Active(ctx, t.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r, _, err := s.teamRating(ctx, s.r, t.ID, sub.ID)
+		if err != nil {
+			return nil, err
+		}
+		e := ladder.Entry{Team: t.ID, Submission: sub.ID, Rating: r, Active: sub.Uploaded}
+		var a, b int64
+		var fin string
+		err = s.readRow(ctx, `SELECT a_team, b_team, finished FROM ladder_pairs WHERE state = 'done' AND (a_team = ?1 OR b_team = ?1)
+			ORDER BY id DESC LIMIT 1`, t.ID).Scan(&a, &b, &fin)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, err
+		default:
+			e.LastPlayed = parseTime(fin)
+			e.LastOpponent = a
+			if a == t.ID {
+				e.LastOpponent = b
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// StartLadderPair records that a pair of ladder games between a and b
+// starts.
+func (s *Store) StartLadderPair(ctx context.Context, a, b ladder.Entry) (LadderPair, error) {
+	res, err := s.w.ExecContext(ctx, `INSERT INTO ladder_pairs (a_team, b_team, a_submission, b_submission, state, created)
+		VALUES (?, ?, ?, ?, 'playing', ?)`, a.Team, b.Team, a.Submission, b.Submission, now())
+	if err != nil {
+		return LadderPair{}, err
+	}
+	id, err := res.LastInsertId()
+	return LadderPair{ID: id, A: Side{Team: a.Team, Submission: a.Submission}, B: Side{Team: b.Team, Submission: b.Submission},
+		State: "playing"}, err
+}
+
+// PlayingLadderPairs are the pairs a stop interrupted.
+func (s *Store) PlayingLadderPairs(ctx context.Context) ([]LadderPair, error) {
+	rows, err := s.w.QueryContext(ctx, `SELECT id, a_team, b_team, a_submission, b_submission FROM ladder_pairs WHERE state = 'playing' ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LadderPair
+	for rows.Next() {
+		p := LadderPair{State: "playing"}
+		if err := rows.Scan(&p.ID, &p.A.Team, &p.B.Team, &p.A.Submission, &p.B.Submission); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// FinishLadderPair rates the pair's games (both teams from their ratings
+// before the pair: one rating period) and marks it done, in one
+// transaction. A game is scored by its winner: a bot that faulted lost; a
+// draw is a draw. Games the host aborted are not among games and are never
+// rated.
+func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if len(games) > 0 {
+		ra, ga, err := s.teamRating(ctx, tx, p.A.Team, p.A.Submission)
+		if err != nil {
+			return err
+		}
+		rb, gb, err := s.teamRating(ctx, tx, p.B.Team, p.B.Submission)
+		if err != nil {
+			return err
+		}
+		var resA, resB []rating.Result
+		for _, g := range games {
+			scoreA := 0.5
+			switch {
+			case g.Winner == transcript.WinnerDraw:
+			case (g.Winner == "white") == (g.White.Team == p.A.Team):
+				scoreA = 1
+			default:
+				scoreA = 0
+			}
+			resA = append(resA, rating.Result{Opponent: rb, Score: scoreA})
+			resB = append(resB, rating.Result{Opponent: ra, Score: 1 - scoreA})
+		}
+		for _, u := range []struct {
+			side  Side
+			r     rating.Rating
+			games int
+		}{{p.A, rating.Default.Update(ra, resA), ga + len(games)}, {p.B, rating.Default.Update(rb, resB), gb + len(games)}} {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO ratings (team_id, submission, rating, deviation, volatility, games, updated)
+				VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (team_id) DO UPDATE SET submission = excluded.submission,
+				rating = excluded.rating, deviation = excluded.deviation, volatility = excluded.volatility,
+				games = excluded.games, updated = excluded.updated`,
+				u.side.Team, u.side.Submission, u.r.Rating, u.r.Deviation, u.r.Volatility, u.games, now()); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE ladder_pairs SET state = 'done', finished = ? WHERE id = ?`, now(), p.ID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Ladder is the ladder's table: every team with an active submission, by
+// rating.
+func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
+	teams, err := s.Teams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Standing
+	for _, t := range teams {
+		if t.Disabled {
+			continue
+		}
+		sub, err := s.Active(ctx, t.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r, games, err := s.teamRating(ctx, s.r, t.ID, sub.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Standing{Team: t.ID, Name: t.Name, Rating: r, Games: games, Submission: sub.ID, SHA256: sub.SHA256, Since: sub.Uploaded})
+	}
+	slices.SortStableFunc(out, func(x, y Standing) int {
+		switch {
+		case x.Rating.Rating > y.Rating.Rating:
+			return -1
+		case x.Rating.Rating < y.Rating.Rating:
+			return 1
+		}
+		return 0
+	})
+	for i := range out {
+		out[i].Rank = i + 1
+	}
+	return out, nil
+}
