@@ -21,6 +21,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/web"
 	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/sandbox"
@@ -219,6 +220,36 @@ before it, if any, stops working at once and its logins end.`,
 instant, event.toml, the uploads and the validations. OUT is an event in its
 own right: 'arena serve --event OUT' serves it.`,
 				Action: eventBackup,
+			},
+			{
+				Name:      "close",
+				Usage:     "stop uploads and pin every team's active submission for the final",
+				UsageText: "arena event close DIR",
+				Description: `Closes the event in DIR now: uploads and the ladder stop, and each enabled
+team's active submission is pinned for the final. Prints what was pinned,
+with each submission's hash. Closing again changes nothing.`,
+				Action: eventClose,
+			},
+			{
+				Name:      "final",
+				Usage:     "play the final: a round robin of the pinned submissions",
+				UsageText: "arena event final DIR [--games-per-pair N] [--concurrency N] [--seed S]",
+				Description: `Plays the final of the event in DIR (closing it first if it is open): a round
+robin of the pinned submissions, with the game, rules and limits of
+event.toml, through the runner of arena tournament, in DIR/final. It is a
+tournament directory like any other: arena standings DIR/final, its report,
+replay of every game; run the same command to resume it after an
+interruption.`,
+				Flags: []cli.Flag{
+					flagNamed(tournamentCommand().Flags, "games-per-pair"),
+					flagNamed(tournamentCommand().Flags, "concurrency"),
+					flagNamed(tournamentCommand().Flags, "seed"),
+					flagNamed(tournamentCommand().Flags, "max-attempts"),
+					flagNamed(matchFlags(), "sandbox"),
+					imageFlag(),
+					flagNamed(buildFlags(), "build-cache"),
+				},
+				Action: eventFinal,
 			},
 			{
 				Name:      "ladder",
@@ -518,4 +549,83 @@ func submit(c *cli.Context) error {
 		fmt.Fprintf(stderr, "arena: submission %d passed; another of the team's submissions plays (pinned, or newer)\n", sub.ID)
 	}
 	return nil
+}
+
+func eventClose(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("event close takes one argument: the event's directory")
+	}
+	return withEvent(c.Args().First(), func(st *event.Store) error {
+		entries, err := st.CloseUploads(c.Context)
+		if err != nil {
+			return err
+		}
+		at, _, err := st.Closed(c.Context)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.Writer, "uploads closed at %s; pinned for the final:\n", at.UTC().Format(time.RFC3339))
+		tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TEAM\tSUBMISSION\tSHA-256")
+		for _, e := range entries {
+			fmt.Fprintf(tw, "%s\t#%d\t%s\n", e.Name, e.Submission, e.SHA256)
+		}
+		return tw.Flush()
+	})
+}
+
+func eventFinal(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("event final takes one argument: the event's directory")
+	}
+	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 || c.Int("games-per-pair") < 1 {
+		return usagef("--games-per-pair, --concurrency and --max-attempts must be at least 1")
+	}
+	dir := c.Args().First()
+	cfg, err := event.LoadConfig(dir)
+	if err != nil {
+		return err
+	}
+	resolved, err := cfg.Settings().Resolve()
+	if err != nil {
+		return err
+	}
+	cache, err := build.CacheDir(c.String("build-cache"))
+	if err != nil {
+		return fmt.Errorf("%w (--build-cache)", err)
+	}
+	var given *uint64
+	if c.IsSet("seed") {
+		s := c.Uint64("seed")
+		given = &s
+	}
+	final := filepath.Join(dir, event.FinalDir)
+	seed, err := tournament.SeedFor(c.Context, final, given)
+	if err != nil {
+		return err
+	}
+	backend, closer, err := openBackend(c, c.String("sandbox"), c.String("image"), true)
+	if err != nil {
+		return err
+	}
+	defer closer()
+	var sum *tournament.Summary
+	err = withEvent(dir, func(st *event.Store) error {
+		builder, err := cfg.Builder(dir, backend, resolved.Limits, cache)
+		if err != nil {
+			return err
+		}
+		key, err := st.Signer()
+		if err != nil {
+			return err
+		}
+		sum, err = st.RunFinal(c.Context, event.Final{Settings: resolved, Backend: backend, Image: c.String("image"),
+			Builder: builder, Intake: cfg.Intake(), GamesPerPair: c.Int("games-per-pair"), Seed: seed,
+			Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), ArenaVersion: arenaVersion(), Signer: key})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return printSummary(c, final, sum)
 }

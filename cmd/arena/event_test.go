@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/web"
+	"github.com/arenabots/arena/internal/gobuild"
 )
 
 // These tests run arena in-process and share slog's default logger: none of
@@ -413,5 +415,67 @@ func TestEventLadderPrintsTheRatedTeams(t *testing.T) {
 	var table []event.Standing
 	if err := json.Unmarshal([]byte(out), &table); code != 0 || err != nil || len(table) != 2 || table[0].Name != "Beta" || table[0].Games != 2 {
 		t.Errorf("event ladder --json: exit %d, %v\n%s", code, err, out)
+	}
+}
+
+// TestTheFinalIsTheTournamentOfThePinnedSubmissions: closing pins each
+// team's active submission and stops uploads; the final played from them
+// has the standings arena tournament gives the same bots with the same seed.
+func TestTheFinalIsTheTournamentOfThePinnedSubmissions(t *testing.T) {
+	dir := newEvent(t)
+	st := openStore(t, dir)
+	ctx := context.Background()
+	cfg, err := event.LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for name, pkg := range map[string]string{"Alpha": "./examples/random", "Beta": "./examples/greedy", "Gamma": "./examples/random"} {
+		data, err := os.ReadFile(gobuild.MustStatic(t, pkg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		team, err := st.AddTeam(ctx, name, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := st.AddSubmission(ctx, cfg, team.ID, "bot", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, name+"="+st.Path(sub))
+	}
+	code, out, errs := runArena("event", "close", dir)
+	if code != 0 || strings.Count(out, "#") != 3 {
+		t.Fatalf("event close: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := st.AddSubmission(ctx, cfg, 1, "late.py", strings.NewReader("x")); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("an upload after closing: %v", err)
+	}
+	if code, out, errs := runArena("event", "final", dir, "--sandbox", "local", "--seed", "5"); code != 0 {
+		t.Fatalf("event final: exit %d\n%s%s", code, out, errs)
+	}
+	other := filepath.Join(t.TempDir(), "cup")
+	if code, out, errs := runArena(append([]string{"tournament", "--sandbox", "local", "--seed", "5", "--out", other}, args...)...); code != 0 {
+		t.Fatalf("tournament: exit %d\n%s%s", code, out, errs)
+	}
+	standings := func(d string) string {
+		code, out, errs := runArena("standings", "--json", d)
+		if code != 0 {
+			t.Fatalf("standings %s: exit %d %s", d, code, errs)
+		}
+		var v struct {
+			Standings json.RawMessage `json:"standings"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Standings) == 0 {
+			t.Fatalf("standings %s: %v\n%s", d, err, out)
+		}
+		return string(v.Standings)
+	}
+	if a, b := standings(filepath.Join(dir, event.FinalDir)), standings(other); a != b {
+		t.Errorf("the final's standings differ from arena tournament's:\n%s\n%s", a, b)
 	}
 }

@@ -194,6 +194,13 @@ func runTournament(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	return printSummary(c, dir, sum)
+}
+
+// printSummary prints what a run of a tournament's games came to: the
+// standings, the games played and where the report is; an interrupted run
+// fails with how to resume it.
+func printSummary(c *cli.Context, dir string, sum *tournament.Summary) error {
 	w := c.App.Writer
 	fmt.Fprintf(w, "\n%s", tournament.String(sum.Standings))
 	fmt.Fprintf(w, "\n%d of %d games played", sum.Done, sum.Total)

@@ -247,6 +247,20 @@ func (c Config) Intake() submission.Limits {
 	return l
 }
 
+// Builder builds the event's source submissions on backend under lim, with
+// the event's languages (dir is the event's directory) and build timeout,
+// keeping builds in cache ("" for none).
+func (c Config) Builder(dir string, backend sandbox.Backend, lim sandbox.Limits, cache string) (*build.Builder, error) {
+	langs := build.Default()
+	if f := c.LanguagesFile(dir); f != "" {
+		var err error
+		if langs, err = build.Load(f); err != nil {
+			return nil, fmt.Errorf("%s: languages: %w", filepath.Join(dir, ConfigFile), err)
+		}
+	}
+	return &build.Builder{Backend: backend, Langs: langs, Limits: lim, Timeout: time.Duration(c.Limits.BuildTimeout), Cache: cache}, nil
+}
+
 // LanguagesFile is the languages file's path, "" for the built-in table.
 func (c Config) LanguagesFile(dir string) string {
 	if c.Languages == "" || filepath.IsAbs(c.Languages) {

@@ -140,25 +140,31 @@ func botName(team string, id int64) string {
 	return n
 }
 
-// bot loads a stored submission as the bot of its team, built if it is
-// source (the validation's build is in the build cache).
+// bot loads a stored submission as the bot of its team (LoadBot).
 func (p *Player) bot(ctx context.Context, id int64) (*submission.Bot, error) {
-	sub, err := p.Store.Submission(ctx, id)
+	return p.Store.LoadBot(ctx, id, p.Settings.Game, p.Builder, p.Intake)
+}
+
+// LoadBot loads stored submission id as the bot of its team, named after
+// the team, built if it is source (the validation's build is in the build
+// cache).
+func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Builder, intake submission.Limits) (*submission.Bot, error) {
+	sub, err := s.Submission(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	team, err := p.Store.Team(ctx, sub.Team)
+	team, err := s.Team(ctx, sub.Team)
 	if err != nil {
 		return nil, err
 	}
-	pack, _ := p.Settings.Game.(rules.Packager)
-	b, err := submission.LoadWith(p.Store.Path(sub), submission.LoadOptions{Limits: p.Intake, Packager: pack,
-		IsSource: p.Builder.Langs.Knows, Name: botName(team.Name, team.ID)})
+	pack, _ := g.(rules.Packager)
+	bot, err := submission.LoadWith(s.Path(sub), submission.LoadOptions{Limits: intake, Packager: pack,
+		IsSource: b.Langs.Knows, Name: botName(team.Name, team.ID)})
 	if err != nil {
 		return nil, fmt.Errorf("submission %d: %w", id, err)
 	}
-	bots := []*submission.Bot{b}
-	if err := p.Builder.ReadyAll(ctx, bots, nil); err != nil {
+	bots := []*submission.Bot{bot}
+	if err := b.ReadyAll(ctx, bots, nil); err != nil {
 		return nil, err
 	}
 	if bots[0].BuildError != "" {
@@ -256,6 +262,9 @@ func (p *Player) ladderStep(ctx context.Context) (bool, error) {
 	} else {
 		if p.Open != nil && !p.Open(time.Now()) {
 			return false, nil
+		}
+		if _, closed, err := p.Store.Closed(ctx); err != nil || closed {
+			return false, err
 		}
 		entries, err := p.Store.LadderEntries(ctx)
 		if err != nil {

@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -19,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"github.com/arenabots/arena/harness/transcript"
 )
 
 // DBFile is the event's database inside its directory.
@@ -134,6 +137,15 @@ CREATE TABLE IF NOT EXISTS ladder_pairs (
 	finished TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS ladder_pairs_state ON ladder_pairs(state, id);
+CREATE TABLE IF NOT EXISTS closing (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	closed TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS final_entries (
+	team_id INTEGER PRIMARY KEY REFERENCES teams(id),
+	submission INTEGER NOT NULL,
+	sha256 TEXT NOT NULL
+);
 CREATE INDEX IF NOT EXISTS games_black ON games(black_team, id);
 `
 
@@ -219,6 +231,15 @@ func Open(dir string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	return &Store{Dir: dir, w: w, r: r}, nil
+}
+
+// SigningKey is the key, in the event directory, that signs the
+// transcripts of the event's games.
+const SigningKey = "signing.key"
+
+// Signer is the event's signing key, made on first use.
+func (s *Store) Signer() (ed25519.PrivateKey, error) {
+	return transcript.LoadOrCreateKey(filepath.Join(s.Dir, SigningKey))
 }
 
 // Close closes the database.

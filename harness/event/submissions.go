@@ -89,6 +89,11 @@ func (s *Store) AddSubmission(ctx context.Context, cfg Config, team int64, filen
 	if !cfg.Open(t) {
 		return Submission{}, &QuotaError{closedMessage(cfg, t)}
 	}
+	if at, closed, err := s.Closed(ctx); err != nil {
+		return Submission{}, err
+	} else if closed {
+		return Submission{}, &QuotaError{"uploads closed at " + at.Format(time.RFC3339) + ": the final plays the pinned submissions"}
+	}
 	if err := s.checkQuota(ctx, cfg, team, t); err != nil {
 		return Submission{}, err
 	}

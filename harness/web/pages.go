@@ -152,13 +152,15 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request, _ *event.Princip
 }
 
 type homeData struct {
-	Ladder  []event.Standing
-	Teams   []event.Team
-	Rules   string
-	Open    bool
-	Closes  time.Time
-	Opens   time.Time
-	Enabled int
+	// ClosedAt is when the organizer closed uploads for the final.
+	ClosedAt time.Time
+	Ladder   []event.Standing
+	Teams    []event.Team
+	Rules    string
+	Open     bool
+	Closes   time.Time
+	Opens    time.Time
+	Enabled  int
 }
 
 // homeTTL is how long the page a visitor who is not logged in gets is
@@ -202,6 +204,11 @@ func (s *Server) homeData(r *http.Request) (homeData, error) {
 		if d.Ladder, err = s.Store.Ladder(r.Context()); err != nil {
 			return homeData{}, err
 		}
+	}
+	if at, closed, err := s.Store.Closed(r.Context()); err != nil {
+		return homeData{}, err
+	} else if closed {
+		d.Open, d.ClosedAt = false, at
 	}
 	for _, t := range teams {
 		if !t.Disabled {

@@ -14,23 +14,15 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
-	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/sandbox"
 )
-
-// SigningKey is the key, in the event directory, that signs the
-// transcripts of the event's games.
-const SigningKey = "signing.key"
 
 // Options configure a running event server.
 type Options struct {
@@ -73,12 +65,6 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	langs := build.Default()
-	if f := cfg.LanguagesFile(o.EventDir); f != "" {
-		if langs, err = build.Load(f); err != nil {
-			return fmt.Errorf("%s: languages: %w", filepath.Join(o.EventDir, event.ConfigFile), err)
-		}
-	}
 	st, err := event.Open(o.EventDir)
 	if err != nil {
 		return err
@@ -95,9 +81,12 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	defer func() { err = errors.Join(err, release()) }()
 
+	builder, err := cfg.Builder(o.EventDir, backend, resolved.Limits, o.BuildCache)
+	if err != nil {
+		return err
+	}
 	vo := validate.Options{Game: resolved.Game, Rules: resolved.Rules, Intake: cfg.Intake(), Backend: backend,
-		Limits: resolved.Limits, Builder: &build.Builder{Backend: backend, Langs: langs, Limits: resolved.Limits,
-			Timeout: time.Duration(cfg.Limits.BuildTimeout), Cache: o.BuildCache}}
+		Limits: resolved.Limits, Builder: builder}
 	note, err := validate.Equip(ctx, &vo)
 	if err != nil {
 		return err
@@ -110,7 +99,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	s.Secure = o.TLSCert != ""
 	v := &event.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), Changed: s.Changed, Log: o.Log}
 	s.Wake = v.Wake
-	key, err := transcript.LoadOrCreateKey(filepath.Join(o.EventDir, SigningKey))
+	key, err := st.Signer()
 	if err != nil {
 		return err
 	}
