@@ -44,6 +44,7 @@ var notRunnable = map[string]string{
 	"arena event ladder DIR":                       "DIR is a placeholder",
 	"arena event close DIR":                        "DIR is a placeholder",
 	"arena event final DIR":                        "DIR is a placeholder",
+	"arena standings DIR/final":                    "DIR is a placeholder",
 	"arena submit --server URL --token-file F BOT": "URL, F and BOT are placeholders",
 
 	"arena serve --event myevent --http 127.0.0.1:8080":                                                             "runs until stopped; harness/web's tests run the server",
