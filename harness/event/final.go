@@ -48,23 +48,13 @@ func (s *Store) CloseUploads(ctx context.Context) ([]FinalEntry, error) {
 		}
 		return s.FinalEntries(ctx)
 	}
-	teams, err := s.Teams(ctx)
+	playing, err := s.activeTeams(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var pin []FinalEntry
-	for _, t := range teams {
-		if t.Disabled {
-			continue
-		}
-		sub, err := s.Active(ctx, t.ID)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		pin = append(pin, FinalEntry{Team: t.ID, Name: t.Name, Submission: sub.ID, SHA256: sub.SHA256})
+	for _, ts := range playing {
+		pin = append(pin, FinalEntry{Team: ts.team.ID, Name: ts.team.Name, Submission: ts.sub.ID, SHA256: ts.sub.SHA256})
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {

@@ -59,14 +59,20 @@ func (s *Store) teamRating(ctx context.Context, q interface {
 	return r, games, nil
 }
 
-// LadderEntries are the teams that can play on the ladder: enabled, with an
-// active submission; rated, and with when and whom each last played.
-func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
+// teamSubmission is an enabled team and its active submission.
+type teamSubmission struct {
+	team Team
+	sub  Submission
+}
+
+// activeTeams are the enabled teams that have an active submission, by
+// name: who plays on the ladder and in the final.
+func (s *Store) activeTeams(ctx context.Context) ([]teamSubmission, error) {
 	teams, err := s.Teams(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []ladder.Entry
+	var out []teamSubmission
 	for _, t := range teams {
 		if t.Disabled {
 			continue
@@ -78,6 +84,21 @@ func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, teamSubmission{t, sub})
+	}
+	return out, nil
+}
+
+// LadderEntries are the teams that can play on the ladder: enabled, with an
+// active submission; rated, and with when and whom each last played.
+func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
+	playing, err := s.activeTeams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ladder.Entry
+	for _, ts := range playing {
+		t, sub := ts.team, ts.sub
 		r, _, err := s.teamRating(ctx, s.r, t.ID, sub.ID)
 		if err != nil {
 			return nil, err
@@ -190,22 +211,13 @@ func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game
 // Ladder is the ladder's table: every team with an active submission, by
 // rating.
 func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
-	teams, err := s.Teams(ctx)
+	playing, err := s.activeTeams(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []Standing
-	for _, t := range teams {
-		if t.Disabled {
-			continue
-		}
-		sub, err := s.Active(ctx, t.ID)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
+	for _, ts := range playing {
+		t, sub := ts.team, ts.sub
 		r, games, err := s.teamRating(ctx, s.r, t.ID, sub.ID)
 		if err != nil {
 			return nil, err

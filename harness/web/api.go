@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +18,14 @@ type eventInfo struct {
 	Closes *time.Time   `json:"closes,omitempty"`
 	Open   bool         `json:"open"`
 	Teams  []event.Team `json:"teams"`
+}
+
+// writeList answers a list under key, an empty one as [] (never null).
+func writeList[T any](w http.ResponseWriter, key string, list []T) {
+	if list == nil {
+		list = []T{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{key: list})
 }
 
 func (s *Server) apiEvent(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
@@ -69,10 +76,7 @@ func (s *Server) apiSubmissions(w http.ResponseWriter, r *http.Request, p *event
 	if err != nil {
 		return err
 	}
-	if subs == nil {
-		subs = []event.Submission{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"submissions": subs})
+	writeList(w, "submissions", subs)
 	return nil
 }
 
@@ -89,11 +93,7 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request, p *event.Prin
 }
 
 func (s *Server) apiSubmission(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	sub, err := s.ownSubmission(r, p, id)
+	sub, err := s.pathSubmission(r, p)
 	if err != nil {
 		return err
 	}
@@ -117,11 +117,7 @@ func (s *Server) apiSubmission(w http.ResponseWriter, r *http.Request, p *event.
 }
 
 func (s *Server) apiReportText(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	sub, err := s.ownSubmission(r, p, id)
+	sub, err := s.pathSubmission(r, p)
 	if err != nil {
 		return err
 	}
@@ -158,10 +154,7 @@ func (s *Server) apiGames(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if err != nil {
 		return err
 	}
-	if games == nil {
-		games = []event.Game{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"games": games})
+	writeList(w, "games", games)
 	return nil
 }
 
@@ -206,10 +199,7 @@ func (s *Server) apiAdminTeams(w http.ResponseWriter, r *http.Request, _ *event.
 	if err != nil {
 		return err
 	}
-	if teams == nil {
-		teams = []event.Team{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"teams": teams})
+	writeList(w, "teams", teams)
 	return nil
 }
 
@@ -236,10 +226,7 @@ func (s *Server) apiQueue(w http.ResponseWriter, r *http.Request, _ *event.Princ
 	if err != nil {
 		return err
 	}
-	if q == nil {
-		q = []event.Submission{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"queue": q})
+	writeList(w, "queue", q)
 	return nil
 }
 
@@ -249,9 +236,6 @@ func (s *Server) apiRevalidate(w http.ResponseWriter, r *http.Request, _ *event.
 	}
 	id, _ := pathID(r)
 	sub, err := s.Store.Submission(r.Context(), id)
-	if errors.Is(err, event.ErrNotFound) {
-		return err
-	}
 	if err != nil {
 		return err
 	}

@@ -585,6 +585,16 @@ func (s *Server) ownSubmission(r *http.Request, p *event.Principal, id int64) (e
 	return sub, nil
 }
 
+// pathSubmission is the submission the request's path names, if p may see
+// it (ownSubmission).
+func (s *Server) pathSubmission(r *http.Request, p *event.Principal) (event.Submission, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return event.Submission{}, err
+	}
+	return s.ownSubmission(r, p, id)
+}
+
 // ownGame is game id if p played in it or is the organizer.
 func (s *Server) ownGame(r *http.Request, p *event.Principal) (event.Game, error) {
 	id, err := pathID(r)
@@ -636,11 +646,7 @@ func (s *Server) reportData(r *http.Request, sub event.Submission) (reportData, 
 }
 
 func (s *Server) submissionPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	sub, err := s.ownSubmission(r, p, id)
+	sub, err := s.pathSubmission(r, p)
 	if err != nil {
 		return err
 	}
@@ -654,11 +660,7 @@ func (s *Server) submissionPage(w http.ResponseWriter, r *http.Request, p *event
 // reportFragment is the report part of a submission's page, for the page to
 // show once the validation is done without a reload.
 func (s *Server) reportFragment(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	sub, err := s.ownSubmission(r, p, id)
+	sub, err := s.pathSubmission(r, p)
 	if err != nil {
 		return err
 	}
@@ -677,11 +679,7 @@ func (s *Server) reportFragment(w http.ResponseWriter, r *http.Request, p *event
 }
 
 func (s *Server) download(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	sub, err := s.ownSubmission(r, p, id)
+	sub, err := s.pathSubmission(r, p)
 	if err != nil {
 		return err
 	}

@@ -65,10 +65,7 @@ func (s *Server) apiScrimmages(w http.ResponseWriter, r *http.Request, p *event.
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []event.Scrimmage{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"scrimmages": list})
+	writeList(w, "scrimmages", list)
 	return nil
 }
 
@@ -77,9 +74,6 @@ func (s *Server) apiAdminScrimmages(w http.ResponseWriter, r *http.Request, _ *e
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []event.Scrimmage{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"scrimmages": list})
+	writeList(w, "scrimmages", list)
 	return nil
 }
