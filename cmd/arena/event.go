@@ -73,17 +73,18 @@ engine's own TLS settings are the global --tls-ca, --tls-cert and --tls-key,
 given before 'serve'.
 
 Logs go to stderr; --log-level info (before 'serve') also logs each validation.`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "event", Usage: "the event's directory: event.toml, the database, uploads and validations (arena event init makes one)", TakesFile: true},
 			&cli.StringFlag{Name: "http", Value: "127.0.0.1:8080", Usage: "address to listen on, HOST:PORT (port 0: any free port; the address is printed)"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate (PEM; with --tls-key)", TakesFile: true},
 			&cli.StringFlag{Name: "tls-key", Usage: "the private key of --tls-cert (PEM)", TakesFile: true},
 			&cli.BoolFlag{Name: "trust-proxy", Usage: "behind a reverse proxy: take the client's address from X-Forwarded-For and the scheme from X-Forwarded-Proto (without a proxy, clients could forge them)"},
 			&cli.IntFlag{Name: "validators", Value: 2, Usage: "how many validations run at once"},
+			&cli.IntFlag{Name: "games", Value: 2, Usage: "how many scrimmages and ladder pairs are played at once (with workers: as many as their slots)"},
 			flagNamed(matchFlags(), "sandbox"),
 			imageFlag(),
 			flagNamed(buildFlags(), "build-cache"),
-		},
+		}, distribFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := serveOptions(c)
 			if err != nil {
@@ -93,6 +94,10 @@ Logs go to stderr; --log-level info (before 'serve') also logs each validation.`
 			var unknown *sandbox.UnknownKindError
 			if errors.As(err, &unknown) {
 				return usagef("--sandbox: %v", err)
+			}
+			var bad *tournament.ConfigError
+			if errors.As(err, &bad) {
+				return usagef("--listen/--nats: %v", err)
 			}
 			return err
 		},
@@ -111,6 +116,8 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 		return web.Options{}, usagef("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
 	case c.Int("validators") < 1:
 		return web.Options{}, usagef("--validators: want 1 or more, got %d", c.Int("validators"))
+	case c.Int("games") < 1:
+		return web.Options{}, usagef("--games: want 1 or more, got %d", c.Int("games"))
 	}
 	if _, err := os.Stat(filepath.Join(dir, event.ConfigFile)); errors.Is(err, fs.ErrNotExist) {
 		return web.Options{}, notAnEvent(dir)
@@ -122,7 +129,7 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 	secure := c.String("tls-cert") != ""
 	return web.Options{
 		EventDir: dir, Addr: c.String("http"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
-		TrustProxy: c.Bool("trust-proxy"), Validators: c.Int("validators"),
+		TrustProxy: c.Bool("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: remoteOf(c, dir),
 		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Engine: dockerConn(appContext(c)),
 			Notify: func(msg string) { slog.Warn(msg) }},
 		BuildCache: cache, Log: slog.Default(), ArenaVersion: arenaVersion(),

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/internal/words"
@@ -138,7 +139,7 @@ func TestCountWords(t *testing.T) {
 		{map[string]int{"timeout": 1, "ok": 3}, "3 ok, 1 timeout"},
 		{map[string]int{"timeout": 2, "crash": 2, "ok": 1}, "2 crash, 2 timeout, 1 ok"},
 	} {
-		if got := countWords(c.in); got != c.want {
+		if got := replay.CountWords(c.in); got != c.want {
 			t.Errorf("%v: %q, want %q", c.in, got, c.want)
 		}
 	}

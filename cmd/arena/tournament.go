@@ -17,7 +17,6 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
@@ -169,10 +168,10 @@ func runTournament(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var remote *distrib.Queue
+	var remote *tournament.Exchange
 	if co != nil {
 		defer co.Close()
-		remote = co.Queue
+		remote = tournament.Sole(co.Queue)
 	}
 	var prog tournament.Progress
 	if !c.Bool("quiet") {

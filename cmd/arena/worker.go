@@ -30,12 +30,18 @@ func distribFlags() []cli.Flag {
 	}
 }
 
+// remoteOf is what distribFlags say of the workers of the tournament or
+// event in dir.
+func remoteOf(c *cli.Context, dir string) tournament.Remote {
+	return tournament.Remote{Dir: dir, Listen: c.String("listen"), Cert: c.String("nats-cert"), Key: c.String("nats-key"),
+		Names: c.StringSlice("nats-name"), URL: c.String("nats"), Creds: c.String("nats-creds"), CA: c.String("nats-ca"),
+		AckWait: c.Duration("ack-wait"), Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}
+}
+
 // coordinator opens the tournament's queue when --listen or --nats asks for
 // workers (tournament.Coordinate); nil when the games are played here.
 func coordinator(c *cli.Context, dir string) (*tournament.Coordinator, error) {
-	r := tournament.Remote{Dir: dir, Listen: c.String("listen"), Cert: c.String("nats-cert"), Key: c.String("nats-key"),
-		Names: c.StringSlice("nats-name"), URL: c.String("nats"), Creds: c.String("nats-creds"), CA: c.String("nats-ca"),
-		AckWait: c.Duration("ack-wait"), Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}
+	r := remoteOf(c, dir)
 	if !r.Enabled() {
 		return nil, nil
 	}

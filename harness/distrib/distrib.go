@@ -318,7 +318,7 @@ func (q *Queue) OnFinished(fn func()) (stop func(), err error) {
 }
 
 // Collect (one at a time) hands each result to accept with its archive, in order, and
-// removes it once accept returns nil. An error from accept stops Collect and
+// removes it once accept returns nil (ErrNotYet: later). An error from accept stops Collect and
 // leaves the result queued. Collect returns when ctx ends. A result may come
 // twice (a worker that published it died before its ack; a coordinator that
 // died before removing it; a worker cut off past its ack wait whose game
@@ -358,6 +358,17 @@ func (q *Queue) Collect(ctx context.Context, accept func(Result, []byte) error) 
 	return nil
 }
 
+// ErrNotYet is what Collect's accept returns for a result it cannot place
+// yet (a queue several tournaments share: the game's tournament has not
+// resumed): the result stays queued and comes again after NotYetDelay, at
+// most NotYetTimes times; then it is dropped as stale.
+var ErrNotYet = errors.New("not yet")
+
+const (
+	NotYetDelay = 5 * time.Second
+	NotYetTimes = 120
+)
+
 func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, []byte) error) error {
 	var r Result
 	if err := json.Unmarshal(m.Data(), &r); err != nil {
@@ -382,11 +393,16 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 			r.Lost = err.Error()
 		}
 	}
-	if err := accept(r, archive); err != nil {
-		return err
-	}
 	// A result taken is finished even if a stop came meanwhile.
 	done := context.WithoutCancel(ctx)
+	if err := accept(r, archive); errors.Is(err, ErrNotYet) {
+		if meta, merr := m.Metadata(); merr != nil || meta.NumDelivered < NotYetTimes {
+			return m.NakWithDelay(NotYetDelay)
+		}
+		slog.Warn("distrib: dropped a result no tournament took", "game", r.Game, "attempt", r.Attempt, "worker", r.Worker)
+	} else if err != nil {
+		return err
+	}
 	if r.Object != "" && r.Lost == "" {
 		store, err := q.uploadsOf(done, r.Worker)
 		if err == nil {

@@ -47,6 +47,11 @@ type Ladder struct {
 	// Enabled keeps rated games going between the teams' active
 	// submissions while uploads are open, when no scrimmage waits.
 	Enabled bool `toml:"enabled"`
+	// Share is the part of the player's time the ladder may take, from 0
+	// (exclusive) to 1: after a pair that took d, the ladder waits
+	// d*(1-share)/share before the next one. Scrimmages come first
+	// always, and validations run beside it on their own workers.
+	Share float64 `toml:"share"`
 }
 
 // Limits are the bots' resources and the uploads' size.
@@ -81,7 +86,7 @@ func DefaultConfig(game string) Config {
 		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(match.Forfeit),
 		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
 	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3,
-		ScrimmagesPerHour: 6, PendingScrimmages: 2}, Ladder: Ladder{Enabled: true}}
+		ScrimmagesPerHour: 6, PendingScrimmages: 2}, Ladder: Ladder{Enabled: true, Share: 1}}
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s".
@@ -222,6 +227,8 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		return bad(keyLine(text, "quotas", "scrimmages_per_hour"), fmt.Errorf("scrimmages_per_hour must be 0 (none) or more, got %d", cfg.Quotas.ScrimmagesPerHour))
 	case cfg.Quotas.PendingScrimmages < 1:
 		return bad(keyLine(text, "quotas", "pending_scrimmages"), fmt.Errorf("pending_scrimmages must be 1 or more, got %d", cfg.Quotas.PendingScrimmages))
+	case !(cfg.Ladder.Share > 0 && cfg.Ladder.Share <= 1):
+		return bad(keyLine(text, "ladder", "share"), fmt.Errorf("share must be more than 0 and at most 1, got %g", cfg.Ladder.Share))
 	}
 	if cfg.Languages != "" {
 		if _, err := build.Load(cfg.LanguagesFile(filepath.Dir(path))); err != nil {
@@ -411,6 +418,10 @@ pending_scrimmages = {{.Quotas.PendingScrimmages}}
 # while uploads are open, a pair with sides swapped at a time, whenever no
 # scrimmage waits.
 enabled = {{.Ladder.Enabled}}
+# The part of the games player's time the ladder may take (more than 0, at
+# most 1): after a pair that took a minute, 0.25 waits three minutes before
+# the next. Scrimmages always come first.
+share = {{.Ladder.Share}}
 `
 
 // Template is the text of a new event.toml for game: every option commented,

@@ -46,6 +46,8 @@ func TestABadConfigIsRefusedWithItsLine(t *testing.T) {
 		{"wrong type", base + "cpus = \"one\"\n", 5, ""},
 		{"closes before opens", "game = \"codeclash\"\nopens = \"2026-12-02T00:00:00Z\"\ncloses = \"2026-12-01T00:00:00Z\"\n", 3, "not after"},
 		{"zero quota", "game = \"codeclash\"\n[quotas]\nuploads_per_hour = 0\n", 3, "uploads_per_hour"},
+		{"ladder share", "game = \"codeclash\"\n[ladder]\nshare = 1.5\n", 3, "share must be"},
+		{"no ladder share", "game = \"codeclash\"\n[ladder]\nshare = 0\n", 3, "share must be"},
 	} {
 		_, err := ParseConfig("event.toml", []byte(c.text))
 		var ce *ConfigError

@@ -200,6 +200,10 @@ func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game
 				u.side.Team, u.side.Submission, u.r.Rating, u.r.Deviation, u.r.Volatility, u.games, now()); err != nil {
 				return err
 			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO rating_history (team_id, pair, submission, rating, deviation, at)
+				VALUES (?, ?, ?, ?, ?, ?)`, u.side.Team, p.ID, u.side.Submission, u.r.Rating, u.r.Deviation, now()); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE ladder_pairs SET state = 'done', finished = ? WHERE id = ?`, now(), p.ID); err != nil {
@@ -237,4 +241,33 @@ func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
 		out[i].Rank = i + 1
 	}
 	return out, nil
+}
+
+// RatingPoint is a team's rating after one rated ladder pair.
+type RatingPoint struct {
+	At         time.Time `json:"at"`
+	Submission int64     `json:"submission"`
+	Rating     float64   `json:"rating"`
+	Deviation  float64   `json:"deviation"`
+}
+
+// RatingHistory is team's rating after each of its rated ladder pairs,
+// oldest first.
+func (s *Store) RatingHistory(ctx context.Context, team int64) ([]RatingPoint, error) {
+	rows, err := s.read(ctx, `SELECT at, submission, rating, deviation FROM rating_history WHERE team_id = ? ORDER BY pair`, team)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RatingPoint
+	for rows.Next() {
+		var p RatingPoint
+		var at string
+		if err := rows.Scan(&at, &p.Submission, &p.Rating, &p.Deviation); err != nil {
+			return nil, err
+		}
+		p.At = parseTime(at)
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }

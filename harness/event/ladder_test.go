@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // passed stores an upload of team and marks it passed.
@@ -87,6 +88,24 @@ func TestLadderPairsAreRatedAndANewVersionKeepsItsMean(t *testing.T) {
 	for _, s := range table {
 		if s.Name == "Gamma" && (s.Games != 0 || s.Rating.Rating != 1500) {
 			t.Errorf("an unplayed pair rated Gamma: %+v", s)
+		}
+	}
+}
+
+// TestTheLadderTakesItsShare: after a pair, the ladder waits so that its
+// pairs take share of the time.
+func TestTheLadderTakesItsShare(t *testing.T) {
+	for _, c := range []struct {
+		share float64
+		want  time.Duration
+	}{{1, 0}, {0, 0}, {0.5, time.Minute}, {0.25, 3 * time.Minute}, {0.75, 20 * time.Second}} {
+		if got := ladderPause(time.Minute, c.share); got != c.want {
+			t.Errorf("share %g: pause %v after a minute's pair, want %v", c.share, got, c.want)
+		}
+		if got := ladderPause(time.Minute, c.share); c.share > 0 && c.share <= 1 {
+			if took := float64(time.Minute) / float64(time.Minute+got); math.Abs(took-c.share) > 1e-9 {
+				t.Errorf("share %g: the ladder took %g of the time", c.share, took)
+			}
 		}
 	}
 }

@@ -51,9 +51,26 @@ type Player struct {
 	// waits and Open says the event is open.
 	Ladder bool
 	Open   func(time.Time) bool
+	// LadderShare is the part of its time the player gives the ladder
+	// (0 or 1: all it has free); see Ladder.Share.
+	LadderShare float64
 	// Seed seeds the ladder's choice of rivals.
 	Seed uint64
-	rng  *rand.Rand
+	// Workers, when set, play the games instead of this machine.
+	Workers *Workers
+	// Slots is how many pairs are played at once (0: one), each pair's
+	// two games one after the other: as many games at once as arena
+	// tournament --concurrency Slots plays, and no pair waits for the
+	// slower of its games to start the next one.
+	Slots int
+
+	mu sync.Mutex // guards what follows
+	// ladderAfter is when the next ladder pair may start.
+	ladderAfter time.Time
+	rng         *rand.Rand
+	// busy are the teams of the ladder pairs in flight: a team plays one
+	// rated pair at a time, rated from where its last one left it.
+	busy map[int64]bool
 
 	wake chan struct{}
 	once sync.Once
@@ -70,8 +87,10 @@ func (p *Player) Wake() {
 	}
 }
 
-// Run plays queued scrimmages one at a time until ctx ends; those a stop
-// interrupted are played on (resumed) first.
+// Run plays queued scrimmages, and ladder pairs while none waits, until ctx
+// ends: Slots pairs at once, those a stop interrupted first (resumed). A
+// pair that cannot be recorded stops the player with its error once the
+// pairs in flight have ended.
 func (p *Player) Run(ctx context.Context) error {
 	p.init()
 	if n, err := p.Store.RequeueScrimmages(ctx); err != nil {
@@ -79,51 +98,131 @@ func (p *Player) Run(ctx context.Context) error {
 	} else if n > 0 {
 		p.Log.Info("scrimmages interrupted by the last stop resume", "count", n)
 	}
+	resume, err := p.Store.PlayingLadderPairs(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	fail := func(err error) {
+		once.Do(func() { first = err })
+		cancel()
+	}
+	slots := make(chan struct{}, max(p.Slots, 1))
+	ended := make(chan struct{}, 1) // a pair ended: a slot is free
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
-		sc, err := p.Store.ClaimScrimmage(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case errors.Is(err, ErrNotFound):
-			played, err := p.ladderStep(ctx)
-			if ctx.Err() != nil {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if played {
-				continue
-			}
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return first
+		case slots <- struct{}{}:
+		}
+		play, err := p.next(ctx, &resume)
+		if err != nil && ctx.Err() == nil {
+			fail(err)
+		}
+		if play == nil {
+			<-slots
 			select {
 			case <-ctx.Done():
-				return nil
 			case <-p.wake:
+			case <-ended:
 			case <-tick.C:
 			}
 			continue
-		case err != nil:
-			return fmt.Errorf("claim a scrimmage: %w", err)
 		}
-		state, msg, err := p.play(ctx, sc)
-		if ctx.Err() != nil {
-			return nil // resumed at the next start
-		}
-		if err != nil {
-			state, msg = ScrimmageError, "the host could not play it: "+err.Error()
-			p.Log.Error("scrimmage", "id", sc.ID, "err", err)
-		}
-		if err := p.Store.FinishScrimmage(ctx, sc.ID, state, msg); err != nil {
-			return fmt.Errorf("record scrimmage %d: %w", sc.ID, err)
-		}
-		for _, team := range []int64{sc.Team, sc.RivalTeam} {
-			if team != 0 && p.Changed != nil {
-				p.Changed(team)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := play(ctx); err != nil {
+				fail(err)
 			}
+			<-slots
+			select {
+			case ended <- struct{}{}:
+			default:
+			}
+		}()
+	}
+}
+
+// next is the next pair to play: a queued scrimmage, an interrupted ladder
+// pair, a new ladder pair between teams that play none now; nil when there
+// is nothing to play yet.
+func (p *Player) next(ctx context.Context, resume *[]LadderPair) (func(context.Context) error, error) {
+	sc, err := p.Store.ClaimScrimmage(ctx)
+	switch {
+	case err == nil:
+		return func(ctx context.Context) error { return p.scrimmage(ctx, sc) }, nil
+	case !errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("claim a scrimmage: %w", err)
+	case !p.Ladder:
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pair LadderPair
+	if len(*resume) > 0 {
+		pair, *resume = (*resume)[0], (*resume)[1:]
+	} else {
+		if p.Open != nil && !p.Open(time.Now()) || time.Now().Before(p.ladderAfter) {
+			return nil, nil
+		}
+		if _, closed, err := p.Store.Closed(ctx); err != nil || closed {
+			return nil, err
+		}
+		entries, err := p.Store.LadderEntries(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for i := range entries {
+			entries[i].Busy = p.busy[entries[i].Team]
+		}
+		if p.rng == nil {
+			p.rng = rand.New(rand.NewPCG(p.Seed, 0x1add3))
+		}
+		a, b, ok := ladder.Pick(entries, ladder.DefaultOptions, p.rng)
+		if !ok {
+			return nil, nil
+		}
+		if pair, err = p.Store.StartLadderPair(ctx, entries[a], entries[b]); err != nil {
+			return nil, err
 		}
 	}
+	if p.busy == nil {
+		p.busy = map[int64]bool{}
+	}
+	p.busy[pair.A.Team], p.busy[pair.B.Team] = true, true
+	return func(ctx context.Context) error { return p.ladderPair(ctx, pair) }, nil
+}
+
+// scrimmage plays a claimed scrimmage and records how it ended; a stop
+// leaves it to be played again at the next start.
+func (p *Player) scrimmage(ctx context.Context, sc Scrimmage) error {
+	state, msg, err := p.play(ctx, sc)
+	if ctx.Err() != nil {
+		return nil // resumed at the next start
+	}
+	if err != nil {
+		state, msg = ScrimmageError, "the host could not play it: "+err.Error()
+		p.Log.Error("scrimmage", "id", sc.ID, "err", err)
+	}
+	if err := p.Store.FinishScrimmage(ctx, sc.ID, state, msg); err != nil {
+		return fmt.Errorf("record scrimmage %d: %w", sc.ID, err)
+	}
+	for _, team := range []int64{sc.Team, sc.RivalTeam} {
+		if team != 0 && p.Changed != nil {
+			p.Changed(team)
+		}
+	}
+	return nil
 }
 
 var unsafeBotName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -189,7 +288,7 @@ func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err
 		return ScrimmageError, "the built-in random bot is not available on this server", nil
 	}
 	dir := filepath.Join(p.Store.Dir, ScrimmagesDir, fmt.Sprint(sc.ID))
-	games, unplayed, err := p.playPair(ctx, ScrimmageGame, dir, uint64(sc.ID), [2]*submission.Bot{mine, rival},
+	games, unplayed, err := p.playPair(ctx, ScrimmageGame, dir, uint64(sc.ID), jobsScrimmage+4*int(sc.ID), [2]*submission.Bot{mine, rival},
 		[2]Side{{Team: sc.Team, Submission: sc.Submission}, {Team: sc.RivalTeam, Submission: sc.RivalSubmission}})
 	if err != nil {
 		return "", "", err
@@ -203,9 +302,9 @@ func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err
 // playPair plays bots[0] against bots[1], a pair of games with sides
 // swapped, as a two-bot tournament in dir (resumed when it exists), and
 // records the games played as kind, with sides saying whose each bot is.
-// Games the host aborted every time are counted in unplayed, never
-// recorded.
-func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, bots [2]*submission.Bot, sides [2]Side) (games []Game, unplayed int, err error) {
+// On workers its games are jobs job+1 and job+2. Games the host aborted
+// every time are counted in unplayed, never recorded.
+func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, job int, bots [2]*submission.Bot, sides [2]Side) (games []Game, unplayed int, err error) {
 	if bots[1].Name == bots[0].Name {
 		r := *bots[1]
 		r.Name += "-2"
@@ -217,9 +316,11 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, bo
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, 0, err
 	}
-	if _, err := tournament.Run(ctx, tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
-		Backend: p.Backend, Concurrency: 2, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
-		Labels: map[string]string{"org.arenabots.arena.event-games": kind}}); err != nil {
+	o := tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
+		Backend: p.Backend, Concurrency: 1, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
+		Labels: map[string]string{"org.arenabots.arena.event-games": kind}}
+	p.Workers.apply(&o, job)
+	if _, err := tournament.Run(ctx, o); err != nil {
 		return nil, 0, err
 	}
 	st, err := tournament.OpenStore(dir, true)
@@ -245,59 +346,39 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, bo
 	return games, unplayed, nil
 }
 
-// ladderStep plays one ladder pair, an interrupted one first, and says
-// whether it played; a pair the host could not play is logged and left
-// unrated.
-func (p *Player) ladderStep(ctx context.Context) (bool, error) {
-	if !p.Ladder {
-		return false, nil
-	}
-	pairs, err := p.Store.PlayingLadderPairs(ctx)
-	if err != nil {
-		return false, err
-	}
-	var pair LadderPair
-	if len(pairs) > 0 {
-		pair = pairs[0]
-	} else {
-		if p.Open != nil && !p.Open(time.Now()) {
-			return false, nil
-		}
-		if _, closed, err := p.Store.Closed(ctx); err != nil || closed {
-			return false, err
-		}
-		entries, err := p.Store.LadderEntries(ctx)
-		if err != nil {
-			return false, err
-		}
-		if p.rng == nil {
-			p.rng = rand.New(rand.NewPCG(p.Seed, 0x1add3))
-		}
-		a, b, ok := ladder.Pick(entries, ladder.DefaultOptions, p.rng)
-		if !ok {
-			return false, nil
-		}
-		if pair, err = p.Store.StartLadderPair(ctx, entries[a], entries[b]); err != nil {
-			return false, err
-		}
-	}
+// ladderPair plays a ladder pair and rates it; a pair the host could not
+// play is logged and left unrated, a stop leaves it to be resumed at the
+// next start.
+func (p *Player) ladderPair(ctx context.Context, pair LadderPair) error {
+	defer func() {
+		p.mu.Lock()
+		delete(p.busy, pair.A.Team)
+		delete(p.busy, pair.B.Team)
+		p.mu.Unlock()
+	}()
+	start := time.Now()
 	games, err := p.playLadder(ctx, pair)
 	if ctx.Err() != nil {
-		return false, nil // resumed at the next start
+		return nil // resumed at the next start
 	}
+	p.mu.Lock()
+	if after := time.Now().Add(ladderPause(time.Since(start), p.LadderShare)); after.After(p.ladderAfter) {
+		p.ladderAfter = after
+	}
+	p.mu.Unlock()
 	if err != nil {
 		p.Log.Error("ladder pair", "id", pair.ID, "err", err)
 		games = nil
 	}
 	if err := p.Store.FinishLadderPair(ctx, pair, games); err != nil {
-		return false, fmt.Errorf("rate ladder pair %d: %w", pair.ID, err)
+		return fmt.Errorf("rate ladder pair %d: %w", pair.ID, err)
 	}
 	for _, team := range []int64{pair.A.Team, pair.B.Team} {
 		if p.Changed != nil {
 			p.Changed(team)
 		}
 	}
-	return true, nil
+	return nil
 }
 
 func (p *Player) playLadder(ctx context.Context, pair LadderPair) ([]Game, error) {
@@ -310,6 +391,15 @@ func (p *Player) playLadder(ctx context.Context, pair LadderPair) ([]Game, error
 		return nil, err
 	}
 	dir := filepath.Join(p.Store.Dir, LadderDir, fmt.Sprint(pair.ID))
-	games, _, err := p.playPair(ctx, LadderGame, dir, p.Seed^uint64(pair.ID), [2]*submission.Bot{a, b}, [2]Side{pair.A, pair.B})
+	games, _, err := p.playPair(ctx, LadderGame, dir, p.Seed^uint64(pair.ID), jobsLadder+4*int(pair.ID), [2]*submission.Bot{a, b}, [2]Side{pair.A, pair.B})
 	return games, err
+}
+
+// ladderPause is how long the ladder waits after a pair that took took, to
+// take share of the player's time (0 or 1 and above: no wait).
+func ladderPause(took time.Duration, share float64) time.Duration {
+	if share <= 0 || share >= 1 {
+		return 0
+	}
+	return time.Duration(float64(took) * (1 - share) / share)
 }

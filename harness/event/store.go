@@ -147,6 +147,45 @@ CREATE TABLE IF NOT EXISTS final_entries (
 	sha256 TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS games_black ON games(black_team, id);
+CREATE INDEX IF NOT EXISTS games_kind ON games(kind, id);
+CREATE TABLE IF NOT EXISTS final_run (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	games_per_pair INTEGER NOT NULL,
+	concurrency INTEGER NOT NULL,
+	max_attempts INTEGER NOT NULL,
+	seed INTEGER NOT NULL,
+	started TEXT NOT NULL,
+	finished TEXT NOT NULL DEFAULT '',
+	error TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS freeze (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rating_history (
+	team_id INTEGER NOT NULL REFERENCES teams(id),
+	pair INTEGER NOT NULL,
+	submission INTEGER NOT NULL,
+	rating REAL NOT NULL,
+	deviation REAL NOT NULL,
+	at TEXT NOT NULL,
+	PRIMARY KEY (team_id, pair)
+);
+CREATE TABLE IF NOT EXISTS disputes (
+	id INTEGER PRIMARY KEY,
+	game_id INTEGER NOT NULL REFERENCES games(id),
+	team_id INTEGER NOT NULL REFERENCES teams(id),
+	message TEXT NOT NULL,
+	filed TEXT NOT NULL,
+	verdict TEXT NOT NULL DEFAULT '',
+	state TEXT NOT NULL DEFAULT 'open',
+	answer TEXT NOT NULL DEFAULT '',
+	answered TEXT NOT NULL DEFAULT '',
+	rerun_ply INTEGER NOT NULL DEFAULT 0,
+	rerun TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS disputes_team ON disputes(team_id, id);
+CREATE INDEX IF NOT EXISTS disputes_state ON disputes(state, id);
 `
 
 // Store is the event's state: its database and its files. Writes go through

@@ -24,6 +24,9 @@ type Entry struct {
 	Active     time.Time
 	// LastOpponent is the team it last played (0: none).
 	LastOpponent int64
+	// Busy: it plays a pair now, so it is not picked (a team plays one
+	// rated pair at a time).
+	Busy bool
 }
 
 // Options tune the choice of an opponent.
@@ -39,25 +42,30 @@ type Options struct {
 // DefaultOptions: one of the 6 nearest, and one game in 10 against anyone.
 var DefaultOptions = Options{Near: 6, Far: 0.1}
 
-// Pick chooses the next game: the entry that waited longest (one that never
-// played first, then the newest submission), and an opponent near it in
-// rating, never the one it played last unless there is no other. It returns
-// the indexes of the two entries; ok is false with fewer than two.
+// Pick chooses the next game among the entries not busy: the one that
+// waited longest (one that never played first, then the newest submission),
+// and an opponent near it in rating, never the one it played last unless
+// the ladder has no other (busy ones count: a pair that ends while the
+// others play waits for them rather than play again at once). It returns
+// the indexes of the two entries; ok is false when there is no such game.
 func Pick(entries []Entry, o Options, rng *rand.Rand) (a, b int, ok bool) {
-	if len(entries) < 2 {
-		return 0, 0, false
-	}
-	a = 0
-	for i := 1; i < len(entries); i++ {
-		if waitedLonger(entries[i], entries[a]) {
+	a = -1
+	for i, e := range entries {
+		if !e.Busy && (a < 0 || waitedLonger(e, entries[a])) {
 			a = i
 		}
 	}
+	if a < 0 {
+		return 0, 0, false
+	}
 	var others []int
-	for i := range entries {
-		if i != a && (entries[i].Team != entries[a].LastOpponent || len(entries) == 2) {
+	for i, e := range entries {
+		if i != a && !e.Busy && (e.Team != entries[a].LastOpponent || len(entries) == 2) {
 			others = append(others, i)
 		}
+	}
+	if len(others) == 0 {
+		return 0, 0, false
 	}
 	if rng.Float64() >= o.Far && o.Near > 0 && len(others) > o.Near {
 		r := entries[a].Rating.Rating

@@ -55,6 +55,57 @@ func TestTheLongestWaitingPlaysNextAndNeverTheSameRivalTwiceInARow(t *testing.T)
 	}
 }
 
+// Pairs played at once, some far quicker than others (a bot that faults at
+// once): a pair that ends while the others play is not played again at
+// once, busy entries are never picked, and every pair still meets.
+func TestPairsPlayedAtOnceNeitherRepeatNorStarve(t *testing.T) {
+	e := ladderOf(8)
+	rng := rand.New(rand.NewPCG(3, 3))
+	now := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	type flight struct {
+		a, b int
+		ends time.Time
+	}
+	var playing []flight
+	met := map[[2]int64]int{}
+	for range 400 {
+		// Fill the 4 slots, then end the pair that ends first.
+		for len(playing) < 4 {
+			a, b, ok := Pick(e, DefaultOptions, rng)
+			if !ok {
+				break
+			}
+			if e[a].Busy || e[b].Busy || e[a].LastOpponent == e[b].Team {
+				t.Fatalf("picked %d (busy %v) and %d (busy %v), last opponent of the first %d", e[a].Team, e[a].Busy, e[b].Team, e[b].Busy, e[a].LastOpponent)
+			}
+			took := 10 * time.Minute
+			if a < 2 || b < 2 { // the first two fault at once
+				took = time.Second
+			}
+			e[a].Busy, e[b].Busy = true, true
+			playing = append(playing, flight{a, b, now.Add(took)})
+		}
+		if len(playing) == 0 {
+			t.Fatal("nothing plays and nothing can be picked")
+		}
+		first := 0
+		for i, f := range playing {
+			if f.ends.Before(playing[first].ends) {
+				first = i
+			}
+		}
+		f := playing[first]
+		playing = append(playing[:first], playing[first+1:]...)
+		now = f.ends
+		e[f.a].Busy, e[f.b].Busy = false, false
+		play(e, f.a, f.b, now)
+		met[[2]int64{min(e[f.a].Team, e[f.b].Team), max(e[f.a].Team, e[f.b].Team)}]++
+	}
+	if len(met) != 8*7/2 {
+		t.Errorf("%d of %d pairs met: %v", len(met), 8*7/2, met)
+	}
+}
+
 func TestANewSubmissionPlaysFirst(t *testing.T) {
 	e := ladderOf(5)
 	rng := rand.New(rand.NewPCG(1, 1))

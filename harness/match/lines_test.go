@@ -101,13 +101,15 @@ func (m *runtimeMem) read() {
 func TestACM6x6OverStdio(t *testing.T) {
 	t.Parallel()
 	t.Run("two legal bots finish the game", func(t *testing.T) {
-		res, _ := playLines(t, "acm6x6", lineBot(t, "acm6x6.legal"), lineBot(t, "acm6x6.legal"), nil, match.Forfeit)
+		// The move time is the game's fact under test elsewhere; here a busy
+		// machine must not turn a legal first move into a timeout.
+		res, _ := playLines(t, "acm6x6", lineBot(t, "acm6x6.legal"), lineBot(t, "acm6x6.legal"), map[string]string{"moveTime": "2s"}, match.Forfeit)
 		if len(res.Faults) != 0 || res.Reason == transcript.ReasonAborted {
 			t.Fatalf("%+v", res)
 		}
 	})
 	t.Run("a late bot gets a random move and the game goes on", func(t *testing.T) {
-		res, dir := playLines(t, "acm6x6", lineBot(t, "acm6x6.legal"), lineBot(t, "acm6x6.slow-250"), map[string]string{"maxMoves": "5"}, match.Forfeit)
+		res, dir := playLines(t, "acm6x6", lineBot(t, "acm6x6.legal"), lineBot(t, "acm6x6.slow-250"), map[string]string{"maxMoves": "5", "moveTime": "200ms"}, match.Forfeit)
 		if res.Reason != rules.ReasonMaxPlies || len(res.Faults) == 0 {
 			t.Fatalf("%+v", res)
 		}

@@ -99,7 +99,8 @@ func botData(b *submission.Bot) ([]byte, error) { return json.Marshal(b) }
 // results workers send back, each re-judged before it counts, until none is
 // left (or ctx ends).
 func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) error {
-	q := o.Remote
+	x := o.Remote
+	q := x.Queue
 	objects := make([]string, len(o.Bots))
 	for i, b := range o.Bots {
 		data, err := botData(b)
@@ -123,14 +124,16 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		return err
 	}
 	if a, ok := o.Progress.(Assignments); ok {
-		stop, err := q.WatchPlaying(func(p distrib.Playing) { a.Playing(p.Game, p.Worker) })
+		stop, err := q.WatchPlaying(func(p distrib.Playing) { a.Playing(p.Game-o.JobOffset, p.Worker) })
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
-	// What was published for each game in flight: a result counts only if
-	// its transcript is that game (match.Bound).
+	rt := x.open()
+	defer x.close(rt)
+	// What was published for each game in flight, by its job's number: a
+	// result counts only if its transcript is that game (match.Bound).
 	type published struct {
 		rec Record
 		cfg match.Config
@@ -148,6 +151,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 				return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 			}
 			cfg := o.matchConfig(g, q.Tournament(), "")
+			cfg.Job.Game += o.JobOffset
 			sp, err := json.Marshal(specOf(cfg, objects[g.White], objects[g.Black]))
 			if err != nil {
 				return err
@@ -157,22 +161,23 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 				// An earlier attempt failed on a host: not at once again.
 				job.NotBefore = time.Now().Add(retryDelay(g.Attempts))
 			}
+			x.add(rt, job.Game)
 			if _, err := q.Publish(ctx, job); err != nil {
 				return err
 			}
-			inflight[g.ID] = published{g, cfg}
+			inflight[job.Game] = published{g, cfg}
 		}
 	}
 	if err := publish(); err != nil {
 		return err
 	}
 	if len(inflight) == 0 {
-		o.finished(q)
+		if !x.shared {
+			o.finished(q)
+		}
 		return nil
 	}
-	cctx, stop := context.WithCancel(ctx)
-	defer stop()
-	err = q.Collect(cctx, func(r distrib.Result, archive []byte) error {
+	accept := func(r distrib.Result, archive []byte) error {
 		p, ok := inflight[r.Game]
 		g := p.rec
 		if !ok || r.Attempt != p.cfg.Job.Attempt {
@@ -189,6 +194,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			return err
 		}
 		delete(inflight, r.Game)
+		x.remove(rt, r.Game)
 		if len(r.Machine) > 0 {
 			var m Machine
 			if json.Unmarshal(r.Machine, &m) != nil {
@@ -206,23 +212,59 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		if err != nil {
 			return err
 		}
-		if err := publish(); err != nil {
-			return err
+		return publish()
+	}
+	// A sole queue's collector runs while this run takes results; a shared
+	// one's runs for its owner.
+	cctx, stop := context.WithCancel(ctx)
+	collected := make(chan error, 1)
+	ended, why := x.ended()
+	if !x.shared {
+		go func() { collected <- x.Collect(cctx) }()
+	}
+	err = func() error {
+		for len(inflight) > 0 {
+			select {
+			case d := <-rt.in:
+				err := accept(d.r, d.archive)
+				d.taken <- err
+				if err != nil {
+					return err
+				}
+			case err := <-collected:
+				collected <- err
+				return err
+			case <-ended:
+				if ctx.Err() == nil {
+					return why()
+				}
+				return nil
+			case <-ctx.Done():
+				return nil
+			}
 		}
-		if len(inflight) == 0 {
-			stop()
+		return nil
+	}()
+	stop()
+	if !x.shared {
+		if cerr := <-collected; err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(inflight) == 0 {
+		if !x.shared {
 			o.finished(q)
 		}
 		return nil
-	})
-	if err != nil {
-		return err
 	}
 	if ctx.Err() != nil {
 		// Stopped: the games in flight go back to pending; a worker still
 		// playing one publishes a result the next run takes.
-		for id := range inflight {
-			if err := st.Release(context.WithoutCancel(ctx), id); err != nil {
+		for _, p := range inflight {
+			if err := st.Release(context.WithoutCancel(ctx), p.rec.ID); err != nil {
 				return err
 			}
 		}

@@ -63,7 +63,7 @@ func benchTournament(b *testing.B, games, workers int, backend func() sandbox.Ba
 			names[i] = fmt.Sprintf("w%d", i+1)
 		}
 		c := distribtest.Start(b, "bench", 30*time.Second, names...)
-		o.Remote = c.Coordinator(b)
+		o.Remote = Sole(c.Coordinator(b))
 		o.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 		for _, name := range names {
 			q, _ := c.Worker(b, name)

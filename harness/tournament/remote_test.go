@@ -174,7 +174,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	remoteDir := t.TempDir()
 	ro := options(t, remoteDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
 	ro.Config.Rules = lo.Config.Rules
-	ro.Remote = coordinator
+	ro.Remote = Sole(coordinator)
 	ro.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 	type ran struct {
 		sum *Summary

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"os"
@@ -67,22 +68,39 @@ func workerRows(recs []Record, machines map[string]Machine) []WorkerRow {
 	return out
 }
 
+// ErrNotStarted is what Load returns (wrapped) for a directory whose
+// tournament has not stored its configuration yet: no database, or one a
+// runner is creating this very moment.
+var ErrNotStarted = errors.New("the tournament has not started")
+
+// notStarted says why, in words, and is ErrNotStarted.
+type notStarted string
+
+func (e notStarted) Error() string      { return string(e) }
+func (notStarted) Is(target error) bool { return target == ErrNotStarted }
+
 // Load reads a tournament (finished or running) and computes its standings.
 func Load(ctx context.Context, dir string) (*State, error) {
 	if _, err := os.Stat(filepath.Join(dir, DBFile)); err != nil {
-		return nil, fmt.Errorf("%s holds no tournament (%s not found)", dir, DBFile)
+		return nil, notStarted(fmt.Sprintf("%s holds no tournament (%s not found)", dir, DBFile))
 	}
 	st, err := OpenStore(dir, true)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close() // read-only: nothing to lose if closing fails
+	if ok, err := st.initialized(ctx); err != nil || !ok {
+		if err == nil {
+			err = notStarted(dir + ": the tournament has no configuration yet")
+		}
+		return nil, err
+	}
 	cfg, err := st.Config(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if cfg == nil {
-		return nil, fmt.Errorf("%s: the tournament has no configuration yet", dir)
+		return nil, notStarted(dir + ": the tournament has no configuration yet")
 	}
 	recs, err := st.Games(ctx)
 	if err != nil {
@@ -111,6 +129,18 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
 	s.Summary.Standings = Standings(names(cfg.Bots), outcomes(recs), cfg.Scoring, cfg.TieBreaks, cfg.Seed)
 	return s, nil
+}
+
+// StandingsOf is the standings computed from the finished games keep
+// admits (a scoreboard frozen at a time shows the games finished by then).
+func (s *State) StandingsOf(keep func(Record) bool) []Row {
+	var recs []Record
+	for _, r := range s.Games {
+		if r.Status == Done && keep(r) {
+			recs = append(recs, r)
+		}
+	}
+	return Standings(names(s.Config.Bots), outcomes(recs), s.Config.Scoring, s.Config.TieBreaks, s.Config.Seed)
 }
 
 // StandingsFile is standings.json.

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
@@ -49,13 +48,25 @@ type Options struct {
 	Progress     Progress
 	// Remote, when set, spreads the games over workers through this queue
 	// instead of playing them here (see playRemote).
-	Remote *distrib.Queue
+	Remote *Exchange
+	// JobOffset is added to each game's number in the jobs it is published
+	// as: the tournaments sharing a queue (Shared) must give their games
+	// numbers no other uses.
+	JobOffset int
 	// WorkerKey is the key (hex ed25519) a worker was enrolled with: every
 	// transcript a worker hands in must be signed with it.
 	WorkerKey func(worker string) (string, error)
 
 	warns *warnings // set by Run
+	// leader is the progress line's leader and when it was computed: it
+	// is computed again at most every leaderEvery (a final of thousands
+	// of games would otherwise read them all after each one).
+	leader   string
+	leaderAt time.Time
 }
+
+// leaderEvery is how often the progress line's leader is computed again.
+const leaderEvery = 500 * time.Millisecond
 
 // warnings collects the failures that cost nothing the tournament proves (a
 // viewer page, the progress line), so that they are reported, not dropped.
@@ -418,18 +429,20 @@ func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	leader := ""
-	if recs, err := st.Games(context.Background()); err != nil {
-		// Only the progress line's leader rests on this read; the result is
-		// stored, and a store that cannot be read fails the run elsewhere.
-		o.warn("progress: read the games for the leader", err)
-	} else {
-		rows := Standings(names(o.Config.Bots), outcomes(recs), o.Config.Scoring, o.Config.TieBreaks, o.Config.Seed)
-		if len(rows) > 0 {
-			leader = fmt.Sprintf("%s %g pts", rows[0].Name, rows[0].Points)
+	if time.Since(o.leaderAt) >= leaderEvery {
+		if recs, err := st.Games(context.Background()); err != nil {
+			// Only the progress line's leader rests on this read; the result is
+			// stored, and a store that cannot be read fails the run elsewhere.
+			o.warn("progress: read the games for the leader", err)
+		} else {
+			rows := Standings(names(o.Config.Bots), outcomes(recs), o.Config.Scoring, o.Config.TieBreaks, o.Config.Seed)
+			if len(rows) > 0 {
+				o.leader = fmt.Sprintf("%s %g pts", rows[0].Name, rows[0].Points)
+			}
+			o.leaderAt = time.Now()
 		}
 	}
-	o.Progress.GameDone(g, o.Config.Bots[g.White].Name, o.Config.Bots[g.Black].Name, leader)
+	o.Progress.GameDone(g, o.Config.Bots[g.White].Name, o.Config.Bots[g.Black].Name, o.leader)
 }
 
 // ViewHTML is each game's viewer page in its match directory.

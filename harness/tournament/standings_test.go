@@ -1,7 +1,11 @@
 package tournament
 
 import (
+	"context"
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -228,5 +232,37 @@ func TestScheduleIsDeterministicAndFair(t *testing.T) {
 		if bad() == nil {
 			t.Error("a bad schedule request was accepted")
 		}
+	}
+}
+
+// A reader may look at a directory before its runner has stored anything:
+// no database, a database being created, one whose schema exists but holds
+// no configuration. Each is "not started", never a failure.
+func TestLoadSaysNotStartedUntilTheConfigurationIsStored(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, err := Load(ctx, dir); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("no database: %v, want ErrNotStarted", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, DBFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ctx, dir); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("an empty database file: %v, want ErrNotStarted", err)
+	}
+	st, err := OpenStore(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := Load(ctx, dir); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("a schema without a configuration: %v, want ErrNotStarted", err)
+	}
+	if err := st.Init(ctx, Config{Format: RoundRobin, Game: "codeclash", GamesPerPair: 1, Scoring: DefaultScoring(), TieBreaks: DefaultTieBreaks(),
+		Bots: []BotEntry{{Name: "a"}, {Name: "b"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Load(ctx, dir); err != nil || s.Config.Game != "codeclash" {
+		t.Errorf("a stored configuration: %+v, %v, want it loaded", s, err)
 	}
 }

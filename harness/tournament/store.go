@@ -213,9 +213,11 @@ func migrate(db *sql.DB) error {
 // OpenStore opens (or creates) the database in dir. Writes are synchronous so a
 // power loss keeps every committed result.
 func OpenStore(dir string, readOnly bool) (*Store, error) {
-	dsn := "file:" + filepath.Join(dir, DBFile) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	dsn := "file:" + filepath.Join(dir, DBFile) + "?_pragma=busy_timeout(10000)"
 	if readOnly {
-		dsn += "&mode=ro"
+		dsn += "&mode=ro" // the journal mode is the writer's: it is in the file
+	} else {
+		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -237,6 +239,14 @@ func OpenStore(dir string, readOnly bool) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
+
+// initialized says whether the schema exists: a reader may open the file
+// between its creation and the writer's first transaction.
+func (s *Store) initialized(ctx context.Context) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&n)
+	return n > 0, err
+}
 
 // Config returns the stored configuration, or nil when there is none yet.
 func (s *Store) Config(ctx context.Context) (*Config, error) {
@@ -401,6 +411,9 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 		return r, err
 	}
 	r.Seed = uint64(seed)
+	if faults == "" || faults == "[]" || faults == "null" {
+		return r, nil // most games: no fault to decode
+	}
 	if err := json.Unmarshal([]byte(faults), &r.Faults); err != nil {
 		return r, fmt.Errorf("game %d: stored faults: %w", r.ID, err)
 	}

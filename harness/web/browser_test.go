@@ -21,6 +21,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/internal/ziptest"
@@ -526,6 +528,92 @@ func TestAWrongTokenShowsTheLoginAlert(t *testing.T) {
 	if msg := value(b, "read the answer", chromedp.Text(chromedp.CSS("main .problem"))); !strings.Contains(msg, "log in") {
 		t.Errorf("after a failed login /team says %q, want the request to log in", msg)
 	}
+	b.noExceptions()
+	b.noRefusals()
+}
+
+// TestTheFinalIsWatchedLiveAndDisputedInTheBrowser: a visitor's home page
+// fills in the final's standings as the games finish, told by the
+// server-sent events, without a reload; a team then disputes one of its
+// games through the game page's form, and the organizer, logged in, finds
+// the dispute on the organizer's page.
+func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
+	chromiumPath(t)
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := e.store.AddTeam(ctx, "Gamma", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	passedUpload(t, e, e.a.ID, "./examples/greedy")
+	passedUpload(t, e, e.b.ID, "./examples/random")
+	passedUpload(t, e, c.ID, "./examples/random")
+	playsFinals(t, ctx, e, nil)
+	if _, err := e.store.CloseUploads(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	b := openTab(t, e.http.URL, 3*time.Minute)
+	b.open("/")
+	if text := eval[string](b, `document.querySelector("#final") ? document.querySelector("#final").textContent : ""`); !strings.Contains(text, "has not started") {
+		t.Fatalf("the home page's final reads %q, want that it has not started", text)
+	}
+	eval[bool](b, `(window.__stayed = true)`)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, nil, ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("start the final: %d %s", res.StatusCode, body)
+	}
+	b.waitFor("the standings fill in", `document.querySelectorAll("#standings tbody tr").length === 3 && /6 of 6 games played/.test(document.querySelector("#final").textContent)`, 2*time.Minute)
+	if !eval[bool](b, `window.__stayed === true`) {
+		t.Error("the home page was reloaded: the standings must follow the games in place")
+	}
+	state, err := tournament.Load(ctx, filepath.Join(e.dir, event.FinalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := eval[string](b, `document.querySelector("#standings tbody tr td:nth-child(2)").textContent`)
+	if first != state.Summary.Standings[0].Name {
+		t.Errorf("the page's leader is %q, the final's %q", first, state.Summary.Standings[0].Name)
+	}
+	b.screenshot("final-live")
+
+	games, err := e.store.GamesOf(ctx, e.a.ID, 10)
+	if err != nil || len(games) == 0 {
+		t.Fatalf("Alpha's games: %v %v", games, err)
+	}
+	b.open("/login")
+	b.do("type the token", chromedp.SendKeys(chromedp.CSS("#token"), e.a.Token))
+	b.follow(`form[action="/login"] button[type=submit]`)
+	if text := eval[string](b, `document.querySelector("#pinned") ? document.querySelector("#pinned").textContent : ""`); !strings.Contains(text, "The final plays your submission") {
+		t.Errorf("the team page does not show the pinned submission: %q", text)
+	}
+	game := fmt.Sprintf("/games/%d", games[0].ID)
+	b.open(game)
+	const complaint = "Turn 7: my bot timed out, it never takes more than 5 ms."
+	b.do("type the dispute", chromedp.SendKeys(chromedp.CSS("#message"), complaint))
+	b.follow(`#dispute-form button`)
+	if p := b.path(); p != game {
+		t.Errorf("after filing the page is %s, want %s", p, game)
+	}
+	if text := eval[string](b, `document.querySelector("#disputes .dispute") ? document.querySelector("#disputes .dispute").textContent : ""`); !strings.Contains(text, complaint) || !strings.Contains(text, "consistent") {
+		t.Errorf("the game page's dispute reads %q", text)
+	}
+	b.screenshot("dispute-filed")
+
+	b.follow(`form[action="/logout"] button`)
+	b.open("/login")
+	b.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), e.admin))
+	b.follow(`form[action="/login"] button[type=submit]`)
+	if p := b.path(); p != "/admin" {
+		t.Fatalf("the organizer landed on %s", p)
+	}
+	if text := eval[string](b, `document.querySelector("#open-disputes").textContent`); !strings.Contains(text, complaint) || !strings.Contains(text, "Alpha") {
+		t.Errorf("the organizer's page does not list the dispute: %q", text)
+	}
+	if n := eval[int](b, `document.querySelectorAll("#pinned tbody tr").length`); n != 3 {
+		t.Errorf("the organizer's page lists %d pinned submissions, want 3", n)
+	}
+	b.screenshot("admin-final")
 	b.noExceptions()
 	b.noRefusals()
 }

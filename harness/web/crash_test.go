@@ -1,8 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
@@ -101,4 +105,109 @@ func ownedBy(t *testing.T, cli interface {
 		}
 	}
 	return n
+}
+
+// TestAServerKilledMidFinalResumesIt: the organizer starts the final of
+// four teams on `arena serve` (the real engine); the server is killed with
+// SIGKILL after a few games and started again: it resumes the final on its
+// own, and at the end every game of the schedule was played and recorded
+// once, the standings count each game once, and no container is left.
+func TestAServerKilledMidFinalResumesIt(t *testing.T) {
+	t.Parallel()
+	cli, _ := dockertest.Engine(t)
+	bots := []string{"./examples/greedy", "./examples/random", "./examples/random", "./examples/greedy"}
+	e := newLiveEventWith(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n", func(st *event.Store, teams []event.NewTeam) {
+		cfg, err := event.LoadConfig(st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, team := range teams {
+			data, err := os.ReadFile(gobuild.MustStatic(t, bots[i]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, err := st.AddSubmission(context.Background(), cfg, team.ID, "bot", bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetState(context.Background(), sub.ID, event.Passed, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, "Alpha", "Beta", "Gamma", "Delta")
+	board := func() event.Board {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/standings", nil)
+		req.Header.Set("Authorization", "Bearer "+e.admin)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b event.Board
+		if err := json.NewDecoder(res.Body).Decode(&b); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("standings: %d %v", res.StatusCode, err)
+		}
+		return b
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/admin/final", strings.NewReader(`{"games_per_pair": 2, "concurrency": 2}`))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("start the final: %d; server log:\n%s", res.StatusCode, e.srv.Logs())
+	}
+	first := e.srv.cmd.Process.Pid
+	for deadline := time.Now().Add(5 * time.Minute); board().Games["done"] < 3; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("3 games of the final were not played in 5 minutes; server log:\n%s", e.srv.Logs())
+		}
+	}
+	e.srv.Kill()
+
+	e.srv = startArena(t, e.dir, e.image)
+	second := e.srv.cmd.Process.Pid
+	if n := ownedBy(t, cli, first); n != 0 {
+		t.Errorf("%d containers of the killed server were not swept", n)
+	}
+	var b event.Board
+	for deadline := time.Now().Add(8 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if b = board(); !b.Run.Finished.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed final did not end in 8 minutes: %+v; server log:\n%s", b, e.srv.Logs())
+		}
+	}
+	if !strings.Contains(e.srv.Logs(), "it resumes") {
+		t.Errorf("the restarted server did not say it resumes the final:\n%s", e.srv.Logs())
+	}
+	if b.Run.Error != "" || b.Games["total"] != 12 || b.Games["done"] != 12 {
+		t.Fatalf("the final ended with %+v, want 12 of 12 games; server log:\n%s", b, e.srv.Logs())
+	}
+	played := 0
+	for _, r := range b.Standings {
+		played += r.Games
+	}
+	if played != 2*12 {
+		t.Errorf("the standings count %d games a side, want 24: %+v", played, b.Standings)
+	}
+	e.srv.Stop(t)
+	st, err := event.Open(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v, err := st.FinalVersion(context.Background()); err != nil || !strings.HasPrefix(v, "12/") {
+		t.Errorf("the event recorded %q games of the final (%v), want 12", v, err)
+	}
+	for _, pid := range []int{first, second} {
+		if n := ownedBy(t, cli, pid); n != 0 {
+			t.Errorf("%d containers of the server with pid %d are left on the engine", n, pid)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -18,31 +19,45 @@ import (
 	"github.com/arenabots/arena/sandbox/local"
 )
 
-// TestTheLadderRatesItsGames: three teams (the greedy example, the random
-// one, and a bot that plays an illegal move every turn) on the local
-// sandbox; the player keeps ladder pairs going: every pair meets, each pair
-// is one game a side, the faulting bot ends last below its start, and the
-// home page and arena event ladder's data agree.
+// TestTheLadderRatesItsGames: eight teams of known strength on the local
+// sandbox (the greedy example three times, the random one three times, a
+// bot that plays an illegal move every turn twice); the player keeps ladder
+// pairs going, four at once, until every pair of teams has met: each pair
+// met one game a side, greedy ends above random above faulting, the copies
+// of a bot end within their deviations of each other, and the team page,
+// the home page and arena event ladder's data agree.
 func TestTheLadderRatesItsGames(t *testing.T) {
 	e := newTestEvent(t, "game = \"codeclash\"\n")
-	c, err := e.store.AddTeam(context.Background(), "Gamma", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	passedUpload(t, e, e.a.ID, "./examples/greedy")
-	passedUpload(t, e, e.b.ID, "./examples/random")
-	data, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	bad, err := e.store.AddSubmission(ctx, e.server.Config, c.ID, "illegal", strings.NewReader(string(data)))
+	faulting, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.SetState(ctx, bad.ID, event.Passed, ""); err != nil {
-		t.Fatal(err)
+	kinds := map[int64]string{}
+	upload := func(team int64, kind string) {
+		switch kind {
+		case "greedy", "random":
+			passedUpload(t, e, team, "./examples/"+kind)
+		default:
+			sub, err := e.store.AddSubmission(ctx, e.server.Config, team, "illegal", strings.NewReader(string(faulting)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.store.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kinds[team] = kind
+	}
+	upload(e.a.ID, "greedy")
+	upload(e.b.ID, "random")
+	for i, kind := range []string{"faulting", "greedy", "random", "faulting", "greedy", "random"} {
+		team, err := e.store.AddTeam(ctx, []string{"Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta"}[i], "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		upload(team.ID, kind)
 	}
 
 	resolved, err := e.server.Config.Settings().Resolve()
@@ -54,48 +69,44 @@ func TestTheLadderRatesItsGames(t *testing.T) {
 	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
 		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Changed: e.server.TeamChanged, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ladder: true, Open: e.server.Config.Open, Seed: 7}
+		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 4}
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	const pairs = 6
+	const pairs = 8 * 7 / 2
 	var games []event.Game
-	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		games = nil
-		for _, team := range []int64{e.a.ID, e.b.ID, c.ID} {
-			g, err := e.store.GamesOf(context.Background(), team, 100)
+	met := map[[2]int64]int{}
+	for deadline := time.Now().Add(6 * time.Minute); len(met) < pairs; time.Sleep(500 * time.Millisecond) {
+		games, met = nil, map[[2]int64]int{}
+		for team := range kinds {
+			g, err := e.store.GamesOf(context.Background(), team, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
 			games = append(games, g...)
 		}
-		if len(games) >= 2*2*pairs { // each game is listed by both of its teams
-			break
+		for _, g := range games {
+			met[[2]int64{min(g.White.Team, g.Black.Team), max(g.White.Team, g.Black.Team)}]++
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d ladder games after 4 minutes", len(games)/2)
+			t.Fatalf("after 6 minutes and %d ladder games %d of the %d pairs have met: %v", len(games)/2, len(met), pairs, met)
 		}
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	met := map[[2]int64]int{}
 	asWhite := map[[2]int64]int{}
 	for _, g := range games {
 		if g.Kind != event.LadderGame || g.White.Team == 0 || g.Black.Team == 0 {
 			t.Fatalf("a game that is not a ladder game between two teams: %+v", g)
 		}
 		k := [2]int64{min(g.White.Team, g.Black.Team), max(g.White.Team, g.Black.Team)}
-		met[k]++
 		if g.White.Team == k[0] {
 			asWhite[k]++
 		}
 	}
-	if len(met) != 3 {
-		t.Errorf("pairs that met: %v, want all 3", met)
-	}
 	for k, n := range met {
-		if d := 2*asWhite[k] - n; d < -4 || d > 4 { // counted twice: within one game a side per pair
+		if d := 2*asWhite[k] - n; d < -2 || d > 2 { // each game listed twice: within one game a side
 			t.Errorf("pair %v: %d of %d listed games with the first as white", k, asWhite[k], n)
 		}
 	}
@@ -103,18 +114,52 @@ func TestTheLadderRatesItsGames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(table) != 3 || table[2].Name != "Gamma" || table[2].Rating.Rating >= 1500 {
-		t.Errorf("the faulting bot is not last below its start: %+v", table)
+	if len(table) != 8 {
+		t.Fatalf("the ladder has %d rows, want 8: %+v", len(table), table)
 	}
-	for _, s := range table {
+	strength := map[string]int{"greedy": 2, "random": 1, "faulting": 0}
+	for i, s := range table {
 		if s.Games == 0 || s.Rating.Deviation >= 350 {
 			t.Errorf("%s: %d games, deviation %.1f", s.Name, s.Games, s.Rating.Deviation)
 		}
+		for _, o := range table[i+1:] {
+			a, b := strength[kinds[s.Team]], strength[kinds[o.Team]]
+			switch {
+			case a < b:
+				t.Errorf("%s (%s, %.0f) is ranked above %s (%s, %.0f)", s.Name, kinds[s.Team], s.Rating.Rating, o.Name, kinds[o.Team], o.Rating.Rating)
+			case a == b && math.Abs(s.Rating.Rating-o.Rating.Rating) > s.Rating.Deviation+o.Rating.Deviation:
+				t.Errorf("two copies of %s: %s %.0f±%.0f and %s %.0f±%.0f are not within their deviations", kinds[s.Team],
+					s.Name, s.Rating.Rating, s.Rating.Deviation, o.Name, o.Rating.Rating, o.Rating.Deviation)
+			}
+		}
+	}
+	t.Logf("every pair met after %d ladder games", len(games)/2)
+	if t.Failed() {
+		t.Logf("the ladder: %+v", table)
+	}
+	// A team's page plots its rating after each of its pairs.
+	history, err := e.store.RatingHistory(context.Background(), e.a.ID)
+	if err != nil || len(history) == 0 || history[len(history)-1].Rating != table[rankOf(table, "Alpha")].Rating.Rating {
+		t.Errorf("Alpha's rating history %+v (%v) does not end at its rating", history, err)
+	}
+	if _, page := e.do(t, http.MethodGet, "/team", e.a.Token, nil, ""); !strings.Contains(page, `<svg class="plot"`) ||
+		strings.Count(newRatingPlot(history).Line, ",") != len(history) || !strings.Contains(page, newRatingPlot(history).Line) {
+		t.Errorf("Alpha's page does not plot its %d rated pairs", len(history))
 	}
 	// The home page shows the same table.
 	e.server.homeAt = time.Time{}
 	_, page := e.do(t, http.MethodGet, "/", "", nil, "")
-	if !strings.Contains(page, `id="ladder"`) || strings.Index(page, "Gamma") < strings.Index(page, "Alpha") {
+	if !strings.Contains(page, `id="ladder"`) || strings.Index(page, table[7].Name) < strings.Index(page, table[0].Name) {
 		t.Errorf("the home page's ladder does not rank as the store does")
 	}
+}
+
+// rankOf is the index of name's row in the ladder.
+func rankOf(table []event.Standing, name string) int {
+	for i, s := range table {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/harness/view"
@@ -59,6 +60,7 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%d B", n)
 	},
 	"done": event.Done,
+	"elo":  tournament.FormatElo,
 }
 
 // pages are the templates, each page with the layout.
@@ -154,13 +156,15 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request, _ *event.Princip
 type homeData struct {
 	// ClosedAt is when the organizer closed uploads for the final.
 	ClosedAt time.Time
-	Ladder   []event.Standing
-	Teams    []event.Team
-	Rules    string
-	Open     bool
-	Closes   time.Time
-	Opens    time.Time
-	Enabled  int
+	// Final is the final's scoreboard as the asker may see it.
+	Final   boardData
+	Ladder  []event.Standing
+	Teams   []event.Team
+	Rules   string
+	Open    bool
+	Closes  time.Time
+	Opens   time.Time
+	Enabled int
 }
 
 // homeTTL is how long the page a visitor who is not logged in gets is
@@ -170,7 +174,7 @@ const homeTTL = time.Second
 
 func (s *Server) home(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
 	if p != nil {
-		d, err := s.homeData(r)
+		d, err := s.homeData(r, p)
 		if err != nil {
 			return err
 		}
@@ -179,7 +183,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, p *event.Principal
 	s.homeMu.Lock()
 	defer s.homeMu.Unlock()
 	if time.Since(s.homeAt) > homeTTL {
-		d, err := s.homeData(r)
+		d, err := s.homeData(r, nil)
 		if err != nil {
 			return err
 		}
@@ -194,12 +198,16 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, p *event.Principal
 	return err
 }
 
-func (s *Server) homeData(r *http.Request) (homeData, error) {
+func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error) {
 	teams, err := s.Store.Teams(r.Context())
 	if err != nil {
 		return homeData{}, err
 	}
 	d := homeData{Rules: s.Game.Explain(), Open: s.Config.Open(time.Now()), Closes: s.Config.Closes.Time, Opens: s.Config.Opens.Time}
+	if d.Final.Board, d.Final.HTML, err = s.board(r.Context(), p); err != nil {
+		return homeData{}, err
+	}
+	d.Final.Admin = p != nil && p.Admin
 	if s.Config.Ladder.Enabled {
 		if d.Ladder, err = s.Store.Ladder(r.Context()); err != nil {
 			return homeData{}, err
@@ -272,9 +280,15 @@ type teamData struct {
 	Submissions []event.Submission
 	NewestFail  *event.Submission
 	Games       []gameRow
-	Token       string // a token just made, shown once
-	Notice      string
-	MaxUpload   int64
+	// Rating is the team's ladder rating over time (nil before a rated
+	// game).
+	Rating *ratingPlot
+	// Pinned is the team's submission pinned for the final, once uploads
+	// closed.
+	Pinned    *event.FinalEntry
+	Token     string // a token just made, shown once
+	Notice    string
+	MaxUpload int64
 }
 
 type gameRow struct {
@@ -324,6 +338,20 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 	}
 	d.Games = s.gameRows(games, team)
 	d.MaxUpload = int64(s.Config.Limits.UploadSize)
+	history, err := s.Store.RatingHistory(r.Context(), team)
+	if err != nil {
+		return d, err
+	}
+	d.Rating = newRatingPlot(history)
+	pinned, err := s.Store.FinalEntries(r.Context())
+	if err != nil {
+		return d, err
+	}
+	for i := range pinned {
+		if pinned[i].Team == team {
+			d.Pinned = &pinned[i]
+		}
+	}
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), team, 10); err != nil {
 		return d, err
 	}
@@ -695,8 +723,11 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, p *event.Princ
 }
 
 type gameData struct {
-	Game  event.Game
-	Score string
+	Game     event.Game
+	Disputes []disputeRow
+	// CanDispute: the asker is a team that played the game.
+	CanDispute bool
+	MaxMessage int
 }
 
 func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
@@ -704,7 +735,19 @@ func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, p, http.StatusOK, "game", fmt.Sprintf("Game %d", g.ID), gameData{Game: g})
+	team := p.Team
+	if p.Admin {
+		team = 0
+	}
+	list, err := s.Store.Disputes(r.Context(), team, g.ID, false)
+	if err != nil {
+		return err
+	}
+	d := gameData{Game: g, CanDispute: !p.Admin && g.Involves(p.Team), MaxMessage: event.MaxDisputeMessage}
+	if d.Disputes, err = s.disputeRows(r, list); err != nil {
+		return err
+	}
+	return s.render(w, r, p, http.StatusOK, "game", fmt.Sprintf("Game %d", g.ID), d)
 }
 
 var (
@@ -759,6 +802,15 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 }
 
 type adminData struct {
+	ClosedAt time.Time
+	Entries  []event.FinalEntry
+	Run      event.FinalRun
+	Started  bool
+	// Over: the final played every game of its schedule.
+	Over       bool
+	FrozenAt   time.Time
+	Final      boardData
+	Disputes   []disputeRow
 	Scrimmages []event.Scrimmage
 	Teams      []event.Team
 	Queue      []event.Submission
@@ -782,6 +834,9 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 		return err
 	}
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), 0, 30); err != nil {
+		return err
+	}
+	if err := s.adminFinal(r, &d); err != nil {
 		return err
 	}
 	return s.render(w, r, p, http.StatusOK, "admin", "Organizer", d)

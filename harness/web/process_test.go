@@ -33,7 +33,23 @@ type liveEvent struct {
 // `arena serve` on it.
 func newLiveEvent(t *testing.T, toml string, teams ...string) *liveEvent {
 	t.Helper()
+	return newLiveEventWith(t, toml, nil, teams...)
+}
+
+// newLiveEventWith is newLiveEvent that lets prepare set the store up (the
+// teams made, in order) before the server starts.
+func newLiveEventWith(t *testing.T, toml string, prepare func(*event.Store, []event.NewTeam), teams ...string) *liveEvent {
+	t.Helper()
 	_, image := dockertest.Engine(t)
+	e := writeEvent(t, toml, prepare, teams...)
+	e.image = image
+	e.srv = startArena(t, e.dir, image)
+	return e
+}
+
+// writeEvent writes the event directory of newLiveEventWith, not served.
+func writeEvent(t *testing.T, toml string, prepare func(*event.Store, []event.NewTeam), teams ...string) *liveEvent {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, event.ConfigFile), []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
@@ -43,15 +59,17 @@ func newLiveEvent(t *testing.T, toml string, teams ...string) *liveEvent {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e := &liveEvent{dir: dir, image: image}
+	e := &liveEvent{dir: dir}
 	if teams == nil {
 		teams = []string{"Alpha", "Beta"}
 	}
+	var made []event.NewTeam
 	for i, name := range teams {
 		nt, err := st.AddTeam(ctx, name, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
+		made = append(made, nt)
 		switch i {
 		case 0:
 			e.a = nt
@@ -62,10 +80,12 @@ func newLiveEvent(t *testing.T, toml string, teams ...string) *liveEvent {
 	if e.admin, err = st.NewAdminToken(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if prepare != nil {
+		prepare(st, made)
+	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e.srv = startArena(t, dir, image)
 	return e
 }
 
@@ -84,9 +104,14 @@ var servingAt = regexp.MustCompile(`serving the event in .* at (https?://\S+)`)
 // waits until it listens; the test's end stops it (SIGTERM).
 func startArena(t *testing.T, dir, image string) *arenaServer {
 	t.Helper()
+	return startServe(t, dir, "--image", image, "--validators", "2", "--build-cache", filepath.Join(t.TempDir(), "builds"))
+}
+
+// startServe is startArena with serve's options args.
+func startServe(t *testing.T, dir string, args ...string) *arenaServer {
+	t.Helper()
 	arena := gobuild.MustStatic(t, "./cmd/arena")
-	cmd := exec.Command(arena, "--log-level", "info", "serve", "--event", dir, "--http", "127.0.0.1:0", "--image", image,
-		"--validators", "2", "--build-cache", filepath.Join(t.TempDir(), "builds"))
+	cmd := exec.Command(arena, append([]string{"--log-level", "info", "serve", "--event", dir, "--http", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

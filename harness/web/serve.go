@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -37,6 +38,11 @@ type Options struct {
 	TrustProxy bool
 	// Validators is how many validations run at once.
 	Validators int
+	// Games is how many scrimmages and ladder pairs are played at once.
+	Games int
+	// Workers, when enabled, sends every game (scrimmages, the ladder, the
+	// final) to arena workers enrolled in EventDir (its Dir is EventDir).
+	Workers tournament.Remote
 	// Sandbox is the backend validations and games run on.
 	Sandbox sandbox.Config
 	// BuildCache is the directory of built bots ("" for none).
@@ -103,10 +109,28 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var workers *event.Workers
+	if o.Workers.Enabled() {
+		r := o.Workers
+		r.Dir = o.EventDir
+		co, err := tournament.Coordinate(ctx, r)
+		if err != nil {
+			return err
+		}
+		defer co.Close()
+		workers = &event.Workers{Exchange: tournament.Shared(co.Queue), Key: tournament.WorkerKey(o.EventDir)}
+	}
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
-		Ladder: cfg.Ladder.Enabled, Open: cfg.Open, Seed: 1}
+		Ladder: cfg.Ladder.Enabled, LadderShare: cfg.Ladder.Share, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers}
 	s.WakePlayer = player.Wake
+	finals := &finalRunner{base: event.Final{Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
+		Intake: cfg.Intake(), ArenaVersion: o.ArenaVersion, Signer: key, Workers: workers}, st: st, s: s}
+	s.StartFinal = finals.start
+	s.Rerunner = &event.Rerunner{Store: st, Game: resolved.Game, Backend: backend, Builder: vo.Builder, Intake: cfg.Intake(),
+		Opponent: vo.Opponent, Repeat: 3}
 
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -118,11 +142,25 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if s.Secure {
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 3)
+	finals.ctx = ctx
+	defer finals.wg.Wait()
+	if run, ok, err := st.FinalRun(ctx); err != nil {
+		return err
+	} else if ok && run.Running() {
+		o.Log.Info("the final was stopped before its end: it resumes")
+		if err := finals.start(run); err != nil {
+			return err
+		}
+	}
+	go s.watchFinal(ctx, time.Second)
+	done := make(chan error, 4)
+	running := 3
 	go func() { done <- v.Run(ctx) }()
 	go func() { done <- player.Run(ctx) }()
+	if workers != nil {
+		running++
+		go func() { done <- workers.Exchange.Collect(ctx) }()
+	}
 	go func() {
 		var err error
 		if s.Secure {
@@ -149,7 +187,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	defer stop()
 	s.closeStreams()
 	err = errors.Join(first, srv.Shutdown(shut))
-	for range 3 - boolInt(first != nil) {
+	for range running - boolInt(first != nil) {
 		err = errors.Join(err, <-done)
 	}
 	return err

@@ -32,6 +32,13 @@ type Server struct {
 	// player a scrimmage was.
 	Wake       func()
 	WakePlayer func()
+	// StartFinal starts the final on this server; nil refuses (the
+	// organizer runs arena event final).
+	StartFinal FinalStarter
+	// Rerunner runs disputed turns again; nil refuses.
+	Rerunner *event.Rerunner
+
+	boards boards
 
 	logins  *limiter
 	streams *hub
@@ -116,12 +123,22 @@ func (s *Server) Routes() []Route {
 		page("GET /submissions/{id}/download", Member, s.download),
 		page("GET /games/{id}", Member, s.gamePage),
 		page("GET /games/{id}/view", Member, s.gameView),
+		page("POST /games/{id}/disputes", Member, s.disputeForm),
 		page("GET /admin", Organizer, s.adminPage),
 		page("POST /admin/teams/{id}/disable", Organizer, s.disableForm(true)),
 		page("POST /admin/teams/{id}/enable", Organizer, s.disableForm(false)),
 		page("POST /admin/submissions/{id}/revalidate", Organizer, s.revalidateForm),
+		page("POST /admin/disputes/{id}/rerun", Organizer, s.disputeAction(false, s.rerun)),
+		page("POST /admin/disputes/{id}/answer", Organizer, s.disputeAction(false, s.answer)),
+		page("POST /admin/close", Organizer, s.adminAction(false, s.closeUploads)),
+		page("POST /admin/final", Organizer, s.adminAction(false, s.startFinal)),
+		page("POST /admin/freeze", Organizer, s.adminAction(false, s.freeze)),
+		page("POST /admin/reveal", Organizer, s.adminAction(false, s.reveal)),
+		page("GET /standings", Public, s.standingsFragment),
+		page("GET /standings/events", Public, s.standingsEvents),
 
 		api("GET /api/v1/event", Public, s.apiEvent),
+		api("GET /api/v1/standings", Public, s.apiStandings),
 		api("GET /api/v1/me", Member, s.apiMe),
 		api("GET /api/v1/submissions", Member, s.apiSubmissions),
 		api("POST /api/v1/submissions", Member, s.apiUpload),
@@ -133,6 +150,8 @@ func (s *Server) Routes() []Route {
 		api("GET /api/v1/games", Member, s.apiGames),
 		api("GET /api/v1/games/{id}", Member, s.apiGame),
 		api("GET /api/v1/games/{id}/transcript", Member, s.apiTranscript),
+		api("POST /api/v1/games/{id}/disputes", Member, s.apiFileDispute),
+		api("GET /api/v1/disputes", Member, s.apiDisputes),
 		api("POST /api/v1/token", Member, s.apiToken),
 		api("GET /api/v1/admin/teams", Organizer, s.apiAdminTeams),
 		api("POST /api/v1/admin/teams/{id}/disable", Organizer, s.apiDisable(true)),
@@ -140,6 +159,12 @@ func (s *Server) Routes() []Route {
 		api("GET /api/v1/admin/queue", Organizer, s.apiQueue),
 		api("GET /api/v1/admin/scrimmages", Organizer, s.apiAdminScrimmages),
 		api("POST /api/v1/admin/submissions/{id}/revalidate", Organizer, s.apiRevalidate),
+		api("POST /api/v1/admin/disputes/{id}/rerun", Organizer, s.disputeAction(true, s.rerun)),
+		api("POST /api/v1/admin/disputes/{id}/answer", Organizer, s.disputeAction(true, s.answer)),
+		api("POST /api/v1/admin/close", Organizer, s.adminAction(true, s.closeUploads)),
+		api("POST /api/v1/admin/final", Organizer, s.adminAction(true, s.startFinal)),
+		api("POST /api/v1/admin/freeze", Organizer, s.adminAction(true, s.freeze)),
+		api("POST /api/v1/admin/reveal", Organizer, s.adminAction(true, s.reveal)),
 	}
 }
 

@@ -1,7 +1,7 @@
 // The event pages' script: the deadline's countdown, dropping a file on the
-// upload form, and the live state of a team's submissions (server-sent
-// events). Everything it shows is set as text, never as markup, except the
-// report fragment the server rendered and escaped.
+// upload form, the live state of a team's submissions and the final's live
+// standings (server-sent events). Everything it shows is set as text, never
+// as markup, except the fragments the server rendered and escaped.
 "use strict";
 
 function countdown() {
@@ -95,8 +95,27 @@ function live() {
   };
 }
 
+// standings keeps the final's standings current: each message of the
+// stream says they changed, and the part is asked for again (the server
+// renders it as the asker may see it: frozen, for a team, while the
+// scoreboard is frozen).
+function standings() {
+  var parts = document.querySelectorAll("[data-live]");
+  if (parts.length === 0 || !window.EventSource) { return; }
+  var src = new EventSource("/standings/events");
+  src.onmessage = function () {
+    parts.forEach(function (part) {
+      fetch(part.dataset.live, { credentials: "same-origin" }).then(function (r) {
+        if (r.ok) { return r.text(); }
+        throw new Error(r.status);
+      }).then(function (html) { part.innerHTML = html; }).catch(function () {});
+    });
+  };
+}
+
 document.addEventListener("DOMContentLoaded", function () {
   countdown();
+  standings();
   dropzone();
   live();
 });

@@ -1,0 +1,276 @@
+package event
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
+)
+
+// Dispute states.
+const (
+	DisputeOpen     = "open"
+	DisputeAnswered = "answered"
+)
+
+// DisputesDir holds what each dispute's reruns printed and returned, one
+// directory per dispute.
+const DisputesDir = "disputes"
+
+// Dispute limits: the longest message, and how many disputes a team may
+// have open at once.
+const (
+	MaxDisputeMessage = 4000
+	MaxOpenDisputes   = 5
+)
+
+// Dispute is a team's complaint about one of its games, the replay's
+// verdict of that game when it was filed, the organizer's rerun of a turn
+// and answer.
+type Dispute struct {
+	ID      int64     `json:"id"`
+	Game    int64     `json:"game"`
+	Team    int64     `json:"team"`
+	Message string    `json:"message"`
+	Filed   time.Time `json:"filed"`
+	// Verdict is arena replay's verdict of the game's transcript when the
+	// dispute was filed.
+	Verdict  string    `json:"verdict"`
+	State    string    `json:"state"`
+	Answer   string    `json:"answer,omitempty"`
+	Answered time.Time `json:"answered,omitzero"`
+	// RerunPly is the turn the organizer ran again (before that: the turn
+	// proposed, the disputing side's first fault or the game's last turn);
+	// Rerun is what the rerun printed ("" before one).
+	RerunPly int    `json:"rerunPly"`
+	Rerun    string `json:"rerun,omitempty"`
+}
+
+const disputeColumns = `id, game_id, team_id, message, filed, verdict, state, answer, answered, rerun_ply, rerun`
+
+func scanDispute(row interface{ Scan(...any) error }) (Dispute, error) {
+	var d Dispute
+	var filed, answered string
+	err := row.Scan(&d.ID, &d.Game, &d.Team, &d.Message, &filed, &d.Verdict, &d.State, &d.Answer, &answered, &d.RerunPly, &d.Rerun)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, ErrNotFound
+	}
+	d.Filed, d.Answered = parseTime(filed), parseTime(answered)
+	return d, err
+}
+
+// cleanText is a team's or the organizer's text as stored: valid UTF-8,
+// trimmed, within n bytes.
+func cleanText(what, text string, n int) (string, error) {
+	text = strings.TrimSpace(strings.ToValidUTF8(text, "\uFFFD"))
+	switch {
+	case text == "":
+		return "", &RefusedError{Msg: "the " + what + " is empty: say what is wrong"}
+	case len(text) > n:
+		return "", &RefusedError{Msg: fmt.Sprintf("the %s is %d bytes; at most %d", what, len(text), n)}
+	}
+	return text, nil
+}
+
+// FileDispute records team's dispute of game g with message, with the
+// replay's verdict of the game's transcript; a team has at most
+// MaxOpenDisputes open at once.
+func (s *Store) FileDispute(ctx context.Context, team int64, g Game, message string) (Dispute, error) {
+	if !g.Involves(team) {
+		return Dispute{}, &RefusedError{Msg: "a team disputes only its own games"}
+	}
+	message, err := cleanText("message", message, MaxDisputeMessage)
+	if err != nil {
+		return Dispute{}, err
+	}
+	var open int
+	if err := s.readRow(ctx, `SELECT count(*) FROM disputes WHERE team_id = ? AND state = ?`, team, DisputeOpen).Scan(&open); err != nil {
+		return Dispute{}, err
+	}
+	if open >= MaxOpenDisputes {
+		return Dispute{}, &QuotaError{Msg: fmt.Sprintf("%d disputes of yours are open: wait for the organizer's answers", open)}
+	}
+	side := transcript.WinnerWhite
+	if g.Black.Team == team && g.White.Team != team {
+		side = transcript.WinnerBlack
+	}
+	verdict, ply := judge(s.MatchDir(g), side)
+	r, err := s.w.ExecContext(ctx, `INSERT INTO disputes (game_id, team_id, message, filed, verdict, rerun_ply) VALUES (?, ?, ?, ?, ?, ?)`,
+		g.ID, team, message, now(), verdict, ply)
+	if err != nil {
+		return Dispute{}, err
+	}
+	id, err := r.LastInsertId()
+	if err != nil {
+		return Dispute{}, err
+	}
+	return s.Dispute(ctx, id)
+}
+
+// judge is arena replay's verdict of the match in dir, in words, and the
+// turn a rerun would start from: side's first fault, else the last turn.
+func judge(dir, side string) (string, int) {
+	rep, err := replay.File(dir)
+	if err != nil {
+		return "the transcript cannot be read: " + err.Error(), 0
+	}
+	if !rep.Consistent {
+		return "INCONSISTENT: " + rep.Problem(), 0
+	}
+	res := rep.Result
+	v := fmt.Sprintf("consistent: the rules engine, replaying all %d turns, reaches the recorded result (%s: %s)", rep.Turns, res.Winner, res.Reason)
+	if rep.SignedBy != "" {
+		v += "; signed by " + rep.SignedBy
+	}
+	ply := rep.Turns
+	for _, f := range res.Faults {
+		if f.Side == side {
+			ply = f.Ply
+			break
+		}
+	}
+	return v, ply
+}
+
+// Dispute is the dispute with that id.
+func (s *Store) Dispute(ctx context.Context, id int64) (Dispute, error) {
+	return scanDispute(s.readRow(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE id = ?`, id))
+}
+
+// Disputes lists disputes, newest first: team's (every team's for 0),
+// of game (any for 0), the open ones only if open.
+func (s *Store) Disputes(ctx context.Context, team, game int64, open bool) ([]Dispute, error) {
+	q := `SELECT ` + disputeColumns + ` FROM disputes WHERE (?1 = 0 OR team_id = ?1) AND (?2 = 0 OR game_id = ?2) AND (?3 = 0 OR state = 'open') ORDER BY id DESC LIMIT 200`
+	rows, err := s.read(ctx, q, team, game, boolInt(open))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Dispute
+	for rows.Next() {
+		d, err := scanDispute(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// AnswerDispute records the organizer's answer and closes the dispute
+// (answering again replaces the answer).
+func (s *Store) AnswerDispute(ctx context.Context, id int64, answer string) (Dispute, error) {
+	answer, err := cleanText("answer", answer, MaxDisputeMessage)
+	if err != nil {
+		return Dispute{}, err
+	}
+	r, err := s.w.ExecContext(ctx, `UPDATE disputes SET answer = ?, answered = ?, state = ? WHERE id = ?`, answer, now(), DisputeAnswered, id)
+	if err != nil {
+		return Dispute{}, err
+	}
+	if n, err := r.RowsAffected(); err != nil || n == 0 {
+		return Dispute{}, errors.Join(err, ErrNotFound)
+	}
+	return s.Dispute(ctx, id)
+}
+
+// Rerunner runs a disputed turn again (arena rerun) with the server's
+// sandbox: the bot of the side that played the turn, loaded from its
+// stored submission (or the built-in random bot), in a fresh box.
+type Rerunner struct {
+	Store   *Store
+	Game    rules.Game
+	Backend sandbox.Backend
+	Builder *build.Builder
+	Intake  submission.Limits
+	// Opponent is the built-in random bot, for its own turns.
+	Opponent *submission.Bot
+	// Repeat is how many times the turn runs (default 3: a timeout
+	// dispute needs the spread).
+	Repeat int
+}
+
+// Rerun runs turn ply of dispute id's game again, stores what it printed
+// (in the database, and as rerun-PLY.txt and .json in DIR/disputes/ID) and
+// returns the dispute with it.
+func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (Dispute, error) {
+	d, err := r.Store.Dispute(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	g, err := r.Store.Game(ctx, d.Game)
+	if err != nil {
+		return d, err
+	}
+	path := r.Store.MatchDir(g)
+	rep, at, _, err := replay.FindTurn(path, ply)
+	if err != nil {
+		if rep == nil {
+			return d, err
+		}
+		return d, &RefusedError{Msg: err.Error()}
+	}
+	side := g.White
+	if at.Turn.Side == transcript.WinnerBlack {
+		side = g.Black
+	}
+	bot := r.Opponent
+	if side.Submission != 0 {
+		if bot, err = r.Store.LoadBot(ctx, side.Submission, r.Game, r.Builder, r.Intake); err != nil {
+			return d, err
+		}
+	}
+	if bot == nil {
+		return d, &RefusedError{Msg: "the built-in random bot is not available on this server"}
+	}
+	var text bytes.Buffer
+	drift, err := replay.ImageDrift(ctx, r.Backend, rep.Header)
+	if err != nil {
+		return d, err
+	}
+	if drift != "" {
+		fmt.Fprintln(&text, "warning:", drift)
+	}
+	out, err := replay.RunAgain(ctx, replay.RerunOptions{Path: path, Ply: ply, Bot: bot, Backend: r.Backend, Repeat: max(r.Repeat, 1)})
+	if err != nil {
+		return d, err
+	}
+	out.WriteText(&text)
+	dir := filepath.Join(r.Store.Dir, DisputesDir, fmt.Sprint(id))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return d, err
+	}
+	js, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return d, err
+	}
+	for name, data := range map[string][]byte{fmt.Sprintf("rerun-%d.json", ply): append(js, '\n'), fmt.Sprintf("rerun-%d.txt", ply): text.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return d, err
+		}
+	}
+	if _, err := r.Store.w.ExecContext(ctx, `UPDATE disputes SET rerun_ply = ?, rerun = ? WHERE id = ?`, ply, text.String(), id); err != nil {
+		return d, err
+	}
+	return r.Store.Dispute(ctx, id)
+}

@@ -1,0 +1,102 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/arenabots/arena/harness/transcript"
+)
+
+// WriteText prints the rerun beside the record: a row for the recorded turn
+// and one per run (move, exit, verdict, wall and CPU time), the spread of
+// several runs, and whether they reproduce the record.
+func (r *Rerun) WriteText(w io.Writer) {
+	t := r.Recorded
+	limit := r.Header.Limits.TurnTimeout
+	if tc := r.Header.TimeControl; tc != nil {
+		limit = tc.MoveTime
+	}
+	fmt.Fprintf(w, "ply %d, %s (%s), %s; turn limit %v\n\n", t.Ply, t.Side, botName(r.Header, t.Side), t.Phase, limit)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tMOVE\tEXIT\tVERDICT\tWALL\tCPU")
+	row := func(name, move string, exit, sig int, verdict string, wall, cpu float64) {
+		e := fmt.Sprint(exit)
+		if sig != 0 {
+			e = fmt.Sprintf("signal %d", sig)
+		}
+		if move == "" {
+			move = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f ms\t%.1f ms\n", name, move, e, verdict, wall, cpu)
+	}
+	row("recorded", t.Move, t.ExitCode, t.Signal, t.Verdict, t.WallMs, t.CPUMs)
+	for i, a := range r.Attempts {
+		row(fmt.Sprintf("run %d", i+1), a.Move, a.ExitCode, a.Signal, a.Verdict, a.WallMs, a.CPUMs)
+	}
+	tw.Flush()
+	if len(r.Attempts) > 1 {
+		walls := make([]float64, len(r.Attempts))
+		verdicts := map[string]int{}
+		for i, a := range r.Attempts {
+			walls[i] = a.WallMs
+			verdicts[a.Verdict]++
+		}
+		slices.Sort(walls)
+		fmt.Fprintf(w, "\n%d runs: wall min %.1f ms, p50 %.1f ms, max %.1f ms; verdicts: %s\n", len(walls), walls[0], walls[len(walls)/2], walls[len(walls)-1], CountWords(verdicts))
+	}
+	switch same := r.Reproduced(); {
+	case len(r.Attempts) > 1:
+		fmt.Fprintf(w, "\n%d of %d runs reproduce the recorded move and verdict\n", same, len(r.Attempts))
+	case same == 1:
+		fmt.Fprintln(w, "\nthe run reproduces the recorded move and verdict")
+	default:
+		fmt.Fprintln(w, "\nthe run does not reproduce the recorded move and verdict")
+	}
+	for i, a := range r.Attempts {
+		if a.EarlierDiffer > 0 {
+			fmt.Fprintf(w, "run %d: %d of the %d earlier answers differ from the record (the first at ply %d); the bot was sent the recorded lines all the same\n",
+				i+1, a.EarlierDiffer, a.Earlier, a.FirstDiffer)
+		}
+	}
+}
+
+// Reproduced counts the runs that played the recorded move with the
+// recorded verdict.
+func (r *Rerun) Reproduced() int {
+	same := 0
+	for _, a := range r.Attempts {
+		if a.Verdict == r.Recorded.Verdict && a.Move == r.Recorded.Move {
+			same++
+		}
+	}
+	return same
+}
+
+// CountWords says how many of each there were, the most first: "3 ok,
+// 1 timeout".
+func CountWords(counts map[string]int) string {
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func botName(h transcript.Header, side string) string {
+	if side == "black" {
+		return h.Black.Name
+	}
+	return h.White.Name
+}

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/internal/gobuild"
+)
+
+// TestADisputeIsFiledRerunAndAnswered: team A disputes one of its games
+// over the API; the dispute carries the replay's verdict and a proposed
+// turn; B sees none of it; the organizer's page lists it, the organizer runs
+// the turn again on the server's sandbox (the rerun reproduces the record)
+// and answers; A's game page shows the answer and the rerun. Bad messages
+// and a sixth open dispute are refused with their reasons.
+func TestADisputeIsFiledRerunAndAnswered(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A's submission is the very executable that plays white.
+	sub := passedUpload(t, e, e.a.ID, "./examples/random")
+	greedy, err := submission.Load(gobuild.MustStatic(t, "./examples/greedy"), submission.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	playsFinals(t, ctx, e, greedy)
+	game := playGame(t, e, event.Side{Team: e.a.ID, Submission: sub.ID}, event.ValidationGame)
+	path := fmt.Sprintf("/api/v1/games/%d/disputes", game.ID)
+
+	for _, bad := range []struct{ body, code string }{{`{"message": "   "}`, "refused"}, {`{"message": "` + strings.Repeat("x", event.MaxDisputeMessage+1) + `"}`, "refused"}, {`[1]`, "bad_request"}} {
+		if res, out := e.do(t, http.MethodPost, path, e.a.Token, strings.NewReader(bad.body), "application/json"); res.StatusCode < 400 || !strings.Contains(out, bad.code) {
+			t.Errorf("dispute %.40s: %d %s, want %s", bad.body, res.StatusCode, out, bad.code)
+		}
+	}
+	res, out := e.do(t, http.MethodPost, path, e.a.Token, strings.NewReader(`{"message": "my bot <b>timed out</b> at the end, it never does"}`), "application/json")
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("file a dispute: %d %s", res.StatusCode, out)
+	}
+	var filed struct{ Dispute event.Dispute }
+	if err := json.Unmarshal([]byte(out), &filed); err != nil {
+		t.Fatal(err)
+	}
+	d := filed.Dispute
+	if d.State != event.DisputeOpen || !strings.HasPrefix(d.Verdict, "consistent") || d.RerunPly < 1 || d.Team != e.a.ID {
+		t.Fatalf("the dispute filed: %+v", d)
+	}
+	if res, out := e.do(t, http.MethodGet, "/api/v1/disputes", e.b.Token, nil, ""); res.StatusCode != http.StatusOK || strings.Contains(out, "timed out") {
+		t.Errorf("team B's disputes: %d %s, want none of A's", res.StatusCode, out)
+	}
+	if res, out := e.do(t, http.MethodGet, "/admin", e.admin, nil, ""); !strings.Contains(out, "my bot &lt;b&gt;timed out&lt;/b&gt;") || !strings.Contains(out, fmt.Sprintf(`id="dispute-%d"`, d.ID)) {
+		t.Errorf("the organizer's page does not list the dispute, escaped: %d", res.StatusCode)
+	}
+
+	// The organizer runs the turn again and answers.
+	res, out = e.do(t, http.MethodPost, fmt.Sprintf("/api/v1/admin/disputes/%d/rerun", d.ID), e.admin, strings.NewReader(fmt.Sprintf(`{"ply": %d}`, d.RerunPly)), "application/json")
+	if res.StatusCode != http.StatusOK || !strings.Contains(out, "2 of 2 runs reproduce the recorded move and verdict") {
+		t.Fatalf("rerun: %d %s", res.StatusCode, out)
+	}
+	saved, err := os.ReadFile(fmt.Sprintf("%s/%s/%d/rerun-%d.txt", e.dir, event.DisputesDir, d.ID, d.RerunPly))
+	if err != nil || !strings.Contains(string(saved), "reproduce") {
+		t.Errorf("the rerun is not kept in the event directory: %v %q", err, saved)
+	}
+	if res, out := e.do(t, http.MethodPost, fmt.Sprintf("/api/v1/admin/disputes/%d/rerun", d.ID), e.admin, strings.NewReader(`{"ply": 100000}`), "application/json"); res.StatusCode != http.StatusConflict || !strings.Contains(out, "not in the transcript") {
+		t.Errorf("a turn the game does not have: %d %s", res.StatusCode, out)
+	}
+	res, out = e.do(t, http.MethodPost, fmt.Sprintf("/api/v1/admin/disputes/%d/answer", d.ID), e.admin, strings.NewReader(`{"answer": "The turn ran again within its time twice: the result stands."}`), "application/json")
+	if res.StatusCode != http.StatusOK || !strings.Contains(out, `"state": "answered"`) {
+		t.Fatalf("answer: %d %s", res.StatusCode, out)
+	}
+	res, out = e.do(t, http.MethodGet, fmt.Sprintf("/games/%d", game.ID), e.a.Token, nil, "")
+	if res.StatusCode != http.StatusOK || !strings.Contains(out, "the result stands") || !strings.Contains(out, "runs reproduce") {
+		t.Errorf("A's game page does not show the answer and the rerun: %d", res.StatusCode)
+	}
+
+	// At most MaxOpenDisputes open at once.
+	for i := range event.MaxOpenDisputes + 1 {
+		res, out := e.do(t, http.MethodPost, path, e.a.Token, strings.NewReader(fmt.Sprintf(`{"message": "again %d"}`, i)), "application/json")
+		want := http.StatusCreated
+		if i == event.MaxOpenDisputes {
+			want = http.StatusTooManyRequests
+		}
+		if res.StatusCode != want {
+			t.Errorf("open dispute %d: %d %s, want %d", i+1, res.StatusCode, out, want)
+		}
+	}
+}

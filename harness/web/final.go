@@ -1,0 +1,426 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
+)
+
+// The final as the server shows and runs it: the organizer closes uploads,
+// starts the final, freezes and reveals the scoreboard; everyone watches the
+// standings update as games finish.
+
+// boards keeps the final's scoreboard as each audience sees it, and its
+// part of the home page rendered. The watcher computes them again when the
+// final's version changes (a game recorded, a freeze), off the pages' way: a
+// page is served the last boards computed, and waits for a computation only
+// when none was made yet.
+type boards struct {
+	// compute serialises the computations (each loads the whole final);
+	// mu guards the rest and is held only to read or swap it.
+	compute sync.Mutex
+	mu      sync.Mutex
+	version string          // the final's version the boards were computed at
+	board   [2]*event.Board // [anyone, the organizer]
+	// part is each board rendered as the home page and /standings show it.
+	part [2]template.HTML
+	ok   bool
+	// subs are the pages following the standings.
+	subs map[chan struct{}]bool
+}
+
+func (b *boards) subscribe() (<-chan struct{}, func()) {
+	c := make(chan struct{}, 1)
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[chan struct{}]bool{}
+	}
+	b.subs[c] = true
+	b.mu.Unlock()
+	return c, func() {
+		b.mu.Lock()
+		delete(b.subs, c)
+		b.mu.Unlock()
+	}
+}
+
+// board is the final's scoreboard as p sees it (nil before the final) and
+// its part of the home page: the last computed, computed now only if none
+// was yet.
+func (s *Server) board(ctx context.Context, p *event.Principal) (*event.Board, template.HTML, error) {
+	who := 0
+	if p != nil && p.Admin {
+		who = 1
+	}
+	b := &s.boards
+	b.mu.Lock()
+	board, part, ok := b.board[who], b.part[who], b.ok
+	b.mu.Unlock()
+	if ok {
+		return board, part, nil
+	}
+	if _, err := s.computeBoards(ctx); err != nil {
+		return nil, "", err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.board[who], b.part[who], nil
+}
+
+// computeBoards computes the boards again if the final's version changed
+// since they were computed, one computation at a time; changed says it did.
+func (s *Server) computeBoards(ctx context.Context) (changed bool, err error) {
+	b := &s.boards
+	b.compute.Lock()
+	defer b.compute.Unlock()
+	// The version is read first: a game recorded while the final loads
+	// changes it again, so the next pass computes the boards with it.
+	version, err := s.Store.FinalVersion(ctx)
+	if err != nil {
+		return false, err
+	}
+	b.mu.Lock()
+	same := b.ok && b.version == version
+	b.mu.Unlock()
+	if same {
+		return false, nil
+	}
+	anyone, organizer, err := s.Store.FinalBoards(ctx)
+	if err != nil {
+		return false, err
+	}
+	// Rendered once here, not for each page: the rows of a large final
+	// take milliseconds.
+	board := [2]*event.Board{anyone, organizer}
+	var part [2]template.HTML
+	for who, bd := range board {
+		var buf bytes.Buffer
+		if err := pages["home"].ExecuteTemplate(&buf, "board", boardData{Board: bd, Admin: who == 1}); err != nil {
+			return false, err
+		}
+		part[who] = template.HTML(buf.String())
+	}
+	b.mu.Lock()
+	b.version, b.board, b.part, b.ok = version, board, part, true
+	b.mu.Unlock()
+	return true, nil
+}
+
+// refreshBoards computes the boards again if the final changed and, if it
+// did, shows them: the visitors' home page is built again and the pages
+// following the standings are told. changed says it did.
+func (s *Server) refreshBoards(ctx context.Context) (changed bool, err error) {
+	if changed, err = s.computeBoards(ctx); err != nil || !changed {
+		return changed, err
+	}
+	s.homeChanged()
+	s.boards.mu.Lock()
+	for c := range s.boards.subs {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+	s.boards.mu.Unlock()
+	return true, nil
+}
+
+// homeChanged drops the home page kept for visitors: the next is built
+// again.
+func (s *Server) homeChanged() {
+	s.homeMu.Lock()
+	s.homeAt = time.Time{}
+	s.homeMu.Unlock()
+}
+
+// watchFinal refreshes the boards when the final's version changes, polled
+// every so often, until ctx ends. A computation that took d is followed by
+// a pause of max(every, 4d): a huge final (a 300-team one loads in about
+// 0.7 s) takes at most a fifth of a core, its standings shown a few seconds
+// late.
+func (s *Server) watchFinal(ctx context.Context, every time.Duration) {
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		changed, err := s.refreshBoards(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.Log.Error("watch the final", "err", err)
+		}
+		wait := every
+		if changed {
+			wait = max(every, 4*time.Since(start))
+		}
+		t.Reset(wait)
+	}
+}
+
+// standingsEvents streams a message each time the standings change; the
+// page then asks for /standings.
+func (s *Server) standingsEvents(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return fmt.Errorf("streaming is not supported by this connection")
+	}
+	c, cancel := s.boards.subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": following the standings\n\n")
+	fl.Flush()
+	ping := time.NewTicker(20 * time.Second)
+	defer ping.Stop()
+	for {
+		var err error
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-s.streams.closed:
+			return nil
+		case <-ping.C:
+			_, err = fmt.Fprint(w, ": ping\n\n")
+		case <-c:
+			_, err = fmt.Fprint(w, "data: standings\n\n")
+		}
+		if err != nil {
+			return nil
+		}
+		fl.Flush()
+	}
+}
+
+// boardData is the standings part of a page.
+type boardData struct {
+	Board *event.Board
+	Admin bool
+	// Part: the board is a part of the organizer's page's final section
+	// (a smaller heading).
+	Part bool
+	// HTML is the board rendered as the home page shows it.
+	HTML template.HTML
+}
+
+// standingsFragment is the final's standings as the home page shows them,
+// for the page to refresh without a reload.
+func (s *Server) standingsFragment(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	_, part, err := s.board(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = io.WriteString(w, string(part))
+	return err
+}
+
+// apiStandings is the final's scoreboard as the asker may see it: frozen for
+// anyone but the organizer while the scoreboard is frozen; an empty board
+// before the final.
+func (s *Server) apiStandings(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	b, _, err := s.board(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		b = &event.Board{Standings: []tournament.Row{}, Games: map[string]int{}}
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
+// FinalStarter starts (or resumes) the final with run's options; it refuses
+// when the final is already playing.
+type FinalStarter func(run event.FinalRun) error
+
+// finalOptions reads the final's options from a form or JSON request:
+// games_per_pair (default 2), concurrency (default 1).
+func finalOptions(r *http.Request) (event.FinalRun, error) {
+	run := event.FinalRun{GamesPerPair: 2, Concurrency: 1, MaxAttempts: 3}
+	got, err := fields(r, "games_per_pair", "concurrency")
+	if err != nil {
+		return run, err
+	}
+	for _, f := range []struct {
+		name string
+		to   *int
+		max  int
+	}{{"games_per_pair", &run.GamesPerPair, 100}, {"concurrency", &run.Concurrency, 64}} {
+		v := got[f.name]
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > f.max {
+			return run, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("%s must be a number from 1 to %d, got %q", f.name, f.max, v)}
+		}
+		*f.to = n
+	}
+	return run, nil
+}
+
+func (s *Server) startFinal(r *http.Request) error {
+	run, err := finalOptions(r)
+	if err != nil {
+		return err
+	}
+	if s.StartFinal == nil {
+		return &httpError{http.StatusConflict, "refused", "this server does not play games: run arena event final"}
+	}
+	return s.StartFinal(run)
+}
+
+// freezeTime reads the freeze's time: "at" as RFC 3339 or a form's
+// date-time (UTC), now when empty.
+func freezeTime(r *http.Request) (time.Time, error) {
+	f, err := fields(r, "at")
+	if err != nil {
+		return time.Time{}, err
+	}
+	v := f["at"]
+	if v == "" {
+		return time.Now(), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("at must be a time like 2026-11-23T18:00 (UTC), got %q", v)}
+}
+
+// adminAction is an organizer's action on the final, answered by a redirect
+// to the organizer's page (a form) or the board as JSON (the API). The boards
+// and the home page are refreshed before the answer: the organizer's next
+// page shows what the action changed.
+func (s *Server) adminAction(api bool, act func(r *http.Request) error) func(http.ResponseWriter, *http.Request, *event.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+		if err := act(r); err != nil {
+			return err
+		}
+		if _, err := s.refreshBoards(r.Context()); err != nil {
+			return err
+		}
+		s.homeChanged() // closing changes no board, but the home page
+		if !api {
+			http.Redirect(w, r, "/admin#final", http.StatusSeeOther)
+			return nil
+		}
+		return s.apiStandings(w, r, p)
+	}
+}
+
+func (s *Server) closeUploads(r *http.Request) error {
+	_, err := s.Store.CloseUploads(r.Context())
+	return err
+}
+
+func (s *Server) freeze(r *http.Request) error {
+	at, err := freezeTime(r)
+	if err != nil {
+		return err
+	}
+	return s.Store.Freeze(r.Context(), at)
+}
+
+func (s *Server) reveal(r *http.Request) error { return s.Store.Reveal(r.Context()) }
+
+// finalRunner plays the final on the server, one run at a time.
+type finalRunner struct {
+	ctx  context.Context
+	base event.Final
+	st   *event.Store
+	s    *Server
+	mu   sync.Mutex
+	busy bool
+	wg   sync.WaitGroup
+}
+
+// start plays the final with run's options in the background (its seed is
+// the one the final's directory holds when it resumes).
+func (f *finalRunner) start(run event.FinalRun) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.busy {
+		return &event.RefusedError{Msg: "the final is already playing"}
+	}
+	ctx := f.ctx
+	seed, err := tournament.SeedFor(ctx, filepath.Join(f.st.Dir, event.FinalDir), nil)
+	if err != nil {
+		return err
+	}
+	o := f.base
+	o.GamesPerPair, o.Concurrency, o.MaxAttempts, o.Seed = run.GamesPerPair, run.Concurrency, max(run.MaxAttempts, 1), seed
+	f.busy = true
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		sum, err := f.st.RunFinal(ctx, o)
+		f.mu.Lock()
+		f.busy = false
+		f.mu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+			f.s.Log.Info("the final stops; the next start resumes it")
+		case err != nil && !errors.Is(err, context.Canceled):
+			f.s.Log.Error("the final", "err", err)
+		default:
+			f.s.Log.Info("the final is over", "games", sum.Done, "unplayed", sum.Unplayed)
+		}
+	}()
+	return nil
+}
+
+// adminFinal fills the parts of the organizer's page about the final and
+// the disputes.
+func (s *Server) adminFinal(r *http.Request, d *adminData) error {
+	ctx := r.Context()
+	at, closed, err := s.Store.Closed(ctx)
+	if err != nil {
+		return err
+	}
+	if closed {
+		d.ClosedAt = at
+		if d.Entries, err = s.Store.FinalEntries(ctx); err != nil {
+			return err
+		}
+	}
+	if d.Run, d.Started, err = s.Store.FinalRun(ctx); err != nil {
+		return err
+	}
+	if at, frozen, err := s.Store.Frozen(ctx); err != nil {
+		return err
+	} else if frozen {
+		d.FrozenAt = at
+	}
+	open, err := s.Store.Disputes(ctx, 0, 0, true)
+	if err != nil {
+		return err
+	}
+	if d.Disputes, err = s.disputeRows(r, open); err != nil {
+		return err
+	}
+	d.Final.Admin, d.Final.Part = true, true
+	if d.Final.Board, _, err = s.board(ctx, &event.Principal{Admin: true}); err != nil {
+		return err
+	}
+	d.Over = d.Final.Board != nil && !d.Run.Running() && d.Run.Error == "" && d.Started &&
+		d.Final.Board.Games["done"]+d.Final.Board.Games["unplayed"] == d.Final.Board.Games["total"]
+	return nil
+}

@@ -1,0 +1,220 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+// playsFinals gives the test server what arena serve gives it to play the
+// final and rerun turns: the local sandbox, a builder, the event's key.
+func playsFinals(t *testing.T, ctx context.Context, e *testEvent, opponent *submission.Bot) {
+	t.Helper()
+	resolved, err := e.server.Config.Settings().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &local.Backend{Dir: t.TempDir()}
+	_, key, _ := ed25519.GenerateKey(nil)
+	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}
+	fr := &finalRunner{ctx: ctx, st: e.store, s: e.server, base: event.Final{Settings: resolved, Backend: backend,
+		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key}}
+	t.Cleanup(fr.wg.Wait)
+	e.server.StartFinal = fr.start
+	e.server.Rerunner = &event.Rerunner{Store: e.store, Game: resolved.Game, Backend: backend, Builder: builder,
+		Intake: submission.DefaultLimits(), Opponent: opponent, Repeat: 2}
+	go e.server.watchFinal(ctx, 20*time.Millisecond)
+}
+
+// board reads /api/v1/standings as token's holder.
+func (e *testEvent) board(t *testing.T, token string) event.Board {
+	t.Helper()
+	res, body := e.do(t, http.MethodGet, "/api/v1/standings", token, nil, "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("standings: %d %s", res.StatusCode, body)
+	}
+	var b event.Board
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard: the organizer closes
+// uploads and starts the final over the API; the server plays it through the
+// tournament runner in DIR/final and records every game as the event's; the
+// standings it serves are the final directory's. Frozen at the time its
+// third game finished, the scoreboard shows a team (and a visitor) the
+// standings of those three games, the organizer all six, until revealed; a
+// page following the standings is told of each change.
+func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := e.store.AddTeam(ctx, "Gamma", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	passedUpload(t, e, e.a.ID, "./examples/greedy")
+	passedUpload(t, e, e.b.ID, "./examples/random")
+	passedUpload(t, e, c.ID, "./examples/random")
+	playsFinals(t, ctx, e, nil)
+
+	if b := e.board(t, ""); len(b.Standings) != 0 || b.Games["total"] != 0 {
+		t.Errorf("before the final the standings are %+v, want empty", b)
+	}
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/close", e.admin, nil, ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("close: %d %s", res.StatusCode, body)
+	}
+	up, ct := multipartFile(t, "late.py", []byte("print(1)\n"))
+	if res, body := e.do(t, http.MethodPost, "/api/v1/submissions", e.a.Token, up, ct); res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "closed") {
+		t.Errorf("an upload after the close: %d %s, want it refused", res.StatusCode, body)
+	}
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"games_per_pair": 0}`), "application/json"); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("0 games per pair: %d %s, want 400", res.StatusCode, body)
+	}
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start the final: %d %s", res.StatusCode, body)
+	}
+	var b event.Board
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the final did not end within 3 minutes: %+v", b)
+		}
+	}
+	if b.Run.Error != "" || b.Games["done"] != 6 || b.Games["total"] != 6 || b.Run.GamesPerPair != 2 {
+		t.Fatalf("the final ended with %+v, want 6 games played", b)
+	}
+	state, err := tournament.Load(ctx, filepath.Join(e.dir, event.FinalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(b.Standings, state.Summary.Standings, sameRow) {
+		t.Errorf("the served standings %+v are not the final directory's %+v", b.Standings, state.Summary.Standings)
+	}
+	// Every game is the event's, once, with its team's pinned submission.
+	entries, err := e.store.FinalEntries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := map[int64]int64{}
+	for _, en := range entries {
+		pinned[en.Team] = en.Submission
+	}
+	var finals []event.Game
+	seen := map[int64]bool{}
+	for _, team := range []int64{e.a.ID, e.b.ID, c.ID} {
+		games, err := e.store.GamesOf(ctx, team, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range games {
+			if g.Kind != event.FinalGame || seen[g.ID] {
+				continue
+			}
+			seen[g.ID] = true
+			finals = append(finals, g)
+			if pinned[g.White.Team] != g.White.Submission || pinned[g.Black.Team] != g.Black.Submission {
+				t.Errorf("game %d was not played by the pinned submissions: %+v", g.ID, g)
+			}
+		}
+	}
+	if len(finals) != 6 {
+		t.Fatalf("%d games of the final recorded, want 6", len(finals))
+	}
+
+	// A page follows the standings: it is told when the scoreboard freezes.
+	told := make(chan string, 4)
+	streamCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	req, _ := http.NewRequestWithContext(streamCtx, http.MethodGet, e.http.URL+"/standings/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data:") {
+				told <- sc.Text()
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the watcher has seen the final as it is
+
+	slices.SortFunc(finals, func(x, y event.Game) int { return x.Finished.Compare(y.Finished) })
+	at := finals[2].Finished
+	body := fmt.Sprintf(`{"at": %q}`, at.Format(time.RFC3339Nano))
+	if res, out := e.do(t, http.MethodPost, "/api/v1/admin/freeze", e.admin, strings.NewReader(body), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("freeze: %d %s", res.StatusCode, out)
+	}
+	select {
+	case <-told:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the standings' stream told nothing of the freeze")
+	}
+	early := map[string]bool{}
+	for _, g := range finals[:3] {
+		early[g.Dir] = true
+	}
+	want := state.StandingsOf(func(r tournament.Record) bool { return early[filepath.Join(event.FinalDir, r.Dir)] })
+	for _, who := range []struct{ name, token string }{{"a team", e.a.Token}, {"a visitor", ""}} {
+		fb := e.board(t, who.token)
+		if !fb.FrozenAt.Equal(at) || fb.Games["done"] != 3 || !slices.EqualFunc(fb.Standings, want, sameRow) {
+			t.Errorf("%s sees the frozen board %+v, want the 3 games finished by %s: %+v", who.name, fb, at, want)
+		}
+	}
+	if ob := e.board(t, e.admin); ob.Games["done"] != 6 || !ob.FrozenAt.IsZero() || !ob.FreezesAt.Equal(at) {
+		t.Errorf("the organizer sees %+v, want the live board and the freeze's time", ob)
+	}
+	if res, out := e.do(t, http.MethodGet, "/standings", e.a.Token, nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(out, `id="frozen"`) {
+		t.Errorf("the standings part a team gets does not say it is frozen: %d %.300s", res.StatusCode, out)
+	}
+	if res, out := e.do(t, http.MethodPost, "/api/v1/admin/reveal", e.admin, nil, ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("reveal: %d %s", res.StatusCode, out)
+	}
+	if fb := e.board(t, e.a.Token); fb.Games["done"] != 6 || !fb.FrozenAt.IsZero() {
+		t.Errorf("after the reveal a team sees %+v, want all 6 games", fb)
+	}
+	// Started again, the final finds every game played: nothing is played
+	// or recorded twice.
+	if res, out := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, nil, ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("start the final again: %d %s", res.StatusCode, out)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if run, _, _ := e.store.FinalRun(ctx); !run.Finished.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the final started again did not end")
+		}
+	}
+	if v, err := e.store.FinalVersion(ctx); err != nil || !strings.HasPrefix(v, "6/") {
+		t.Errorf("after starting again the event holds %q games of the final (%v), want 6", v, err)
+	}
+}
+
+// sameRow compares two standings' rows, the computed Elo to its last bits.
+func sameRow(x, y tournament.Row) bool {
+	near := func(a, b float64) bool { return a == b || (a-b < 1e-9 && b-a < 1e-9) }
+	return x.Rank == y.Rank && x.Name == y.Name && x.Games == y.Games && x.Wins == y.Wins && x.Draws == y.Draws &&
+		x.Losses == y.Losses && x.Points == y.Points && near(x.Elo, y.Elo)
+}

@@ -1,0 +1,166 @@
+package web
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/gobuild"
+)
+
+var workersAt = regexp.MustCompile(`games go to workers at (\S+)`)
+
+// TestTheLadderIsPlayedByWorkers: arena serve started with --listen and two
+// arena worker processes joined (the local sandbox, so no engine is
+// needed): every ladder game is played by one of the workers, each counted
+// only once re-judged (it replays, signed by the key its worker was
+// enrolled with), and rated in the event.
+func TestTheLadderIsPlayedByWorkers(t *testing.T) {
+	bots := []string{"./examples/greedy", "./examples/random", "./examples/greedy", "./examples/random"}
+	e := writeEvent(t, "game = \"codeclash\"\n", func(st *event.Store, teams []event.NewTeam) {
+		cfg, err := event.LoadConfig(st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for i, team := range teams {
+			data, err := os.ReadFile(gobuild.MustStatic(t, bots[i]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, err := st.AddSubmission(ctx, cfg, team.ID, "bot", strings.NewReader(string(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, "Alpha", "Beta", "Gamma", "Delta")
+	arena := gobuild.MustStatic(t, "./cmd/arena")
+	workers := []string{"w1", "w2"}
+	creds := t.TempDir()
+	for _, w := range workers {
+		if out, err := exec.Command(arena, "enroll", "--out", e.dir, "--creds", filepath.Join(creds, w+".creds"), w).CombinedOutput(); err != nil {
+			t.Fatalf("enroll %s: %v\n%s", w, err, out)
+		}
+	}
+	srv := startServe(t, e.dir, "--sandbox", "local", "--listen", "127.0.0.1:0", "--games", "4")
+	var url string
+	for deadline := time.Now().Add(time.Minute); url == ""; time.Sleep(50 * time.Millisecond) {
+		if m := workersAt.FindStringSubmatch(srv.Logs()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the server did not say where workers join:\n%s", srv.Logs())
+		}
+	}
+	for _, w := range workers {
+		cmd := exec.Command(arena, "worker", "--creds", filepath.Join(creds, w+".creds"), "--join", url,
+			"--sandbox", "local", "--bench-runs", "0")
+		out, err := os.Create(filepath.Join(creds, w+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				<-done
+				t.Errorf("worker %s did not stop within a minute of SIGTERM", w)
+			}
+		})
+	}
+
+	// The played games, as the ladder pairs' tournaments recorded them.
+	played := func() []tournament.Record {
+		var recs []tournament.Record
+		dirs, _ := filepath.Glob(filepath.Join(e.dir, event.LadderDir, "*"))
+		for _, d := range dirs {
+			st, err := tournament.Load(context.Background(), d)
+			if err != nil {
+				continue // not started yet
+			}
+			for _, r := range st.Games {
+				if r.Status == tournament.Done {
+					r.Dir = filepath.Join(d, r.Dir)
+					recs = append(recs, r)
+				}
+			}
+		}
+		return recs
+	}
+	const want = 8
+	var recs []tournament.Record
+	for deadline := time.Now().Add(3 * time.Minute); len(recs) < want; time.Sleep(200 * time.Millisecond) {
+		if recs = played(); time.Now().After(deadline) {
+			t.Fatalf("%d ladder games played after 3 minutes, want %d\nserver:\n%s", len(recs), want, srv.Logs())
+		}
+	}
+	srv.Stop(t)
+
+	keys := map[string]string{}
+	for _, w := range workers {
+		k, err := distrib.SigningKeyOf(tournament.WorkersDir(e.dir), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[w] = transcript.KeyID(k)
+	}
+	by := map[string]int{}
+	for _, r := range recs {
+		by[r.Worker]++
+		rep, err := replay.File(r.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Consistent || rep.SignedBy == "" || rep.SignedBy != keys[r.Worker] {
+			t.Errorf("game %s, played by %q: consistent %v, signed by %q, want the key %s was enrolled with (%q)",
+				r.Dir, r.Worker, rep.Consistent, rep.SignedBy, r.Worker, keys[r.Worker])
+		}
+	}
+	if by["w1"] == 0 || by["w2"] == 0 || by["w1"]+by["w2"] != len(recs) {
+		t.Errorf("games by worker %v, want every game played by w1 or w2, and each playing some", by)
+	}
+
+	st, err := event.Open(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.Ladder(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rated := 0
+	for _, r := range rows {
+		rated += r.Games
+	}
+	if rated < want { // each game counts for both its teams
+		t.Errorf("the ladder counts %d team-games, want at least %d: %+v", rated, want, rows)
+	}
+	for _, w := range workers {
+		if out, _ := os.ReadFile(filepath.Join(creds, w+".log")); t.Failed() {
+			t.Logf("worker %s:\n%s", w, out)
+		}
+	}
+}
