@@ -49,6 +49,8 @@ type Options struct {
 	MaxMoves int
 	// MoveTime is the time for one move; the harness applies it.
 	MoveTime time.Duration
+	// FEN is the starting position, as Parse reads it (empty: StartFEN).
+	FEN string
 }
 
 // State is a position.

@@ -1,6 +1,7 @@
 package acm6x6
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/arenabots/arena/rules"
@@ -28,6 +29,9 @@ var options = rules.OptionTable[Options]{Game: "acm6x6", Specs: []rules.OptionSp
 	{Name: "moveTime", Default: "100ms", Kind: rules.Duration(),
 		Field: func(o *Options) any { return &o.MoveTime },
 		Doc:   "time per move; a late bot has a random legal move played for it"},
+	{Name: "fen", Default: "", Kind: rules.Text("a position"),
+		Field: func(o *Options) any { return &o.FEN },
+		Doc:   "the starting position, RANKS SIDE PLIES as the bots are sent it (empty: the standard start)"},
 }}
 
 // DefaultOptions are the defaults.
@@ -48,8 +52,28 @@ func (Game) New(opts map[string]string, _ uint64) (rules.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.FEN != "" {
+		return Parse(o, o.FEN)
+	}
 	return NewState(o), nil
 }
+
+// Openings implements rules.Opener: one position per line, as the fen
+// option takes it (RANKS SIDE PLIES).
+func (Game) Openings(text []byte, _ int) ([]rules.Opening, error) {
+	lines, numbers := rules.OpeningLines(text)
+	var out []rules.Opening
+	for i, l := range lines {
+		if _, err := Parse(DefaultOptions(), l); err != nil {
+			return nil, fmt.Errorf("line %d: %w", numbers[i], err)
+		}
+		out = append(out, rules.Opening{Name: fmt.Sprintf("line %d", numbers[i]), Rules: map[string]string{"fen": l}})
+	}
+	return out, nil
+}
+
+// Deck implements rules.Opener: ACM 6x6 has no deck built in.
+func (Game) Deck(string) ([]rules.Opening, bool) { return nil, false }
 
 // FromView implements rules.Game: the position (or a whole request line, whose
 // last three fields are the position).
@@ -116,6 +140,10 @@ one square diagonally forward, and becomes a Joker on the last rank.
 END: capturing the king wins (moving into attack is allowed). The game is a
 draw when it does not end within 50 moves of each side [maxMoves, 50], or when
 the side to move has no legal move.
+
+START: the position above, or one the organizer sets [fen, empty: RANKS
+SIDE PLIES as the bots are sent it]; a tournament or a duel plays each
+opening twice, sides swapped.
 
 TIME: 0.1 s per move [moveTime, 100ms], measured next to the bot from
 writing the question to reading the answer's newline. A bot that does not

@@ -64,6 +64,11 @@ type Options struct {
 	// GameTime is each side's time bank and MoveTime the longest one move
 	// may take; the harness applies them.
 	GameTime, MoveTime time.Duration
+	// Start is where the game begins: moves in standard notation played
+	// from the initial position ("9-13 22-18 6-9"), or a position as PDN's
+	// FEN tag gives it ("B:W21,22,...:B1,2,..."); empty: the initial
+	// position.
+	Start string
 }
 
 // State is a position.

@@ -51,6 +51,9 @@ var options = rules.OptionTable[Options]{Game: "checkers", Specs: []rules.Option
 	{Name: "moveTime", Default: "10s", Kind: rules.Duration(),
 		Field: func(o *Options) any { return &o.MoveTime },
 		Doc:   "the longest one move may take (within the bank)"},
+	{Name: "start", Default: "", Kind: rules.Text("moves or a PDN FEN"),
+		Field: func(o *Options) any { return &o.Start },
+		Doc:   "where the game begins: moves in standard notation from the initial position (9-13 22-18 6-9) or a PDN FEN (B:W21,...:B1,...); empty: the initial position"},
 }}
 
 // DefaultOptions are the framework's rules.
@@ -71,7 +74,7 @@ func (Game) New(opts map[string]string, _ uint64) (rules.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewState(o), nil
+	return StartAt(o)
 }
 
 // FromView implements rules.Game: a request line (or its board alone), taken
@@ -217,6 +220,11 @@ RULES (the framework's):
   - Draws: the third occurrence of a position [repetition, 3]; 20 moves of
     each side without a man moving or a capture [noProgressMoves, 20]; 500
     turns [maxPlies, 500].
+  - A game may begin elsewhere than the initial position [start, empty]: an
+    opening's moves in standard notation (squares 1-32, the first player's
+    men on 1-12), such as an ACF three-move ballot, or a PDN FEN. The bots
+    are asked from there, as from any position; a tournament or a duel
+    plays each opening twice, sides swapped.
   - Not implemented: the framework's overtime (random piece removal after a
     1-1 tie); play it as an extra pairing if the event needs it.
 

@@ -65,3 +65,42 @@ func TestTheProtocolsDocIsWhatExplainPrints(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadOpeningsChecksAndOrdersThem(t *testing.T) {
+	checkers, _ := rules.Lookup("checkers")
+	standard := map[string]string{"menCaptureBackward": "false"}
+	seq, err := rules.LoadOpenings(checkers, "acf3", 0, rules.Sequential, 1, standard)
+	if err != nil || len(seq) != 156 || seq[0].Name != "ACF 1" {
+		t.Fatalf("%d %v", len(seq), err)
+	}
+	a, err := rules.LoadOpenings(checkers, "acf3", 0, rules.Random, 7, standard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := rules.LoadOpenings(checkers, "acf3", 0, rules.Random, 7, standard)
+	c, _ := rules.LoadOpenings(checkers, "acf3", 0, rules.Random, 8, standard)
+	if a[0].Name != b[0].Name || a[0].Name == c[0].Name && a[1].Name == c[1].Name {
+		t.Errorf("the same seed, the same order; another, another: %s %s %s", a[0].Name, b[0].Name, c[0].Name)
+	}
+	if again, _ := rules.LoadOpenings(checkers, "acf3", 0, rules.Sequential, 1, standard); again[0].Name != "ACF 1" {
+		t.Error("a shuffle changed the deck")
+	}
+	codeclash, _ := rules.Lookup("codeclash")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "openings.txt")
+	os.WriteFile(file, []byte("rnqkbs/pppppp/6/6/PPPPPP/RNQKBS b 1\nnot a position\n"), 0o644)
+	acm, _ := rules.Lookup("acm6x6")
+	for _, c := range []struct {
+		g                rules.Game
+		spec, order, err string
+	}{
+		{codeclash, "acf3", rules.Sequential, "start from the seed"},
+		{checkers, "acf4", rules.Sequential, "no such file, nor a deck"},
+		{checkers, "acf3", "shuffled", "opening order"},
+		{acm, file, rules.Sequential, "line 2"},
+	} {
+		if _, err := rules.LoadOpenings(c.g, c.spec, 0, c.order, 1, nil); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s %s: %v, want %q", c.g.Name(), c.spec, err, c.err)
+		}
+	}
+}
