@@ -92,7 +92,7 @@ standings of a finished or running tournament.`,
 			&cli.StringFlag{Name: "min-free", Value: "1g", Usage: "free space the tournament directory keeps beyond what the games in flight may write (their evidence budget plus 32 MiB each); below it no game starts until space is freed (0: no check)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
 			signingKeyFlag(),
-		}, append(matchFlags(), append(evidenceFlags("64m"), distribFlags()...)...)...),
+		}, append(append(matchFlags(), openingFlags()...), append(evidenceFlags("64m"), distribFlags()...)...)...),
 		Action: runTournament,
 	}
 }
@@ -152,6 +152,9 @@ func runTournament(c *cli.Context) error {
 	cfg := tournament.NewConfig(bots, ms.Resolved, ms.backend, c.String("image"))
 	cfg.Format, cfg.Challenger, cfg.GamesPerPair, cfg.Seed = c.String("format"), c.String("challenger"), c.Int("games-per-pair"), seed
 	cfg.Scoring, cfg.TieBreaks, cfg.Evidence = sc, tbs, evidence
+	if cfg.Openings, err = readOpenings(c, ms.Game, cfg.Rules, seed); err != nil {
+		return err
+	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
@@ -386,4 +389,31 @@ func (p *barProgress) Finish() {
 		p.bar.Abort(false)
 	}
 	p.p.Wait()
+}
+
+// openingFlags choose the openings a tournament's (or a duel's) pairs start
+// from.
+func openingFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "openings", Usage: "openings the pairs start from, each played from both sides: a file (chess: FEN or EPD lines, or PGN games; ACM 6x6: positions; checkers: moves in standard notation or PDN FENs) or a deck of the game's (checkers: acf3, the ACF three-move ballots)"},
+		&cli.IntFlag{Name: "opening-plies", Usage: "with PGN openings: the position after this many half-moves (0: each game's last)"},
+		&cli.StringFlag{Name: "opening-order", Value: rules.Sequential, Usage: "sequential, or random (shuffled by the seed)"},
+	}
+}
+
+// readOpenings loads --openings for game g under its rule options, ordered
+// by seed; none when the flag is not given.
+func readOpenings(c *cli.Context, g rules.Game, opts map[string]string, seed uint64) ([]rules.Opening, error) {
+	spec := c.String("openings")
+	if spec == "" {
+		if c.IsSet("opening-plies") || c.IsSet("opening-order") {
+			return nil, usagef("--opening-plies and --opening-order are for --openings")
+		}
+		return nil, nil
+	}
+	list, err := rules.LoadOpenings(g, spec, c.Int("opening-plies"), c.String("opening-order"), seed, opts)
+	if err != nil {
+		return nil, usagef("--openings: %v", err)
+	}
+	return list, nil
 }

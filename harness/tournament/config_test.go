@@ -72,7 +72,7 @@ func TestSeedForAResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{Format: RoundRobin, GamesPerPair: 1, Seed: 42, Scoring: DefaultScoring(), Bots: []BotEntry{{Name: "a"}, {Name: "b"}}}
-	games, err := Schedule(RoundRobin, 2, -1, 1, 42)
+	games, err := Schedule(RoundRobin, 2, -1, 1, 42, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,8 @@ type spec struct {
 	White        string              `json:"white"` // object name of the bot
 	Black        string              `json:"black"`
 	ArenaVersion string              `json:"arenaVersion"`
+	Pair         int                 `json:"pair,omitempty"`
+	Opening      string              `json:"opening,omitempty"`
 }
 
 // Facts are what a worker must share with its coordinator before it plays:
@@ -78,7 +80,7 @@ func (f Facts) Admit(mine Facts) error {
 // specOf is the spec of a match whose bots are stored as white and black.
 func specOf(cfg match.Config, white, black string) spec {
 	return spec{Game: cfg.Game.Name(), Rules: cfg.Rules, Seed: cfg.Seed, Limits: cfg.Limits, OnFault: string(cfg.OnFault),
-		Evidence: cfg.Evidence, ArenaVersion: cfg.ArenaVersion, White: white, Black: black}
+		Evidence: cfg.Evidence, ArenaVersion: cfg.ArenaVersion, White: white, Black: black, Pair: cfg.Job.Pair, Opening: cfg.Job.Opening}
 }
 
 // sandboxFacts are the facts of the coordinator's sandbox a game's

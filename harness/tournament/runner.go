@@ -159,7 +159,7 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 				challenger = i
 			}
 		}
-		games, err := Schedule(o.Config.Format, len(o.Config.Bots), challenger, o.Config.GamesPerPair, o.Config.Seed)
+		games, err := Schedule(o.Config.Format, len(o.Config.Bots), challenger, o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings))
 		if err != nil {
 			return nil, err
 		}
@@ -354,13 +354,24 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 func (o *Options) matchConfig(g Record, tournament, dir string) match.Config {
 	labels := map[string]string{"org.arenabots.arena.tournament": filepath.Base(o.Dir)}
 	maps.Copy(labels, o.Labels)
+	// A game from an opening is played under the tournament's rules with
+	// the opening's on top: the transcript's rules say where it began.
+	set, opening := o.Config.Rules, ""
+	if g.Opening > 0 && g.Opening <= len(o.Config.Openings) {
+		op := o.Config.Openings[g.Opening-1]
+		set, opening = maps.Clone(o.Config.Rules), op.Name
+		if set == nil {
+			set = map[string]string{}
+		}
+		maps.Copy(set, op.Rules)
+	}
 	return match.Config{
-		Game: o.Game, Rules: o.Config.Rules, Seed: g.Seed,
+		Game: o.Game, Rules: set, Seed: g.Seed,
 		White: o.Bots[g.White], Black: o.Bots[g.Black],
 		Backend: o.Backend, Limits: o.Config.Limits, OnFault: match.Policy(o.Config.OnFault),
 		Dir: dir, ArenaVersion: o.ArenaVersion, Labels: labels, Signer: o.Signer,
 		Evidence: o.Config.Evidence,
-		Job:      &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Attempts + 1},
+		Job:      &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Attempts + 1, Pair: g.Pair, Opening: opening},
 	}
 }
 

@@ -26,15 +26,26 @@ type Game struct {
 	White int    `json:"white"`
 	Black int    `json:"black"`
 	Seed  uint64 `json:"seed"`
+	// Pair numbers the side-swapped pair the game belongs to (from 1): the
+	// two games of a pair share the seed and the opening, sides swapped.
+	Pair int `json:"pair"`
+	// Opening is the opening the game starts from, an index into the
+	// configuration's openings plus one (0: the game's own start).
+	Opening int `json:"opening,omitempty"`
 }
 
 // Schedule lists every game of the tournament. It is a pure function of its
 // arguments. Round robin pairs every bot with every other by the circle method,
 // round by round; a gauntlet pairs the challenger with each other bot. Each pair
-// plays gamesPerPair games, colours alternating, the first game of a pair with
-// the lower-numbered bot as White in odd rounds. Every game's seed is derived
-// from the tournament seed and the game's id.
-func Schedule(format string, bots, challenger, gamesPerPair int, seed uint64) ([]Game, error) {
+// of bots plays gamesPerPair games, colours alternating, the first game with
+// the lower-numbered bot as White in odd rounds, in side-swapped pairs: games
+// 2k+1 and 2k+2 of two bots share a seed (derived from the tournament seed
+// and the first one's id) and an opening, so that neither side's luck of the
+// draw or of the opening counts (an odd last game is a pair of its own).
+// With n openings, the pairs of a round all start from the same opening,
+// the next round from the next one, round after round, so that every bot
+// meets the same openings.
+func Schedule(format string, bots, challenger, gamesPerPair int, seed uint64, openings int) ([]Game, error) {
 	if bots < 2 {
 		return nil, fmt.Errorf("a tournament needs at least 2 bots, got %d", bots)
 	}
@@ -58,17 +69,29 @@ func Schedule(format string, bots, challenger, gamesPerPair int, seed uint64) ([
 		return nil, fmt.Errorf("format: want %s or %s, got %q", RoundRobin, Gauntlet, format)
 	}
 	var games []Game
-	round := 0
+	round, pairs := 0, 0
+	first := map[[3]int]Game{} // the first game of each pair, by (leg/2, round, pairing)
 	for leg := 0; leg < gamesPerPair; leg++ {
-		for ri, pairs := range rounds {
+		for ri, pairings := range rounds {
 			round++
-			for _, p := range pairs {
+			for pi, p := range pairings {
 				a, b := p[0], p[1]
 				if (leg+ri)%2 == 1 {
 					a, b = b, a
 				}
-				id := len(games) + 1
-				games = append(games, Game{ID: id, Round: round, White: a, Black: b, Seed: gameSeed(seed, id)})
+				g := Game{ID: len(games) + 1, Round: round, White: a, Black: b}
+				key := [3]int{leg / 2, ri, pi}
+				if f, ok := first[key]; ok && leg%2 == 1 {
+					g.Seed, g.Pair, g.Opening = f.Seed, f.Pair, f.Opening
+				} else {
+					pairs++
+					g.Seed, g.Pair = gameSeed(seed, g.ID), pairs
+					if openings > 0 {
+						g.Opening = (leg/2*len(rounds)+ri)%openings + 1
+					}
+					first[key] = g
+				}
+				games = append(games, g)
 			}
 		}
 	}

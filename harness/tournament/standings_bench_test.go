@@ -24,7 +24,7 @@ const (
 // expects, so that the standings are not a uniform field of ties.
 func finalOf(b *testing.B) ([]string, []Game, []Outcome) {
 	b.Helper()
-	games, err := Schedule(RoundRobin, finalBots, -1, 2, finalSeed)
+	games, err := Schedule(RoundRobin, finalBots, -1, 2, finalSeed, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -161,15 +161,59 @@ func TestEloAgainstPublishedFigures(t *testing.T) {
 	}
 }
 
+// With openings, both games of a pair start from the same one, every game
+// of a round from the same one, and each bot meets every opening as often,
+// from both sides.
+func TestOpeningsArePlayedInPairsByEveryBotAlike(t *testing.T) {
+	t.Parallel()
+	const n, openings = 5, 3
+	games, err := Schedule(RoundRobin, n, -1, 6, 9, openings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perBot := map[[2]int]int{} // (bot, opening) -> games
+	perRound := map[int]int{}
+	byPair := map[int][]Game{}
+	for _, g := range games {
+		if g.Opening < 1 || g.Opening > openings {
+			t.Fatalf("%+v", g)
+		}
+		if o, ok := perRound[g.Round]; ok && o != g.Opening {
+			t.Fatalf("round %d starts from openings %d and %d", g.Round, o, g.Opening)
+		}
+		perRound[g.Round] = g.Opening
+		perBot[[2]int{g.White, g.Opening}]++
+		perBot[[2]int{g.Black, g.Opening}]++
+		byPair[g.Pair] = append(byPair[g.Pair], g)
+	}
+	for p, two := range byPair {
+		if len(two) != 2 || two[0].Opening != two[1].Opening || two[0].Seed != two[1].Seed || two[0].White != two[1].Black {
+			t.Fatalf("pair %d: %+v", p, two)
+		}
+	}
+	for b := 0; b < n; b++ {
+		for o := 1; o <= openings; o++ {
+			if perBot[[2]int{b, o}] != perBot[[2]int{0, 1}] {
+				t.Fatalf("bot %d plays opening %d %d times, bot 0 opening 1 %d times", b, o, perBot[[2]int{b, o}], perBot[[2]int{0, 1}])
+			}
+		}
+	}
+	// An odd number of games per pair: the last is a pair of its own.
+	odd, _ := Schedule(RoundRobin, 2, -1, 3, 9, 0)
+	if odd[0].Pair != odd[1].Pair || odd[2].Pair == odd[1].Pair || odd[2].Seed == odd[0].Seed {
+		t.Fatalf("%+v", odd)
+	}
+}
+
 func TestScheduleIsDeterministicAndFair(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{2, 3, 4, 5, 8} {
-		games, err := Schedule(RoundRobin, n, 0, 2, 42)
+		games, err := Schedule(RoundRobin, n, 0, 2, 42, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := Schedule(RoundRobin, n, 0, 2, 42)
-		other, _ := Schedule(RoundRobin, n, 0, 2, 43)
+		again, _ := Schedule(RoundRobin, n, 0, 2, 42, 0)
+		other, _ := Schedule(RoundRobin, n, 0, 2, 43, 0)
 		if !reflect.DeepEqual(games, again) {
 			t.Fatalf("n=%d: the same seed gave another schedule", n)
 		}
@@ -210,11 +254,22 @@ func TestScheduleIsDeterministicAndFair(t *testing.T) {
 				t.Fatalf("n=%d: bot %d has White %d times", n, a, white[a])
 			}
 		}
-		if len(seeds) != len(games) {
-			t.Fatalf("n=%d: game seeds repeat", n)
+		// Each pair's two games share a seed, sides swapped; no two pairs
+		// share one.
+		byPair := map[int][]Game{}
+		for _, g := range games {
+			byPair[g.Pair] = append(byPair[g.Pair], g)
+		}
+		if len(seeds) != len(games)/2 || len(byPair) != len(games)/2 {
+			t.Fatalf("n=%d: %d seeds, %d pairs for %d games", n, len(seeds), len(byPair), len(games))
+		}
+		for p, two := range byPair {
+			if len(two) != 2 || two[0].Seed != two[1].Seed || two[0].White != two[1].Black || two[0].Black != two[1].White || two[0].Opening != 0 {
+				t.Fatalf("n=%d: pair %d: %+v", n, p, two)
+			}
 		}
 	}
-	g, err := Schedule(Gauntlet, 4, 2, 2, 1)
+	g, err := Schedule(Gauntlet, 4, 2, 2, 1, 0)
 	if err != nil || len(g) != 6 {
 		t.Fatalf("gauntlet: %v %v", g, err)
 	}
@@ -224,10 +279,10 @@ func TestScheduleIsDeterministicAndFair(t *testing.T) {
 		}
 	}
 	for _, bad := range []func() error{
-		func() error { _, err := Schedule(RoundRobin, 1, 0, 2, 1); return err },
-		func() error { _, err := Schedule(Gauntlet, 3, 5, 2, 1); return err },
-		func() error { _, err := Schedule("swiss", 3, 0, 2, 1); return err },
-		func() error { _, err := Schedule(RoundRobin, 3, 0, 0, 1); return err },
+		func() error { _, err := Schedule(RoundRobin, 1, 0, 2, 1, 0); return err },
+		func() error { _, err := Schedule(Gauntlet, 3, 5, 2, 1, 0); return err },
+		func() error { _, err := Schedule("swiss", 3, 0, 2, 1, 0); return err },
+		func() error { _, err := Schedule(RoundRobin, 3, 0, 0, 1, 0); return err },
 	} {
 		if bad() == nil {
 			t.Error("a bad schedule request was accepted")

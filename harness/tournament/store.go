@@ -15,6 +15,7 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -46,7 +47,10 @@ type Config struct {
 	TieBreaks    []string          `json:"tieBreaks"`
 	// Evidence is how much data-file content each game keeps.
 	Evidence transcript.Evidence `json:"evidence"`
-	Bots     []BotEntry          `json:"bots"`
+	// Openings are the positions the pairs start from, in the order they
+	// are played (none: the game's own start, or its seed's).
+	Openings []rules.Opening `json:"openings,omitempty"`
+	Bots     []BotEntry      `json:"bots"`
 }
 
 // BotEntry is one participant.
@@ -177,7 +181,9 @@ CREATE TABLE IF NOT EXISTS games (
 	duration_ms REAL NOT NULL DEFAULT 0,
 	bot_ms REAL NOT NULL DEFAULT 0,
 	turn_ms REAL NOT NULL DEFAULT 0,
-	worker TEXT NOT NULL DEFAULT ''
+	worker TEXT NOT NULL DEFAULT '',
+	pair INTEGER NOT NULL DEFAULT 0,
+	opening INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS workers (name TEXT PRIMARY KEY, machine TEXT NOT NULL);`
 
@@ -186,6 +192,8 @@ CREATE TABLE IF NOT EXISTS workers (name TEXT PRIMARY KEY, machine TEXT NOT NULL
 var migrations = []struct{ table, column, def string }{
 	{"games", "turn_ms", "REAL NOT NULL DEFAULT 0"},
 	{"games", "worker", "TEXT NOT NULL DEFAULT ''"},
+	{"games", "pair", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "opening", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // hasColumn says whether table has column ("": whether table exists).
@@ -280,8 +288,8 @@ func (s *Store) Init(ctx context.Context, c Config, games []Game) error {
 		return err
 	}
 	for _, g := range games {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed) VALUES (?, ?, ?, ?, ?)`,
-			g.ID, g.Round, g.White, g.Black, int64(g.Seed)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed, pair, opening) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			g.ID, g.Round, g.White, g.Black, int64(g.Seed), g.Pair, g.Opening); err != nil {
 			return err
 		}
 	}
@@ -399,14 +407,14 @@ func (s *Store) Release(ctx context.Context, id int) error {
 	return err
 }
 
-const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker`
+const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker, pair, opening`
 
 func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var r Record
 	var seed int64
 	var faults string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
-		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker)
+		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker, &r.Pair, &r.Opening)
 	if err != nil {
 		return r, err
 	}

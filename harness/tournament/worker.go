@@ -107,7 +107,7 @@ func (w *Worker) Play(ctx context.Context, j distrib.Job) ([]byte, error) {
 	if _, err := match.Run(ctx, match.Config{Game: g, Rules: sp.Rules, Seed: sp.Seed, White: white, Black: black,
 		Backend: w.Backend, Limits: sp.Limits, OnFault: match.Policy(sp.OnFault), Dir: dir,
 		ArenaVersion: sp.ArenaVersion, Evidence: sp.Evidence, Signer: w.Signer,
-		Job: &transcript.Job{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt}}); err != nil {
+		Job: &transcript.Job{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Pair: sp.Pair, Opening: sp.Opening}}); err != nil {
 		return nil, err
 	}
 	return pack(dir)

@@ -60,7 +60,7 @@ func goldenHeader() Header {
 		Opening:     &Lines{White: []string{"START", "SIZE 6"}, Black: []string{"START"}},
 		Evidence:    &Evidence{Keep: KeepChanged, Budget: 64 << 20},
 		SigningKey:  PublicKeyHex(testKey()),
-		Job:         &Job{Tournament: "spring-cup", Game: 17, Attempt: 2},
+		Job:         &Job{Tournament: "spring-cup", Game: 17, Attempt: 2, Pair: 9, Opening: "ACF 12"},
 	}
 }
 

@@ -56,6 +56,11 @@ type Job struct {
 	Tournament string `json:"tournament,omitempty"` // a distributed tournament's name
 	Game       int    `json:"game"`
 	Attempt    int    `json:"attempt"`
+	// Pair is the side-swapped pair of games the game belongs to (its two
+	// games share the seed and the opening), and Opening the name of the
+	// opening it started from; the rules hold the position itself.
+	Pair    int    `json:"pair,omitempty"`
+	Opening string `json:"opening,omitempty"`
 }
 
 // Lines is what each side of a line game was sent at one point, in order.

@@ -88,7 +88,7 @@ func newLiveFinal(b *testing.B, left int) *liveFinal {
 		tc.Bots = append(tc.Bots, tournament.BotEntry{Name: t.Name, SHA256: fmt.Sprintf("%064x", i), Source: t.Name})
 		strength[i] = 200 * rng.NormFloat64()
 	}
-	if f.games, err = tournament.Schedule(tournament.RoundRobin, liveTeams, -1, 2, liveSeed); err != nil {
+	if f.games, err = tournament.Schedule(tournament.RoundRobin, liveTeams, -1, 2, liveSeed, 0); err != nil {
 		b.Fatal(err)
 	}
 	if len(f.games) != liveGames {
