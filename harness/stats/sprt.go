@@ -91,11 +91,21 @@ func (t SPRT) Validate() error {
 		return fmt.Errorf("sprt: alpha+beta must be less than 1, got %g", t.Alpha+t.Beta)
 	}
 	switch t.Model {
-	case Normalized, Logistic, Bayesian:
+	case Normalized:
+		// A normalized Elo of 200 is a score two standard deviations from
+		// even in every pair: bounds beyond it test no close difference.
+		if math.Abs(t.Elo0) > maxNElo || math.Abs(t.Elo1) > maxNElo {
+			return fmt.Errorf("sprt: normalized elo0 and elo1 must be within ±%d, got %g and %g (model=logistic for larger differences)", maxNElo, t.Elo0, t.Elo1)
+		}
+		return nil
+	case Logistic, Bayesian:
 		return nil
 	}
 	return fmt.Errorf("sprt: model: want %s, %s or %s, got %q", Normalized, Logistic, Bayesian, t.Model)
 }
+
+// maxNElo bounds the normalized model's elo0 and elo1.
+const maxNElo = 200
 
 // Bounds are the LLR's bounds: at or below lower H0 is accepted, at or
 // above upper H1 (Wald's).

@@ -83,7 +83,7 @@ func TestNormalizedLLRIsTheConstrainedMaximumLikelihood(t *testing.T) {
 	a := []float64{0, 0.25, 0.5, 0.75, 1}
 	for _, c := range pentaCases {
 		ph, _ := frequencies(c[:])
-		for _, elo := range []float64{0, 5, -3, 20} {
+		for _, elo := range []float64{0, 5, -3, 20, 200, -200} {
 			tt := math.Sqrt2 * elo / nEloScale
 			lagrange(t, a, ph, mleNormalized(a, ph, tt), tt)
 		}
@@ -213,6 +213,7 @@ func TestParseSPRT(t *testing.T) {
 		"elo2=3":              "unknown parameter",
 		"elo1":                "NAME=VALUE",
 		"elo1=NaN":            "a number",
+		"elo1=300":            "within ±200",
 	} {
 		if _, err := ParseSPRT(s); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", s, err, want)

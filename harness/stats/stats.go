@@ -90,7 +90,7 @@ func pm(v, m float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.2f ± %.2f", v, m)
+	return fmt.Sprintf("%.2f ± %.2f", v+0, m) // +0: no "-0.00"
 }
 
 // EloOf is the logistic Elo difference whose expected score is s.
@@ -138,13 +138,14 @@ func estimate(x, p []float64, n, k, draws float64, samples int) Estimate {
 	e.NEloMargin = z95 * se / sd * nEloScale
 	e.LOS = phi((mu - 0.5) / se)
 	if v == 0 { // every sample scored the same
+		e.NEloMargin = 0
 		switch {
 		case mu > 0.5:
-			e.LOS = 1
+			e.LOS, e.NElo = 1, math.Inf(1)
 		case mu < 0.5:
-			e.LOS = 0
+			e.LOS, e.NElo = 0, math.Inf(-1)
 		default:
-			e.LOS = 0.5
+			e.LOS, e.NElo = 0.5, 0
 		}
 	}
 	return e

@@ -56,8 +56,17 @@ type Options struct {
 	// WorkerKey is the key (hex ed25519) a worker was enrolled with: every
 	// transcript a worker hands in must be signed with it.
 	WorkerKey func(worker string) (string, error)
+	// Settled, when set, is told each game that had finished (played or
+	// unplayed) when the run starts, then each game as it finishes, one at
+	// a time; once it returns true no further game starts (those in play
+	// end) and the run ends, the rest of the schedule left pending: a
+	// schedule that stops when it has said enough, such as a duel's SPRT.
+	// It is not offered with Remote, which publishes every game at once.
+	Settled func(r Record) (enough bool)
 
 	warns *warnings // set by Run
+	// enough is set once Settled has said enough.
+	enough *atomic.Bool
 	// leader is the progress line's leader and when it was computed: it
 	// is computed again at most every leaderEvery (a final of thousands
 	// of games would otherwise read them all after each one).
@@ -120,7 +129,10 @@ var ErrConfigChanged = errors.New("the tournament in this directory was started 
 // that were in flight are played again from scratch.
 func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	start := time.Now()
-	o.warns = &warnings{}
+	o.warns, o.enough = &warnings{}, &atomic.Bool{}
+	if o.Settled != nil && o.Remote != nil {
+		return nil, errors.New("tournament: a schedule that stops by itself is played on this machine, not by workers")
+	}
 	if o.Concurrency < 1 {
 		o.Concurrency = 1
 	}
@@ -199,6 +211,9 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	for _, r := range recs {
 		if r.Status == Done || r.Status == Unplayed {
 			done++
+			if o.Settled != nil && o.Settled(r) {
+				o.enough.Store(true)
+			}
 		}
 	}
 	if o.Progress != nil {
@@ -227,7 +242,7 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil && !failed.Load() {
+			for ctx.Err() == nil && !failed.Load() && !o.enough.Load() {
 				// No game starts that the disk may not hold: a game that
 				// fails mid-write is lost time, and its partial record
 				// proves nothing.
@@ -435,11 +450,14 @@ func (o *Options) abortAttempt(ctx context.Context, st *Store, g Record, reason 
 }
 
 func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
+	mu.Lock()
+	defer mu.Unlock()
+	if o.Settled != nil && o.Settled(g) {
+		o.enough.Store(true)
+	}
 	if o.Progress == nil {
 		return
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if time.Since(o.leaderAt) >= leaderEvery {
 		if recs, err := st.Games(context.Background()); err != nil {
 			// Only the progress line's leader rests on this read; the result is
@@ -535,6 +553,25 @@ func median(xs []float64) float64 {
 }
 
 // outcomes turns played games into scoring input.
+// Score is the points bot (an index into the bots) scored in the game: 1
+// for a win, 0.5 for a draw, 0 for a loss; ok is false for a game not
+// played (pending, unplayed) or not its own.
+func (r Record) Score(bot int) (points float64, ok bool) {
+	if r.Status != Done || bot != r.White && bot != r.Black {
+		return 0, false
+	}
+	switch r.Winner {
+	case transcript.WinnerDraw:
+		return 0.5, true
+	case transcript.WinnerWhite, transcript.WinnerBlack:
+		if r.Winner == transcript.WinnerWhite && bot == r.White || r.Winner == transcript.WinnerBlack && bot == r.Black {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
 func outcomes(recs []Record) []Outcome {
 	var out []Outcome
 	for _, r := range recs {

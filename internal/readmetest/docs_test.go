@@ -26,6 +26,7 @@ var notRunnable = map[string]string{
 	"arena match ... | head":                 "... is a placeholder",
 	"arena tournament --out DIR BOT...":      "DIR and BOT... are placeholders",
 	"arena standings DIR":                    "DIR is a placeholder",
+	"arena duel --out DIR A B":               "DIR, A and B are placeholders",
 	"arena enroll --out DIR NAME":            "DIR and NAME are placeholders",
 	"arena worker --creds FILE --join URL":   "FILE and URL are placeholders",
 	"arena replay MATCH":                     "MATCH is a placeholder",
