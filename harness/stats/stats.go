@@ -136,7 +136,7 @@ func estimate(x, p []float64, n, k, draws float64, samples int) Estimate {
 	sd := math.Sqrt(k * v) // per game
 	e.NElo = (mu - 0.5) / sd * nEloScale
 	e.NEloMargin = z95 * se / sd * nEloScale
-	e.LOS = phi((mu - 0.5) / se)
+	e.LOS = LOS(mu-0.5, se)
 	if v == 0 { // every sample scored the same
 		e.NEloMargin = 0
 		switch {
@@ -161,6 +161,10 @@ func meanVar(x, p []float64) (mu, v float64) {
 	}
 	return mu, v
 }
+
+// LOS is the likelihood of superiority of a difference diff measured with
+// standard error se: the chance that the true difference is above zero.
+func LOS(diff, se float64) float64 { return phi(diff / se) }
 
 // phi is the standard normal distribution function.
 func phi(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }

@@ -36,6 +36,8 @@ type State struct {
 	// Workers are the machines that played games for a coordinator, in name
 	// order ("" for the coordinator's own machine is left out).
 	Workers []WorkerRow
+	// Pairs are the pairs of games of each two bots.
+	Pairs []PairRow
 }
 
 // WorkerRow is one worker's share of a tournament.
@@ -128,6 +130,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	s.Summary.BotTime = time.Duration(bot * float64(time.Millisecond))
 	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
 	s.Summary.Standings = Standings(names(cfg.Bots), outcomes(recs), cfg.Scoring, cfg.TieBreaks, cfg.Seed)
+	s.Pairs = pairRows(cfg.Bots, recs)
 	return s, nil
 }
 
@@ -153,14 +156,19 @@ type StandingsFile struct {
 	// Games counts the games: total, done, unplayed, pending.
 	Games     map[string]int `json:"games"`
 	Standings []Row          `json:"standings"`
+	// Pairs are each two bots' pairs of games; SidesBalanced says whether
+	// every bot had the first move as often as each opponent (within one).
+	Pairs         []PairRow `json:"pairs"`
+	SidesBalanced bool      `json:"sidesBalanced"`
 }
 
 // StandingsFile is the content of standings.json.
 func (s *State) StandingsFile() StandingsFile {
+	balanced, _ := SidesBalanced(s.Pairs)
 	return StandingsFile{
 		Format: s.Config.Format, Game: s.Config.Game, Seed: s.Config.Seed, Scoring: s.Config.Scoring, TieBreaks: s.Config.TieBreaks,
 		Games:     map[string]int{"total": s.Summary.Total, "done": s.Summary.Done, "unplayed": s.Summary.Unplayed, "pending": s.Summary.Pending},
-		Standings: s.Summary.Standings,
+		Standings: s.Summary.Standings, Pairs: s.Pairs, SidesBalanced: balanced,
 	}
 }
 
@@ -347,10 +355,25 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 	}
 	fmt.Fprintf(&b, "; scoring %g/%g/%g; tie-breaks: %s.</p>", s.Config.Scoring.Win, s.Config.Scoring.Draw, s.Config.Scoring.Loss, e(strings.Join(s.Config.TieBreaks, ", ")))
 
-	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th><th>SB</th><th>Elo</th><th>Tie broken by</th></tr>")
+	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th><th>SB</th><th>Elo (95%)</th><th>LOS over next</th><th>Draws</th><th>1st / 2nd player</th><th>Tie broken by</th></tr>")
 	for _, r := range s.Summary.Standings {
-		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td><td class="num">%g</td><td>%s</td><td>%s</td></tr>`,
-			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, e(FormatElo(r)), e(r.DecidedBy))
+		los := "&mdash;"
+		if r.LOS != nil {
+			los = fmt.Sprintf("%.1f%%", 100**r.LOS)
+		}
+		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td><td class="num">%g</td><td>%s</td><td class="num">%s</td><td class="num">%.0f%%</td><td class="num">%d / %d</td><td>%s</td></tr>`,
+			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, e(FormatElo(r)), los, 100*r.DrawRatio, r.AsWhite, r.AsBlack, e(r.DecidedBy))
+	}
+	b.WriteString("</table><h2>Pairs</h2>")
+	if ok, why := SidesBalanced(s.Pairs); ok {
+		b.WriteString("<p>Sides were balanced: every bot had the first move as often as each opponent (within one game), and each pair of games shared its seed and its opening, sides swapped.</p>")
+	} else {
+		fmt.Fprintf(&b, `<p class="bad">Sides were not balanced: %s.</p>`, e(why))
+	}
+	b.WriteString("<table><tr><th>A</th><th>B</th><th>Pairs by A's points [0, ½, 1, 1½, 2]</th><th>Incomplete</th><th>A first / B first</th></tr>")
+	for _, p := range s.Pairs {
+		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%d</td><td class="num">%d / %d</td></tr>`,
+			e(p.A), e(p.B), p.Pentanomial, p.Incomplete, p.AWhite, p.BWhite)
 	}
 	b.WriteString("</table><h2>Crosstable</h2><table><tr><th></th><th>Bot</th>")
 	rows := s.Summary.Standings

@@ -1,6 +1,8 @@
 package tournament
 
 import (
+	"github.com/arenabots/arena/harness/stats"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -68,6 +70,15 @@ type Row struct {
 	Random    *float64 `json:"randomDraw,omitempty"`
 	Elo       float64  `json:"elo"`
 	EloMargin float64  `json:"eloMargin"` // 95% confidence half-width
+	// LOS is the likelihood that this bot is stronger than the next one in
+	// the standings, from their Elo and its margins (none for the last).
+	LOS *float64 `json:"losOverNext,omitempty"`
+	// DrawRatio is the share of its games drawn.
+	DrawRatio float64 `json:"drawRatio"`
+	// AsWhite and AsBlack count its games as the first and as the second
+	// player.
+	AsWhite int `json:"asWhite"`
+	AsBlack int `json:"asBlack"`
 	// DecidedBy names the tie-break that separated this bot from the next one
 	// level on points, if any.
 	DecidedBy string `json:"decidedBy,omitempty"`
@@ -81,6 +92,8 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 		rows[i] = Row{Bot: i, Name: names[i]}
 	}
 	for _, g := range games {
+		rows[g.White].AsWhite++
+		rows[g.Black].AsBlack++
 		for _, me := range []int{g.White, g.Black} {
 			r := &rows[me]
 			r.Games++
@@ -111,6 +124,9 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 	elo, margin := Elo(n, games, 1)
 	for i := range rows {
 		rows[i].Elo, rows[i].EloMargin = elo[i], margin[i]
+		if rows[i].Games > 0 {
+			rows[i].DrawRatio = float64(rows[i].Draws) / float64(rows[i].Games)
+		}
 	}
 
 	order := make([]int, n)
@@ -142,6 +158,15 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 	for i, b := range final {
 		out[i] = rows[b]
 		out[i].Rank = rank[i]
+	}
+	// The margins are 95% half-widths: their standard errors combine.
+	for i := 0; i+1 < n; i++ {
+		a, b := out[i], out[i+1]
+		se := math.Hypot(a.EloMargin, b.EloMargin) / 1.959963984540054
+		if a.Games > 0 && b.Games > 0 && !math.IsInf(se, 0) && se > 0 {
+			los := stats.LOS(a.Elo-b.Elo, se)
+			out[i].LOS = &los
+		}
 	}
 	return out
 }
@@ -352,9 +377,14 @@ func String(rows []Row) string {
 		name = max(name, utf8.RuneCountInString(r.Name))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-*s %5s %4s %4s %4s %7s %7s %s\n", "RANK", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO")
+	fmt.Fprintf(&b, "%-4s %-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s\n", "RANK", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-4d %-*s %5d %4d %4d %4d %7g %7g %s", r.Rank, name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r))
+		los := "-"
+		if r.LOS != nil {
+			los = fmt.Sprintf("%.1f%%", 100**r.LOS)
+		}
+		fmt.Fprintf(&b, "%-4d %-*s %5d %4d %4d %4d %7g %7g %-11s %6s %4.0f%% %9s", r.Rank, name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r),
+			los, 100*r.DrawRatio, fmt.Sprintf("%d/%d", r.AsWhite, r.AsBlack))
 		if r.DecidedBy != "" {
 			fmt.Fprintf(&b, "  (tie broken by %s)", r.DecidedBy)
 		}

@@ -3,10 +3,13 @@ package tournament
 import (
 	"context"
 	"errors"
+	"github.com/arenabots/arena/harness/stats"
+	"github.com/arenabots/arena/harness/transcript"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -319,5 +322,75 @@ func TestLoadSaysNotStartedUntilTheConfigurationIsStored(t *testing.T) {
 	}
 	if s, err := Load(ctx, dir); err != nil || s.Config.Game != "codeclash" {
 		t.Errorf("a stored configuration: %+v, %v, want it loaded", s, err)
+	}
+}
+
+// Each bot's games as first and second player, its draw ratio and its LOS
+// over the next bot; each two bots' pairs by the first one's points; and
+// whether sides were balanced.
+func TestPairsSidesAndLOS(t *testing.T) {
+	bots := []BotEntry{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	games, err := Schedule(RoundRobin, 3, -1, 4, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	for _, g := range games {
+		r := Record{Game: g, Status: Done}
+		// a beats everyone; b and c draw as b's White, b wins as Black.
+		switch {
+		case g.White == 0 || g.Black == 0:
+			r.Winner = map[bool]string{true: transcript.WinnerWhite, false: transcript.WinnerBlack}[g.White == 0]
+		case g.White == 1:
+			r.Winner = transcript.WinnerDraw
+		default:
+			r.Winner = transcript.WinnerBlack
+		}
+		recs = append(recs, r)
+	}
+	recs[len(recs)-1].Status, recs[len(recs)-1].Winner = Unplayed, ""
+	rows := Standings([]string{"a", "b", "c"}, outcomes(recs), DefaultScoring(), DefaultTieBreaks(), 1)
+	if rows[0].Name != "a" || rows[0].AsWhite+rows[0].AsBlack != rows[0].Games || rows[2].LOS != nil {
+		t.Fatalf("%+v", rows)
+	}
+	for _, r := range rows[:2] {
+		if r.LOS == nil || *r.LOS < 0.5 || *r.LOS > 1 {
+			t.Fatalf("%s: LOS %v", r.Name, r.LOS)
+		}
+	}
+	if b := rows[1]; b.Name != "b" || b.DrawRatio <= 0 || b.DrawRatio >= 1 {
+		t.Fatalf("%+v", b)
+	}
+	pairs := pairRows(bots, recs)
+	if len(pairs) != 3 {
+		t.Fatalf("%+v", pairs)
+	}
+	for _, p := range pairs {
+		// The last game was not played: its pair is incomplete.
+		last := recs[len(recs)-1]
+		incomplete := 0
+		if p.A == bots[min(last.White, last.Black)].Name && p.B == bots[max(last.White, last.Black)].Name {
+			incomplete = 1
+		}
+		switch p.A {
+		case "a":
+			if p.Pentanomial != (stats.Penta{0, 0, 0, 0, 2 - incomplete}) || p.Incomplete != incomplete {
+				t.Errorf("%+v", p)
+			}
+		case "b":
+			if p.Pentanomial != (stats.Penta{0, 0, 0, 2 - incomplete, 0}) || p.AWhite != 2 || p.BWhite != 2-incomplete {
+				t.Errorf("b and c: %+v", p)
+			}
+		}
+	}
+	if ok, why := SidesBalanced(pairs); !ok {
+		t.Errorf("unbalanced: %s", why)
+	}
+	pairs[0].AWhite += 2
+	if ok, why := SidesBalanced(pairs); ok || !strings.Contains(why, "had the first move") {
+		t.Errorf("%v %q", ok, why)
+	}
+	if s := String(rows); !strings.Contains(s, "1ST/2ND") || !strings.Contains(s, "%") {
+		t.Errorf("%s", s)
 	}
 }
