@@ -31,6 +31,13 @@ type Opener interface {
 	Deck(name string) (deck []Opening, ok bool)
 }
 
+// Notator is a game whose moves have a notation that game viewers and
+// databases read (chess: SAN; checkers: numbered squares).
+type Notator interface {
+	// Notation writes m, a legal move in before, in that notation.
+	Notation(before State, m Move) string
+}
+
 // Orders of an openings file.
 const (
 	Sequential = "sequential"

@@ -6,7 +6,7 @@
 # Under CI=true a missing engine is a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
+export PATH="$PATH:/usr/local/go/bin:/usr/games" # Debian installs pgn-extract in /usr/games
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 
 if [[ ${CI:-} == true ]]; then
@@ -25,18 +25,21 @@ else
   echo "no Docker engine: Docker-backed tests will be skipped"
 fi
 
-step "browser for the viewer test"
-if command -v chromium >/dev/null; then
-  echo "chromium: $(chromium --version 2>/dev/null | head -1)"
+step "tools the tests drive: chromium (the pages), pgn-extract (the PGN export)"
+need=()
+command -v chromium >/dev/null || need+=(chromium fonts-dejavu-core)
+command -v pgn-extract >/dev/null || need+=(pgn-extract)
+if (( ${#need[@]} == 0 )); then
+  echo "chromium: $(chromium --version 2>/dev/null | head -1); $(pgn-extract -h 2>&1 | grep -m1 -i 'pgn-extract' || echo pgn-extract)"
 elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-  echo "chromium: installing Debian's chromium"
+  echo "installing from Debian: ${need[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 elif [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]]; then
-  echo "no chromium and no way to install it: the viewer must be tested in a browser here" >&2
+  echo "missing ${need[*]} and no way to install them: the pages and the PGN export must be tested with them here" >&2
   exit 1
 else
-  echo "no chromium: the browser test of the viewer will be skipped"
+  echo "missing ${need[*]}: the tests that need them will be skipped"
 fi
 
 step "gofmt"

@@ -179,6 +179,10 @@ type Ask struct {
 	Send     [2][]string
 	Question string
 	Timeout  time.Duration
+	// Clock is each side's time bank when the question is asked (line
+	// games with a game time): the mover's, less the turn's wall time, is
+	// what the mover has left after it.
+	Clock rules.Clock
 	// bankOut is set when the time bank, not the move time, limits the answer.
 	bankOut bool
 }
@@ -197,7 +201,8 @@ func (r *Referee) Next() (Ask, error) {
 			a.Auto = true
 			return a, nil
 		}
-		a.Send, a.Question = l.Codec.Request(st, r.last, r.clock(a.Side))
+		a.Clock = r.clock(a.Side)
+		a.Send, a.Question = l.Codec.Request(st, r.last, a.Clock)
 		a.Timeout = l.MoveTime
 		if l.GameTime > 0 && r.bank[a.Side] < a.Timeout {
 			a.Timeout, a.bankOut = max(r.bank[a.Side], time.Millisecond), true

@@ -30,6 +30,7 @@ var notRunnable = map[string]string{
 	"arena enroll --out DIR NAME":            "DIR and NAME are placeholders",
 	"arena worker --creds FILE --join URL":   "FILE and URL are placeholders",
 	"arena replay MATCH":                     "MATCH is a placeholder",
+	"arena export --format pgn MATCH":        "MATCH is a placeholder",
 	"arena rerun MATCH --ply N --bot BOT":    "MATCH, N and BOT are placeholders",
 	"arena view MATCH":                       "MATCH is a placeholder",
 	"arena rules explain [--game G]":         "G is a placeholder",

@@ -223,3 +223,15 @@ func (g Game) Deck(name string) ([]rules.Opening, bool) {
 	}
 	return list, true
 }
+
+// Notation implements rules.Notator: standard notation, "9-13" or, for one
+// jump, "13x22" (a capture of several jumps is several turns).
+func (Game) Notation(before rules.State, m rules.Move) string {
+	s := before.(*State)
+	a := s.relative(m.(Move))
+	sep := "-"
+	if a.jump() {
+		sep = "x"
+	}
+	return fmt.Sprintf("%d%s%d", NumberOf(a.From), sep, NumberOf(a.To))
+}

@@ -99,3 +99,10 @@ func pgnOpenings(text []byte, plies int) ([]rules.Opening, error) {
 	}
 	return out, nil
 }
+
+// Notation implements rules.Notator: standard algebraic notation, with + for
+// check and # for mate.
+func (Game) Notation(before rules.State, m rules.Move) string {
+	mv := m.(Move).m
+	return cc.AlgebraicNotation{}.Encode(before.(*State).pos, &mv)
+}
