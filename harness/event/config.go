@@ -1,6 +1,8 @@
 package event
 
 import (
+	"github.com/arenabots/arena/harness/ladder"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -52,6 +54,10 @@ type Ladder struct {
 	// d*(1-share)/share before the next one. Scrimmages come first
 	// always, and validations run beside it on their own workers.
 	Share float64 `toml:"share"`
+	// Far is the chance that a pair's opponent is drawn from every team
+	// rather than from the nearest in rating (0 to 1): more meets teams far
+	// apart sooner, the top ones among them.
+	Far float64 `toml:"far"`
 }
 
 // Limits are the bots' resources and the uploads' size.
@@ -86,7 +92,7 @@ func DefaultConfig(game string) Config {
 		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(match.Forfeit),
 		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
 	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3,
-		ScrimmagesPerHour: 6, PendingScrimmages: 2}, Ladder: Ladder{Enabled: true, Share: 1}}
+		ScrimmagesPerHour: 6, PendingScrimmages: 2}, Ladder: Ladder{Enabled: true, Share: 1, Far: ladder.DefaultOptions.Far}}
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s".
@@ -229,6 +235,8 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		return bad(keyLine(text, "quotas", "pending_scrimmages"), fmt.Errorf("pending_scrimmages must be 1 or more, got %d", cfg.Quotas.PendingScrimmages))
 	case !(cfg.Ladder.Share > 0 && cfg.Ladder.Share <= 1):
 		return bad(keyLine(text, "ladder", "share"), fmt.Errorf("share must be more than 0 and at most 1, got %g", cfg.Ladder.Share))
+	case !(cfg.Ladder.Far >= 0 && cfg.Ladder.Far <= 1):
+		return bad(keyLine(text, "ladder", "far"), fmt.Errorf("far must be from 0 to 1, got %g", cfg.Ladder.Far))
 	}
 	if cfg.Languages != "" {
 		if _, err := build.Load(cfg.LanguagesFile(filepath.Dir(path))); err != nil {
@@ -422,6 +430,9 @@ enabled = {{.Ladder.Enabled}}
 # most 1): after a pair that took a minute, 0.25 waits three minutes before
 # the next. Scrimmages always come first.
 share = {{.Ladder.Share}}
+# The chance that a pair's opponent is drawn from every team rather than the
+# six nearest in rating (0 to 1), so that teams far apart meet too.
+far = {{.Ladder.Far}}
 `
 
 // Template is the text of a new event.toml for game: every option commented,

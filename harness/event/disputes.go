@@ -236,7 +236,7 @@ func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (Dispute, error
 	}
 	bot := r.Opponent
 	if side.Submission != 0 {
-		if bot, err = r.Store.LoadBot(ctx, side.Submission, r.Game, r.Builder, r.Intake); err != nil {
+		if bot, err = r.Store.LoadBot(ctx, side.Submission, r.Game, r.Builder, r.Intake, nil); err != nil {
 			return d, err
 		}
 	}

@@ -182,7 +182,7 @@ func (s *Store) RunFinal(ctx context.Context, f Final) (*tournament.Summary, err
 	f.Concurrency, f.MaxAttempts = max(f.Concurrency, 1), max(f.MaxAttempts, 1)
 	var bots []*submission.Bot
 	for _, e := range entries {
-		b, err := s.LoadBot(ctx, e.Submission, f.Settings.Game, f.Builder, f.Intake)
+		b, err := s.LoadBot(ctx, e.Submission, f.Settings.Game, f.Builder, f.Intake, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name, err)
 		}

@@ -54,6 +54,9 @@ type Player struct {
 	// LadderShare is the part of its time the player gives the ladder
 	// (0 or 1: all it has free); see Ladder.Share.
 	LadderShare float64
+	// Matchmaking is how ladder pairs are picked (nil:
+	// ladder.DefaultOptions); see Ladder.Far.
+	Matchmaking *ladder.Options
 	// Seed seeds the ladder's choice of rivals.
 	Seed uint64
 	// Workers, when set, play the games instead of this machine.
@@ -71,6 +74,10 @@ type Player struct {
 	// busy are the teams of the ladder pairs in flight: a team plays one
 	// rated pair at a time, rated from where its last one left it.
 	busy map[int64]bool
+	// bots are the submissions loaded (and built) lately, by id and the
+	// name they play under: a stored submission never changes, and hashing
+	// and reading it again for every pair was most of a pair's own cost.
+	bots map[botKey]*submission.Bot
 
 	wake chan struct{}
 	once sync.Once
@@ -188,7 +195,11 @@ func (p *Player) next(ctx context.Context, resume *[]LadderPair) (func(context.C
 		if p.rng == nil {
 			p.rng = rand.New(rand.NewPCG(p.Seed, 0x1add3))
 		}
-		a, b, ok := ladder.Pick(entries, ladder.DefaultOptions, p.rng)
+		pick := ladder.DefaultOptions
+		if p.Matchmaking != nil {
+			pick = *p.Matchmaking
+		}
+		a, b, ok := ladder.Pick(entries, pick, p.rng)
 		if !ok {
 			return nil, nil
 		}
@@ -241,13 +252,42 @@ func botName(team string, id int64) string {
 
 // bot loads a stored submission as the bot of its team (LoadBot).
 func (p *Player) bot(ctx context.Context, id int64) (*submission.Bot, error) {
-	return p.Store.LoadBot(ctx, id, p.Settings.Game, p.Builder, p.Intake)
+	b, err := p.Store.LoadBot(ctx, id, p.Settings.Game, p.Builder, p.Intake, p.cached)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bots == nil || len(p.bots) >= keepBots {
+		p.bots = map[botKey]*submission.Bot{} // a ladder of many teams starts again: rare, and cheap
+	}
+	p.bots[botKey{id, b.Name}] = b
+	return b, nil
+}
+
+// botKey names a loaded submission.
+type botKey struct {
+	id   int64
+	name string
+}
+
+// keepBots is how many loaded submissions the player keeps.
+const keepBots = 64
+
+// cached is a submission loaded before under the name it plays under now.
+func (p *Player) cached(id int64, name string) *submission.Bot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bots[botKey{id, name}]
 }
 
 // LoadBot loads stored submission id as the bot of its team, named after
 // the team, built if it is source (the validation's build is in the build
 // cache).
-func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Builder, intake submission.Limits) (*submission.Bot, error) {
+//
+// cached, when set, may hand back the bot as loaded before (by id and the
+// name it plays under); nil or a nil bot: load it.
+func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Builder, intake submission.Limits, cached func(id int64, name string) *submission.Bot) (*submission.Bot, error) {
 	sub, err := s.Submission(ctx, id)
 	if err != nil {
 		return nil, err
@@ -255,6 +295,11 @@ func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Bu
 	team, err := s.Team(ctx, sub.Team)
 	if err != nil {
 		return nil, err
+	}
+	if cached != nil {
+		if bot := cached(id, botName(team.Name, team.ID)); bot != nil {
+			return bot, nil
+		}
 	}
 	pack, _ := g.(rules.Packager)
 	bot, err := submission.LoadWith(s.Path(sub), submission.LoadOptions{Limits: intake, Packager: pack,

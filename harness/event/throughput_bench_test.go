@@ -207,7 +207,7 @@ func (e *throughputEvent) playTournament(b *testing.B, rounds int) (wall, cpu ti
 	for r := range rounds {
 		var bots []*submission.Bot
 		for _, sub := range e.subs {
-			bot, err := e.store.LoadBot(ctx, sub.ID, e.settings.Game, e.builder, e.cfg.Intake())
+			bot, err := e.store.LoadBot(ctx, sub.ID, e.settings.Game, e.builder, e.cfg.Intake(), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

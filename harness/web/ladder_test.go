@@ -1,6 +1,8 @@
 package web
 
 import (
+	"github.com/arenabots/arena/harness/ladder"
+
 	"context"
 	"crypto/ed25519"
 	"io"
@@ -28,8 +30,11 @@ import (
 // the home page and arena event ladder's data agree.
 func TestTheLadderRatesItsGames(t *testing.T) {
 	// Two greedy bots play each other to the ply limit: a shorter limit
-	// makes those games draws sooner and changes no other result.
-	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"40\"\n")
+	// makes those games draws sooner and changes no other result. Half the
+	// opponents are drawn from every team ([ladder] far, 0.1 by default):
+	// the pairs far apart in rating meet within a few hundred games, not
+	// after a thousand (the default's mixing is ladder's pure test's).
+	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"20\"\n[ladder]\nfar = 0.5\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	faulting, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
@@ -71,7 +76,8 @@ func TestTheLadderRatesItsGames(t *testing.T) {
 	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
 		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Changed: e.server.TeamChanged, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 4}
+		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 4,
+		Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: e.server.Config.Ladder.Far}}
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	const pairs = 8 * 7 / 2
