@@ -88,43 +88,13 @@ func runDuel(c *cli.Context) error {
 	if bots[0].Name == bots[1].Name {
 		return usagef("A and B are both named %q; name them (A=PATH B=PATH)", bots[0].Name)
 	}
-	var given *uint64
-	if c.IsSet("seed") {
-		s := c.Uint64("seed")
-		given = &s
-	}
-	seed, err := tournament.SeedFor(c.Context, dir, given)
+	to, closer, err := runnerOptions(c, dir, bots, evidence, func(*tournament.Config) error { return nil })
 	if err != nil {
 		return err
 	}
-	key, err := signer(c)
-	if err != nil {
-		return err
-	}
-	ms, err := readMatchSettings(c)
-	if err != nil {
-		return err
-	}
-	defer ms.closer()
-	cfg := tournament.NewConfig(bots, ms.Resolved, ms.backend, c.String("image"))
-	cfg.Seed, cfg.Evidence = seed, evidence
-	if cfg.Openings, err = readOpenings(c, ms.Game, cfg.Rules, seed); err != nil {
-		return err
-	}
-	b, err := newBuilder(c, ms.backend, ms.Limits, nil)
-	if err != nil {
-		return err
-	}
-	if err := readyBots(c, b, bots); err != nil {
-		return err
-	}
-	cfg.Bots = tournament.Entries(bots)
+	defer closer()
 	w := c.App.Writer
-	o := duel.Options{Pairs: c.Int("pairs"), SPRT: sprt, Tournament: tournament.Options{
-		Dir: dir, Config: cfg, Bots: bots, Game: ms.Game, Backend: ms.backend,
-		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"),
-		ArenaVersion: arenaVersion(), Signer: key,
-	}}
+	o := duel.Options{Pairs: c.Int("pairs"), SPRT: sprt, Tournament: to}
 	fmt.Fprintf(w, "duel: A %s, B %s\n", bots[0].Name, bots[1].Name)
 	if !c.Bool("quiet") {
 		o.Progress = func(s duel.Status) { fmt.Fprintln(w, s) }

@@ -131,42 +131,18 @@ func runTournament(c *cli.Context) error {
 	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 {
 		return usagef("--concurrency and --max-attempts must be at least 1")
 	}
-	var given *uint64
-	if c.IsSet("seed") {
-		s := c.Uint64("seed")
-		given = &s
-	}
-	seed, err := tournament.SeedFor(c.Context, dir, given)
+	o, closer, err := runnerOptions(c, dir, bots, evidence, func(cfg *tournament.Config) error {
+		cfg.Format, cfg.Challenger, cfg.GamesPerPair = c.String("format"), c.String("challenger"), c.Int("games-per-pair")
+		cfg.Scoring, cfg.TieBreaks = sc, tbs
+		if err := cfg.Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	key, err := signer(c)
-	if err != nil {
-		return err
-	}
-	ms, err := readMatchSettings(c)
-	if err != nil {
-		return err
-	}
-	defer ms.closer()
-	cfg := tournament.NewConfig(bots, ms.Resolved, ms.backend, c.String("image"))
-	cfg.Format, cfg.Challenger, cfg.GamesPerPair, cfg.Seed = c.String("format"), c.String("challenger"), c.Int("games-per-pair"), seed
-	cfg.Scoring, cfg.TieBreaks, cfg.Evidence = sc, tbs, evidence
-	if cfg.Openings, err = readOpenings(c, ms.Game, cfg.Rules, seed); err != nil {
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return usagef("%v", err)
-	}
-	// Each bot handed in as source is built once, before the first game.
-	b, err := newBuilder(c, ms.backend, ms.Limits, nil)
-	if err != nil {
-		return err
-	}
-	if err := readyBots(c, b, bots); err != nil {
-		return err
-	}
-	cfg.Bots = tournament.Entries(bots)
+	defer closer()
 	co, err := coordinator(c, dir)
 	if err != nil {
 		return err
@@ -184,12 +160,8 @@ func runTournament(c *cli.Context) error {
 			prog = &lineProgress{w: c.App.Writer, start: time.Now()}
 		}
 	}
-	sum, err := tournament.Run(c.Context, tournament.Options{
-		Dir: dir, Config: cfg, Bots: bots, Game: ms.Game, Backend: ms.backend,
-		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), MinFree: minFree,
-		ArenaVersion: arenaVersion(), Signer: key, Progress: prog, Remote: remote,
-		WorkerKey: tournament.WorkerKey(dir),
-	})
+	o.MinFree, o.Progress, o.Remote, o.WorkerKey = minFree, prog, remote, tournament.WorkerKey(dir)
+	sum, err := tournament.Run(c.Context, o)
 	if errors.Is(err, tournament.ErrConfigChanged) {
 		return usagef("%v\nuse another --out directory for a new tournament", err)
 	}
@@ -416,4 +388,53 @@ func readOpenings(c *cli.Context, g rules.Game, opts map[string]string, seed uin
 		return nil, usagef("--openings: %v", err)
 	}
 	return list, nil
+}
+
+// runnerOptions are the tournament runner's options for the bots of a
+// command that feeds it (arena tournament, arena duel), from its flags: the
+// seed given or the one stored in dir, the signing key, the sandbox and the
+// match settings, the openings, then shape's part of the configuration
+// (checked before anything is built), and the bots built once if handed in
+// as source. The closer releases the sandbox.
+func runnerOptions(c *cli.Context, dir string, bots []*submission.Bot, evidence transcript.Evidence, shape func(*tournament.Config) error) (tournament.Options, func(), error) {
+	var given *uint64
+	if c.IsSet("seed") {
+		s := c.Uint64("seed")
+		given = &s
+	}
+	seed, err := tournament.SeedFor(c.Context, dir, given)
+	if err != nil {
+		return tournament.Options{}, nil, err
+	}
+	key, err := signer(c)
+	if err != nil {
+		return tournament.Options{}, nil, err
+	}
+	ms, err := readMatchSettings(c)
+	if err != nil {
+		return tournament.Options{}, nil, err
+	}
+	fail := func(err error) (tournament.Options, func(), error) {
+		ms.closer()
+		return tournament.Options{}, nil, err
+	}
+	cfg := tournament.NewConfig(bots, ms.Resolved, ms.backend, c.String("image"))
+	cfg.Seed, cfg.Evidence = seed, evidence
+	if cfg.Openings, err = readOpenings(c, ms.Game, cfg.Rules, seed); err != nil {
+		return fail(err)
+	}
+	if err := shape(&cfg); err != nil {
+		return fail(err)
+	}
+	b, err := newBuilder(c, ms.backend, ms.Limits, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if err := readyBots(c, b, bots); err != nil {
+		return fail(err)
+	}
+	cfg.Bots = tournament.Entries(bots)
+	return tournament.Options{Dir: dir, Config: cfg, Bots: bots, Game: ms.Game, Backend: ms.backend,
+		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"),
+		ArenaVersion: arenaVersion(), Signer: key}, ms.closer, nil
 }

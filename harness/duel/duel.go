@@ -45,7 +45,6 @@ type Status struct {
 	// Unpaired counts pairs left out because one of their games was not
 	// played (aborted by the host every time it was tried).
 	Unpaired int
-	Done     bool // every pair was played, or the SPRT decided
 }
 
 // ErrUndecided is the end of a duel whose SPRT did not decide within its
@@ -114,7 +113,6 @@ func (t *tally) settled(r tournament.Record) bool {
 		s.LLR = t.o.SPRT.LLR(s.Pairs, s.Games)
 		s.Decision = t.o.SPRT.Decide(s.LLR)
 	}
-	s.Done = s.Decision != stats.Continue || s.Pairs.Pairs()+s.Unpaired >= t.o.Pairs
 	if t.o.Progress != nil && t.live {
 		t.o.Progress(*s)
 	}
@@ -152,7 +150,6 @@ func Run(ctx context.Context, o Options) (Status, error) {
 	if sum.Interrupted {
 		return st, ctx.Err()
 	}
-	st.Done = true
 	if o.SPRT != nil && st.Decision == stats.Continue {
 		return st, ErrUndecided
 	}

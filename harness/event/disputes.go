@@ -154,20 +154,7 @@ func (s *Store) Dispute(ctx context.Context, id int64) (Dispute, error) {
 // of game (any for 0), the open ones only if open.
 func (s *Store) Disputes(ctx context.Context, team, game int64, open bool) ([]Dispute, error) {
 	q := `SELECT ` + disputeColumns + ` FROM disputes WHERE (?1 = 0 OR team_id = ?1) AND (?2 = 0 OR game_id = ?2) AND (?3 = 0 OR state = 'open') ORDER BY id DESC LIMIT 200`
-	rows, err := s.read(ctx, q, team, game, boolInt(open))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Dispute
-	for rows.Next() {
-		d, err := scanDispute(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return readAll(ctx, s, scanDispute, q, team, game, boolInt(open))
 }
 
 func boolInt(b bool) int {

@@ -133,20 +133,7 @@ func (s *Store) GamesOfSubmission(ctx context.Context, sub int64) ([]Game, error
 }
 
 func (s *Store) games(ctx context.Context, q string, args ...any) ([]Game, error) {
-	rows, err := s.read(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Game
-	for rows.Next() {
-		g, err := scanGame(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, rows.Err()
+	return readAll(ctx, s, scanGame, q, args...)
 }
 
 // ForgetValidationGames removes the games an earlier validation of sub

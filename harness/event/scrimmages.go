@@ -133,20 +133,7 @@ func (s *Store) ScrimmageByID(ctx context.Context, id int64) (Scrimmage, error) 
 // Scrimmages lists the scrimmages team played or was challenged to, newest
 // first (team 0: every team's).
 func (s *Store) Scrimmages(ctx context.Context, team int64, n int) ([]Scrimmage, error) {
-	rows, err := s.read(ctx, `SELECT `+scrimmageColumns+` FROM scrimmages WHERE ?1 = 0 OR team_id = ?1 OR rival_team = ?1 ORDER BY id DESC LIMIT ?2`, team, n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Scrimmage
-	for rows.Next() {
-		sc, err := scanScrimmage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
-	}
-	return out, rows.Err()
+	return readAll(ctx, s, scanScrimmage, `SELECT `+scrimmageColumns+` FROM scrimmages WHERE ?1 = 0 OR team_id = ?1 OR rival_team = ?1 ORDER BY id DESC LIMIT ?2`, team, n)
 }
 
 // ClaimScrimmage takes the oldest queued scrimmage to play, or ErrNotFound.

@@ -223,6 +223,24 @@ func (s *Store) read(ctx context.Context, q string, args ...any) (*sql.Rows, err
 	return st.QueryContext(ctx, args...)
 }
 
+// readAll runs query q and scans every row it returns with scan.
+func readAll[T any](ctx context.Context, s *Store, scan func(interface{ Scan(...any) error }) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := s.read(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // rowScanner is a row or the error that kept it from being read.
 type rowScanner struct {
 	row *sql.Row
@@ -428,20 +446,7 @@ func (s *Store) TeamByName(ctx context.Context, name string) (Team, error) {
 
 // Teams lists every team by name.
 func (s *Store) Teams(ctx context.Context) ([]Team, error) {
-	rows, err := s.read(ctx, `SELECT `+teamColumns+` FROM teams ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Team
-	for rows.Next() {
-		t, err := scanTeam(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return readAll(ctx, s, scanTeam, `SELECT `+teamColumns+` FROM teams ORDER BY name`)
 }
 
 // NewTeamToken gives a team a new token; the old one, and every session

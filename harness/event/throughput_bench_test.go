@@ -241,24 +241,22 @@ func (e *throughputEvent) playTournament(b *testing.B, rounds int) (wall, cpu ti
 // within 10% of the tournament's games/min.
 func BenchmarkLadderThroughput(b *testing.B) {
 	e := newThroughputEvent(b)
-	b.Run("ladder", func(b *testing.B) {
-		var wall, cpu time.Duration
-		games := 0
-		for b.Loop() {
-			w, c, n := e.playLadder(b, ladderPairs)
-			wall, cpu, games = wall+w, cpu+c, games+n
-		}
-		b.ReportMetric(float64(games)/wall.Minutes(), "games/min")
-		reportCPU(b, wall, cpu, games)
-	})
-	b.Run("tournament", func(b *testing.B) {
-		var wall, cpu time.Duration
-		games := 0
-		for b.Loop() {
-			w, c, n := e.playTournament(b, benchRoundRobins)
-			wall, cpu, games = wall+w, cpu+c, games+n
-		}
-		b.ReportMetric(float64(games)/wall.Minutes(), "games/min")
-		reportCPU(b, wall, cpu, games)
-	})
+	for _, c := range []struct {
+		name string
+		play func(b *testing.B) (wall, cpu time.Duration, games int)
+	}{
+		{"ladder", func(b *testing.B) (time.Duration, time.Duration, int) { return e.playLadder(b, ladderPairs) }},
+		{"tournament", func(b *testing.B) (time.Duration, time.Duration, int) { return e.playTournament(b, benchRoundRobins) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var wall, cpu time.Duration
+			games := 0
+			for b.Loop() {
+				w, cp, n := c.play(b)
+				wall, cpu, games = wall+w, cpu+cp, games+n
+			}
+			b.ReportMetric(float64(games)/wall.Minutes(), "games/min")
+			reportCPU(b, wall, cpu, games)
+		})
+	}
 }

@@ -182,18 +182,8 @@ func TestPDNParsesAndReplays(t *testing.T) {
 	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	g, _ := rules.Lookup("checkers")
-	source, err := os.ReadFile(filepath.Join("..", "..", "examples", "checkers", "random_bot.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	bot := func(name string) *submission.Bot {
-		p := filepath.Join(t.TempDir(), name)
-		os.WriteFile(p, source, 0o644)
-		b, err := submission.LoadFor(p, submission.DefaultLimits(), g.(rules.Packager))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return submissiontest.Example(t, g, "examples/checkers/random_bot.py", name)
 	}
 	labels := dockertest.Labels(t)
 	opts := map[string]string{"menCaptureBackward": "false", "start": "9-13 22-17 13x22"}

@@ -76,8 +76,8 @@ func (g *game) write(w io.Writer, format string) error {
 	var b strings.Builder
 	if format == PGN {
 		g.pgn(&b)
-	} else if err := g.pdn(&b); err != nil {
-		return err
+	} else {
+		g.pdn(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -173,7 +173,7 @@ func (g *game) pgn(b *strings.Builder) {
 // is the first player, arena's White; the opening's moves, when the game
 // began from a sequence of them, are the game's first moves, and a capture
 // of several jumps (several turns here) is one move, 15x24x31.
-func (g *game) pdn(b *strings.Builder) error {
+func (g *game) pdn(b *strings.Builder) {
 	result := resultToken(g.result.Winner, rules.Black) // PDN's White moves second
 	g.common(b, g.header.Black.Name, g.header.White.Name, result)
 	tag(b, "GameType", "21")
@@ -225,5 +225,4 @@ func (g *game) pdn(b *strings.Builder) error {
 		}
 	}
 	movetext(b, tokens, result)
-	return nil
 }

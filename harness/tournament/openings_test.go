@@ -2,12 +2,12 @@ package tournament
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -21,21 +21,9 @@ func TestACheckersTournamentPlaysEachBallotFromBothSides(t *testing.T) {
 	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	g, _ := rules.Lookup("checkers")
-	source, err := os.ReadFile(filepath.Join("..", "..", "examples", "checkers", "random_bot.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var bots []*submission.Bot
 	for _, name := range []string{"north.py", "south.py"} {
-		p := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(p, source, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		b, err := submission.LoadFor(p, submission.DefaultLimits(), g.(rules.Packager))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bots = append(bots, b)
+		bots = append(bots, submissiontest.Example(t, g, "examples/checkers/random_bot.py", name))
 	}
 	opts := map[string]string{"menCaptureBackward": "false", "maxPlies": "16"}
 	deck, err := rules.LoadOpenings(g, "acf3", 0, rules.Random, 5, opts)

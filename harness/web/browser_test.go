@@ -542,14 +542,7 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := e.store.AddTeam(ctx, "Gamma", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	passedUpload(t, e, e.a.ID, "./examples/greedy")
-	passedUpload(t, e, e.b.ID, "./examples/random")
-	passedUpload(t, e, c.ID, "./examples/random")
-	playsFinals(t, ctx, e, nil)
+	threeTeamsForTheFinal(t, ctx, e)
 	if _, err := e.store.CloseUploads(ctx); err != nil {
 		t.Fatal(err)
 	}

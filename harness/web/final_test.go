@@ -54,6 +54,22 @@ func (e *testEvent) board(t *testing.T, token string) event.Board {
 	return b
 }
 
+// threeTeamsForTheFinal adds Gamma to the event, gives Alpha the greedy bot
+// and Beta and Gamma the random one, each passed, and lets the server play
+// the final when it is asked to. It returns Gamma.
+func threeTeamsForTheFinal(t *testing.T, ctx context.Context, e *testEvent) event.NewTeam {
+	t.Helper()
+	c, err := e.store.AddTeam(ctx, "Gamma", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	passedUpload(t, e, e.a.ID, "./examples/greedy")
+	passedUpload(t, e, e.b.ID, "./examples/random")
+	passedUpload(t, e, c.ID, "./examples/random")
+	playsFinals(t, ctx, e, nil)
+	return c
+}
+
 // TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard: the organizer closes
 // uploads and starts the final over the API; the server plays it through the
 // tournament runner in DIR/final and records every game as the event's; the
@@ -65,14 +81,7 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	e := newTestEvent(t, "game = \"codeclash\"\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := e.store.AddTeam(ctx, "Gamma", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	passedUpload(t, e, e.a.ID, "./examples/greedy")
-	passedUpload(t, e, e.b.ID, "./examples/random")
-	passedUpload(t, e, c.ID, "./examples/random")
-	playsFinals(t, ctx, e, nil)
+	c := threeTeamsForTheFinal(t, ctx, e)
 
 	if b := e.board(t, ""); len(b.Standings) != 0 || b.Games["total"] != 0 {
 		t.Errorf("before the final the standings are %+v, want empty", b)

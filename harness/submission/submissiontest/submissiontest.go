@@ -19,6 +19,7 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/internal/ziptest"
+	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -249,4 +250,39 @@ func Fixture(tb testing.TB, pkg, name string) *submission.Bot {
 	}
 	return &submission.Bot{Name: name, SHA256: submission.Sum(data), Source: name,
 		Program: sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: data, Mode: 0o755}}}}
+}
+
+// Example is the example bot at file (a path from the module's root, such
+// as "examples/checkers/random_bot.py") handed in as name, loaded for game
+// g as a submission of that name would be.
+func Example(tb testing.TB, g rules.Game, file, name string) *submission.Bot {
+	tb.Helper()
+	dir, err := os.Getwd()
+	for err == nil {
+		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
+			break
+		}
+		if parent := filepath.Dir(dir); parent != dir {
+			dir = parent
+		} else {
+			err = fmt.Errorf("no go.mod above the test's directory")
+		}
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	pack, _ := g.(rules.Packager)
+	b, err := submission.LoadFor(p, submission.DefaultLimits(), pack)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
