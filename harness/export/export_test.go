@@ -44,16 +44,7 @@ func play(t *testing.T, game string, opts map[string]string, white, black *submi
 
 func pgnExtract(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"pgn-extract", "/usr/games/pgn-extract"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no pgn-extract: the PGN export must be read by it here (scripts/test.sh installs Debian's pgn-extract)")
-	}
-	t.Skip("no pgn-extract; install Debian's pgn-extract to check the PGN export")
-	return ""
+	return dockertest.Tool(t, "the PGN export", "pgn-extract", "pgn-extract")
 }
 
 // A chess game from an opening, exported as PGN, is read by pgn-extract

@@ -93,16 +93,7 @@ func TestPageIsSelfContained(t *testing.T) {
 }
 
 func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if dockertest.Required() {
-		t.Fatal("no chromium: the viewer must be tested in a real browser here (scripts/test.sh installs Debian's chromium)")
-	}
-	t.Skip("no chromium; install Debian's chromium to test the viewer in a browser")
-	return ""
+	return dockertest.Tool(t, "the viewer in a real browser", "chromium", "chromium", "chromium-browser", "google-chrome")
 }
 
 func TestViewerInARealBrowser(t *testing.T) {

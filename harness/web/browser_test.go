@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,16 +30,7 @@ import (
 // chromiumPath finds the browser the pages are tested in.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if dockertest.Required() {
-		t.Fatal("no chromium: the event's pages must be tested in a real browser here (scripts/test.sh installs Debian's chromium)")
-	}
-	t.Skip("no chromium; install Debian's chromium to test the event's pages in a browser")
-	return ""
+	return dockertest.Tool(t, "the event's pages in a real browser", "chromium", "chromium", "chromium-browser", "google-chrome")
 }
 
 // tab is one tab of a headless Chromium on the server at base. What the page

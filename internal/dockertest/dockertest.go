@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -33,6 +34,27 @@ const Image = "arena-runtime:test"
 // Required reports whether Docker tests must run rather than skip.
 func Required() bool {
 	return os.Getenv("CI") == "true" || os.Getenv("ARENA_REQUIRE_DOCKER") == "1"
+}
+
+// Tool is the path of the first of names found on PATH (or in Debian's
+// /usr/games): a program a test drives, such as chromium or pgn-extract.
+// Missing, it fails the test where the tests must all run (Required) and
+// skips it elsewhere; what says what the tool is needed for and package is
+// the Debian package scripts/test.sh installs it from.
+func Tool(tb testing.TB, what, pkg string, names ...string) string {
+	tb.Helper()
+	for _, name := range names {
+		for _, p := range []string{name, filepath.Join("/usr/games", name)} {
+			if path, err := exec.LookPath(p); err == nil {
+				return path
+			}
+		}
+	}
+	if Required() {
+		tb.Fatalf("no %s: %s must be tested with it here (scripts/test.sh installs Debian's %s)", names[0], what, pkg)
+	}
+	tb.Skipf("no %s; install Debian's %s to test %s", names[0], pkg, what)
+	return ""
 }
 
 func unavailable(tb testing.TB, format string, a ...any) {
