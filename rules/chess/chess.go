@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	cc "github.com/corentings/chess/v2"
@@ -52,15 +53,38 @@ type State struct {
 	outcome rules.Outcome
 }
 
+// fenMu serializes every call into the chess library that decodes a FEN:
+// its decoder splits the board into a package-level buffer (rankBuffer in
+// fen.go of corentings/chess v2.3.2), so two games starting at once in one
+// process, as a tournament's do, would read each other's ranks.
+var fenMu sync.Mutex
+
+// decoding runs f, which decodes a FEN in the chess library, alone.
+func decoding[T any](f func() (T, error)) (T, error) {
+	fenMu.Lock()
+	defer fenMu.Unlock()
+	return f()
+}
+
+// position decodes fen ("": the standard start).
+func position(fen string) (*cc.Position, error) {
+	return decoding(func() (*cc.Position, error) {
+		if fen == "" {
+			return cc.StartingPosition(), nil
+		}
+		f, err := cc.FEN(fen)
+		if err != nil {
+			return nil, err
+		}
+		return cc.NewGame(f).Position(), nil
+	})
+}
+
 // NewState starts a game.
 func NewState(o Options) (*State, error) {
-	start := cc.StartingPosition()
-	if o.FEN != "" {
-		f, err := cc.FEN(o.FEN)
-		if err != nil {
-			return nil, fmt.Errorf("fen: %w", err)
-		}
-		start = cc.NewGame(f).Position()
+	start, err := position(o.FEN)
+	if err != nil {
+		return nil, fmt.Errorf("fen: %w", err)
 	}
 	s := &State{opts: o, pos: start, start: start, seen: map[string]int{}, outcome: rules.Outcome{Winner: rules.NoSide}}
 	s.seen[repKey(start)]++

@@ -1,7 +1,9 @@
 package chess
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,4 +169,44 @@ func TestProtocolLines(t *testing.T) {
 
 func TestTheExplanationsDialogueIsTheGames(t *testing.T) {
 	rulestest.Check(t, Game{}.Explain(), Game{}.Protocol().Lines, state(t, ""), 2500*time.Millisecond)
+}
+
+// Games start at once in one process (a tournament's, a duel's): each gets
+// the position it was given, whatever the others decode meanwhile.
+func TestGamesStartingAtOnceKeepTheirPositions(t *testing.T) {
+	fens := []string{
+		"",
+		"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2",
+		"8/8/8/8/8/8/8/K1k5 w - - 0 1",
+		"r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+	}
+	want := make([]string, len(fens))
+	for i, f := range fens {
+		s, err := NewState(Options{FEN: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = s.FEN()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 400)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				k := (g + i) % len(fens)
+				s, err := NewState(Options{FEN: fens[k]})
+				if err != nil || s.FEN() != want[k] {
+					errs <- fmt.Sprintf("%q became %v %v", fens[k], s, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	cc "github.com/corentings/chess/v2"
-
 	"github.com/arenabots/arena/rules"
 )
 
@@ -75,7 +73,7 @@ func (Game) FromView(opts map[string]string, view []byte) (rules.State, error) {
 		f = f[len(f)-6:]
 	}
 	o.FEN = strings.Join(f, " ")
-	if _, err := cc.FEN(o.FEN); err != nil {
+	if _, err := position(o.FEN); err != nil {
 		return nil, fmt.Errorf("not a FEN position: %v", err)
 	}
 	return NewState(o)

@@ -58,7 +58,7 @@ func epd(line string) (fen, name string, err error) {
 			name = m[1]
 		}
 	}
-	if _, err := cc.FEN(fen); err != nil {
+	if _, err := position(fen); err != nil {
 		return "", "", fmt.Errorf("%q is not a position: %v", clip(line), err)
 	}
 	return fen, name, nil
@@ -71,6 +71,9 @@ func isCount(s string) bool {
 
 // pgnOpenings are the positions of PGN games after plies half-moves.
 func pgnOpenings(text []byte, plies int) ([]rules.Opening, error) {
+	// Every game the parser makes starts from a decoded FEN (see fenMu).
+	fenMu.Lock()
+	defer fenMu.Unlock()
 	sc := cc.NewScanner(bytes.NewReader(text))
 	var out []rules.Opening
 	for n := 1; sc.HasNext(); n++ {
