@@ -28,6 +28,10 @@ type Config struct {
 	Image string
 	// Engine is how a container backend reaches its engine.
 	Engine Engine
+	// Runtime is the engine's runtime a container backend runs boxes under
+	// (runc; runsc for gVisor). Empty: the engine's default. Other backends
+	// refuse one.
+	Runtime string
 	// Sweep removes, when the backend opens and again when it closes, what
 	// runs of arena that were killed left on the engine (their last create
 	// request may complete after the first sweep).

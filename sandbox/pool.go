@@ -201,6 +201,8 @@ func (b *pooled) Close(ctx context.Context) error {
 	switch {
 	case b.broken:
 		why = "it failed"
+	case !Reusable(b.Box):
+		why = "its reset could not be proven clean"
 	case closed:
 		why = "the pool is closed"
 	case ctx.Err() != nil:
@@ -298,4 +300,13 @@ func (s *pooledSession) Stop(ctx context.Context) (Report, error) {
 		s.box.broken = true
 	}
 	return rep, err
+}
+
+// Reusable says whether a box may serve another game once reset: true
+// unless the box says otherwise with a Reusable() bool method (a runtime
+// under which a reset cannot prove the box as clean as a new one). The pool
+// destroys a box that is not reusable after its game.
+func Reusable(b Box) bool {
+	r, ok := b.(interface{ Reusable() bool })
+	return !ok || r.Reusable()
 }

@@ -263,3 +263,43 @@ func TestAPooledBoxIsOutOfReachOnceReturned(t *testing.T) {
 		t.Fatalf("the returned box's session was stopped %d times through the old handle, reset %d times", b.stopped, b.resets)
 	}
 }
+
+// freshBox is a box that says a reset could not prove it clean.
+type freshBox struct{ *stubBox }
+
+func (freshBox) Reusable() bool { return false }
+
+type freshBackend struct{ stubBackend }
+
+func (f *freshBackend) Open(ctx context.Context, s sandbox.Spec) (sandbox.Box, error) {
+	b, err := f.stubBackend.Open(ctx, s)
+	return freshBox{b.(*stubBox)}, err
+}
+
+// A box that is not reusable serves one game: it is destroyed, never reset
+// and handed to the next.
+func TestPoolNeverReusesABoxThatIsNotReusable(t *testing.T) {
+	ctx := context.Background()
+	be := &freshBackend{}
+	p := sandbox.NewPool(be)
+	defer p.Close(ctx)
+	spec := sandbox.Spec{Program: sandbox.Program{Name: "stub", Entry: "stub"}}
+	for range 2 {
+		bx, err := p.Open(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bx.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(be.made) != 2 || be.made[0].resets != 0 || be.made[0].closes != 1 {
+		t.Fatalf("%d boxes made; the first reset %d times, closed %d", len(be.made), be.made[0].resets, be.made[0].closes)
+	}
+	if st := p.Stats(); st != (sandbox.PoolStats{Opened: 2}) {
+		t.Fatalf("stats %+v", st)
+	}
+	if sandbox.Reusable(freshBox{}) || !sandbox.Reusable(&stubBox{}) {
+		t.Fatal("Reusable misreads a box")
+	}
+}

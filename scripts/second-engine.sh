@@ -13,6 +13,7 @@
 #   containerd         its own: DIR/containerd (config, root, state, socket)
 #   dockerd            DIR/docker.sock, DIR/data, DIR/exec, DIR/dockerd.pid,
 #                      DIR/daemon.json (never /etc/docker/daemon.json),
+#                      with the runtimes start was given registered in it,
 #                      containers under the cgroup arena-e2-<h>
 #   logs               DIR/dockerd.log, DIR/containerd.log
 # The host engine, its containers, docker0 and the host's iptables are never
@@ -20,7 +21,11 @@
 # (nsenter --net), so the bridge and every iptables rule dockerd writes live
 # in the namespace.
 #
-# Usage: second-engine.sh start DIR        start (or report) the engine
+# Usage: second-engine.sh start DIR [NAME=PATH]...
+#                                          start (or report) the engine; each
+#                                          NAME=PATH registers the OCI runtime
+#                                          at PATH (an absolute path, e.g. a
+#                                          gVisor runsc) under NAME beside runc
 #        second-engine.sh env DIR          the lines start prints, engine running
 #        second-engine.sh load DIR IMAGE.. copy images from the engine `docker`
 #                                          reaches (the host's) to this one
@@ -246,8 +251,38 @@ EOF
   fi
 }
 
+# runtimes_json NAME=PATH... prints the daemon.json lines registering them.
+runtimes_json() {
+  (($# > 0)) || return 0
+  local spec name path sep=""
+  printf '  "runtimes": {'
+  for spec in "$@"; do
+    name=${spec%%=*}
+    path=${spec#*=}
+    printf '%s"%s": {"path": "%s"}' "$sep" "$name" "$path"
+    sep=", "
+  done
+  printf '},\n'
+}
+
+# check_runtimes NAME=PATH...: each names a runtime by a plain name and an
+# absolute path to an executable.
+check_runtimes() {
+  local spec name path
+  for spec in "$@"; do
+    [[ $spec == *=* ]] || die "runtime $spec: want NAME=PATH"
+    name=${spec%%=*}
+    path=${spec#*=}
+    [[ $name =~ ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ ]] || die "runtime name $name: want letters, digits, _ . -"
+    [[ $name != runc ]] || die "runtime runc is the engine's own; name yours otherwise"
+    [[ $path == /* && $path != *'"'* && $path != *'\\'* ]] || die "runtime $name: $path is not a plain absolute path"
+    [[ -x $path ]] || die "runtime $name: $path is not an executable file"
+  done
+}
+
 start_dockerd() {
   local driver=$1 major key=""
+  shift
   # Before 23.0 dockerd takes its engine ID from /etc/docker/key.json, so the
   # second engine would report the host engine's ID; give it a key of its own.
   # (From 23.0 on the ID lives in the data root, and the option is gone.)
@@ -258,6 +293,7 @@ start_dockerd() {
   cat >"$dir/daemon.json" <<EOF
 {
   $key
+$(runtimes_json "$@")
   "storage-driver": "$driver",
   "bridge": "$bridge",
   "default-address-pools": [{"base": "$address_pool", "size": 24}],
@@ -284,8 +320,15 @@ cmd_start() {
   need_root
   need_tools ip iptables nsenter setsid pgrep dockerd containerd docker sha256sum realpath
   names "$1"
+  shift
+  check_runtimes "$@"
   mkdir -p "$dir"
   if dockerd_pid >/dev/null && answers; then
+    local spec missing=()
+    for spec in "$@"; do
+      e2 info --format '{{json .Runtimes}}' | grep -q "\"${spec%%=*}\"" || missing+=("${spec%%=*}")
+    done
+    ((${#missing[@]} == 0)) || die "the engine in $dir already runs without runtime ${missing[*]}; stop it first"
     say "engine in $dir already runs"
     print_env
     return
@@ -295,7 +338,7 @@ cmd_start() {
   driver=$(storage_driver)
   start_containerd
   if ! dockerd_pid >/dev/null; then
-    start_dockerd "$driver"
+    start_dockerd "$driver" "$@"
   fi
   local deadline=$((SECONDS + 60))
   while ((SECONDS < deadline)); do
@@ -532,7 +575,7 @@ cmd_stop() {
 sub=$1
 shift
 case $sub in
-start) cmd_start "$1" ;;
+start) cmd_start "$@" ;;
 env) cmd_env "$1" ;;
 load) cmd_load "$@" ;;
 cut) cmd_cut "$1" ;;

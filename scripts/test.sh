@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command: the same on a laptop and in CI.
 #   1. make sure a Docker engine answers (start one if not; see ensure-docker.sh)
-#   2. build the offline test base image (cached by its recipe's hash)
+#   2. build the offline test base image (cached by its recipe's hash) and,
+#      beside it, gVisor's runsc from its pinned version (cached by version;
+#      the gVisor tests register it with an engine of their own)
 #   3. gofmt, go vet, staticcheck, and every test under -race, Docker-backed ones included
 # Under CI=true a missing engine is a failure, never a skip.
 set -euo pipefail
@@ -16,8 +18,17 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "docker engine"
 if bash scripts/ensure-docker.sh; then
-  step "offline test base image"
+  step "offline test base image, and gVisor's runsc beside it"
+  bash scripts/runsc.sh >/tmp/arena-runsc.$$.log 2>&1 &
+  runsc_pid=$!
   bash images/testbase/build.sh
+  if ! wait "$runsc_pid"; then
+    cat /tmp/arena-runsc.$$.log >&2
+    echo "runsc did not build: the gVisor tests need it" >&2
+    exit 1
+  fi
+  cat /tmp/arena-runsc.$$.log
+  rm -f /tmp/arena-runsc.$$.log
 elif [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]]; then
   echo "no Docker engine: Docker-backed tests must run here" >&2
   exit 1

@@ -159,6 +159,7 @@ input or an infrastructure error.`,
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the turn this many times"},
 			&cli.StringFlag{Name: "sandbox", Usage: "docker or local (default: the one recorded)"},
 			&cli.StringFlag{Name: "image", Usage: "runtime image (default: the one recorded)"},
+			runtimeFlag("the one recorded"),
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
 		}, buildFlags()...),
 		Action: func(c *cli.Context) error {
@@ -188,8 +189,7 @@ input or an infrastructure error.`,
 			if err != nil {
 				return err
 			}
-			kind, image := replay.Sandbox(h, c.String("sandbox"), c.String("image"))
-			backend, closer, err := openBackend(c, kind, image, false)
+			backend, closer, err := openBackend(c, replay.Sandbox(h, sandboxConfig(c)), false)
 			if err != nil {
 				return err
 			}

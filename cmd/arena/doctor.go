@@ -20,12 +20,20 @@ func imageFlag() *cli.StringFlag {
 	return &cli.StringFlag{Name: "image", Value: images.DefaultRuntime, Usage: "runtime image bots run in", EnvVars: []string{"ARENA_IMAGE"}}
 }
 
+// runtimeFlag names the engine's runtime bots run under; usage says what
+// the command takes when it is left out.
+func runtimeFlag(usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "runtime", Usage: "the engine's OCI runtime bots run under: runc, or runsc for gVisor's second wall (default: " + usage + ")", EnvVars: []string{"ARENA_RUNTIME"}}
+}
+
 func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check that this host can run official matches",
 		Description: `Runs the preflight an organizer should run before an event: the engine answers,
-its versions, cgroups and storage driver, the runtime image is present and what
+its versions, cgroups and storage driver, the runtime bots run under (--runtime:
+runc, or runsc for gVisor, a second wall against kernel bugs) and what it
+protects against, the runtime image is present and what
 it offers bots (glibc, interpreters, python3 and the numpy, pandas and tabulate
 modules with their versions, read from inside as arena validate reads them),
 the toolchain of each language bots may be handed in as (the languages table:
@@ -38,11 +46,14 @@ Each check is ok, warn or fail, with a fix.
 With --bench it measures instead what a turn costs, and for each language a
 hello world built once in the sandbox with the table's commands, then started
 --hello-runs times as a turn: a JVM's or an interpreter's start is paid every
-turn by bots that run a fresh process per turn.
+turn by bots that run a fresh process per turn. When the engine has both runc
+and a gVisor runtime, the container rows and the languages are measured under
+each, side by side (the RUNTIME column).
 
 Exits 1 when a check that official matches need fails.`,
 		Flags: []cli.Flag{
 			imageFlag(),
+			runtimeFlag("the engine's, usually runc"),
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},
 			&cli.StringFlag{Name: "out", Value: ".", Usage: "the directory matches and tournaments will write to: its free space is checked", TakesFile: true},
 			&cli.StringFlag{Name: "languages", Usage: "languages file whose toolchains to check (default: the built-in table; arena languages prints it)", TakesFile: true},
@@ -55,7 +66,7 @@ Exits 1 when a check that official matches need fails.`,
 			if err != nil {
 				return err
 			}
-			cfg := doctor.Config{Engine: dockerConn(c), Image: c.String("image"), Languages: langs, Out: c.String("out"),
+			cfg := doctor.Config{Engine: dockerConn(c), Image: c.String("image"), Runtime: c.String("runtime"), Languages: langs, Out: c.String("out"),
 				Runs: c.Int("runs"), HelloRuns: c.Int("hello-runs")}
 			if c.Bool("bench") {
 				return benchAction(c, cfg)
@@ -127,13 +138,16 @@ func printTimings(c *cli.Context, timings []docker.Timing) error {
 		return enc.Encode(timings)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WHAT\tRUNS\tP50\tP99\tP50 / BARE\tP50 - BARE")
+	fmt.Fprintln(tw, "WHAT\tRUNTIME\tRUNS\tP50\tP99\tP50 / BARE\tP50 - BARE")
 	for _, t := range timings {
-		ratio, over := "", ""
+		ratio, over, rt := "", "", t.Runtime
 		if t.XBare > 0 {
 			ratio, over = fmt.Sprintf("%.2fx", t.XBare), fmt.Sprintf("%+.2f ms", t.OverMs)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f ms\t%.2f ms\t%s\t%s\n", t.Name, t.Runs, t.P50Ms, t.P99Ms, ratio, over)
+		if rt == "" {
+			rt = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f ms\t%.2f ms\t%s\t%s\n", t.Name, rt, t.Runs, t.P50Ms, t.P99Ms, ratio, over)
 	}
 	return tw.Flush()
 }

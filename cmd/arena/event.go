@@ -83,6 +83,7 @@ Logs go to stderr; --log-level info (before 'serve') also logs each validation.`
 			&cli.IntFlag{Name: "games", Value: 2, Usage: "how many scrimmages and ladder pairs are played at once (with workers: as many as their slots)"},
 			flagNamed(matchFlags(), "sandbox"),
 			imageFlag(),
+			flagNamed(matchFlags(), "runtime"),
 			flagNamed(buildFlags(), "build-cache"),
 		}, distribFlags()...),
 		Action: func(c *cli.Context) error {
@@ -130,7 +131,7 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 	return web.Options{
 		EventDir: dir, Addr: c.String("http"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		TrustProxy: c.Bool("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: remoteOf(c, dir),
-		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Engine: dockerConn(appContext(c)),
+		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Engine: dockerConn(appContext(c)),
 			Notify: func(msg string) { slog.Warn(msg) }},
 		BuildCache: cache, Log: slog.Default(), ArenaVersion: arenaVersion(),
 		Ready: func(addr string) {
@@ -254,6 +255,7 @@ interruption.`,
 					flagNamed(tournamentCommand().Flags, "max-attempts"),
 					flagNamed(matchFlags(), "sandbox"),
 					imageFlag(),
+					flagNamed(matchFlags(), "runtime"),
 					flagNamed(buildFlags(), "build-cache"),
 				},
 				Action: eventFinal,
@@ -611,7 +613,7 @@ func eventFinal(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	backend, closer, err := openBackend(c, c.String("sandbox"), c.String("image"), true)
+	backend, closer, err := openBackend(c, sandboxConfig(c), true)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ func matchFlags() []cli.Flag {
 		ruleFlag(),
 		&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
 		imageFlag(),
+		runtimeFlag("the engine's, usually runc"),
 		&cli.DurationFlag{Name: "turn-timeout", Value: d.TurnTimeout, Usage: "wall-clock limit per turn"},
 		&cli.StringFlag{Name: "memory", Value: "1g", Usage: "memory limit per bot, no swap (e.g. 512m, 1g)"},
 		&cli.Float64Flag{Name: "cpus", Value: d.CPUs, Usage: "CPU quota per bot, in cores"},
@@ -110,19 +111,25 @@ func readMatchSettings(c *cli.Context) (*matchSettings, error) {
 		return nil, err
 	}
 	ms := &matchSettings{Resolved: r}
-	ms.backend, ms.closer, err = openBackend(c, c.String("sandbox"), c.String("image"), true)
+	ms.backend, ms.closer, err = openBackend(c, sandboxConfig(c), true)
 	if err != nil {
 		return nil, err
 	}
 	return ms, nil
 }
 
-// openBackend opens the sandbox backend of that kind (sandbox.Open) with
-// the engine the global flags name; sweep removes what a killed arena left.
+// sandboxConfig reads the --sandbox, --image and --runtime flags.
+func sandboxConfig(c *cli.Context) sandbox.Config {
+	return sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime")}
+}
+
+// openBackend opens the sandbox backend cfg names (sandbox.Open) with the
+// engine the global flags name; sweep removes what a killed arena left.
 // The closer releases it.
-func openBackend(c *cli.Context, kind, image string, sweep bool) (sandbox.Backend, func(), error) {
-	b, release, err := sandbox.Open(c.Context, sandbox.Config{Kind: kind, Image: image, Engine: dockerConn(c), Sweep: sweep,
-		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }})
+func openBackend(c *cli.Context, cfg sandbox.Config, sweep bool) (sandbox.Backend, func(), error) {
+	cfg.Engine, cfg.Sweep = dockerConn(c), sweep
+	cfg.Notify = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }
+	b, release, err := sandbox.Open(c.Context, cfg)
 	var unknown *sandbox.UnknownKindError
 	if errors.As(err, &unknown) {
 		return nil, nil, usagef("--sandbox: %v", err)

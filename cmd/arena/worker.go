@@ -136,6 +136,7 @@ exits when the coordinator says the tournament is over.`,
 			&cli.IntFlag{Name: "bench-runs", Value: 50, Usage: "turns per measurement of this machine before it joins (0: do not measure)"},
 			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
 			imageFlag(),
+			runtimeFlag("the engine's, usually runc; it must be the coordinator's"),
 		},
 		Action: runWorker,
 	}
@@ -152,7 +153,7 @@ func runWorker(c *cli.Context) error {
 	if c.String("join") == "" && creds.URL == "" {
 		return usagef("--join URL: the credentials name no coordinator")
 	}
-	backend, closer, err := openBackend(c, c.String("sandbox"), c.String("image"), true)
+	backend, closer, err := openBackend(c, sandboxConfig(c), true)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func runWorker(c *cli.Context) error {
 // the failed ones are printed, and refuse the machine.
 func doctorChecks(c *cli.Context) func(context.Context) error {
 	return func(ctx context.Context) error {
-		err := doctor.EngineChecks(ctx, doctor.Config{Engine: dockerConn(c), Image: c.String("image")})
+		err := doctor.EngineChecks(ctx, doctor.Config{Engine: dockerConn(c), Image: c.String("image"), Runtime: c.String("runtime")})
 		var failed *doctor.FailedError
 		if errors.As(err, &failed) {
 			printChecks(c.App.ErrWriter, failed.Checks)
@@ -205,7 +206,7 @@ func benchFigures(c *cli.Context, runs int) func(context.Context) ([]tournament.
 		}
 		defer cl.Close()
 		fmt.Fprintf(c.App.ErrWriter, "arena: measuring this machine (%d turns per figure)\n", runs)
-		timings, err := docker.Bench(ctx, cl, c.String("image"), runs)
+		timings, err := docker.Bench(ctx, cl, c.String("image"), c.String("runtime"), runs)
 		var out []tournament.Figure
 		for _, t := range timings {
 			out = append(out, tournament.Figure{Name: t.Name, P50Ms: t.P50Ms, P99Ms: t.P99Ms})

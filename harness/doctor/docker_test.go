@@ -48,7 +48,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 	checks := Check(ctx, Config{Image: img, Out: dir})
 
 	// Every row, in the order arena doctor prints them.
-	want := []string{"engine", "versions", "cgroups", "storage driver", "runtime image", imageOffersCheck}
+	want := []string{"engine", "versions", "cgroups", "storage driver", "runtime", "runtime image", imageOffersCheck}
 	for _, ext := range build.Default().Exts() {
 		want = append(want, "language "+ext)
 	}
@@ -82,7 +82,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 
 	// The same image without pandas and tabulate: the doctor warns and names them.
 	bare := withoutModules(t, cli, img, "pandas", "tabulate")
-	got := probeImageOffers(ctx, cli, bare, build.Default())
+	got := probeImageOffers(ctx, cli, bare, "", build.Default())
 	if got[0].Status != docker.Warn || !strings.Contains(got[0].Detail, "; no pandas, tabulate;") || !strings.Contains(got[0].Detail, "with numpy ") || got[0].Fix == "" {
 		t.Fatalf("without pandas and tabulate: %+v", got[0])
 	}
@@ -140,8 +140,34 @@ func TestEngineChecksRefuseAMachineWithoutTheImage(t *testing.T) {
 	if !errors.As(err, &failed) || failed.Failures() != 1 || !strings.Contains(err.Error(), "1 doctor check failed: runtime image") {
 		t.Fatalf("got %v", err)
 	}
-	if got := strings.Join(names(failed.Checks), ", "); got != "engine, versions, cgroups, storage driver, runtime image, hardened container, out-of-memory detection, turn deadline" {
+	if got := strings.Join(names(failed.Checks), ", "); got != "engine, versions, cgroups, storage driver, runtime, runtime image, hardened container, out-of-memory detection, turn deadline" {
 		t.Fatalf("checks %s", got)
+	}
+}
+
+// An engine without the runtime asked for fails the runtime row, with a
+// fix, and nothing is started under it.
+func TestEngineChecksRefuseAMissingRuntime(t *testing.T) {
+	t.Parallel()
+	_, img := dockertest.Engine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := EngineChecks(ctx, Config{Image: img, Runtime: "runsc-missing"})
+	var failed *FailedError
+	if !errors.As(err, &failed) || failed.Failures() != 1 || !strings.Contains(err.Error(), "1 doctor check failed: runtime") {
+		t.Fatalf("got %v", err)
+	}
+	for _, c := range failed.Checks {
+		switch c.Name {
+		case "runtime":
+			if !strings.Contains(c.Detail, `no runtime "runsc-missing"`) || !strings.Contains(c.Fix, "scripts/runsc.sh") || !strings.Contains(c.Fix, "daemon.json") {
+				t.Errorf("runtime row %+v", c)
+			}
+		case "runtime image", "hardened container", "out-of-memory detection", "turn deadline":
+			if c.Status != docker.Skip {
+				t.Errorf("%s ran without its runtime: %+v", c.Name, c)
+			}
+		}
 	}
 }
 

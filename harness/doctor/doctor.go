@@ -46,6 +46,8 @@ type Config struct {
 	Engine sandbox.Engine
 	// Image is the runtime image bots run in.
 	Image string
+	// Runtime is the engine's runtime bots run under ("": its default).
+	Runtime string
 	// Languages is the table whose toolchains are checked and whose hello
 	// worlds the bench builds. Nil: the built-in table.
 	Languages build.Languages
@@ -89,7 +91,7 @@ func Check(ctx context.Context, cfg Config) []docker.Check {
 		checks = append(checks, docker.Check{Name: "engine", Status: docker.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
 	} else {
 		defer cli.Close()
-		checks = withImageOffers(ctx, cli, cfg.Image, langs, docker.Preflight(ctx, cli, cfg.Image))
+		checks = withImageOffers(ctx, cli, cfg.Image, cfg.Runtime, langs, docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime))
 	}
 	return append(checks, timerCheck(), spaceCheck(cfg.Out))
 }
@@ -115,7 +117,7 @@ func EngineChecks(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer cli.Close()
-	checks := docker.Preflight(ctx, cli, cfg.Image)
+	checks := docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime)
 	if Failures(checks) > 0 {
 		return &FailedError{Checks: checks}
 	}
@@ -151,7 +153,7 @@ const imageOffersCheck = "image offers"
 // withImageOffers adds, after the runtime image's row, what the image offers
 // bots, then a row for each language of langs: a probe of the image when it
 // is there, skips otherwise.
-func withImageOffers(ctx context.Context, cli *client.Client, image string, langs build.Languages, checks []docker.Check) []docker.Check {
+func withImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, checks []docker.Check) []docker.Check {
 	at := slices.IndexFunc(checks, func(c docker.Check) bool { return c.Name == "runtime image" })
 	rows := append([]docker.Check{{Name: imageOffersCheck, Status: docker.Skip, Detail: "needs the runtime image"}},
 		languageRows(langs, nil, "needs the runtime image")...)
@@ -159,7 +161,7 @@ func withImageOffers(ctx context.Context, cli *client.Client, image string, lang
 		return append(checks, rows...)
 	}
 	if checks[at].Status == docker.OK {
-		rows = probeImageOffers(ctx, cli, image, langs)
+		rows = probeImageOffers(ctx, cli, image, runtime, langs)
 	}
 	return slices.Insert(checks, at+1, rows...)
 }
@@ -167,8 +169,10 @@ func withImageOffers(ctx context.Context, cli *client.Client, image string, lang
 // probeImageOffers runs the image probe of arena validate in a sandbox of
 // the image, asking it about the toolchain of each language of langs too:
 // the image offers row, then one row per language.
-func probeImageOffers(ctx context.Context, cli *client.Client, image string, langs build.Languages) []docker.Check {
-	facts, err := validate.ProbeImageWith(ctx, docker.New(cli, image), sandbox.DefaultLimits(), toolchainQueries(langs))
+func probeImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages) []docker.Check {
+	b := docker.New(cli, image)
+	b.UseRuntime(runtime)
+	facts, err := validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), toolchainQueries(langs))
 	if err != nil {
 		return append([]docker.Check{{Name: imageOffersCheck, Status: docker.Warn, Detail: "the image probe failed: " + err.Error(),
 			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}},

@@ -82,7 +82,7 @@ func TestPackagersAreTheRegisteredGames(t *testing.T) {
 func TestImageOffersFollowsTheRuntimeImageRow(t *testing.T) {
 	t.Parallel()
 	checks := []docker.Check{{Name: "engine", Status: docker.OK}, {Name: "runtime image", Status: docker.Fail}, {Name: "hardened container", Status: docker.Skip}}
-	got := withImageOffers(context.Background(), nil, "none", build.Default(), checks)
+	got := withImageOffers(context.Background(), nil, "none", "", build.Default(), checks)
 	if want := "engine=ok runtime image=fail image offers=skip language .c=skip language .cpp=skip language .java=skip language .js=skip language .py=skip hardened container=skip"; rowsOf(got) != want {
 		t.Fatalf("rows %s, want %s", rowsOf(got), want)
 	}

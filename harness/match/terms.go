@@ -81,8 +81,8 @@ func botInfo(b *submission.Bot) transcript.Bot {
 
 // SandboxFacts are the keys of a header's sandbox description that a game's
 // terms include: the backend and, for a container backend, the runtime
-// image's id.
-var SandboxFacts = []string{"backend", "imageId"}
+// image's id and the engine's runtime the bots ran under (runc, runsc).
+var SandboxFacts = []string{"backend", "imageId", "runtime"}
 
 // Bound checks that a transcript's header is the game cfg asks for, played on
 // a sandbox with these facts (see SandboxFacts; cfg.Backend is not asked). It

@@ -263,16 +263,20 @@ func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript
 	return a, fmt.Errorf("ply %d: the transcript holds no question to %s at that ply", at.Turn.Ply, at.Turn.Side)
 }
 
-// Sandbox is where a disputed turn runs again: the backend kind and image
-// the match recorded, unless kind or image name others.
-func Sandbox(h transcript.Header, kind, image string) (string, string) {
-	if kind == "" {
-		kind = h.Sandbox["backend"]
+// Sandbox is where a disputed turn runs again: the backend kind, image and
+// runtime the match recorded, unless cfg names others (a runtime is taken
+// from the record only for the backend it was recorded with).
+func Sandbox(h transcript.Header, cfg sandbox.Config) sandbox.Config {
+	if cfg.Kind == "" {
+		cfg.Kind = h.Sandbox["backend"]
 	}
-	if image == "" {
-		image = h.Sandbox["image"]
+	if cfg.Image == "" {
+		cfg.Image = h.Sandbox["image"]
 	}
-	return kind, image
+	if cfg.Runtime == "" && cfg.Kind == h.Sandbox["backend"] {
+		cfg.Runtime = h.Sandbox["runtime"]
+	}
+	return cfg
 }
 
 // ImageDrift says how the runtime image of b differs from the one the match

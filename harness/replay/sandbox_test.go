@@ -23,12 +23,17 @@ func (b imaged) Describe(context.Context) (map[string]string, error) {
 // runtime image that changed since is said.
 func TestRerunSandboxAndImageDrift(t *testing.T) {
 	t.Parallel()
-	h := transcript.Header{Sandbox: map[string]string{"backend": "docker", "image": "arena-runtime:v1", "imageId": "sha256:aaa"}}
-	if k, i := Sandbox(h, "", ""); k != "docker" || i != "arena-runtime:v1" {
-		t.Fatalf("recorded: %s %s", k, i)
+	h := transcript.Header{Sandbox: map[string]string{"backend": "docker", "image": "arena-runtime:v1", "imageId": "sha256:aaa", "runtime": "runsc"}}
+	if c := Sandbox(h, sandbox.Config{}); c.Kind != "docker" || c.Image != "arena-runtime:v1" || c.Runtime != "runsc" {
+		t.Fatalf("recorded: %+v", c)
 	}
-	if k, i := Sandbox(h, "local", "other"); k != "local" || i != "other" {
-		t.Fatalf("given: %s %s", k, i)
+	if c := Sandbox(h, sandbox.Config{Image: "other", Runtime: "runc"}); c.Kind != "docker" || c.Image != "other" || c.Runtime != "runc" {
+		t.Fatalf("given: %+v", c)
+	}
+	// The recorded runtime is the recorded backend's: another backend
+	// runs without it.
+	if c := Sandbox(h, sandbox.Config{Kind: "local"}); c.Kind != "local" || c.Runtime != "" {
+		t.Fatalf("local: %+v", c)
 	}
 	for _, c := range []struct {
 		b    sandbox.Backend

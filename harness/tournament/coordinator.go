@@ -47,6 +47,7 @@ type Facts struct {
 	Game         string `json:"game"`
 	Sandbox      string `json:"sandbox"`
 	ImageID      string `json:"imageId,omitempty"`
+	Runtime      string `json:"runtime,omitempty"`
 	ArenaVersion string `json:"arenaVersion"`
 }
 
@@ -56,7 +57,7 @@ func FactsOf(ctx context.Context, game, arenaVersion string, b sandbox.Backend) 
 	if err != nil {
 		return Facts{}, fmt.Errorf("describe the %s sandbox: %w", b.Name(), err)
 	}
-	return Facts{Game: game, Sandbox: b.Name(), ImageID: d["imageId"], ArenaVersion: arenaVersion}, nil
+	return Facts{Game: game, Sandbox: b.Name(), ImageID: d["imageId"], Runtime: d["runtime"], ArenaVersion: arenaVersion}, nil
 }
 
 // Admit says why a worker with facts mine may not play the coordinator's
@@ -71,10 +72,21 @@ func (f Facts) Admit(mine Facts) error {
 	} else if mine.ImageID != f.ImageID {
 		why = append(why, fmt.Sprintf("this worker's runtime image is %s, the coordinator's %s (build the same images here, or docker save there and docker load here)", mine.ImageID, f.ImageID))
 	}
+	if mine.Sandbox == f.Sandbox && mine.Runtime != f.Runtime {
+		why = append(why, fmt.Sprintf("this worker runs bots under runtime %s, the coordinator under %s (start the worker with --runtime %s)", orDefault(mine.Runtime), orDefault(f.Runtime), orDefault(f.Runtime)))
+	}
 	if len(why) > 0 {
 		return fmt.Errorf("a worker must play as the coordinator would: %s", strings.Join(why, "; "))
 	}
 	return nil
+}
+
+// orDefault names a runtime, "" being none.
+func orDefault(runtime string) string {
+	if runtime == "" {
+		return "none"
+	}
+	return runtime
 }
 
 // specOf is the spec of a match whose bots are stored as white and black.
@@ -86,7 +98,7 @@ func specOf(cfg match.Config, white, black string) spec {
 // sandboxFacts are the facts of the coordinator's sandbox a game's
 // transcript must carry (match.SandboxFacts).
 func (f Facts) sandboxFacts() map[string]string {
-	return map[string]string{"backend": f.Sandbox, "imageId": f.ImageID}
+	return map[string]string{"backend": f.Sandbox, "imageId": f.ImageID, "runtime": f.Runtime}
 }
 
 // botObject names a bot in the object store by its content's hash: what

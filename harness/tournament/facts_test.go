@@ -9,7 +9,7 @@ import (
 // sandbox, the same runtime image.
 func TestAWorkerMustShareTheCoordinatorsFacts(t *testing.T) {
 	t.Parallel()
-	coord := Facts{Game: "codeclash", Sandbox: "docker", ImageID: "sha256:aaa", ArenaVersion: "1.2.0"}
+	coord := Facts{Game: "codeclash", Sandbox: "docker", ImageID: "sha256:aaa", Runtime: "runc", ArenaVersion: "1.2.0"}
 	if err := coord.Admit(coord); err != nil {
 		t.Fatalf("the same facts refused: %v", err)
 	}
@@ -17,9 +17,10 @@ func TestAWorkerMustShareTheCoordinatorsFacts(t *testing.T) {
 		mine Facts
 		want string
 	}{
-		{Facts{Sandbox: "docker", ImageID: "sha256:bbb", ArenaVersion: "1.2.0"}, "runtime image is sha256:bbb, the coordinator's sha256:aaa"},
-		{Facts{Sandbox: "docker", ImageID: "sha256:aaa", ArenaVersion: "1.1.9"}, "runs arena 1.1.9, the coordinator 1.2.0"},
+		{Facts{Sandbox: "docker", ImageID: "sha256:bbb", Runtime: "runc", ArenaVersion: "1.2.0"}, "runtime image is sha256:bbb, the coordinator's sha256:aaa"},
+		{Facts{Sandbox: "docker", ImageID: "sha256:aaa", Runtime: "runc", ArenaVersion: "1.1.9"}, "runs arena 1.1.9, the coordinator 1.2.0"},
 		{Facts{Sandbox: "local", ArenaVersion: "1.2.0"}, "sandbox is local, the tournament's docker"},
+		{Facts{Sandbox: "docker", ImageID: "sha256:aaa", Runtime: "runsc", ArenaVersion: "1.2.0"}, "runs bots under runtime runsc, the coordinator under runc (start the worker with --runtime runc)"},
 	} {
 		err := coord.Admit(c.mine)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -53,12 +53,48 @@ func Required() bool {
 // stops it, and removes the directory, when the test ends.
 func Start(t testing.TB) *Engine {
 	t.Helper()
+	return start(t)
+}
+
+// GVisor is the runtime name StartGVisor registers gVisor's runsc under.
+const GVisor = "runsc"
+
+// StartGVisor starts a second engine as Start does, with gVisor's runsc
+// (built by scripts/runsc.sh from the pinned version, or found in its
+// cache) registered as the runtime GVisor beside runc.
+func StartGVisor(t testing.TB) *Engine {
+	t.Helper()
+	needRoot(t)
+	runsc, err := tool("runsc.sh")
+	if err != nil {
+		t.Fatalf("enginetest: %v", err)
+	}
+	t0 := time.Now()
+	cmd := exec.Command(runsc)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("enginetest: %s: %v\n%s", runsc, err, stderr.String())
+	}
+	path := strings.TrimSpace(stdout.String())
+	t.Logf("enginetest: runsc at %s (%v)", path, time.Since(t0).Round(time.Millisecond))
+	return start(t, GVisor+"="+path)
+}
+
+func needRoot(t testing.TB) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		if Required() {
 			t.Fatal("enginetest: a second Docker engine needs root (network namespaces, dockerd), and Docker tests are required here")
 		}
 		t.Skip("enginetest: a second Docker engine needs root (network namespaces, dockerd); run the test as root")
 	}
+}
+
+// start starts the engine with the runtimes NAME=PATH registered.
+func start(t testing.TB, runtimes ...string) *Engine {
+	t.Helper()
+	needRoot(t)
 	script, err := Script()
 	if err != nil {
 		t.Fatalf("enginetest: %v", err)
@@ -70,7 +106,7 @@ func Start(t testing.TB) *Engine {
 	e := &Engine{Dir: dir, script: script}
 	t.Cleanup(func() { e.cleanup(t) })
 	t0 := time.Now()
-	out, err := e.run("start", dir)
+	out, err := e.run(append([]string{"start", dir}, runtimes...)...)
 	if err != nil {
 		t.Fatalf("enginetest: start: %v", err)
 	}
@@ -203,14 +239,18 @@ func parseEnv(out string) map[string]string {
 
 // Script returns the path of scripts/second-engine.sh, found by walking up
 // from the working directory to the module's go.mod.
-func Script() (string, error) {
+func Script() (string, error) { return tool("second-engine.sh") }
+
+// tool returns the path of scripts/NAME, found by walking up from the
+// working directory to the module's go.mod.
+func tool(name string) (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(dir, "scripts", "second-engine.sh")
+			p := filepath.Join(dir, "scripts", name)
 			if _, err := os.Stat(p); err != nil {
 				return "", err
 			}
@@ -218,7 +258,7 @@ func Script() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the working directory, so no scripts/second-engine.sh")
+			return "", errors.New("no go.mod above the working directory, so no scripts/" + name)
 		}
 		dir = parent
 	}

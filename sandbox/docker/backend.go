@@ -56,6 +56,10 @@ type Backend struct {
 
 	mu   sync.Mutex
 	next int
+	// runtimeName is the runtime asked for ("" is the engine's default);
+	// rt is what the engine has under it, once resolved.
+	runtimeName string
+	rt          *Runtime
 }
 
 // New returns a backend that runs bots in image on the engine behind cli.
@@ -75,6 +79,41 @@ func (b *Backend) Name() string { return "docker" }
 
 // Image is the image reference boxes are started from.
 func (b *Backend) Image() string { return b.image }
+
+// UseRuntime makes boxes run under the engine's runtime of that name ("":
+// the engine's default). Call it before the first box; the engine is asked
+// about it by Runtime.
+func (b *Backend) UseRuntime(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.runtimeName, b.rt = name, nil
+}
+
+// Runtime is the runtime boxes run under, as the engine has it; a runtime
+// the engine does not have is a *MissingRuntimeError.
+func (b *Backend) Runtime(ctx context.Context) (Runtime, error) {
+	b.mu.Lock()
+	if b.rt != nil {
+		defer b.mu.Unlock()
+		return *b.rt, nil
+	}
+	name := b.runtimeName
+	b.mu.Unlock()
+	info, err := b.cli.Info(ctx)
+	if err != nil {
+		return Runtime{}, fmt.Errorf("ask the engine about its runtimes: %w", err)
+	}
+	rt, err := ResolveRuntime(info, name)
+	if err != nil {
+		return Runtime{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.runtimeName == name {
+		b.rt = &rt
+	}
+	return rt, nil
+}
 
 // CheckImage verifies the image exists and carries an agent of our protocol.
 func (b *Backend) CheckImage(ctx context.Context) (id string, err error) {
@@ -107,6 +146,14 @@ func (b *Backend) Describe(ctx context.Context) (map[string]string, error) {
 		return d, err
 	}
 	d["imageId"] = id
+	rt, err := b.Runtime(ctx)
+	if err != nil {
+		return d, err
+	}
+	d["runtime"] = rt.Name
+	if rt.GVisor {
+		d["runtimeKind"] = "gvisor"
+	}
 	if v, err := b.cli.ServerVersion(ctx); err == nil {
 		d["engineVersion"] = v.Version
 		d["apiVersion"] = b.cli.ClientVersion()
@@ -146,11 +193,15 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if _, err := b.CheckImage(ctx); err != nil {
 		return nil, sandbox.Faultf("image", err)
 	}
+	rt, err := b.Runtime(ctx)
+	if err != nil {
+		return nil, sandbox.Faultf("runtime", err)
+	}
 	labels := map[string]string{LabelOwner: Owner()}
 	for k, v := range spec.Labels {
 		labels[k] = v
 	}
-	cfg, hc := containerConfig(b.image, spec.Limits, labels, b.cpuset())
+	cfg, hc := containerConfig(b.image, rt, spec.Limits, labels, b.cpuset())
 	name := "arena-" + strings.Trim(unsafeName.ReplaceAllString(spec.Program.Name, "-"), "-.")
 	if len(name) > 40 {
 		name = name[:40]
@@ -195,8 +246,45 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if err := bx.awaitHello(ctx, b.StartTimeout); err != nil {
 		return nil, sandbox.Faultf("agent hello", err)
 	}
+	if rt.GVisor {
+		if err := bx.watchHostCgroup(ctx, hc); err != nil {
+			return nil, sandbox.Faultf("verify container under "+rt.Name, err)
+		}
+	}
 	log.Debug("docker: agent ready", "protocol", bx.greeting.Version, "took", time.Since(start))
 	return bx, nil
+}
+
+// watchHostCgroup finds the container's cgroup on the engine's host and checks
+// that it holds the limits hc asked for: under gVisor the bot sees a cgroup
+// file system of gVisor's making, so the host's is where the limits are read
+// back, and where the kernel counts the bot's out-of-memory kills (gVisor
+// runs the bot's memory in host processes the host's OOM killer picks).
+func (bx *box) watchHostCgroup(ctx context.Context, hc *container.HostConfig) error {
+	ins, err := bx.cli.ContainerInspect(ctx, bx.id)
+	if err != nil {
+		return err
+	}
+	pid := 0
+	if ins.State != nil {
+		pid = ins.State.Pid
+	}
+	cg, err := findHostCgroup(pid, bx.id)
+	if err != nil {
+		return fmt.Errorf("%w; gVisor boxes are checked, and their out-of-memory kills counted, in the container's cgroup on the engine's host, so arena must run there", err)
+	}
+	mem, pids, err := cg.Limits()
+	if err != nil {
+		return fmt.Errorf("read the container's limits on the host: %w", err)
+	}
+	if mem != hc.Memory || hc.PidsLimit == nil || pids != *hc.PidsLimit {
+		return fmt.Errorf("the host's cgroup of the container has memory %d and pids %d, asked %d and %d", mem, pids, hc.Memory, deref(hc.PidsLimit))
+	}
+	if cg.OOMKills() < 0 {
+		return fmt.Errorf("the host's cgroup of the container counts no out-of-memory kills (%s)", cg.memory)
+	}
+	bx.host = cg
+	return nil
 }
 
 // programTar packs the bot's files for the bot directory: owned by root, the entry

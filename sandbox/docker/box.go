@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"path"
 	"sync"
+	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -44,8 +45,11 @@ type box struct {
 	wg     sync.WaitGroup
 
 	greeting agent.Hello
-	dead     error // set once the agent is gone; every later call fails with it
-	closed   bool
+	// host is the container's cgroup on the engine's host, when the runtime
+	// needs it watched from there (gVisor): its OOM kills are the bot's.
+	host   *hostCgroup
+	dead   error // set once the agent is gone; every later call fails with it
+	closed bool
 }
 
 type agentMsg struct {
@@ -228,7 +232,11 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		timeout = t.Timeout
 	}
 	start := time.Now()
+	kills := bx.hostOOMKills()
 	rep, err := bx.call(ctx, agent.Request{Op: "turn", Turn: t, Exec: bx.exec, Timeout: timeout, Tail: bx.limits.OutputTail}, timeout+grace(timeout))
+	if err == nil {
+		bx.hostSawOOM(&rep.Report, kills)
+	}
 	if errors.Is(err, errOOM) {
 		// The kernel took the agent with the bot. That is still the bot's fault.
 		return sandbox.Report{ExitCode: -1, Signal: 9, OOMKilled: true, Wall: time.Since(start)}, nil
@@ -243,6 +251,29 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		bx.log.Debug("docker: turn", "wall", rep.Report.Wall, "took", time.Since(start), "exit", rep.Report.ExitCode)
 	}
 	return rep.Report, nil
+}
+
+// Reusable says whether the box may serve another game once reset: not
+// under gVisor, whose kernel shows the agent neither the bot's POSIX message
+// queues (it mounts no /dev/mqueue) nor its System V IPC objects (it has no
+// /proc/sysvipc), so a reset could not prove them gone.
+func (bx *box) Reusable() bool { return bx.host == nil }
+
+// hostOOMKills is the host's count of OOM kills in the container's cgroup,
+// or -1 when the box is not watched from the host.
+func (bx *box) hostOOMKills() int64 {
+	if bx.host == nil {
+		return -1
+	}
+	return bx.host.OOMKills()
+}
+
+// hostSawOOM marks r out of memory when the bot was killed and the host
+// counted an OOM kill since before (a hostOOMKills reading).
+func (bx *box) hostSawOOM(r *sandbox.Report, before int64) {
+	if before >= 0 && r.Signal == int(syscall.SIGKILL) && !r.TimedOut && bx.hostOOMKills() > before {
+		r.OOMKilled = true
+	}
 }
 
 // resetWait bounds a reset: killing and reaping at most a pids limit's worth of
@@ -346,7 +377,7 @@ func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session
 	if rep.Report.StartError != "" {
 		return nil, &sandbox.StartFailure{Reason: rep.Report.StartError}
 	}
-	return &session{bx: bx}, nil
+	return &session{bx: bx, kills: bx.hostOOMKills()}, nil
 }
 
 // session is a bot process run by the agent. Lines sent between questions
@@ -356,6 +387,7 @@ func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session
 type session struct {
 	bx      *box
 	pending []string
+	kills   int64 // the host's OOM kill count when it started (hostOOMKills)
 }
 
 func (s *session) Send(_ context.Context, line string) error {
@@ -395,6 +427,7 @@ func (s *session) Stop(ctx context.Context) (sandbox.Report, error) {
 	if err != nil {
 		return sandbox.Report{}, sandbox.Faultf("stop session", err)
 	}
+	s.bx.hostSawOOM(&rep.Report, s.kills)
 	if rep.Err != "" {
 		// The bot's report stands; the box could not be cleaned after it,
 		// and refuses further use until a reset checks it.

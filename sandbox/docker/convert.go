@@ -27,9 +27,11 @@ var capsKept = []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL
 // shmBytes caps /dev/shm, which is scratch wiped every turn.
 const shmBytes = 64 * sandbox.MiB
 
-// containerConfig translates what we want into what the engine is asked for. It is
+// containerConfig translates what we want into what the engine is asked for:
+// the bot's limits as runtime rt needs them said (Runtime.Translate). It is
 // pure: everything here is tested without an engine.
-func containerConfig(image string, lim sandbox.Limits, labels map[string]string, cpuset string) (*container.Config, *container.HostConfig) {
+func containerConfig(image string, rt Runtime, bot sandbox.Limits, labels map[string]string, cpuset string) (*container.Config, *container.HostConfig) {
+	lim := rt.Translate(bot)
 	cfg := &container.Config{
 		Image:           image,
 		Entrypoint:      []string{agent.Path},
@@ -47,6 +49,7 @@ func containerConfig(image string, lim sandbox.Limits, labels map[string]string,
 	pids := lim.Pids
 	noInit := false
 	hc := &container.HostConfig{
+		Runtime:        rt.Name,
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
@@ -71,14 +74,27 @@ func containerConfig(image string, lim sandbox.Limits, labels map[string]string,
 			NanoCPUs:   int64(math.Round(lim.CPUs * 1e9)),
 			CpusetCpus: cpuset,
 			PidsLimit:  &pids,
-			Ulimits: []*units.Ulimit{
-				{Name: "core", Soft: 0, Hard: 0},
-				{Name: "fsize", Soft: lim.FileSize, Hard: lim.FileSize},
-				{Name: "nofile", Soft: lim.OpenFiles, Hard: lim.OpenFiles},
-			},
+			Ulimits:    ulimits(rt, bot),
 		},
 	}
 	return cfg, hc
+}
+
+// ulimits are the resource limits the agent, and so the bot, starts with.
+// Under gVisor they include the bot's process limit as RLIMIT_NPROC, which
+// gVisor's kernel counts per user within the sandbox; under runc the host's
+// kernel would count it across every container of the bot's uid, so the
+// cgroup's pids limit alone holds the bot there.
+func ulimits(rt Runtime, lim sandbox.Limits) []*units.Ulimit {
+	u := []*units.Ulimit{
+		{Name: "core", Soft: 0, Hard: 0},
+		{Name: "fsize", Soft: lim.FileSize, Hard: lim.FileSize},
+		{Name: "nofile", Soft: lim.OpenFiles, Hard: lim.OpenFiles},
+	}
+	if rt.GVisor {
+		u = append(u, &units.Ulimit{Name: "nproc", Soft: lim.Pids, Hard: lim.Pids})
+	}
+	return u
 }
 
 func tmpfsOptions(size int64, mode string, uid int) string {
@@ -102,6 +118,7 @@ func verifyHostConfig(want, got *container.HostConfig) error {
 			bad = append(bad, fmt.Sprintf("%s: asked %v, engine has %v", name, w, g))
 		}
 	}
+	check("runtime", want.Runtime == "" || got.Runtime == want.Runtime, want.Runtime, got.Runtime)
 	check("network mode", got.NetworkMode == want.NetworkMode, want.NetworkMode, got.NetworkMode)
 	check("read-only root", got.ReadonlyRootfs == want.ReadonlyRootfs, want.ReadonlyRootfs, got.ReadonlyRootfs)
 	check("privileged", !got.Privileged, false, got.Privileged)

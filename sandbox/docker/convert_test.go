@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/system"
 	units "github.com/docker/go-units"
 
 	"github.com/arenabots/arena/sandbox"
@@ -32,7 +34,7 @@ func representative() (sandbox.Limits, map[string]string) {
 
 func TestContainerConfigAsksForEveryHardeningSetting(t *testing.T) {
 	lim, labels := representative()
-	cfg, hc := containerConfig("arena-runtime:latest", lim, labels, "2-3")
+	cfg, hc := containerConfig("arena-runtime:latest", Runtime{Name: "runc"}, lim, labels, "2-3")
 
 	wantCfg := &container.Config{
 		Image:           "arena-runtime:latest",
@@ -55,6 +57,7 @@ func TestContainerConfigAsksForEveryHardeningSetting(t *testing.T) {
 	pids := int64(128)
 	noInit := false
 	wantHC := &container.HostConfig{
+		Runtime:        "runc",
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
@@ -103,7 +106,7 @@ func TestContainerConfigAsksForEveryHardeningSetting(t *testing.T) {
 func TestContainerConfigSmallScratchCapsSharedMemory(t *testing.T) {
 	lim, labels := representative()
 	lim.ScratchBytes = 8 * sandbox.MiB
-	_, hc := containerConfig("img", lim, labels, "")
+	_, hc := containerConfig("img", Runtime{Name: "runc"}, lim, labels, "")
 	if hc.ShmSize != 8*sandbox.MiB {
 		t.Errorf("/dev/shm of %d bytes with 8 MiB of scratch", hc.ShmSize)
 	}
@@ -115,7 +118,7 @@ func TestContainerConfigSmallScratchCapsSharedMemory(t *testing.T) {
 func TestVerifyHostConfigRefusesEveryDroppedOrChangedSetting(t *testing.T) {
 	lim, labels := representative()
 	want := func() *container.HostConfig {
-		_, hc := containerConfig("img", lim, labels, "2-3")
+		_, hc := containerConfig("img", Runtime{Name: "runc"}, lim, labels, "2-3")
 		return hc
 	}
 	if err := verifyHostConfig(want(), want()); err != nil {
@@ -139,6 +142,7 @@ func TestVerifyHostConfigRefusesEveryDroppedOrChangedSetting(t *testing.T) {
 		change func(*container.HostConfig)
 		err    string
 	}{
+		{"another runtime", func(h *container.HostConfig) { h.Runtime = "crun" }, "runtime: asked runc, engine has crun"},
 		{"network attached", func(h *container.HostConfig) { h.NetworkMode = "bridge" }, "network mode: asked none, engine has bridge"},
 		{"network mode dropped", func(h *container.HostConfig) { h.NetworkMode = "" }, "network mode: asked none"},
 		{"writable root", func(h *container.HostConfig) { h.ReadonlyRootfs = false }, "read-only root: asked true, engine has false"},
@@ -192,5 +196,71 @@ func TestVerifyHostConfigRefusesEveryDroppedOrChangedSetting(t *testing.T) {
 	}
 	if err := verifyHostConfig(want(), nil); err == nil {
 		t.Error("no host config at all was accepted")
+	}
+}
+
+func TestGVisorLimitsLeaveTheBotWhatWasSet(t *testing.T) {
+	lim, labels := representative()
+	gvisor := Runtime{Name: "runsc", Path: "/usr/local/bin/runsc", GVisor: true}
+	_, runc := containerConfig("img", Runtime{Name: "runc"}, lim, labels, "")
+	_, hc := containerConfig("img", gvisor, lim, labels, "")
+	if hc.Runtime != "runsc" {
+		t.Errorf("runtime %q", hc.Runtime)
+	}
+	// The host's cgroup holds gVisor's kernel as well as the bot: it gets
+	// room for both, and the bot's own limits come from inside.
+	if want := lim.Pids*gvisorPidsPerTask + gvisorPidsBase; *hc.PidsLimit != want {
+		t.Errorf("pids limit %d, want %d", *hc.PidsLimit, want)
+	}
+	if want := lim.Memory + gvisorMemory; hc.Memory != want || hc.MemorySwap != want {
+		t.Errorf("memory %d+swap %d, want %d", hc.Memory, hc.MemorySwap, want)
+	}
+	if got := fmtUlimits(hc.Ulimits); got != fmtUlimits(runc.Ulimits)+",nproc=128:128" {
+		t.Errorf("ulimits %s (under runc %s)", got, fmtUlimits(runc.Ulimits))
+	}
+	// Everything else is asked the same under both runtimes.
+	same := *hc
+	same.Runtime, same.PidsLimit, same.Memory, same.MemorySwap, same.Ulimits = runc.Runtime, runc.PidsLimit, runc.Memory, runc.MemorySwap, runc.Ulimits
+	if !reflect.DeepEqual(&same, runc) {
+		t.Errorf("under gVisor\n%+v\nunder runc\n%+v", &same, runc)
+	}
+	if err := verifyHostConfig(hc, hc); err != nil {
+		t.Errorf("gVisor's settings refused: %v", err)
+	}
+}
+
+func TestResolveRuntime(t *testing.T) {
+	info := system.Info{DefaultRuntime: "runc", Runtimes: map[string]system.RuntimeWithStatus{
+		"runc":    {Runtime: system.Runtime{Path: "runc"}},
+		"runsc":   {Runtime: system.Runtime{Path: "/opt/gvisor/runsc"}},
+		"sandbox": {Runtime: system.Runtime{Path: "/usr/local/bin/runsc-20260905"}},
+		"crun":    {Runtime: system.Runtime{Path: "/usr/bin/crun"}},
+	}}
+	for _, c := range []struct {
+		name string
+		want Runtime
+	}{
+		{"", Runtime{Name: "runc", Path: "runc"}},
+		{"runc", Runtime{Name: "runc", Path: "runc"}},
+		{"runsc", Runtime{Name: "runsc", Path: "/opt/gvisor/runsc", GVisor: true}},
+		{"sandbox", Runtime{Name: "sandbox", Path: "/usr/local/bin/runsc-20260905", GVisor: true}},
+		{"crun", Runtime{Name: "crun", Path: "/usr/bin/crun"}},
+	} {
+		got, err := ResolveRuntime(info, c.name)
+		if err != nil || got != c.want {
+			t.Errorf("%q: %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+	if got := GVisorRuntimes(info); !reflect.DeepEqual(got, []string{"runsc", "sandbox"}) {
+		t.Errorf("gVisor runtimes %v", got)
+	}
+	_, err := ResolveRuntime(system.Info{DefaultRuntime: "runc", Runtimes: map[string]system.RuntimeWithStatus{"runc": {}}}, "runsc")
+	var missing *MissingRuntimeError
+	if !errors.As(err, &missing) || err.Error() != `the engine has no runtime "runsc" (it has runc)` || !strings.Contains(missing.Fix(), "scripts/runsc.sh") {
+		t.Errorf("a missing runsc: %v", err)
+	}
+	// An engine that lists no runtimes runs runc.
+	if got, err := ResolveRuntime(system.Info{}, ""); err != nil || got.Name != "runc" || got.GVisor {
+		t.Errorf("an engine listing no runtimes: %+v, %v", got, err)
 	}
 }

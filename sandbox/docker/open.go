@@ -42,7 +42,12 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 		slog.Warn(err.Error())
 	}
 	b := New(cl, cfg.Image)
+	b.UseRuntime(cfg.Runtime)
 	if _, err := b.CheckImage(ctx); err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	if _, err := b.Runtime(ctx); err != nil {
 		cl.Close()
 		return nil, nil, err
 	}

@@ -2,11 +2,13 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 
 	"github.com/arenabots/arena/internal/version"
@@ -39,15 +41,19 @@ echo "uid=$(id -u)"
 echo "mem=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"
 echo "pids=$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max 2>/dev/null)"
 if (echo x > /probe) 2>/dev/null; then echo "rootfs=writable"; else echo "rootfs=read-only"; fi
-echo "netdevs=$(ls /sys/class/net | tr '\n' ' ')"
+echo "netdevs=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
 echo "capeff=$(grep CapEff /proc/self/status | tr -d '\t' | cut -d: -f2)"
+echo "kernel=$(cat /proc/version)"
+echo "nproc=$(grep 'Max processes' /proc/self/limits | tr -s ' ' | cut -d' ' -f3)"
 } > answer.txt
 setsid sleep 1000 >/dev/null 2>&1 < /dev/null &
 exit 0
 `
 
+// hogScript grows without bound: tail keeps the last line of /dev/zero,
+// which never ends.
 const hogScript = `#!/bin/sh
-x=$(head -c 300000000 /dev/zero | tr '\0' a)
+tail /dev/zero > /dev/null
 echo survived
 `
 
@@ -55,15 +61,16 @@ const sleepScript = `#!/bin/sh
 exec sleep 1000
 `
 
-// Preflight checks what official matches need from the engine and the runtime
-// image. It starts a few short-lived hardened containers.
-func Preflight(ctx context.Context, cli *client.Client, image string) []Check {
+// Preflight checks what official matches need from the engine, its runtime
+// runtime ("": the engine's default) and the runtime image. It starts a few
+// short-lived hardened containers.
+func Preflight(ctx context.Context, cli *client.Client, image, runtime string) []Check {
 	var out []Check
 	add := func(c Check) { out = append(out, c) }
 
 	if err := Ping(ctx, cli); err != nil {
 		add(Check{"engine", Fail, err.Error(), "start the engine (scripts/ensure-docker.sh) or point --docker-host / DOCKER_HOST at one"})
-		for _, name := range []string{"versions", "cgroups", "storage driver", "runtime image", "hardened container", "out-of-memory detection", "turn deadline"} {
+		for _, name := range []string{"versions", "cgroups", "storage driver", "runtime", "runtime image", "hardened container", "out-of-memory detection", "turn deadline"} {
 			add(Check{name, Skip, "needs the engine", ""})
 		}
 		return out
@@ -98,7 +105,16 @@ func Preflight(ctx context.Context, cli *client.Client, image string) []Check {
 		add(Check{"storage driver", st, info.Driver, fix})
 	}
 
+	rt, row := runtimeCheck(info, err, runtime)
+	add(row)
+	if row.Status == Fail {
+		for _, name := range []string{"runtime image", "hardened container", "out-of-memory detection", "turn deadline"} {
+			add(Check{name, Skip, "needs the runtime", ""})
+		}
+		return out
+	}
 	b := New(cli, image)
+	b.UseRuntime(rt.Name)
 	id, err := b.CheckImage(ctx)
 	if err != nil {
 		add(Check{"runtime image", Fail, err.Error(), "arena image build (offline: arena image testbase && arena image build --base arena-testbase:trixie)"})
@@ -109,7 +125,7 @@ func Preflight(ctx context.Context, cli *client.Client, image string) []Check {
 	}
 	add(Check{"runtime image", OK, fmt.Sprintf("%s (%s)", image, shortID(id)), ""})
 
-	add(hardenedCheck(ctx, b))
+	add(hardenedCheck(ctx, b, rt))
 	add(oomCheck(ctx, b))
 	add(deadlineCheck(ctx, b))
 	return out
@@ -119,7 +135,39 @@ func scriptProgram(name, script string) sandbox.Program {
 	return sandbox.Program{Name: name, Entry: name, Files: []sandbox.File{{Name: name, Data: []byte(script), Mode: 0o755}}}
 }
 
-func hardenedCheck(ctx context.Context, b *Backend) Check {
+// runtimeCheck says which runtime bots run under and what it protects
+// against; info is the engine's (infoErr when it could not be read).
+func runtimeCheck(info system.Info, infoErr error, name string) (Runtime, Check) {
+	c := Check{Name: "runtime"}
+	if infoErr != nil {
+		c.Status, c.Detail = Fail, "the engine's runtimes could not be read: "+infoErr.Error()
+		return Runtime{}, c
+	}
+	rt, err := ResolveRuntime(info, name)
+	var missing *MissingRuntimeError
+	if errors.As(err, &missing) {
+		c.Status, c.Detail, c.Fix = Fail, err.Error(), missing.Fix()
+		return rt, c
+	}
+	if err != nil {
+		c.Status, c.Detail = Fail, err.Error()
+		return rt, c
+	}
+	c.Status = OK
+	if rt.GVisor {
+		c.Detail = fmt.Sprintf("%s at %s: gVisor's kernel serves the bots' system calls, a second wall between a kernel bug and this host; a fresh process per turn costs more (doctor --bench), and each game gets a new container", rt, rt.Path)
+		return rt, c
+	}
+	c.Detail = rt.Name + ": bots' system calls reach this host's kernel (namespaces, cgroups, seccomp, no capabilities)"
+	if g := GVisorRuntimes(info); len(g) > 0 {
+		c.Detail += "; gVisor is available as --runtime " + g[0]
+	} else {
+		c.Detail += "; no gVisor runtime registered for a second wall (see docs/sandbox.md)"
+	}
+	return rt, c
+}
+
+func hardenedCheck(ctx context.Context, b *Backend, rt Runtime) Check {
 	lim := sandbox.DefaultLimits()
 	lim.Memory = 256 * sandbox.MiB
 	lim.Pids = 64
@@ -148,16 +196,37 @@ func hardenedCheck(ctx context.Context, b *Backend) Check {
 	if facts["uid"] == "0" || facts["uid"] == "" {
 		bad = append(bad, "bot ran as uid "+facts["uid"])
 	}
-	if facts["mem"] != strconv.FormatInt(lim.Memory, 10) {
-		bad = append(bad, fmt.Sprintf("memory limit inside is %q, asked %d", facts["mem"], lim.Memory))
-	}
-	if facts["pids"] != strconv.FormatInt(lim.Pids, 10) {
-		bad = append(bad, fmt.Sprintf("pids limit inside is %q, asked %d", facts["pids"], lim.Pids))
+	gvisor := strings.Contains(facts["kernel"], "gvisor")
+	limits := fmt.Sprintf("limits read back (memory %d MiB, pids %d)", lim.Memory/sandbox.MiB, lim.Pids)
+	switch {
+	case rt.GVisor && !gvisor:
+		bad = append(bad, fmt.Sprintf("runtime %s is taken for gVisor, but the bot sees the kernel %q", rt.Name, facts["kernel"]))
+	case !rt.GVisor && gvisor:
+		bad = append(bad, fmt.Sprintf("runtime %s is taken for runc, but the bot sees gVisor's kernel", rt.Name))
+	case rt.GVisor:
+		// gVisor shows the bot a cgroup file system of its own: the
+		// limits were read back on the host's cgroup when the box opened,
+		// and the bot's process limit is gVisor's own count.
+		if facts["nproc"] != strconv.FormatInt(lim.Pids, 10) {
+			bad = append(bad, fmt.Sprintf("process limit inside is %q, asked %d", facts["nproc"], lim.Pids))
+		}
+		host := rt.Translate(lim)
+		limits = fmt.Sprintf("under gVisor (%s); limits read back on the host's cgroup (memory %d MiB, pids %d: the bot's %d MiB and %d, plus gVisor's own) and the bot's process limit inside (%s)",
+			strings.TrimSpace(facts["kernel"]), host.Memory/sandbox.MiB, host.Pids, lim.Memory/sandbox.MiB, lim.Pids, facts["nproc"])
+	default:
+		if facts["mem"] != strconv.FormatInt(lim.Memory, 10) {
+			bad = append(bad, fmt.Sprintf("memory limit inside is %q, asked %d", facts["mem"], lim.Memory))
+		}
+		if facts["pids"] != strconv.FormatInt(lim.Pids, 10) {
+			bad = append(bad, fmt.Sprintf("pids limit inside is %q, asked %d", facts["pids"], lim.Pids))
+		}
 	}
 	if facts["rootfs"] != "read-only" {
 		bad = append(bad, "root file system is "+facts["rootfs"])
 	}
-	if nd := strings.Fields(facts["netdevs"]); len(nd) != 1 || nd[0] != "lo" {
+	// gVisor's netstack may list no device at all to the bot: no network
+	// either.
+	if nd := strings.Fields(facts["netdevs"]); !(len(nd) == 1 && nd[0] == "lo") && !(rt.GVisor && len(nd) == 0) {
 		bad = append(bad, "network devices: "+facts["netdevs"])
 	}
 	if strings.Trim(facts["capeff"], "0") != "" {
@@ -172,8 +241,8 @@ func hardenedCheck(ctx context.Context, b *Backend) Check {
 		return c
 	}
 	c.Status = OK
-	c.Detail = fmt.Sprintf("started in %v; uid %s, no network, read-only root, no capabilities, limits read back (memory %d MiB, pids %d), leftover child killed",
-		startup.Round(time.Millisecond), facts["uid"], lim.Memory/sandbox.MiB, lim.Pids)
+	c.Detail = fmt.Sprintf("started in %v; uid %s, no network, read-only root, no capabilities, %s, leftover child killed",
+		startup.Round(time.Millisecond), facts["uid"], limits)
 	return c
 }
 
@@ -194,7 +263,7 @@ func oomCheck(ctx context.Context, b *Backend) Check {
 		c.Status, c.Detail = Fail, err.Error()
 	case !rep.OOMKilled:
 		c.Status = Fail
-		c.Detail = fmt.Sprintf("a 300 MB hog under a 48 MiB limit was not reported as out of memory (exit %d, signal %d, timed out %v)", rep.ExitCode, rep.Signal, rep.TimedOut)
+		c.Detail = fmt.Sprintf("a hog without bound under a 48 MiB limit was not reported as out of memory (exit %d, signal %d, timed out %v)", rep.ExitCode, rep.Signal, rep.TimedOut)
 		c.Fix = "the engine must expose the container's memory cgroup (memory.events or memory.oom_control)"
 	default:
 		c.Status = OK
