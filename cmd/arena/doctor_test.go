@@ -40,12 +40,12 @@ func TestDoctorWiring(t *testing.T) {
 	for _, c := range checks {
 		rows = append(rows, c.Name+"="+string(c.Status))
 	}
-	want := "engine=ok versions=ok cgroups=ok storage driver=ok runtime image=fail image offers=skip language .c=skip language .rs=skip " +
+	want := "engine=ok versions=ok cgroups=ok storage driver=ok runtime=ok runtime image=fail image offers=skip language .c=skip language .rs=skip " +
 		"hardened container=skip out-of-memory detection=skip turn deadline=skip host timers="
 	if got := strings.Join(rows, " "); !strings.HasPrefix(got, want) {
 		t.Fatalf("rows %s\nwant %s...", got, want)
 	}
-	if c := checks[4]; !strings.Contains(c.Detail, img) {
+	if c := checks[5]; !strings.Contains(c.Detail, img) {
 		t.Errorf("the runtime image row does not name %s: %+v", img, c)
 	}
 	if c := checks[len(checks)-1]; c.Name != "free space" || !strings.Contains(c.Detail, " free in "+dir) {

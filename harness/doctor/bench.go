@@ -83,7 +83,10 @@ func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 			r.Timings = append(r.Timings, more...)
 			r.Unknown = unknown
 			for _, f := range failed {
-				r.Failed = append(r.Failed, rt+": "+f)
+				if len(runtimes) > 1 {
+					f = rt + ": " + f
+				}
+				r.Failed = append(r.Failed, f)
 			}
 		}
 	}

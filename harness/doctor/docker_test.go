@@ -61,20 +61,20 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 			t.Errorf("%s is skipped on a working engine and image: %+v", c.Name, c)
 		}
 	}
-	if c := checks[4]; c.Status != docker.OK || !strings.HasPrefix(c.Detail, img+" (") {
+	if c := checks[5]; c.Status != docker.OK || !strings.HasPrefix(c.Detail, img+" (") {
 		t.Errorf("the runtime image row: %+v", c)
 	}
 	if c := checks[len(checks)-1]; !strings.Contains(c.Detail, " free in "+dir) {
 		t.Errorf("the free space row: %+v", c)
 	}
-	row := checks[5]
+	row := checks[6]
 	if row.Status != docker.OK || !versions.MatchString(row.Detail) || !strings.Contains(row.Detail, "glibc 2.") {
 		t.Fatalf("the image offers row: %+v\nall rows: %+v", row, checks)
 	}
 	// Every language of the table, with the version its toolchain prints in
 	// the test base.
 	for i, ext := range build.Default().Exts() {
-		row := checks[6+i]
+		row := checks[7+i]
 		if want := toolchainVersions[ext]; row.Status != docker.OK || !want.MatchString(row.Detail) {
 			t.Errorf("%s: %s %q, want ok with %v", row.Name, row.Status, row.Detail, want)
 		}

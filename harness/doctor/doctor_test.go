@@ -107,7 +107,7 @@ func TestCheckWithoutAnEngineSkipsWhatNeedsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := Check(context.Background(), Config{Engine: sandbox.Engine{Host: "unix://" + filepath.Join(dir, "none.sock")}, Image: "none", Languages: langs, Out: dir})
-	want := "engine=fail versions=skip cgroups=skip storage driver=skip runtime image=skip image offers=skip language .c=skip language .rs=skip " +
+	want := "engine=fail versions=skip cgroups=skip storage driver=skip runtime=skip runtime image=skip image offers=skip language .c=skip language .rs=skip " +
 		"hardened container=skip out-of-memory detection=skip turn deadline=skip host timers="
 	if got := rowsOf(checks); !strings.HasPrefix(got, want) || !strings.Contains(got, " free space=") {
 		t.Fatalf("rows %s\nwant %s...", got, want)
