@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,10 +71,7 @@ func Preflight(ctx context.Context, cli *client.Client, image, runtime string) [
 
 	if err := Ping(ctx, cli); err != nil {
 		add(Check{"engine", Fail, err.Error(), "start the engine (scripts/ensure-docker.sh) or point --docker-host / DOCKER_HOST at one"})
-		for _, name := range []string{"versions", "cgroups", "storage driver", "runtime", "runtime image", "hardened container", "out-of-memory detection", "turn deadline"} {
-			add(Check{name, Skip, "needs the engine", ""})
-		}
-		return out
+		return skipAfter(out, "engine", "needs the engine")
 	}
 	add(Check{"engine", OK, "reachable at " + cli.DaemonHost(), ""})
 
@@ -108,26 +106,32 @@ func Preflight(ctx context.Context, cli *client.Client, image, runtime string) [
 	rt, row := runtimeCheck(info, err, runtime)
 	add(row)
 	if row.Status == Fail {
-		for _, name := range []string{"runtime image", "hardened container", "out-of-memory detection", "turn deadline"} {
-			add(Check{name, Skip, "needs the runtime", ""})
-		}
-		return out
+		return skipAfter(out, "runtime", "needs the runtime")
 	}
 	b := New(cli, image)
 	b.UseRuntime(rt.Name)
 	id, err := b.CheckImage(ctx)
 	if err != nil {
 		add(Check{"runtime image", Fail, err.Error(), "arena image build (offline: arena image testbase && arena image build --base arena-testbase:trixie)"})
-		for _, name := range []string{"hardened container", "out-of-memory detection", "turn deadline"} {
-			add(Check{name, Skip, "needs the runtime image", ""})
-		}
-		return out
+		return skipAfter(out, "runtime image", "needs the runtime image")
 	}
 	add(Check{"runtime image", OK, fmt.Sprintf("%s (%s)", image, shortID(id)), ""})
 
 	add(hardenedCheck(ctx, b, rt))
 	add(oomCheck(ctx, b))
 	add(deadlineCheck(ctx, b))
+	return out
+}
+
+// preflightRows are Preflight's rows, in order.
+var preflightRows = []string{"engine", "versions", "cgroups", "storage driver", "runtime", "runtime image", "hardened container", "out-of-memory detection", "turn deadline"}
+
+// skipAfter adds to out every row after the row named failed, skipped
+// because they need what it checked.
+func skipAfter(out []Check, failed, why string) []Check {
+	for _, name := range preflightRows[slices.Index(preflightRows, failed)+1:] {
+		out = append(out, Check{name, Skip, why, ""})
+	}
 	return out
 }
 
