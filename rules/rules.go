@@ -360,3 +360,28 @@ func MovesJSON(st State) ([]byte, error) {
 	out, err := json.Marshal(map[string]any{"moves": moves})
 	return append(out, '\n'), err
 }
+
+// Documents a submission may have to hold beside what runs.
+const (
+	DocSource = "source" // every source file the bot is built from
+	DocReadme = "readme" // a README.md or README.txt
+)
+
+// Docs are every document a submission may be asked for.
+var Docs = []string{DocSource, DocReadme}
+
+// Documented is implemented by games whose rules ask every submission for
+// documents beside what runs (its source, a README). A submission without
+// them fails its validation unless an event relaxes that; for other games
+// their absence only warns.
+type Documented interface {
+	Documents() []string
+}
+
+// Documents are the documents g's rules ask a submission for.
+func Documents(g Game) []string {
+	if d, ok := g.(Documented); ok {
+		return d.Documents()
+	}
+	return []string{}
+}

@@ -224,19 +224,35 @@ before it, if any, stops working at once and its logins end.`,
 				Name:      "backup",
 				Usage:     "copy the event, consistent, while it is served",
 				UsageText: "arena event backup DIR OUT",
-				Description: `Copies the event in DIR to the new directory OUT: the database as of one
-instant, event.toml, the uploads and the validations. OUT is an event in its
-own right: 'arena serve --event OUT' serves it.`,
+				Description: `Copies the whole event in DIR to the new directory OUT while it is served:
+the event's database and every tournament's (the final, each ladder pair and
+scrimmage) as of one instant each, then every other file: event.toml, the
+signing key, the workers' keys, the uploads, validations, games and disputes.
+Prints what it copied. OUT is an event in its own right: 'arena serve --event
+OUT' serves it with every game, and 'arena standings OUT/final' reads its
+final. Left out: uploads still arriving, and the workers' queue.`,
 				Action: eventBackup,
 			},
 			{
 				Name:      "close",
 				Usage:     "stop uploads and pin every team's active submission for the final",
 				UsageText: "arena event close DIR",
-				Description: `Closes the event in DIR now: uploads and the ladder stop, and each enabled
-team's active submission is pinned for the final. Prints what was pinned,
-with each submission's hash. Closing again changes nothing.`,
+				Description: `Closes the event in DIR now: uploads, scrimmages and the ladder stop, and
+each enabled team's active submission is pinned for the final. Prints what
+was pinned, with each submission's hash, and the teams left out (no
+submission that passed or was admitted; disabled). Closing again changes
+nothing; 'arena event reopen DIR' undoes it until the final starts.`,
 				Action: eventClose,
+			},
+			{
+				Name:      "reopen",
+				Usage:     "undo close: uploads, scrimmages and the ladder go on, nothing pinned (until the final starts)",
+				UsageText: "arena event reopen DIR",
+				Description: `Undoes 'arena event close DIR' (or the organizer page's close): uploads are
+taken again within event.toml's hours, scrimmages and the ladder go on, and
+nothing stays pinned. Refused once the final has started: its games were
+played with the pinned submissions.`,
+				Action: eventReopen,
 			},
 			{
 				Name:      "final",
@@ -247,7 +263,12 @@ robin of the pinned submissions, with the game, rules and limits of
 event.toml, through the runner of arena tournament, in DIR/final. It is a
 tournament directory like any other: arena standings DIR/final, its report,
 replay of every game; run the same command to resume it after an
-interruption.`,
+interruption.
+
+Everything the final needs is checked before uploads close: at least two
+teams that play, each one's submission loaded and built, a sandbox that
+answers. A final that cannot start exits 1 with the reason, and nothing is
+closed.`,
 				Flags: []cli.Flag{
 					flagNamed(tournamentCommand().Flags, "games-per-pair"),
 					flagNamed(tournamentCommand().Flags, "concurrency"),
@@ -368,15 +389,21 @@ func eventTeamsImport(c *cli.Context) error {
 		w := c.App.Writer
 		if len(added) > 0 {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTOKEN")
+			fmt.Fprintln(tw, "NAME\tPLAYS AS\tTOKEN")
 			for _, t := range added {
-				fmt.Fprintf(tw, "%s\t%s\n", t.Name, t.Token)
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.BotName, t.Token)
 			}
 			if ferr := tw.Flush(); ferr != nil {
 				return fmt.Errorf("print the tokens: %w (the teams were added: give them new ones with the organizer's pages)", ferr)
 			}
 			fmt.Fprintf(w, "\n%s added. Each token is shown only this once (the event keeps only its hash): hand each team its own now.\n",
 				words.Plural(len(added), "team"))
+			fmt.Fprintln(w, "PLAYS AS is the name each team's bot plays under in games and file names; pages show the team's own name.")
+			for _, t := range added {
+				if t.Collided != "" {
+					fmt.Fprintf(w, "note: %q plays as %s: its name reduces to the same bot name as %q's\n", t.Name, t.BotName, t.Collided)
+				}
+			}
 		} else {
 			fmt.Fprintln(w, "no team added")
 		}
@@ -414,52 +441,30 @@ func eventBackup(c *cli.Context) error {
 	}
 	dir, out := c.Args().Get(0), c.Args().Get(1)
 	return withEvent(dir, func(st *event.Store) error {
-		if err := st.Backup(c.Context, out); err != nil {
+		rep, err := st.Backup(c.Context, out)
+		if err != nil {
 			return err
 		}
 		w := c.App.Writer
-		fmt.Fprintf(w, "copied the event in %s to %s:\n", dir, out)
+		fmt.Fprintf(w, "copied the event in %s to %s in %s: %s in %s\n", dir, out, rep.Took.Round(time.Millisecond),
+			words.Plural(rep.Files, "file"), units.BytesSize(float64(rep.Bytes)))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, name := range []string{event.DBFile, event.ConfigFile, event.UploadsDir, event.ValidationsDir} {
-			files, size, err := treeSize(filepath.Join(out, name))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
+		for _, p := range rep.Parts {
+			what := words.Plural(p.Files, "file") + ", " + units.BytesSize(float64(p.Bytes))
+			if p.Databases > 0 {
+				what += fmt.Sprintf(" (%s as of one instant)", words.Plural(p.Databases, "database"))
 			}
-			if err != nil {
-				return err
-			}
-			what := units.BytesSize(float64(size))
-			if name == event.UploadsDir || name == event.ValidationsDir {
-				what = words.Plural(files, "file") + ", " + what
-			}
-			if name == event.DBFile {
-				what += " (the database as of one instant)"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\n", name, what)
+			fmt.Fprintf(tw, "  %s\t%s\n", p.Name, what)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "it is an event of its own: arena serve --event %s serves it\n", out)
+		for _, sk := range rep.Skipped {
+			fmt.Fprintf(w, "  left out: %s\n", sk)
+		}
+		fmt.Fprintf(w, "it is an event of its own: arena serve --event %s serves it (see docs/serve.md, Backups)\n", out)
 		return nil
 	})
-}
-
-// treeSize counts the regular files under path (or path itself) and their
-// bytes.
-func treeSize(path string) (files int, size int64, err error) {
-	err = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		files, size = files+1, size+fi.Size()
-		return nil
-	})
-	return files, size, err
 }
 
 func submitCommand() *cli.Command {
@@ -579,7 +584,50 @@ func eventClose(c *cli.Context) error {
 		for _, e := range entries {
 			fmt.Fprintf(tw, "%s\t#%d\t%s\n", e.Name, e.Submission, e.SHA256)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		look, err := st.FinalOutlook(c.Context)
+		if err != nil {
+			return err
+		}
+		printLeftOut(c.App.Writer, look)
+		fmt.Fprintf(c.App.Writer, "until the final starts, arena event reopen %s undoes this\n", c.Args().First())
+		return nil
+	})
+}
+
+// printLeftOut says which teams the final leaves out, and why.
+func printLeftOut(w io.Writer, look event.Outlook) {
+	names := func(teams []event.Team) string {
+		var out []string
+		for _, t := range teams {
+			out = append(out, t.Name)
+		}
+		return strings.Join(out, ", ")
+	}
+	if len(look.Missing) > 0 {
+		fmt.Fprintf(w, "not playing, without a submission that passed or was admitted: %s\n", names(look.Missing))
+	}
+	if len(look.Disabled) > 0 {
+		fmt.Fprintf(w, "not playing, disabled: %s\n", names(look.Disabled))
+	}
+}
+
+func eventReopen(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("event reopen takes one argument: the event's directory")
+	}
+	return withEvent(c.Args().First(), func(st *event.Store) error {
+		if err := st.ReopenUploads(c.Context); err != nil {
+			var re *event.RefusedError
+			if errors.As(err, &re) {
+				return failf("%v", err)
+			}
+			return err
+		}
+		_, err := fmt.Fprintln(c.App.Writer, "uploads are open again (within event.toml's hours); nothing is pinned; scrimmages and the ladder go on")
+		return err
 	})
 }
 
@@ -628,9 +676,22 @@ func eventFinal(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		sum, err = st.RunFinal(c.Context, event.Final{Settings: resolved, Backend: backend, Image: c.String("image"),
+		plan, err := st.PrepareFinal(c.Context, event.Final{Settings: resolved, Backend: backend, Image: c.String("image"),
 			Builder: builder, Intake: cfg.Intake(), GamesPerPair: c.Int("games-per-pair"), Seed: seed,
 			Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), ArenaVersion: arenaVersion(), Signer: key})
+		var refused *event.RefusedError
+		if errors.As(err, &refused) {
+			return failf("%v", err)
+		}
+		if err != nil {
+			return err
+		}
+		look, err := st.FinalOutlook(c.Context)
+		if err != nil {
+			return err
+		}
+		printLeftOut(c.App.ErrWriter, look)
+		sum, err = plan.Play(c.Context)
 		return err
 	})
 	if err != nil {

@@ -58,13 +58,15 @@ func openStore(t *testing.T, dir string) *event.Store {
 	return st
 }
 
-var tokenRow = regexp.MustCompile(`(?m)^(\S.*?)\s+([0-9a-f]{64})$`)
+// tokenRow is a row of the import's table: the team's name, the name its
+// bot plays as, its token.
+var tokenRow = regexp.MustCompile(`(?m)^(\S.*?)\s{2,}(\S+)\s{2,}([0-9a-f]{64})$`)
 
 // printedTokens are the NAME and TOKEN rows teams import printed.
 func printedTokens(out string) map[string]string {
 	tokens := map[string]string{}
 	for _, m := range tokenRow.FindAllStringSubmatch(out, -1) {
-		tokens[m[1]] = m[2]
+		tokens[m[1]] = m[3]
 	}
 	return tokens
 }
@@ -112,7 +114,10 @@ func TestEventTeamsImportPrintsEachNewTeamsTokenOnce(t *testing.T) {
 	if len(tokens) != 2 || tokens["Rooks"] == "" || tokens["Knights of Ni"] == "" {
 		t.Fatalf("printed tokens %v, want one for each of the 2 teams:\n%s", tokens, out)
 	}
-	if !strings.Contains(out, "NAME") || !strings.Contains(out, "TOKEN") || !strings.Contains(out, "only this once") {
+	if !regexp.MustCompile(`(?m)^Knights of Ni\s+Knights-of-Ni\s`).MatchString(out) {
+		t.Errorf("the table does not say Knights of Ni plays as Knights-of-Ni:\n%s", out)
+	}
+	if !strings.Contains(out, "NAME") || !strings.Contains(out, "PLAYS AS") || !strings.Contains(out, "TOKEN") || !strings.Contains(out, "only this once") {
 		t.Errorf("the table has no header or does not say the tokens are shown once:\n%s", out)
 	}
 	st := openStore(t, dir)
@@ -400,12 +405,12 @@ func TestEventLadderPrintsTheRatedTeams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair, err := st.StartLadderPair(ctx, entries[0], entries[1])
+	pair, err := st.StartLadderPair(ctx, entries[0], entries[1], "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Beta wins both games.
-	if err := st.FinishLadderPair(ctx, pair, []event.Game{{White: pair.A, Black: pair.B, Winner: "black"}, {White: pair.B, Black: pair.A, Winner: "white"}}); err != nil {
+	if _, err := st.FinishLadderPair(ctx, pair, []event.Game{{White: pair.A, Black: pair.B, Winner: "black"}, {White: pair.B, Black: pair.A, Winner: "white"}}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := runArena("event", "ladder", dir)

@@ -1,14 +1,13 @@
 package event
 
 import (
-	"github.com/arenabots/arena/harness/ladder"
-
 	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,8 +18,10 @@ import (
 	units "github.com/docker/go-units"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -42,6 +43,16 @@ type Config struct {
 	Limits    Limits            `toml:"limits"`
 	Quotas    Quotas            `toml:"quotas"`
 	Ladder    Ladder            `toml:"ladder"`
+	// Validation says what an upload's validation requires.
+	Validation Validation `toml:"validation"`
+}
+
+// Validation says what a submission must hold to pass its validation.
+type Validation struct {
+	// Require are the documents a submission must hold (rules.Docs): one
+	// missing fails it; the others only warn. The default is what the
+	// game's rules ask for (rules.Documents).
+	Require []string `toml:"require"`
 }
 
 // Ladder configures the rated ladder.
@@ -58,6 +69,15 @@ type Ladder struct {
 	// rather than from the nearest in rating (0 to 1): more meets teams far
 	// apart sooner, the top ones among them.
 	Far float64 `toml:"far"`
+	// Openings, when set, are the positions ladder pairs start from (a
+	// deck of the game's, or a file relative to the event directory, as
+	// arena tournament --openings takes them), OpeningPlies the plies of
+	// a PGN opening to play.
+	Openings     string `toml:"openings"`
+	OpeningPlies int    `toml:"opening_plies"`
+	// KeepDataFiles is what a ladder game keeps of its bots' data files
+	// (transcript.Keep*: all, changed, final, none).
+	KeepDataFiles string `toml:"keep_data_files"`
 }
 
 // Limits are the bots' resources and the uploads' size.
@@ -92,7 +112,19 @@ func DefaultConfig(game string) Config {
 		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(match.Forfeit),
 		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
 	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3,
-		ScrimmagesPerHour: 6, PendingScrimmages: 2}, Ladder: Ladder{Enabled: true, Share: 1, Far: ladder.DefaultOptions.Far}}
+		ScrimmagesPerHour: 6, PendingScrimmages: 2},
+		Ladder:     Ladder{Enabled: true, Share: 1, Far: ladder.DefaultOptions.Far, KeepDataFiles: transcript.KeepFinal},
+		Validation: Validation{Require: gameDocuments(game)}}
+}
+
+// gameDocuments are the documents game's rules ask for (none for a game
+// that is not there: the configuration is refused for it anyway).
+func gameDocuments(game string) []string {
+	g, err := rules.Lookup(game)
+	if err != nil {
+		return []string{}
+	}
+	return rules.Documents(g)
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s".
@@ -237,6 +269,23 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		return bad(keyLine(text, "ladder", "share"), fmt.Errorf("share must be more than 0 and at most 1, got %g", cfg.Ladder.Share))
 	case !(cfg.Ladder.Far >= 0 && cfg.Ladder.Far <= 1):
 		return bad(keyLine(text, "ladder", "far"), fmt.Errorf("far must be from 0 to 1, got %g", cfg.Ladder.Far))
+	case transcript.ParseKeep(cfg.Ladder.KeepDataFiles) != nil:
+		return bad(keyLine(text, "ladder", "keep_data_files"), fmt.Errorf("keep_data_files: want all, changed, final or none, got %q", cfg.Ladder.KeepDataFiles))
+	}
+	if cfg.Validation.Require == nil {
+		cfg.Validation.Require = []string{} // "require = []": nothing
+	}
+	for _, d := range cfg.Validation.Require {
+		if !slices.Contains(rules.Docs, d) {
+			return bad(keyLine(text, "validation", "require"), fmt.Errorf("require: %q is no document a submission can be asked for (want %s)", d, strings.Join(rules.Docs, ", ")))
+		}
+	}
+	if cfg.Ladder.Openings != "" {
+		if _, err := cfg.LadderOpenings(filepath.Dir(path)); err != nil {
+			return bad(keyLine(text, "ladder", "openings"), err)
+		}
+	} else if cfg.Ladder.OpeningPlies != 0 {
+		return bad(keyLine(text, "ladder", "opening_plies"), errors.New("opening_plies is for openings: set openings too"))
 	}
 	if cfg.Languages != "" {
 		if _, err := build.Load(cfg.LanguagesFile(filepath.Dir(path))); err != nil {
@@ -244,6 +293,25 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// LadderOpenings are the positions the ladder's pairs start from (nil
+// without [ladder] openings), dir being the event's directory.
+func (c Config) LadderOpenings(dir string) ([]rules.Opening, error) {
+	if c.Ladder.Openings == "" {
+		return nil, nil
+	}
+	g, err := rules.Lookup(c.Game)
+	if err != nil {
+		return nil, err
+	}
+	spec := c.Ladder.Openings
+	if p := filepath.Join(dir, spec); !filepath.IsAbs(spec) {
+		if _, err := os.Stat(p); err == nil {
+			spec = p
+		}
+	}
+	return rules.LoadOpenings(g, spec, c.Ladder.OpeningPlies, rules.Sequential, 0, c.Rules)
 }
 
 // Settings are the event's match settings, before they are checked.
@@ -433,6 +501,25 @@ share = {{.Ladder.Share}}
 # The chance that a pair's opponent is drawn from every team rather than the
 # six nearest in rating (0 to 1), so that teams far apart meet too.
 far = {{.Ladder.Far}}
+# Positions the pairs start from, sides swapped (games that have openings,
+# as arena tournament --openings takes them: a deck such as checkers' acf3,
+# or a file relative to this directory); two submissions that meet again
+# start from the next one. Empty: the game's own start, and two
+# deterministic bots that met in both colours are not paired again.
+openings = ""
+# With PGN openings: the position after this many half-moves (0: the last).
+opening_plies = {{.Ladder.OpeningPlies}}
+# What a ladder game keeps of the bots' data files as evidence: final (each
+# side's last version), changed or all (every distinct version), none
+# (hashes only). Every version's hash is recorded whatever this says.
+keep_data_files = {{q .Ladder.KeepDataFiles}}
+
+[validation]
+# The documents a submission must hold to pass: "source" (its source
+# files), "readme" (a README.md or README.txt). One missing fails the
+# submission; a document not listed only warns when missing. The default is
+# what the game's rules ask for.
+require = [{{range $i, $d := .Validation.Require}}{{if $i}}, {{end}}{{q $d}}{{end}}]
 `
 
 // Template is the text of a new event.toml for game: every option commented,

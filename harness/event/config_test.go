@@ -2,6 +2,7 @@ package event
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +21,18 @@ func TestTheTemplateParsesToTheDefaults(t *testing.T) {
 			t.Fatalf("%s: the template does not parse: %v\n%s", game, err, text)
 		}
 		d := DefaultConfig(game)
-		if cfg.Game != game || cfg.Limits != d.Limits || cfg.Quotas != d.Quotas || len(cfg.Rules) != 0 {
+		if cfg.Game != game || cfg.Limits != d.Limits || cfg.Quotas != d.Quotas || cfg.Ladder != d.Ladder || len(cfg.Rules) != 0 ||
+			!slices.Equal(cfg.Validation.Require, d.Validation.Require) {
 			t.Errorf("%s: the template reads as %+v, want the defaults %+v", game, cfg, d)
+		}
+		// The documents required by default are the game's own: Code
+		// Clash's rules ask for the source and a README, the others none.
+		want := []string{}
+		if game == "codeclash" {
+			want = []string{"source", "readme"}
+		}
+		if !slices.Equal(cfg.Validation.Require, want) {
+			t.Errorf("%s: requires %q by default, want %q", game, cfg.Validation.Require, want)
 		}
 	}
 }
@@ -48,6 +59,10 @@ func TestABadConfigIsRefusedWithItsLine(t *testing.T) {
 		{"zero quota", "game = \"codeclash\"\n[quotas]\nuploads_per_hour = 0\n", 3, "uploads_per_hour"},
 		{"ladder share", "game = \"codeclash\"\n[ladder]\nshare = 1.5\n", 3, "share must be"},
 		{"no ladder share", "game = \"codeclash\"\n[ladder]\nshare = 0\n", 3, "share must be"},
+		{"unknown document", "game = \"codeclash\"\n[validation]\nrequire = [\"readme\", \"licence\"]\n", 3, `"licence" is no document`},
+		{"evidence policy", "game = \"codeclash\"\n[ladder]\nkeep_data_files = \"most\"\n", 3, "keep_data_files"},
+		{"no such deck", "game = \"checkers\"\n[ladder]\nopenings = \"acf9\"\n", 3, "acf9"},
+		{"plies without openings", "game = \"chess\"\n[ladder]\nopening_plies = 4\n", 3, "set openings too"},
 	} {
 		_, err := ParseConfig("event.toml", []byte(c.text))
 		var ce *ConfigError
@@ -77,5 +92,22 @@ func TestTheConfigSetsTheEvent(t *testing.T) {
 	deadline := time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
 	if !cfg.Open(deadline.Add(-time.Second)) || cfg.Open(deadline) {
 		t.Errorf("uploads are not open until exactly the deadline")
+	}
+}
+
+func TestAnEventMayRelaxTheDocumentsItRequires(t *testing.T) {
+	for text, want := range map[string][]string{
+		"game = \"codeclash\"\n[validation]\nrequire = []\n":           {},
+		"game = \"codeclash\"\n[validation]\nrequire = [\"source\"]\n": {"source"},
+		"game = \"checkers\"\n[validation]\nrequire = [\"readme\"]\n":  {"readme"},
+		"game = \"codeclash\"\n[validation]\n":                         {"source", "readme"},
+	} {
+		cfg, err := ParseConfig("event.toml", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Validation.Require == nil || !slices.Equal(cfg.Validation.Require, want) {
+			t.Errorf("%q: requires %#v, want %q", text, cfg.Validation.Require, want)
+		}
 	}
 }

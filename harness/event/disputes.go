@@ -171,12 +171,21 @@ func (s *Store) AnswerDispute(ctx context.Context, id int64, answer string) (Dis
 	if err != nil {
 		return Dispute{}, err
 	}
-	r, err := s.w.ExecContext(ctx, `UPDATE disputes SET answer = ?, answered = ?, state = ? WHERE id = ?`, answer, now(), DisputeAnswered, id)
+	err = s.act(ctx, ActionAnswer, func(tx *sql.Tx) (string, error) {
+		var game, team int64
+		err := tx.QueryRowContext(ctx, `UPDATE disputes SET answer = ?, answered = ?, state = ? WHERE id = ? RETURNING game_id, team_id`,
+			answer, now(), DisputeAnswered, id).Scan(&game, &team)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", ErrNotFound
+		}
+		var name string
+		if err == nil {
+			err = tx.QueryRowContext(ctx, `SELECT name FROM teams WHERE id = ?`, team).Scan(&name)
+		}
+		return fmt.Sprintf("dispute #%d of %s on game #%d: %s", id, name, game, answer), err
+	})
 	if err != nil {
 		return Dispute{}, err
-	}
-	if n, err := r.RowsAffected(); err != nil || n == 0 {
-		return Dispute{}, errors.Join(err, ErrNotFound)
 	}
 	return s.Dispute(ctx, id)
 }
@@ -256,8 +265,18 @@ func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (Dispute, error
 			return d, err
 		}
 	}
-	if _, err := r.Store.w.ExecContext(ctx, `UPDATE disputes SET rerun_ply = ?, rerun = ? WHERE id = ?`, ply, text.String(), id); err != nil {
+	err = r.Store.act(ctx, ActionRerun, func(tx *sql.Tx) (string, error) {
+		_, err := tx.ExecContext(ctx, `UPDATE disputes SET rerun_ply = ?, rerun = ? WHERE id = ?`, ply, text.String(), id)
+		return fmt.Sprintf("turn %d of game %d for dispute %d (%s)", ply, g.ID, id, firstLine(text.String())), err
+	})
+	if err != nil {
 		return d, err
 	}
 	return r.Store.Dispute(ctx, id)
+}
+
+// firstLine is text's first line.
+func firstLine(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	return line
 }

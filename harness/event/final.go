@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
@@ -53,26 +54,105 @@ func (s *Store) CloseUploads(ctx context.Context) ([]FinalEntry, error) {
 		return nil, err
 	}
 	var pin []FinalEntry
+	var names []string
 	for _, ts := range playing {
 		pin = append(pin, FinalEntry{Team: ts.team.ID, Name: ts.team.Name, Submission: ts.sub.ID, SHA256: ts.sub.SHA256})
+		names = append(names, fmt.Sprintf("%s #%d", ts.team.Name, ts.sub.ID))
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	err = s.act(ctx, ActionClose, func(tx *sql.Tx) (string, error) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO closing (id, closed) VALUES (1, ?)`, now()); err != nil {
+			return "", err
+		}
+		for _, e := range pin {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO final_entries (team_id, submission, sha256) VALUES (?, ?, ?)`, e.Team, e.Submission, e.SHA256); err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("uploads closed; pinned %d: %s", len(pin), strings.Join(names, ", ")), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO closing (id, closed) VALUES (1, ?)`, now()); err != nil {
-		return nil, err
+	return s.FinalEntries(ctx)
+}
+
+// ReopenUploads undoes CloseUploads: uploads (within the event's hours),
+// scrimmages and the ladder go on, and nothing is pinned. Once the final
+// has started it is refused: its games were played with the pinned
+// submissions.
+func (s *Store) ReopenUploads(ctx context.Context) error {
+	return s.act(ctx, ActionReopen, func(tx *sql.Tx) (string, error) {
+		var started int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM final_run`).Scan(&started); err != nil {
+			return "", err
+		}
+		if started > 0 {
+			return "", &RefusedError{"the final has started: its games were played with the pinned submissions, so uploads stay closed"}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM closing`)
+		if err != nil {
+			return "", err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return "", &RefusedError{"uploads are not closed"}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM final_entries`); err != nil {
+			return "", err
+		}
+		return "uploads open again; nothing pinned", nil
+	})
+}
+
+// Outlook is who the final would play: the teams pinned (or, before the
+// close, the teams that would be), and the teams left out with the reason.
+type Outlook struct {
+	Closed  bool         `json:"closed"`
+	Playing []FinalEntry `json:"playing"`
+	// Missing are the enabled teams without a submission that plays (none
+	// passed its validation, and none was admitted): they will not play.
+	Missing []Team `json:"missing"`
+	// Disabled are the teams the organizer disabled.
+	Disabled []Team `json:"disabled"`
+}
+
+// FinalOutlook is who plays the final and who does not, and why.
+func (s *Store) FinalOutlook(ctx context.Context) (Outlook, error) {
+	var o Outlook
+	var err error
+	if _, o.Closed, err = s.Closed(ctx); err != nil {
+		return o, err
 	}
-	for _, e := range pin {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO final_entries (team_id, submission, sha256) VALUES (?, ?, ?)`, e.Team, e.Submission, e.SHA256); err != nil {
-			return nil, err
+	teams, err := s.Teams(ctx)
+	if err != nil {
+		return o, err
+	}
+	if o.Closed {
+		if o.Playing, err = s.FinalEntries(ctx); err != nil {
+			return o, err
+		}
+	} else {
+		playing, err := s.activeTeams(ctx)
+		if err != nil {
+			return o, err
+		}
+		for _, ts := range playing {
+			o.Playing = append(o.Playing, FinalEntry{Team: ts.team.ID, Name: ts.team.Name, Submission: ts.sub.ID, SHA256: ts.sub.SHA256})
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
+	in := map[int64]bool{}
+	for _, e := range o.Playing {
+		in[e.Team] = true
 	}
-	return s.FinalEntries(ctx)
+	for _, t := range teams {
+		switch {
+		case in[t.ID]:
+		case t.Disabled:
+			o.Disabled = append(o.Disabled, t)
+		default:
+			o.Missing = append(o.Missing, t)
+		}
+	}
+	return o, nil
 }
 
 // FinalEntries are the submissions pinned for the final, by team name.
@@ -148,12 +228,22 @@ func (s *Store) FinalRun(ctx context.Context) (r FinalRun, ok bool, err error) {
 	return r, true, nil
 }
 
-func (s *Store) beginFinal(ctx context.Context, f Final) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO final_run (id, games_per_pair, concurrency, max_attempts, seed, started)
+func (s *Store) beginFinal(ctx context.Context, f Final, teams int) error {
+	return s.act(ctx, ActionFinal, func(tx *sql.Tx) (string, error) {
+		var runs int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM final_run`).Scan(&runs); err != nil {
+			return "", err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO final_run (id, games_per_pair, concurrency, max_attempts, seed, started)
 		VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET games_per_pair = excluded.games_per_pair,
 		concurrency = excluded.concurrency, max_attempts = excluded.max_attempts, seed = excluded.seed,
 		started = excluded.started, finished = '', error = ''`, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
-	return err
+		verb := "started"
+		if runs > 0 {
+			verb = "resumed"
+		}
+		return fmt.Sprintf("the final %s: %d teams, %d games per pair, %d at once, seed %d", verb, teams, f.GamesPerPair, f.Concurrency, f.Seed), err
+	})
 }
 
 func (s *Store) endFinal(ctx context.Context, runErr error) error {
@@ -170,35 +260,124 @@ func (s *Store) endFinal(ctx context.Context, runErr error) error {
 // runner, resumed if it was interrupted. Each game is recorded as the event's
 // as it finishes (the teams' pages, the live standings and disputes read
 // them); the run is recorded in final_run, so a server restarted while it
-// plays resumes it.
+// plays resumes it. Everything the final needs is checked first
+// (PrepareFinal): a final that cannot be played is refused with the
+// reason before uploads are closed.
 func (s *Store) RunFinal(ctx context.Context, f Final) (*tournament.Summary, error) {
+	plan, err := s.PrepareFinal(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Play(ctx)
+}
+
+// FinalPlan is a final checked and ready to play: its uploads closed, its
+// bots loaded (and built).
+type FinalPlan struct {
+	store   *Store
+	f       Final
+	entries []FinalEntry
+	bots    []*submission.Bot
+	cfg     tournament.Config
+}
+
+// Entries are the teams the final plays.
+func (p *FinalPlan) Entries() []FinalEntry { return p.entries }
+
+// PrepareFinal checks everything the final needs before anything that
+// cannot be undone: at least two teams that play, each one's submission
+// loaded and built, distinct bot names, a sandbox that answers, options the
+// runner takes. Then it closes uploads (if they are open), pinning what it
+// checked. A final that cannot start is a *RefusedError saying why; nothing
+// is closed then.
+func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
+	f.Concurrency, f.MaxAttempts = max(f.Concurrency, 1), max(f.MaxAttempts, 1)
+	refuse := func(format string, a ...any) (*FinalPlan, error) {
+		return nil, &RefusedError{"the final cannot start: " + fmt.Sprintf(format, a...)}
+	}
+	look, err := s.FinalOutlook(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(look.Playing) < 2 {
+		var left []string
+		for _, t := range look.Missing {
+			left = append(left, t.Name)
+		}
+		why := "no other team has a submission that passed or was admitted"
+		if len(left) > 0 {
+			why = "without a submission that passed or was admitted: " + strings.Join(left, ", ")
+		}
+		return refuse("it needs at least 2 teams that play, and %d %s (%s)", len(look.Playing), map[bool]string{true: "does", false: "do"}[len(look.Playing) == 1], why)
+	}
+	if _, err := f.Backend.Describe(ctx); err != nil {
+		return refuse("the sandbox does not answer (%v): start the engine, then try again", err)
+	}
+	load := func(entries []FinalEntry, have map[int64]*submission.Bot) ([]*submission.Bot, error) {
+		var bots []*submission.Bot
+		for _, e := range entries {
+			if b := have[e.Submission]; b != nil {
+				bots = append(bots, b)
+				continue
+			}
+			b, err := s.LoadBot(ctx, e.Submission, f.Settings.Game, f.Builder, f.Intake, nil)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err != nil {
+				return nil, &RefusedError{fmt.Sprintf("the final cannot start: %s's submission #%d cannot be played: %v", e.Name, e.Submission, err)}
+			}
+			bots = append(bots, b)
+		}
+		return bots, nil
+	}
+	bots, err := load(look.Playing, nil)
+	if err != nil {
+		return nil, err
+	}
+	plan := &FinalPlan{store: s, f: f, entries: look.Playing, bots: bots}
+	if plan.cfg, err = plan.config(); err != nil {
+		return refuse("%v", err)
+	}
+	if look.Closed {
+		return plan, nil
+	}
+	// Closing pins the active submissions as they are now: an upload that
+	// passed since they were checked is loaded too.
 	entries, err := s.CloseUploads(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(entries) < 2 {
-		return nil, fmt.Errorf("the final needs at least 2 teams with a passed submission, got %d", len(entries))
+	have := map[int64]*submission.Bot{}
+	for i, e := range look.Playing {
+		have[e.Submission] = bots[i]
 	}
-	f.Concurrency, f.MaxAttempts = max(f.Concurrency, 1), max(f.MaxAttempts, 1)
-	var bots []*submission.Bot
-	for _, e := range entries {
-		b, err := s.LoadBot(ctx, e.Submission, f.Settings.Game, f.Builder, f.Intake, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name, err)
-		}
-		bots = append(bots, b)
-	}
-	cfg := tournament.NewConfig(bots, f.Settings, f.Backend, f.Image)
-	cfg.GamesPerPair, cfg.Seed = f.GamesPerPair, f.Seed
-	if err := cfg.Validate(); err != nil {
+	if plan.bots, err = load(entries, have); err != nil {
 		return nil, err
 	}
-	if err := s.beginFinal(ctx, f); err != nil {
+	plan.entries = entries
+	if plan.cfg, err = plan.config(); err != nil {
+		return refuse("%v", err)
+	}
+	return plan, nil
+}
+
+// config is the final's tournament, checked.
+func (p *FinalPlan) config() (tournament.Config, error) {
+	cfg := tournament.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
+	cfg.GamesPerPair, cfg.Seed = p.f.GamesPerPair, p.f.Seed
+	return cfg, cfg.Validate()
+}
+
+// Play plays the final planned.
+func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
+	s, f := p.store, p.f
+	if err := s.beginFinal(ctx, f, len(p.entries)); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(s.Dir, FinalDir)
-	rec := &finalRecorder{store: s, dir: dir, sides: sides(entries), next: f.Progress}
-	o := tournament.Options{Dir: dir, Config: cfg, Bots: bots,
+	rec := &finalRecorder{store: s, dir: dir, sides: sides(p.entries), next: f.Progress}
+	o := tournament.Options{Dir: dir, Config: p.cfg, Bots: p.bots,
 		Game: f.Settings.Game, Backend: f.Backend, Concurrency: f.Concurrency, MaxAttempts: f.MaxAttempts,
 		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec}
 	f.Workers.apply(&o, jobsFinal)
@@ -310,27 +489,38 @@ func (s *Store) finalFinished(ctx context.Context) (map[string]time.Time, error)
 // it to refresh the live standings.
 func (s *Store) FinalVersion(ctx context.Context) (string, error) {
 	var n, last int64
-	var frozen, run sql.NullString
+	var frozen, run, names sql.NullString
 	err := s.readRow(ctx, `SELECT count(*), coalesce(max(id), 0), (SELECT at FROM freeze WHERE id = 1),
-		(SELECT started || '/' || finished || '/' || length(error) FROM final_run WHERE id = 1) FROM games WHERE kind = ?`, FinalGame).
-		Scan(&n, &last, &frozen, &run)
+		(SELECT started || '/' || finished || '/' || length(error) FROM final_run WHERE id = 1),
+		(SELECT group_concat(id || ':' || name, '/') FROM teams) FROM games WHERE kind = ?`, FinalGame).
+		Scan(&n, &last, &frozen, &run, &names)
 	// A freeze set for later changes the board when its time comes.
 	active := frozen.Valid && !time.Now().Before(parseTime(frozen.String))
-	return fmt.Sprintf("%d/%d/%s/%t/%s", n, last, frozen.String, active, run.String), err
+	return fmt.Sprintf("%d/%d/%s/%t/%s/%s", n, last, frozen.String, active, run.String, names.String), err
 }
 
 // Freeze freezes the scoreboard from at on: teams (and visitors) see the
 // final's standings as they were at that time until Reveal.
 func (s *Store) Freeze(ctx context.Context, at time.Time) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO freeze (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
-		at.UTC().Format(time.RFC3339Nano))
-	return err
+	return s.act(ctx, ActionFreeze, func(tx *sql.Tx) (string, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO freeze (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`,
+			at.UTC().Format(time.RFC3339Nano))
+		return "teams see the standings as of " + at.UTC().Format(time.RFC3339), err
+	})
 }
 
 // Reveal ends the freeze: everyone sees the standings as they are.
 func (s *Store) Reveal(ctx context.Context) error {
-	_, err := s.w.ExecContext(ctx, `DELETE FROM freeze WHERE id = 1`)
-	return err
+	return s.act(ctx, ActionReveal, func(tx *sql.Tx) (string, error) {
+		res, err := tx.ExecContext(ctx, `DELETE FROM freeze WHERE id = 1`)
+		if err != nil {
+			return "", err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return "", &RefusedError{"the scoreboard is not frozen"}
+		}
+		return "everyone sees the standings as they are", nil
+	})
 }
 
 // Frozen is the time the scoreboard is frozen from, if it is.
@@ -345,7 +535,7 @@ func (s *Store) Frozen(ctx context.Context) (time.Time, bool, error) {
 
 // Board is the final's scoreboard as someone may see it.
 type Board struct {
-	Standings []tournament.Row `json:"standings"`
+	Standings []BoardRow `json:"standings"`
 	// Games counts the final's games: total, done, unplayed, pending (as
 	// of the freeze, for a frozen board: done counts the games shown).
 	Games map[string]int `json:"games"`
@@ -355,6 +545,26 @@ type Board struct {
 	// only (zero if none).
 	FreezesAt time.Time `json:"freezesAt,omitzero"`
 	Run       FinalRun  `json:"run"`
+}
+
+// BoardRow is a row of the final's standings with its team's name: Name
+// is the name its bot played under.
+type BoardRow struct {
+	tournament.Row
+	Team string `json:"team"`
+}
+
+// boardRows are rows with their teams' names.
+func boardRows(rows []tournament.Row, names TeamNames) []BoardRow {
+	out := make([]BoardRow, 0, len(rows))
+	for _, r := range rows {
+		team := names.ByBot[r.Name]
+		if team == "" {
+			team = r.Name
+		}
+		out = append(out, BoardRow{Row: r, Team: team})
+	}
+	return out
 }
 
 // FinalBoards is the final's scoreboard as anyone and as the organizer see
@@ -370,7 +580,11 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 	if err != nil {
 		return nil, nil, err
 	}
-	live := Board{Standings: state.Summary.Standings, Games: state.StandingsFile().Games}
+	names, err := s.Names(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games}
 	if live.Run, _, err = s.FinalRun(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -392,15 +606,21 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 	}
 	shown := 0
 	fb := live
-	fb.Standings = state.StandingsOf(func(r tournament.Record) bool {
+	fb.Standings = boardRows(state.StandingsOf(func(r tournament.Record) bool {
 		fin, ok := finished[filepath.Join(FinalDir, r.Dir)]
 		if ok && !fin.After(at) {
 			shown++
 			return true
 		}
 		return false
-	})
+	}), names)
 	fb.FrozenAt = at
 	fb.Games = map[string]int{"total": state.Summary.Total, "done": shown}
+	// Nothing after the freeze shows: not whether the final ended, or
+	// failed, or how many games the host could not play.
+	fb.Run = FinalRun{GamesPerPair: live.Run.GamesPerPair, Concurrency: live.Run.Concurrency, Started: live.Run.Started}
+	if fb.Run.Started.After(at) {
+		fb.Run.Started = time.Time{}
+	}
 	return &fb, &org, nil
 }

@@ -40,8 +40,13 @@ type Game struct {
 	Reason   string    `json:"reason"`
 	Plies    int       `json:"plies"`
 	Finished time.Time `json:"finished"`
+	// Rated: a ladder game that counted for the ratings (a repeat of an
+	// earlier game of the same two submissions, move for move, does not).
+	Rated bool `json:"rated,omitempty"`
 	// Dir is the match directory, relative to the event directory.
 	Dir string `json:"-"`
+	// Course is the game move for move (transcript.Course).
+	Course string `json:"-"`
 }
 
 // Involves says whether team played in the game.
@@ -75,14 +80,22 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, match.ResultFile), err)
 	}
 	white.Name, white.SHA256, black.Name, black.SHA256 = res.White.Name, res.White.SHA256, res.Black.Name, res.Black.SHA256
+	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, transcript.FileName), err)
+	}
+	course, err := transcript.Course(lines)
+	if err != nil {
+		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, transcript.FileName), err)
+	}
 	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies,
-		Finished: time.Now().UTC(), Dir: rel}
+		Finished: time.Now().UTC(), Dir: rel, Course: course}
 	// A game is recorded once: a resumed scrimmage records its games again.
 	r, err := s.w.ExecContext(ctx, `INSERT OR IGNORE INTO games (kind, white_team, black_team, white_submission, black_submission,
-		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
+		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished, course)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
 		nullable(white.Submission), nullable(black.Submission), white.Name, black.Name, white.SHA256, black.SHA256,
-		rel, g.Winner, g.Reason, g.Plies, g.Finished.Format(time.RFC3339Nano))
+		rel, g.Winner, g.Reason, g.Plies, g.Finished.Format(time.RFC3339Nano), course)
 	if err != nil {
 		return Game{}, err
 	}
@@ -97,14 +110,14 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 }
 
 const gameColumns = `id, kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-	white_sha256, black_sha256, dir, winner, reason, plies, finished`
+	white_sha256, black_sha256, dir, winner, reason, plies, finished, rated, course`
 
 func scanGame(row interface{ Scan(...any) error }) (Game, error) {
 	var g Game
 	var wt, bt, ws, bs sql.NullInt64
 	var fin string
 	err := row.Scan(&g.ID, &g.Kind, &wt, &bt, &ws, &bs, &g.White.Name, &g.Black.Name, &g.White.SHA256, &g.Black.SHA256,
-		&g.Dir, &g.Winner, &g.Reason, &g.Plies, &fin)
+		&g.Dir, &g.Winner, &g.Reason, &g.Plies, &fin, &g.Rated, &g.Course)
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, ErrNotFound
 	}
@@ -141,4 +154,33 @@ func (s *Store) games(ctx context.Context, q string, args ...any) ([]Game, error
 func (s *Store) ForgetValidationGames(ctx context.Context, sub int64) error {
 	_, err := s.w.ExecContext(ctx, `DELETE FROM games WHERE kind = ? AND (white_submission = ?2 OR black_submission = ?2)`, ValidationGame, sub)
 	return err
+}
+
+// GameQuery picks games from the event's list.
+type GameQuery struct {
+	// Team, when set, keeps the games the team played.
+	Team int64
+	// Kind, when set, keeps the games of that kind (ValidationGame,
+	// ScrimmageGame, LadderGame, FinalGame).
+	Kind string
+	// Offset skips the newest Offset games; Limit caps the list.
+	Offset, Limit int
+}
+
+// GameKinds are the kinds of games an event plays.
+var GameKinds = []string{ValidationGame, ScrimmageGame, LadderGame, FinalGame}
+
+// ListGames lists the games q picks, newest first, and how many it picks
+// in all.
+func (s *Store) ListGames(ctx context.Context, q GameQuery) ([]Game, int, error) {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	where := `WHERE (?1 = 0 OR white_team = ?1 OR black_team = ?1) AND (?2 = '' OR kind = ?2)`
+	var total int
+	if err := s.readRow(ctx, `SELECT count(*) FROM games `+where, q.Team, q.Kind).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	games, err := s.games(ctx, `SELECT `+gameColumns+` FROM games `+where+` ORDER BY id DESC LIMIT ?3 OFFSET ?4`, q.Team, q.Kind, q.Limit, q.Offset)
+	return games, total, err
 }

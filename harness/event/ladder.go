@@ -3,6 +3,7 @@ package event
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -23,6 +24,9 @@ type LadderPair struct {
 	ID    int64
 	A, B  Side
 	State string // playing or done
+	// Opening is the name of the opening both games start from ("":
+	// the game's own start).
+	Opening string
 }
 
 // Standing is one line of the ladder.
@@ -90,13 +94,15 @@ func (s *Store) activeTeams(ctx context.Context) ([]teamSubmission, error) {
 }
 
 // LadderEntries are the teams that can play on the ladder: enabled, with an
-// active submission; rated, and with when and whom each last played.
+// active submission; rated, with when and whom each last played, and what
+// each pair of them met so far.
 func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
 	playing, err := s.activeTeams(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []ladder.Entry
+	var subs []int64
 	for _, ts := range playing {
 		t, sub := ts.team, ts.sub
 		r, _, err := s.teamRating(ctx, s.r, t.ID, sub.ID)
@@ -120,26 +126,69 @@ func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
 			}
 		}
 		out = append(out, e)
+		subs = append(subs, sub.ID)
+	}
+	met, err := s.meetings(ctx, subs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Met = met[out[i].Submission]
 	}
 	return out, nil
 }
 
+// meetings is what the ladder pairs between the submissions subs tell, by
+// submission and rival submission.
+func (s *Store) meetings(ctx context.Context, subs []int64) (map[int64]map[int64]ladder.Meeting, error) {
+	list, err := json.Marshal(subs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.read(ctx, `SELECT a_submission, b_submission, played, repeats FROM ladder_pairs WHERE state = 'done'
+		AND a_submission IN (SELECT value FROM json_each(?1)) AND b_submission IN (SELECT value FROM json_each(?1)) ORDER BY id`, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]map[int64]ladder.Meeting{}
+	for rows.Next() {
+		var a, b int64
+		var played, repeats int
+		if err := rows.Scan(&a, &b, &played, &repeats); err != nil {
+			return nil, err
+		}
+		for _, p := range [][2]int64{{a, b}, {b, a}} {
+			if out[p[0]] == nil {
+				out[p[0]] = map[int64]ladder.Meeting{}
+			}
+			m := out[p[0]][p[1]]
+			m.Pairs++
+			if played > 0 {
+				m.Exhausted = repeats == played
+			}
+			out[p[0]][p[1]] = m
+		}
+	}
+	return out, rows.Err()
+}
+
 // StartLadderPair records that a pair of ladder games between a and b
 // starts.
-func (s *Store) StartLadderPair(ctx context.Context, a, b ladder.Entry) (LadderPair, error) {
-	res, err := s.w.ExecContext(ctx, `INSERT INTO ladder_pairs (a_team, b_team, a_submission, b_submission, state, created)
-		VALUES (?, ?, ?, ?, 'playing', ?)`, a.Team, b.Team, a.Submission, b.Submission, now())
+func (s *Store) StartLadderPair(ctx context.Context, a, b ladder.Entry, opening string) (LadderPair, error) {
+	res, err := s.w.ExecContext(ctx, `INSERT INTO ladder_pairs (a_team, b_team, a_submission, b_submission, state, created, opening)
+		VALUES (?, ?, ?, ?, 'playing', ?, ?)`, a.Team, b.Team, a.Submission, b.Submission, now(), opening)
 	if err != nil {
 		return LadderPair{}, err
 	}
 	id, err := res.LastInsertId()
 	return LadderPair{ID: id, A: Side{Team: a.Team, Submission: a.Submission}, B: Side{Team: b.Team, Submission: b.Submission},
-		State: "playing"}, err
+		State: "playing", Opening: opening}, err
 }
 
 // PlayingLadderPairs are the pairs a stop interrupted.
 func (s *Store) PlayingLadderPairs(ctx context.Context) ([]LadderPair, error) {
-	rows, err := s.w.QueryContext(ctx, `SELECT id, a_team, b_team, a_submission, b_submission FROM ladder_pairs WHERE state = 'playing' ORDER BY id`)
+	rows, err := s.w.QueryContext(ctx, `SELECT id, a_team, b_team, a_submission, b_submission, opening FROM ladder_pairs WHERE state = 'playing' ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +196,7 @@ func (s *Store) PlayingLadderPairs(ctx context.Context) ([]LadderPair, error) {
 	var out []LadderPair
 	for rows.Next() {
 		p := LadderPair{State: "playing"}
-		if err := rows.Scan(&p.ID, &p.A.Team, &p.B.Team, &p.A.Submission, &p.B.Submission); err != nil {
+		if err := rows.Scan(&p.ID, &p.A.Team, &p.B.Team, &p.A.Submission, &p.B.Submission, &p.Opening); err != nil {
 			return nil, err
 		}
 		out = append(out, p)
@@ -159,24 +208,53 @@ func (s *Store) PlayingLadderPairs(ctx context.Context) ([]LadderPair, error) {
 // before the pair: one rating period) and marks it done, in one
 // transaction. A game is scored by its winner: a bot that faulted lost; a
 // draw is a draw. Games the host aborted are not among games and are never
-// rated.
-func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game) error {
+// rated; nor is a game that repeats, move for move, an earlier ladder game
+// of the same two submissions in the same colours (it is recorded, not
+// counted again), nor any game of a pair that ends after uploads closed. It
+// returns how many of the games were rated.
+func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game) (rated int, err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
-	if len(games) > 0 {
+	var closed int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM closing`).Scan(&closed); err != nil {
+		return 0, err
+	}
+	var count []Game
+	repeats := 0
+	for _, g := range games {
+		if closed > 0 {
+			break
+		}
+		var seen int
+		if g.Course != "" {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM games WHERE kind = ? AND white_submission = ? AND black_submission = ?
+				AND course = ? AND id < ?`, LadderGame, g.White.Submission, g.Black.Submission, g.Course, g.ID).Scan(&seen); err != nil {
+				return 0, err
+			}
+		}
+		if seen > 0 {
+			repeats++
+		} else {
+			count = append(count, g)
+			if _, err := tx.ExecContext(ctx, `UPDATE games SET rated = 1 WHERE id = ?`, g.ID); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(count) > 0 {
 		ra, ga, err := s.teamRating(ctx, tx, p.A.Team, p.A.Submission)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		rb, gb, err := s.teamRating(ctx, tx, p.B.Team, p.B.Submission)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		var resA, resB []rating.Result
-		for _, g := range games {
+		for _, g := range count {
 			scoreA := 0.5
 			switch {
 			case g.Winner == transcript.WinnerDraw:
@@ -192,24 +270,25 @@ func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game
 			side  Side
 			r     rating.Rating
 			games int
-		}{{p.A, rating.Default.Update(ra, resA), ga + len(games)}, {p.B, rating.Default.Update(rb, resB), gb + len(games)}} {
+		}{{p.A, rating.Default.Update(ra, resA), ga + len(count)}, {p.B, rating.Default.Update(rb, resB), gb + len(count)}} {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO ratings (team_id, submission, rating, deviation, volatility, games, updated)
 				VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (team_id) DO UPDATE SET submission = excluded.submission,
 				rating = excluded.rating, deviation = excluded.deviation, volatility = excluded.volatility,
 				games = excluded.games, updated = excluded.updated`,
 				u.side.Team, u.side.Submission, u.r.Rating, u.r.Deviation, u.r.Volatility, u.games, now()); err != nil {
-				return err
+				return 0, err
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO rating_history (team_id, pair, submission, rating, deviation, at)
 				VALUES (?, ?, ?, ?, ?, ?)`, u.side.Team, p.ID, u.side.Submission, u.r.Rating, u.r.Deviation, now()); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE ladder_pairs SET state = 'done', finished = ? WHERE id = ?`, now(), p.ID); err != nil {
-		return err
+	if _, err := tx.ExecContext(ctx, `UPDATE ladder_pairs SET state = 'done', finished = ?, played = ?, repeats = ? WHERE id = ?`,
+		now(), len(games), repeats, p.ID); err != nil {
+		return 0, err
 	}
-	return tx.Commit()
+	return len(count), tx.Commit()
 }
 
 // Ladder is the ladder's table: every team with an active submission, by

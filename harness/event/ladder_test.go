@@ -34,7 +34,7 @@ func TestLadderPairsAreRatedAndANewVersionKeepsItsMean(t *testing.T) {
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("entries: %v %v, want Alpha and Beta (Gamma has nothing passed)", entries, err)
 	}
-	pair, err := st.StartLadderPair(ctx, entries[0], entries[1])
+	pair, err := st.StartLadderPair(ctx, entries[0], entries[1], "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestLadderPairsAreRatedAndANewVersionKeepsItsMean(t *testing.T) {
 	// Alpha wins as white and as black (one of them because Beta faulted:
 	// a fault is a loss, never a draw).
 	games := []Game{{White: sideA, Black: sideB, Winner: "white"}, {White: sideB, Black: sideA, Winner: "black"}}
-	if err := st.FinishLadderPair(ctx, pair, games); err != nil {
+	if _, err := st.FinishLadderPair(ctx, pair, games); err != nil {
 		t.Fatal(err)
 	}
 	table, err := st.Ladder(ctx)
@@ -80,8 +80,8 @@ func TestLadderPairsAreRatedAndANewVersionKeepsItsMean(t *testing.T) {
 			ec = i
 		}
 	}
-	pair, _ = st.StartLadderPair(ctx, entries[(ec+1)%len(entries)], entries[ec])
-	if err := st.FinishLadderPair(ctx, pair, nil); err != nil {
+	pair, _ = st.StartLadderPair(ctx, entries[(ec+1)%len(entries)], entries[ec], "")
+	if _, err := st.FinishLadderPair(ctx, pair, nil); err != nil {
 		t.Fatal(err)
 	}
 	table, _ = st.Ladder(ctx)

@@ -9,8 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -57,6 +57,13 @@ type Player struct {
 	// Matchmaking is how ladder pairs are picked (nil:
 	// ladder.DefaultOptions); see Ladder.Far.
 	Matchmaking *ladder.Options
+	// LadderEvidence is what a ladder game keeps of the data files
+	// ([ladder] keep_data_files; zero: the match's default).
+	LadderEvidence transcript.Evidence
+	// Openings, when set, are the positions ladder pairs start from
+	// ([ladder] openings): each pair from one, sides swapped, two
+	// submissions that meet again from the next.
+	Openings []rules.Opening
 	// Seed seeds the ladder's choice of rivals.
 	Seed uint64
 	// Workers, when set, play the games instead of this machine.
@@ -203,7 +210,14 @@ func (p *Player) next(ctx context.Context, resume *[]LadderPair) (func(context.C
 		if !ok {
 			return nil, nil
 		}
-		if pair, err = p.Store.StartLadderPair(ctx, entries[a], entries[b]); err != nil {
+		opening := ""
+		if n := len(p.Openings); n > 0 {
+			// The pair's next opening: two submissions that meet again
+			// start from another position, each pair from its own first.
+			x, y := min(entries[a].Submission, entries[b].Submission), max(entries[a].Submission, entries[b].Submission)
+			opening = p.Openings[(entries[a].Met[entries[b].Submission].Pairs+int((x*7919+y)%int64(n)))%n].Name
+		}
+		if pair, err = p.Store.StartLadderPair(ctx, entries[a], entries[b], opening); err != nil {
 			return nil, err
 		}
 	}
@@ -228,26 +242,13 @@ func (p *Player) scrimmage(ctx context.Context, sc Scrimmage) error {
 	if err := p.Store.FinishScrimmage(ctx, sc.ID, state, msg); err != nil {
 		return fmt.Errorf("record scrimmage %d: %w", sc.ID, err)
 	}
+	p.Log.Info("scrimmage", "id", sc.ID, "team", sc.Team, "rival", sc.RivalTeam, "state", state, "message", msg)
 	for _, team := range []int64{sc.Team, sc.RivalTeam} {
 		if team != 0 && p.Changed != nil {
 			p.Changed(team)
 		}
 	}
 	return nil
-}
-
-var unsafeBotName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-// botName is a team's name as a bot name (submission.CheckBotName).
-func botName(team string, id int64) string {
-	n := strings.Trim(unsafeBotName.ReplaceAllString(team, "-"), "-._")
-	if len(n) > 48 {
-		n = n[:48]
-	}
-	if submission.CheckBotName(n) != nil {
-		n = fmt.Sprintf("team-%d", id)
-	}
-	return n
 }
 
 // bot loads a stored submission as the bot of its team (LoadBot).
@@ -297,13 +298,13 @@ func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Bu
 		return nil, err
 	}
 	if cached != nil {
-		if bot := cached(id, botName(team.Name, team.ID)); bot != nil {
+		if bot := cached(id, team.BotName); bot != nil {
 			return bot, nil
 		}
 	}
 	pack, _ := g.(rules.Packager)
 	bot, err := submission.LoadWith(s.Path(sub), submission.LoadOptions{Limits: intake, Packager: pack,
-		IsSource: b.Langs.Knows, Name: botName(team.Name, team.ID)})
+		IsSource: b.Langs.Knows, Name: team.BotName})
 	if err != nil {
 		return nil, fmt.Errorf("submission %d: %w", id, err)
 	}
@@ -311,7 +312,9 @@ func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Bu
 	if err := b.ReadyAll(ctx, bots, nil); err != nil {
 		return nil, err
 	}
-	if bots[0].BuildError != "" {
+	// A submission the organizer admitted plays even when it does not
+	// build: it loses its games with the verdict build-error.
+	if bots[0].BuildError != "" && sub.State == Passed {
 		return nil, fmt.Errorf("submission %d did not build: %s", id, bots[0].BuildError)
 	}
 	return bots[0], nil
@@ -334,7 +337,7 @@ func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err
 	}
 	dir := filepath.Join(p.Store.Dir, ScrimmagesDir, fmt.Sprint(sc.ID))
 	games, unplayed, err := p.playPair(ctx, ScrimmageGame, dir, uint64(sc.ID), jobsScrimmage+4*int(sc.ID), [2]*submission.Bot{mine, rival},
-		[2]Side{{Team: sc.Team, Submission: sc.Submission}, {Team: sc.RivalTeam, Submission: sc.RivalSubmission}})
+		[2]Side{{Team: sc.Team, Submission: sc.Submission}, {Team: sc.RivalTeam, Submission: sc.RivalSubmission}}, nil)
 	if err != nil {
 		return "", "", err
 	}
@@ -349,7 +352,9 @@ func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err
 // records the games played as kind, with sides saying whose each bot is.
 // On workers its games are jobs job+1 and job+2. Games the host aborted
 // every time are counted in unplayed, never recorded.
-func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, job int, bots [2]*submission.Bot, sides [2]Side) (games []Game, unplayed int, err error) {
+func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, job int, bots [2]*submission.Bot, sides [2]Side,
+	openings []rules.Opening) (games []Game, unplayed int, err error) {
+	// A team's bot name may be the built-in random bot's.
 	if bots[1].Name == bots[0].Name {
 		r := *bots[1]
 		r.Name += "-2"
@@ -357,13 +362,16 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	}
 	list := bots[:]
 	cfg := tournament.NewConfig(list, p.Settings, p.Backend, p.Image)
-	cfg.GamesPerPair, cfg.Seed = 2, seed
+	cfg.GamesPerPair, cfg.Seed, cfg.Openings = 2, seed, openings
+	if kind == LadderGame {
+		cfg.Evidence = p.LadderEvidence
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, 0, err
 	}
 	o := tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
 		Backend: p.Backend, Concurrency: 1, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
-		Labels: map[string]string{"org.arenabots.arena.event-games": kind}}
+		Labels: map[string]string{"org.arenabots.arena.event-games": kind}, NoViews: true}
 	p.Workers.apply(&o, job)
 	if _, err := tournament.Run(ctx, o); err != nil {
 		return nil, 0, err
@@ -415,9 +423,13 @@ func (p *Player) ladderPair(ctx context.Context, pair LadderPair) error {
 		p.Log.Error("ladder pair", "id", pair.ID, "err", err)
 		games = nil
 	}
-	if err := p.Store.FinishLadderPair(ctx, pair, games); err != nil {
+	rated, err := p.Store.FinishLadderPair(ctx, pair, games)
+	if err != nil {
 		return fmt.Errorf("rate ladder pair %d: %w", pair.ID, err)
 	}
+	p.Log.Info("ladder pair", "id", pair.ID, "teams", []int64{pair.A.Team, pair.B.Team},
+		"submissions", []int64{pair.A.Submission, pair.B.Submission}, "opening", pair.Opening, "games", len(games),
+		"rated", rated, "took", time.Since(start).Round(time.Millisecond))
 	for _, team := range []int64{pair.A.Team, pair.B.Team} {
 		if p.Changed != nil {
 			p.Changed(team)
@@ -435,8 +447,17 @@ func (p *Player) playLadder(ctx context.Context, pair LadderPair) ([]Game, error
 	if err != nil {
 		return nil, err
 	}
+	var openings []rules.Opening
+	if pair.Opening != "" {
+		i := slices.IndexFunc(p.Openings, func(o rules.Opening) bool { return o.Name == pair.Opening })
+		if i < 0 {
+			return nil, fmt.Errorf("ladder pair %d starts from opening %q, which [ladder] openings no longer holds", pair.ID, pair.Opening)
+		}
+		openings = p.Openings[i : i+1]
+	}
 	dir := filepath.Join(p.Store.Dir, LadderDir, fmt.Sprint(pair.ID))
-	games, _, err := p.playPair(ctx, LadderGame, dir, p.Seed^uint64(pair.ID), jobsLadder+4*int(pair.ID), [2]*submission.Bot{a, b}, [2]Side{pair.A, pair.B})
+	games, _, err := p.playPair(ctx, LadderGame, dir, p.Seed^uint64(pair.ID), jobsLadder+4*int(pair.ID), [2]*submission.Bot{a, b},
+		[2]Side{pair.A, pair.B}, openings)
 	return games, err
 }
 

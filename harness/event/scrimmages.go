@@ -62,9 +62,14 @@ func (s *Store) AddScrimmage(ctx context.Context, cfg Config, team, rival int64)
 	if rival == team {
 		return Scrimmage{}, &RefusedError{"a team cannot challenge itself: challenge another team or the built-in random bot"}
 	}
+	if at, closed, err := s.Closed(ctx); err != nil {
+		return Scrimmage{}, err
+	} else if closed {
+		return Scrimmage{}, &RefusedError{"uploads closed at " + at.UTC().Format(time.RFC3339) + ": scrimmages ended with them, and the final plays the pinned submissions"}
+	}
 	mine, err := s.Active(ctx, team)
 	if errors.Is(err, ErrNotFound) {
-		return Scrimmage{}, &RefusedError{"you have no submission that passed its validation: upload one first"}
+		return Scrimmage{}, &RefusedError{"you have no submission that passed its validation (or that the organizer admitted): upload one first"}
 	}
 	if err != nil {
 		return Scrimmage{}, err

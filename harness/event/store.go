@@ -7,17 +7,14 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"database/sql"
-	"encoding/csv"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 
@@ -186,12 +183,60 @@ CREATE TABLE IF NOT EXISTS disputes (
 );
 CREATE INDEX IF NOT EXISTS disputes_team ON disputes(team_id, id);
 CREATE INDEX IF NOT EXISTS disputes_state ON disputes(state, id);
+CREATE TABLE IF NOT EXISTS audit (
+	id INTEGER PRIMARY KEY,
+	at TEXT NOT NULL,
+	action TEXT NOT NULL,
+	detail TEXT NOT NULL
+);
 `
+
+// columns are the columns added to the schema's tables since events were
+// first kept: an event made before them gains them when it is opened.
+var columns = []struct{ table, column, def string }{
+	{"teams", "bot_name", "TEXT"},
+	{"submissions", "admitted", "TEXT NOT NULL DEFAULT ''"},
+	{"submissions", "admitted_at", "TEXT NOT NULL DEFAULT ''"},
+	{"games", "rated", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "course", "TEXT NOT NULL DEFAULT ''"},
+	{"ladder_pairs", "opening", "TEXT NOT NULL DEFAULT ''"},
+	{"ladder_pairs", "played", "INTEGER NOT NULL DEFAULT 0"},
+	{"ladder_pairs", "repeats", "INTEGER NOT NULL DEFAULT 0"},
+}
+
+// indexes need the added columns.
+const indexes = `
+CREATE UNIQUE INDEX IF NOT EXISTS teams_bot ON teams(lower(bot_name));
+CREATE INDEX IF NOT EXISTS games_course ON games(white_submission, black_submission, course);
+`
+
+// migrate adds the columns an older event lacks, their indexes, and a bot
+// name to every team made before bot names were kept.
+func migrate(ctx context.Context, w *sql.DB) error {
+	for _, c := range columns {
+		var n int
+		if err := w.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := w.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.def); err != nil {
+				return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
+			}
+		}
+	}
+	if _, err := w.ExecContext(ctx, indexes); err != nil {
+		return err
+	}
+	return giveBotNames(ctx, w)
+}
 
 // Store is the event's state: its database and its files. Writes go through
 // one connection; reads run in parallel on others (WAL).
 type Store struct {
-	Dir   string
+	Dir string
+	// Log, when set, is told of every organizer's action (the audit log's
+	// rows) at info level.
+	Log   *slog.Logger
 	w     *sql.DB
 	r     *sql.DB
 	stmts sync.Map // query text -> *sql.Stmt on r
@@ -281,6 +326,10 @@ func Open(dir string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := migrate(context.Background(), w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
@@ -329,168 +378,6 @@ func NewToken() string {
 func HashToken(token string) string {
 	h := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(h[:])
-}
-
-// Team is one team of the event.
-type Team struct {
-	ID       int64     `json:"id"`
-	Name     string    `json:"name"`
-	Members  string    `json:"members,omitempty"`
-	Contact  string    `json:"contact,omitempty"`
-	Disabled bool      `json:"disabled"`
-	Created  time.Time `json:"created"`
-}
-
-// NewTeam is a team just added and its token, shown once.
-type NewTeam struct {
-	Team
-	Token string
-}
-
-// CheckTeamName refuses a name that would be confusing on a page or in a
-// file listing: empty, too long, not UTF-8, or with control characters.
-func CheckTeamName(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return errors.New("a team needs a name")
-	case len(name) > 100:
-		return fmt.Errorf("team name %.20q... is longer than 100 bytes", name)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("team name %q is not UTF-8", name)
-	case strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
-		return fmt.Errorf("team name %q has a control character", name)
-	}
-	return nil
-}
-
-// AddTeam adds a team and returns its token.
-func (s *Store) AddTeam(ctx context.Context, name, members, contact string) (NewTeam, error) {
-	name = strings.TrimSpace(name)
-	if err := CheckTeamName(name); err != nil {
-		return NewTeam{}, err
-	}
-	token := NewToken()
-	t := NewTeam{Team: Team{Name: name, Members: members, Contact: contact, Created: time.Now().UTC()}, Token: token}
-	res, err := s.w.ExecContext(ctx, `INSERT INTO teams (name, members, contact, token_hash, created) VALUES (?, ?, ?, ?, ?)`,
-		name, members, contact, HashToken(token), t.Created.Format(time.RFC3339Nano))
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return NewTeam{}, fmt.Errorf("a team named %q exists", name)
-		}
-		return NewTeam{}, err
-	}
-	t.ID, err = res.LastInsertId()
-	return t, err
-}
-
-// ImportTeams adds the teams of a CSV file (name, then optional members and
-// contact; a first row "name,..." is a header). Teams that exist are
-// skipped and listed in existing; a bad row stops the import with its line,
-// after the rows before it were added.
-func (s *Store) ImportTeams(ctx context.Context, r io.Reader) (added []NewTeam, existing []string, err error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	for line := 1; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return added, existing, nil
-		}
-		if err != nil {
-			return added, existing, err
-		}
-		if len(rec) == 0 || (line == 1 && strings.EqualFold(strings.TrimSpace(rec[0]), "name")) {
-			continue
-		}
-		if len(rec) > 3 {
-			return added, existing, fmt.Errorf("line %d: want name, members, contact; got %d fields", line, len(rec))
-		}
-		rec = append(rec, "", "")
-		if _, err := s.TeamByName(ctx, strings.TrimSpace(rec[0])); err == nil {
-			existing = append(existing, strings.TrimSpace(rec[0]))
-			continue
-		}
-		t, err := s.AddTeam(ctx, rec[0], strings.TrimSpace(rec[1]), strings.TrimSpace(rec[2]))
-		if err != nil {
-			return added, existing, fmt.Errorf("line %d: %w", line, err)
-		}
-		added = append(added, t)
-	}
-}
-
-// ErrNotFound is a team, submission, game or session that is not there.
-var ErrNotFound = errors.New("not found")
-
-const teamColumns = `id, name, members, contact, disabled, created`
-
-func scanTeam(row interface{ Scan(...any) error }) (Team, error) {
-	var t Team
-	var created string
-	err := row.Scan(&t.ID, &t.Name, &t.Members, &t.Contact, &t.Disabled, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, ErrNotFound
-	}
-	t.Created = parseTime(created)
-	return t, err
-}
-
-// Team is the team with that id.
-func (s *Store) Team(ctx context.Context, id int64) (Team, error) {
-	return scanTeam(s.readRow(ctx, `SELECT `+teamColumns+` FROM teams WHERE id = ?`, id))
-}
-
-// TeamByName is the team of that name.
-func (s *Store) TeamByName(ctx context.Context, name string) (Team, error) {
-	return scanTeam(s.readRow(ctx, `SELECT `+teamColumns+` FROM teams WHERE name = ?`, name))
-}
-
-// Teams lists every team by name.
-func (s *Store) Teams(ctx context.Context) ([]Team, error) {
-	return readAll(ctx, s, scanTeam, `SELECT `+teamColumns+` FROM teams ORDER BY name`)
-}
-
-// NewTeamToken gives a team a new token; the old one, and every session
-// opened with it, stop working at once.
-func (s *Store) NewTeamToken(ctx context.Context, team int64) (string, error) {
-	token := NewToken()
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return "", err
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE teams SET token_hash = ? WHERE id = ?`, HashToken(token), team)
-	if err != nil {
-		return "", err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return "", ErrNotFound
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE team_id = ?`, team); err != nil {
-		return "", err
-	}
-	return token, tx.Commit()
-}
-
-// SetDisabled disables or enables a team; a disabled team's sessions end.
-func (s *Store) SetDisabled(ctx context.Context, team int64, disabled bool) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE teams SET disabled = ? WHERE id = ?`, disabled, team)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	if disabled {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE team_id = ?`, team); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
 }
 
 // NewAdminToken makes the organizer's token, replacing the one before.
@@ -589,68 +476,4 @@ func (s *Store) Session(ctx context.Context, secret string) (Principal, string, 
 func (s *Store) EndSession(ctx context.Context, secret string) error {
 	_, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, HashToken(secret))
 	return err
-}
-
-// Backup writes a consistent copy of the event to out (which must not
-// exist) while it runs: the database as of one instant (VACUUM INTO reads
-// it in one transaction), then the configuration and the uploads and
-// validations, which are never changed once written.
-func (s *Store) Backup(ctx context.Context, out string) error {
-	if _, err := os.Stat(out); err == nil {
-		return fmt.Errorf("%s exists: name a new directory", out)
-	}
-	if err := os.MkdirAll(out, 0o700); err != nil {
-		return err
-	}
-	if _, err := s.w.ExecContext(ctx, `VACUUM INTO ?`, filepath.Join(out, DBFile)); err != nil {
-		return fmt.Errorf("copy the database: %w", err)
-	}
-	for _, name := range []string{ConfigFile, UploadsDir, ValidationsDir} {
-		if err := copyTree(filepath.Join(s.Dir, name), filepath.Join(out, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("copy %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// copyTree copies regular files and directories from src to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o700)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		return copyFile(p, to)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/arenabots/arena/harness/validate"
 )
 
 // Submission is one upload of a team and where its validation stands.
@@ -30,6 +32,21 @@ type Submission struct {
 	Finished time.Time `json:"finished,omitzero"`
 	// Active is set on the submission that plays for its team.
 	Active bool `json:"active"`
+	// Admitted is the organizer's reason for letting a submission that
+	// failed its validation play as if it had passed ("" if it was not).
+	Admitted   string    `json:"admitted,omitempty"`
+	AdmittedAt time.Time `json:"admittedAt,omitzero"`
+}
+
+// Plays says whether the submission may play for its team: it passed its
+// validation, or the organizer admitted it.
+func (sub Submission) Plays() bool {
+	return sub.State == Passed || sub.State == Failed && sub.Admitted != ""
+}
+
+// playsSQL is Plays in SQL, for the submissions aliased t.
+func playsSQL(t string) string {
+	return fmt.Sprintf("(%[1]s.state = 'passed' OR (%[1]s.state = 'failed' AND %[1]s.admitted != ''))", t)
 }
 
 // Path is where the upload's bytes are: by content hash, under the name it
@@ -175,18 +192,19 @@ func syncDir(dir string) error {
 	return errors.Join(err, d.Close())
 }
 
-const submissionColumns = `s.id, s.team_id, s.sha256, s.size, s.filename, s.uploaded, s.state, s.summary, s.started, s.finished`
+const submissionColumns = `s.id, s.team_id, s.sha256, s.size, s.filename, s.uploaded, s.state, s.summary, s.started, s.finished,
+	s.admitted, s.admitted_at`
 
-// activeID is the SQL for the id of team t's active submission: the pinned
-// one if it passed, else the newest that passed.
-const activeID = `COALESCE(
-	(SELECT p.id FROM submissions p JOIN teams pt ON pt.pinned = p.id WHERE pt.id = %[1]s AND p.state = 'passed'),
-	(SELECT max(n.id) FROM submissions n WHERE n.team_id = %[1]s AND n.state = 'passed'))`
+// activeID is the SQL for the id of team t's active submission: the one it
+// made active if that one plays, else the newest that plays.
+var activeID = `COALESCE(
+	(SELECT p.id FROM submissions p JOIN teams pt ON pt.pinned = p.id WHERE pt.id = %[1]s AND ` + playsSQL("p") + `),
+	(SELECT max(n.id) FROM submissions n WHERE n.team_id = %[1]s AND ` + playsSQL("n") + `))`
 
 func scanSubmission(row interface{ Scan(...any) error }, active *sql.NullInt64) (Submission, error) {
 	var sub Submission
-	var up, st, fin string
-	dest := []any{&sub.ID, &sub.Team, &sub.SHA256, &sub.Size, &sub.Filename, &up, &sub.State, &sub.Summary, &st, &fin}
+	var up, st, fin, adm string
+	dest := []any{&sub.ID, &sub.Team, &sub.SHA256, &sub.Size, &sub.Filename, &up, &sub.State, &sub.Summary, &st, &fin, &sub.Admitted, &adm}
 	if active != nil {
 		dest = append(dest, active)
 	}
@@ -194,7 +212,7 @@ func scanSubmission(row interface{ Scan(...any) error }, active *sql.NullInt64) 
 	if errors.Is(err, sql.ErrNoRows) {
 		return sub, ErrNotFound
 	}
-	sub.Uploaded, sub.Started, sub.Finished = parseTime(up), parseTime(st), parseTime(fin)
+	sub.Uploaded, sub.Started, sub.Finished, sub.AdmittedAt = parseTime(up), parseTime(st), parseTime(fin), parseTime(adm)
 	if active != nil {
 		sub.Active = active.Valid && active.Int64 == sub.ID
 	}
@@ -234,9 +252,13 @@ func (s *Store) Queue(ctx context.Context) ([]Submission, error) {
 	return s.listSubmissions(ctx, `WHERE s.state IN ('queued', 'building', 'validating') ORDER BY s.id`)
 }
 
-// RecentFailures lists the last n submissions that failed or errored.
+// RecentFailures lists the last n submissions that failed or errored and
+// still matter: not admitted, and not followed by a later upload of the
+// team that plays.
 func (s *Store) RecentFailures(ctx context.Context, n int) ([]Submission, error) {
-	return s.listSubmissions(ctx, `WHERE s.state IN ('failed', 'error') ORDER BY s.finished DESC LIMIT ?`, n)
+	return s.listSubmissions(ctx, `WHERE s.state IN ('failed', 'error') AND s.admitted = ''
+		AND NOT EXISTS (SELECT 1 FROM submissions n WHERE n.team_id = s.team_id AND n.id > s.id AND `+playsSQL("n")+`)
+		ORDER BY s.finished DESC LIMIT ?`, n)
 }
 
 func (s *Store) listSubmissions(ctx context.Context, where string, args ...any) ([]Submission, error) {
@@ -265,8 +287,8 @@ func (s *Store) Pin(ctx context.Context, team, id int64) error {
 	if sub.Team != team {
 		return ErrNotFound
 	}
-	if sub.State != Passed {
-		return fmt.Errorf("submission %d has not passed its validation (%s): only a passed one can play", id, sub.State)
+	if !sub.Plays() {
+		return fmt.Errorf("submission %d has not passed its validation (%s): only a passed one, or one the organizer admitted, can play", id, sub.State)
 	}
 	_, err = s.w.ExecContext(ctx, `UPDATE teams SET pinned = ? WHERE id = ?`, id, team)
 	return err
@@ -284,15 +306,24 @@ func (s *Store) Requeue(ctx context.Context) (int64, error) {
 
 // Revalidate queues a finished submission's validation again.
 func (s *Store) Revalidate(ctx context.Context, id int64) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE submissions SET state = ?, summary = '', started = '', finished = '' WHERE id = ? AND state IN (?, ?, ?)`,
-		Queued, id, Passed, Failed, Errored)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("submission %d is not there or is already being validated", id)
-	}
-	return nil
+	return s.act(ctx, ActionReval, func(tx *sql.Tx) (string, error) {
+		var team, was string
+		err := tx.QueryRowContext(ctx, `SELECT t.name, s.state FROM submissions s JOIN teams t ON t.id = s.team_id WHERE s.id = ?`, id).Scan(&team, &was)
+		if err == nil {
+			var res sql.Result
+			res, err = tx.ExecContext(ctx, `UPDATE submissions SET state = ?, summary = '', started = '', finished = '' WHERE id = ? AND state IN (?, ?, ?)`,
+				Queued, id, Passed, Failed, Errored)
+			if err == nil {
+				if n, _ := res.RowsAffected(); n == 0 {
+					err = sql.ErrNoRows
+				}
+			}
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", fmt.Errorf("submission %d is not there or is already being validated", id)
+		}
+		return fmt.Sprintf("%s's submission #%d (it was %s)", team, id, was), err
+	})
 }
 
 // Claim takes the oldest queued submission for validation (its state
@@ -329,4 +360,76 @@ func (s *Store) NewestFailed(ctx context.Context, team int64) (Submission, bool,
 		return Submission{}, false, err
 	}
 	return subs[0], subs[0].State == Failed, nil
+}
+
+// MaxAdmission is the longest reason an admission takes.
+const MaxAdmission = 2000
+
+// Admit lets a submission that failed its validation play as if it had
+// passed, for the organizer's reason (which the team sees). A submission
+// whose validation found nothing to run cannot be admitted: it could not
+// play.
+func (s *Store) Admit(ctx context.Context, id int64, reason string) (Submission, error) {
+	reason, err := cleanText("reason", reason, MaxAdmission)
+	if err != nil {
+		return Submission{}, err
+	}
+	sub, err := s.Submission(ctx, id)
+	if err != nil {
+		return Submission{}, err
+	}
+	switch sub.State {
+	case Passed:
+		return Submission{}, &RefusedError{fmt.Sprintf("submission %d passed its validation: it plays without an admission", id)}
+	case Failed:
+	case Errored:
+		return Submission{}, &RefusedError{fmt.Sprintf("submission %d could not be validated (the host failed, not the team): validate it again rather than admit it", id)}
+	default:
+		return Submission{}, &RefusedError{fmt.Sprintf("submission %d is %s: wait for its validation to end", id, sub.State)}
+	}
+	rep, err := validate.LoadReport(s.ValidationDir(id))
+	if err != nil {
+		return Submission{}, fmt.Errorf("read the report of submission %d: %w", id, err)
+	}
+	if rep.Entry == "" {
+		return Submission{}, &RefusedError{fmt.Sprintf("submission %d has nothing to run (%s): admitted, it still could not play", id, FirstFailure(rep))}
+	}
+	team, err := s.Team(ctx, sub.Team)
+	if err != nil {
+		return Submission{}, err
+	}
+	err = s.act(ctx, ActionAdmit, func(tx *sql.Tx) (string, error) {
+		if _, err := tx.ExecContext(ctx, `UPDATE submissions SET admitted = ?, admitted_at = ? WHERE id = ? AND state = ?`, reason, now(), id, Failed); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s's submission #%d (failed: %s): %s", team.Name, id, sub.Summary, reason), nil
+	})
+	if err != nil {
+		return Submission{}, err
+	}
+	return s.Submission(ctx, id)
+}
+
+// Withdraw takes an admission back: the submission plays no more (unless
+// uploads are closed and it was pinned: the final plays what was pinned).
+func (s *Store) Withdraw(ctx context.Context, id int64) (Submission, error) {
+	sub, err := s.Submission(ctx, id)
+	if err != nil {
+		return Submission{}, err
+	}
+	if sub.Admitted == "" {
+		return Submission{}, &RefusedError{fmt.Sprintf("submission %d was not admitted", id)}
+	}
+	team, err := s.Team(ctx, sub.Team)
+	if err != nil {
+		return Submission{}, err
+	}
+	err = s.act(ctx, ActionWithdraw, func(tx *sql.Tx) (string, error) {
+		_, err := tx.ExecContext(ctx, `UPDATE submissions SET admitted = '', admitted_at = '' WHERE id = ?`, id)
+		return fmt.Sprintf("%s's submission #%d (it was admitted: %s)", team.Name, id, sub.Admitted), err
+	})
+	if err != nil {
+		return Submission{}, err
+	}
+	return s.Submission(ctx, id)
 }

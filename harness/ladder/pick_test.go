@@ -133,3 +133,39 @@ func BenchmarkPick300(b *testing.B) {
 		play(e, a, o, now)
 	}
 }
+
+func TestExhaustedPairsAreNeverPickedAndNewOnesComeFirst(t *testing.T) {
+	e := ladderOf(4)
+	met := func(a, b int, m Meeting) {
+		for _, p := range [][2]int{{a, b}, {b, a}} {
+			if e[p[0]].Met == nil {
+				e[p[0]].Met = map[int64]Meeting{}
+			}
+			e[p[0]].Met[e[p[1]].Submission] = m
+		}
+	}
+	// The first entry waited longest; it met the second (exhausted) and
+	// the third (not): it plays the fourth, the one it never met.
+	met(0, 1, Meeting{Pairs: 2, Exhausted: true})
+	met(0, 2, Meeting{Pairs: 1})
+	rng := rand.New(rand.NewPCG(5, 5))
+	for range 50 {
+		if a, b, ok := Pick(e, DefaultOptions, rng); !ok || a != 0 || b != 3 {
+			t.Fatalf("picked %d and %d (%v), want 1 against 4, the pair not yet known", a+1, b+1, ok)
+		}
+	}
+	// Every pair of the first exhausted: it has nobody to play, the next
+	// one plays.
+	met(0, 2, Meeting{Pairs: 2, Exhausted: true})
+	met(0, 3, Meeting{Pairs: 2, Exhausted: true})
+	if a, b, ok := Pick(e, DefaultOptions, rng); !ok || a == 0 || b == 0 {
+		t.Errorf("picked %d and %d (%v): the first has only exhausted pairs", a+1, b+1, ok)
+	}
+	// Every pair exhausted: nothing to play.
+	met(1, 2, Meeting{Pairs: 2, Exhausted: true})
+	met(1, 3, Meeting{Pairs: 2, Exhausted: true})
+	met(2, 3, Meeting{Pairs: 2, Exhausted: true})
+	if a, b, ok := Pick(e, DefaultOptions, rng); ok {
+		t.Errorf("picked %d and %d though every pair is exhausted", a+1, b+1)
+	}
+}

@@ -46,6 +46,10 @@ type Options struct {
 	Signer       ed25519.PrivateKey
 	Labels       map[string]string
 	Progress     Progress
+	// NoViews leaves out each game's viewer page (ViewHTML): a server that
+	// renders it from the transcript when it is asked for needs none, and
+	// it is as large as the transcript.
+	NoViews bool
 	// Remote, when set, spreads the games over workers through this queue
 	// instead of playing them here (see playRemote).
 	Remote *Exchange
@@ -424,8 +428,10 @@ func (o *Options) settle(ctx context.Context, st *Store, g Record, res transcrip
 	// The viewer page is a convenience: the transcript is the evidence, and
 	// arena view makes the page from it at any time. A failure is warned
 	// about and counted.
-	if err := writeView(dir); err != nil {
-		o.warn(fmt.Sprintf("game %d: the viewer page %s", g.ID, filepath.Join(rel, ViewHTML)), err)
+	if !o.NoViews {
+		if err := writeView(dir); err != nil {
+			o.warn(fmt.Sprintf("game %d: the viewer page %s", g.ID, filepath.Join(rel, ViewHTML)), err)
+		}
 	}
 	if err := st.Finish(wctx, g.ID, res, rel, times, g.Worker); err != nil {
 		return fmt.Errorf("game %d: store the result: %w", g.ID, err)

@@ -135,6 +135,10 @@ type Options struct {
 	Builder *build.Builder
 	// Opponent is the built-in random bot for the full matches; nil skips them.
 	Opponent *submission.Bot
+	// Require are the documents (rules.DocSource, rules.DocReadme) a
+	// submission must hold: without one it fails; the others only warn
+	// when missing. nil is the game's own (rules.Documents).
+	Require []string
 	// Dir, when set, keeps the extracted files and the matches here.
 	Dir  string
 	Seed uint64
@@ -244,7 +248,11 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	if exe != nil && !packaged && rep.SourceBuilt == "" {
 		binaryChecks(rep, entry, exe, o.Facts)
 	}
-	docChecks(rep, submitted)
+	require := o.Require
+	if require == nil {
+		require = rules.Documents(o.Game)
+	}
+	docChecks(rep, submitted, require)
 
 	// The bot is run whatever the static checks said (a failure there still
 	// fails the submission): its behaviour is what a team needs to see next.
@@ -419,8 +427,15 @@ func moduleChecks(rep *Report, pack rules.Packager, facts *ImageFacts) {
 	rep.add(Check{Name: "interpreter", Status: Pass, Detail: "the runtime image offers " + strings.Join(pack.Needs(), ", ")})
 }
 
-// docChecks looks for the source and the README the submission rules ask for.
-func docChecks(rep *Report, files []sandbox.File) {
+// docChecks looks for the source and the README: a missing one fails when
+// require names it, else it warns.
+func docChecks(rep *Report, files []sandbox.File, require []string) {
+	missing := func(doc string) Status {
+		if slices.Contains(require, doc) {
+			return Fail
+		}
+		return Warn
+	}
 	var sources []string
 	var readme *sandbox.File
 	for i, f := range files {
@@ -435,12 +450,12 @@ func docChecks(rep *Report, files []sandbox.File) {
 		}
 	}
 	if len(sources) == 0 {
-		rep.add(Check{Name: "source", Status: Fail, Detail: "no source files found", Fix: "add every source file needed to build the bot"})
+		rep.add(Check{Name: "source", Status: missing(rules.DocSource), Detail: "no source files found", Fix: "add every source file needed to build the bot"})
 	} else {
 		rep.add(Check{Name: "source", Status: Pass, Detail: fmt.Sprintf("%s (%s)", words.Plural(len(sources), "source file"), strings.Join(first(sources, 3), ", "))})
 	}
 	if readme == nil {
-		rep.add(Check{Name: "readme", Status: Fail, Detail: "no README.md or README.txt", Fix: "add a README with the algorithm, the build steps and the data file's name, format and purpose"})
+		rep.add(Check{Name: "readme", Status: missing(rules.DocReadme), Detail: "no README.md or README.txt", Fix: "add a README with the algorithm, the build steps and the data file's name, format and purpose"})
 		return
 	}
 	rep.add(Check{Name: "readme", Status: Pass, Detail: readme.Name})

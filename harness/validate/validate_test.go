@@ -449,3 +449,51 @@ func TestValidateASourceSubmission(t *testing.T) {
 		})
 	}
 }
+
+// The documents a game's rules ask for fail a submission without them; an
+// event may relax them to warnings, or ask them of a game whose rules do not.
+func TestTheDocumentsRequiredFollowTheGameAndTheEvent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "bot.py")
+	if err := os.WriteFile(bare, []byte("#!/usr/bin/env python3\nprint('{}')\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	status := func(g rules.Game, require []string) Status {
+		t.Helper()
+		rep, err := Validate(context.Background(), bare, Options{Game: g, Intake: defaultIntake(), Require: require})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Checks {
+			if c.Name == "readme" {
+				if (c.Status == Fail) == rep.Pass {
+					t.Errorf("readme %s, yet the report passes: %v", c.Status, rep.Pass)
+				}
+				return c.Status
+			}
+		}
+		t.Fatalf("no readme check: %+v", rep.Checks)
+		return ""
+	}
+	chess, err := rules.Lookup("chess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		game    rules.Game
+		require []string
+		want    Status
+	}{
+		{"Code Clash's own rules", codeclash.Game{}, nil, Fail},
+		{"Code Clash relaxed", codeclash.Game{}, []string{}, Warn},
+		{"Code Clash asking the source only", codeclash.Game{}, []string{rules.DocSource}, Warn},
+		{"chess's own rules", chess, nil, Warn},
+		{"chess asking a README", chess, []string{rules.DocReadme}, Fail},
+	} {
+		if got := status(c.game, c.require); got != c.want {
+			t.Errorf("%s: a missing README is %s, want %s", c.name, got, c.want)
+		}
+	}
+}

@@ -1,9 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
@@ -146,15 +150,37 @@ func (s *Server) apiActivate(w http.ResponseWriter, r *http.Request, p *event.Pr
 	return nil
 }
 
+// apiGames lists games newest first, as the games page does: a team's own,
+// or every team's for the organizer (?team= one team's); ?kind= one kind;
+// ?page= (from 1) of gamesPerPage*4 games.
 func (s *Server) apiGames(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	if err := teamOnly(p); err != nil {
-		return err
+	q := r.URL.Query()
+	query := event.GameQuery{Team: p.Team, Kind: q.Get("kind"), Limit: 4 * gamesPerPage}
+	if query.Kind != "" && !slices.Contains(event.GameKinds, query.Kind) {
+		return &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("kind: want one of %s, got %q", strings.Join(event.GameKinds, ", "), query.Kind)}
 	}
-	games, err := s.Store.GamesOf(r.Context(), p.Team, 200)
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("page must be a number from 1, got %q", v)}
+		}
+		query.Offset = (n - 1) * query.Limit
+	}
+	if v := q.Get("team"); v != "" && p.Admin {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("team must be a team's number, got %q", v)}
+		}
+		query.Team = n
+	}
+	games, total, err := s.Store.ListGames(r.Context(), query)
 	if err != nil {
 		return err
 	}
-	writeList(w, "games", games)
+	if games == nil {
+		games = []event.Game{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"games": games, "total": total})
 	return nil
 }
 

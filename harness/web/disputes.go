@@ -162,13 +162,13 @@ func (s *Server) disputeRows(r *http.Request, list []event.Dispute) ([]disputeRo
 	if len(list) == 0 {
 		return nil, nil
 	}
-	names, err := s.teamNames(r)
+	names, err := s.Store.Names(r.Context())
 	if err != nil {
 		return nil, err
 	}
 	out := make([]disputeRow, len(list))
 	for i, d := range list {
-		out[i] = disputeRow{Dispute: d, TeamName: names[d.Team]}
+		out[i] = disputeRow{Dispute: d, TeamName: names.Team(d.Team)}
 	}
 	return out, nil
 }

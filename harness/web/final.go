@@ -239,7 +239,7 @@ func (s *Server) apiStandings(w http.ResponseWriter, r *http.Request, p *event.P
 		return err
 	}
 	if b == nil {
-		b = &event.Board{Standings: []tournament.Row{}, Games: map[string]int{}}
+		b = &event.Board{Standings: []event.BoardRow{}, Games: map[string]int{}}
 	}
 	writeJSON(w, http.StatusOK, b)
 	return nil
@@ -308,10 +308,15 @@ func freezeTime(r *http.Request) (time.Time, error) {
 // adminAction is an organizer's action on the final, answered by a redirect
 // to the organizer's page (a form) or the board as JSON (the API). The boards
 // and the home page are refreshed before the answer: the organizer's next
-// page shows what the action changed.
+// page shows what the action changed. A refused action is answered on the
+// organizer's page, with the reason at the top.
 func (s *Server) adminAction(api bool, act func(r *http.Request) error) func(http.ResponseWriter, *http.Request, *event.Principal) error {
 	return func(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
 		if err := act(r); err != nil {
+			var re *event.RefusedError
+			if !api && errors.As(err, &re) {
+				return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+			}
 			return err
 		}
 		if _, err := s.refreshBoards(r.Context()); err != nil {
@@ -329,6 +334,31 @@ func (s *Server) adminAction(api bool, act func(r *http.Request) error) func(htt
 func (s *Server) closeUploads(r *http.Request) error {
 	_, err := s.Store.CloseUploads(r.Context())
 	return err
+}
+
+func (s *Server) reopenUploads(r *http.Request) error { return s.Store.ReopenUploads(r.Context()) }
+
+// closePage asks the organizer to confirm the close: who will play the
+// final with which submission, and who will not.
+func (s *Server) closePage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	look, err := s.Store.FinalOutlook(r.Context())
+	if err != nil {
+		return err
+	}
+	if look.Closed {
+		http.Redirect(w, r, "/admin#final", http.StatusSeeOther)
+		return nil
+	}
+	return s.render(w, r, p, http.StatusOK, "close", "Close uploads", look)
+}
+
+// closeForm closes uploads once the organizer confirmed it on closePage.
+func (s *Server) closeForm(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if r.PostFormValue("confirm") != "yes" {
+		http.Redirect(w, r, "/admin/close", http.StatusSeeOther)
+		return nil
+	}
+	return s.adminAction(false, s.closeUploads)(w, r, p)
 }
 
 func (s *Server) freeze(r *http.Request) error {
@@ -352,8 +382,10 @@ type finalRunner struct {
 	wg   sync.WaitGroup
 }
 
-// start plays the final with run's options in the background (its seed is
-// the one the final's directory holds when it resumes).
+// start checks everything the final needs (refusing with the reason, and
+// closing nothing, when it cannot start), then plays it with run's options
+// in the background (its seed is the one the final's directory holds when
+// it resumes).
 func (f *finalRunner) start(run event.FinalRun) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -367,11 +399,15 @@ func (f *finalRunner) start(run event.FinalRun) error {
 	}
 	o := f.base
 	o.GamesPerPair, o.Concurrency, o.MaxAttempts, o.Seed = run.GamesPerPair, run.Concurrency, max(run.MaxAttempts, 1), seed
+	plan, err := f.st.PrepareFinal(ctx, o)
+	if err != nil {
+		return err
+	}
 	f.busy = true
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		sum, err := f.st.RunFinal(ctx, o)
+		sum, err := plan.Play(ctx)
 		f.mu.Lock()
 		f.busy = false
 		f.mu.Unlock()

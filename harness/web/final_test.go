@@ -115,7 +115,7 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.EqualFunc(b.Standings, state.Summary.Standings, sameRow) {
+	if !slices.EqualFunc(b.Standings, state.Summary.Standings, sameBoardRow) {
 		t.Errorf("the served standings %+v are not the final directory's %+v", b.Standings, state.Summary.Standings)
 	}
 	// Every game is the event's, once, with its team's pinned submission.
@@ -187,8 +187,16 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	want := state.StandingsOf(func(r tournament.Record) bool { return early[filepath.Join(event.FinalDir, r.Dir)] })
 	for _, who := range []struct{ name, token string }{{"a team", e.a.Token}, {"a visitor", ""}} {
 		fb := e.board(t, who.token)
-		if !fb.FrozenAt.Equal(at) || fb.Games["done"] != 3 || !slices.EqualFunc(fb.Standings, want, sameRow) {
+		if !fb.FrozenAt.Equal(at) || fb.Games["done"] != 3 || !slices.EqualFunc(fb.Standings, want, sameBoardRow) {
 			t.Errorf("%s sees the frozen board %+v, want the 3 games finished by %s: %+v", who.name, fb, at, want)
+		}
+		// Nothing after the freeze shows: not even that the final ended.
+		if !fb.Run.Finished.IsZero() || fb.Run.Error != "" || fb.Games["unplayed"] != 0 || fb.Games["pending"] != 0 {
+			t.Errorf("%s learns how the final went after the freeze: %+v", who.name, fb)
+		}
+		if res, out := e.do(t, http.MethodGet, "/", who.token, nil, ""); res.StatusCode != http.StatusOK || strings.Contains(out, "Over.") ||
+			!strings.Contains(out, `id="frozen"`) {
+			t.Errorf("%s's home page during the freeze: %d %.2000s", who.name, res.StatusCode, out)
 		}
 	}
 	if ob := e.board(t, e.admin); ob.Games["done"] != 6 || !ob.FrozenAt.IsZero() || !ob.FreezesAt.Equal(at) {
@@ -227,3 +235,6 @@ func sameRow(x, y tournament.Row) bool {
 	return x.Rank == y.Rank && x.Name == y.Name && x.Games == y.Games && x.Wins == y.Wins && x.Draws == y.Draws &&
 		x.Losses == y.Losses && x.Points == y.Points && near(x.Elo, y.Elo)
 }
+
+// sameBoardRow compares a served row with the tournament's.
+func sameBoardRow(x event.BoardRow, y tournament.Row) bool { return sameRow(x.Row, y) }

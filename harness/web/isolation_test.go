@@ -120,17 +120,29 @@ func TestEveryRouteChecksWhoAsks(t *testing.T) {
 	}
 }
 
-// TestABadTokenIsRateLimited: after ten failed logins from one address the
-// eleventh try is refused even with a good token, for a while.
-func TestABadTokenIsRateLimited(t *testing.T) {
+// TestFailedLoginsAreSlowedAndAValidTokenIsNeverRefused: after ten failed
+// tokens from one address, the next wrong one is refused as one too many,
+// but a valid token from that address (a team behind the same NAT, or its
+// CI) still logs in, on the API and on the page.
+func TestFailedLoginsAreSlowedAndAValidTokenIsNeverRefused(t *testing.T) {
 	e := newTestEvent(t, "")
 	for i := range 10 {
 		if res, _ := e.do(t, http.MethodGet, "/api/v1/me", fmt.Sprintf("wrong-%d", i), nil, ""); res.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("a wrong token: status %d", res.StatusCode)
 		}
 	}
-	res, body := e.do(t, http.MethodGet, "/api/v1/me", e.a.Token, nil, "")
+	res, body := e.do(t, http.MethodGet, "/api/v1/me", "wrong-again", nil, "")
 	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, `"code": "rate_limited"`) {
-		t.Fatalf("after 10 failures: status %d %s, want 429 rate_limited", res.StatusCode, body)
+		t.Fatalf("an 11th wrong token: status %d %s, want 429 rate_limited", res.StatusCode, body)
+	}
+	if res, body := e.do(t, http.MethodPost, "/login", "", strings.NewReader("token=wrong-again"), "application/x-www-form-urlencoded"); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("an 11th wrong token on the page: status %d %.200s", res.StatusCode, body)
+	}
+	if res, body := e.do(t, http.MethodGet, "/api/v1/me", e.a.Token, nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(body, "Alpha") {
+		t.Errorf("a valid token after 11 failures: status %d %s, want it let in", res.StatusCode, body)
+	}
+	res, _ = e.do(t, http.MethodPost, "/login", "", strings.NewReader("token="+e.b.Token), "application/x-www-form-urlencoded")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/team" {
+		t.Errorf("a valid token on the login page after 11 failures: status %d to %q, want a login", res.StatusCode, res.Header.Get("Location"))
 	}
 }

@@ -12,6 +12,7 @@ package web
 
 import (
 	"github.com/arenabots/arena/harness/ladder"
+	"github.com/arenabots/arena/harness/transcript"
 
 	"context"
 	"crypto/tls"
@@ -78,6 +79,11 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
+	st.Log = o.Log
+	openings, err := cfg.LadderOpenings(o.EventDir)
+	if err != nil {
+		return err
+	}
 	sb := o.Sandbox
 	sb.Sweep = true
 	if sb.Notify == nil {
@@ -94,7 +100,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	vo := validate.Options{Game: resolved.Game, Rules: resolved.Rules, Intake: cfg.Intake(), Backend: backend,
-		Limits: resolved.Limits, Builder: builder}
+		Limits: resolved.Limits, Builder: builder, Require: cfg.Validation.Require}
 	note, err := validate.Equip(ctx, &vo)
 	if err != nil {
 		return err
@@ -126,7 +132,8 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
-		Ladder: cfg.Ladder.Enabled, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers}
+		Ladder: cfg.Ladder.Enabled, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
+		Openings: openings, LadderEvidence: transcript.Evidence{Keep: cfg.Ladder.KeepDataFiles}}
 	s.WakePlayer = player.Wake
 	finals := &finalRunner{base: event.Final{Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), ArenaVersion: o.ArenaVersion, Signer: key, Workers: workers}, st: st, s: s}

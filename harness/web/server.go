@@ -121,16 +121,22 @@ func (s *Server) Routes() []Route {
 		page("GET /submissions/{id}", Member, s.submissionPage),
 		page("GET /submissions/{id}/report", Member, s.reportFragment),
 		page("GET /submissions/{id}/download", Member, s.download),
+		page("GET /games", Member, s.gamesPage),
 		page("GET /games/{id}", Member, s.gamePage),
 		page("GET /games/{id}/view", Member, s.gameView),
 		page("POST /games/{id}/disputes", Member, s.disputeForm),
 		page("GET /admin", Organizer, s.adminPage),
 		page("POST /admin/teams/{id}/disable", Organizer, s.disableForm(true)),
 		page("POST /admin/teams/{id}/enable", Organizer, s.disableForm(false)),
+		page("POST /admin/teams/{id}/rename", Organizer, s.renameForm),
 		page("POST /admin/submissions/{id}/revalidate", Organizer, s.revalidateForm),
+		page("POST /admin/submissions/{id}/admit", Organizer, s.admitForm(false)),
+		page("POST /admin/submissions/{id}/withdraw", Organizer, s.admitForm(true)),
 		page("POST /admin/disputes/{id}/rerun", Organizer, s.disputeAction(false, s.rerun)),
 		page("POST /admin/disputes/{id}/answer", Organizer, s.disputeAction(false, s.answer)),
-		page("POST /admin/close", Organizer, s.adminAction(false, s.closeUploads)),
+		page("GET /admin/close", Organizer, s.closePage),
+		page("POST /admin/close", Organizer, s.closeForm),
+		page("POST /admin/reopen", Organizer, s.adminAction(false, s.reopenUploads)),
 		page("POST /admin/final", Organizer, s.adminAction(false, s.startFinal)),
 		page("POST /admin/freeze", Organizer, s.adminAction(false, s.freeze)),
 		page("POST /admin/reveal", Organizer, s.adminAction(false, s.reveal)),
@@ -156,12 +162,18 @@ func (s *Server) Routes() []Route {
 		api("GET /api/v1/admin/teams", Organizer, s.apiAdminTeams),
 		api("POST /api/v1/admin/teams/{id}/disable", Organizer, s.apiDisable(true)),
 		api("POST /api/v1/admin/teams/{id}/enable", Organizer, s.apiDisable(false)),
+		api("POST /api/v1/admin/teams/{id}/rename", Organizer, s.apiRename),
 		api("GET /api/v1/admin/queue", Organizer, s.apiQueue),
 		api("GET /api/v1/admin/scrimmages", Organizer, s.apiAdminScrimmages),
 		api("POST /api/v1/admin/submissions/{id}/revalidate", Organizer, s.apiRevalidate),
+		api("POST /api/v1/admin/submissions/{id}/admit", Organizer, s.apiAdmit(false)),
+		api("POST /api/v1/admin/submissions/{id}/withdraw", Organizer, s.apiAdmit(true)),
+		api("GET /api/v1/admin/audit", Organizer, s.apiAudit),
+		api("GET /api/v1/admin/outlook", Organizer, s.apiOutlook),
 		api("POST /api/v1/admin/disputes/{id}/rerun", Organizer, s.disputeAction(true, s.rerun)),
 		api("POST /api/v1/admin/disputes/{id}/answer", Organizer, s.disputeAction(true, s.answer)),
 		api("POST /api/v1/admin/close", Organizer, s.adminAction(true, s.closeUploads)),
+		api("POST /api/v1/admin/reopen", Organizer, s.adminAction(true, s.reopenUploads)),
 		api("POST /api/v1/admin/final", Organizer, s.adminAction(true, s.startFinal)),
 		api("POST /api/v1/admin/freeze", Organizer, s.adminAction(true, s.freeze)),
 		api("POST /api/v1/admin/reveal", Organizer, s.adminAction(true, s.reveal)),
@@ -252,12 +264,11 @@ func (s *Server) principal(r *http.Request) (*event.Principal, string, bool, err
 		if !ok {
 			return nil, "", false, &httpError{http.StatusUnauthorized, "unauthorized", "the Authorization header must be \"Bearer TOKEN\""}
 		}
-		if !s.logins.allow(s.clientAddr(r)) {
-			return nil, "", false, errRateLimited
-		}
 		p, err := s.Store.Authenticate(r.Context(), strings.TrimSpace(token))
 		if errors.Is(err, event.ErrBadToken) {
-			s.logins.fail(s.clientAddr(r))
+			if !s.logins.failed(s.clientAddr(r)) {
+				return nil, "", false, errRateLimited
+			}
 			return nil, "", false, &httpError{http.StatusUnauthorized, "unauthorized", "the token is unknown or its team is disabled"}
 		}
 		if err != nil {
@@ -324,7 +335,7 @@ func (e *httpError) Error() string { return e.message }
 var (
 	errLogin       = &httpError{http.StatusUnauthorized, "unauthorized", "log in with your team's token"}
 	errForbidden   = &httpError{http.StatusForbidden, "forbidden", "this is not yours to see"}
-	errRateLimited = &httpError{http.StatusTooManyRequests, "rate_limited", "too many failed logins from this address: wait ten minutes"}
+	errRateLimited = &httpError{http.StatusTooManyRequests, "rate_limited", "too many failed logins from this address: wait a few minutes (a valid token is always let in)"}
 )
 
 // classify turns a handler's error into an answer; errors of our own are
@@ -405,19 +416,22 @@ func (l *limiter) recent(addr string, now time.Time) []time.Time {
 	return keep
 }
 
-// allow says whether addr may try a token now.
-func (l *limiter) allow(addr string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.recent(addr, time.Now())) < l.max
-}
-
-// fail counts a failed try of addr.
-func (l *limiter) fail(addr string) {
+// failed counts a failed try of addr and says whether it is answered as
+// one (401), or refused as one too many (429). Only failures are counted
+// and refused: a valid token is always let in, so a team that shares an
+// address with one that guesses, or with a stale token in its CI, is
+// never locked out. Tokens are 256 random bits: the limit slows a client
+// that guesses, it is not what keeps a token from being guessed.
+func (l *limiter) failed(addr string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	l.fails[addr] = append(l.recent(addr, now), now)
+	recent := l.recent(addr, now)
+	if len(recent) >= l.max {
+		return false
+	}
+	l.fails[addr] = append(recent, now)
+	return true
 }
 
 // sameToken compares a sent CSRF token with the session's in constant time;

@@ -58,6 +58,11 @@ func (Game) Name() string { return options.Game }
 // Title implements rules.Game.
 func (Game) Title() string { return "Code Clash 5x5 chess" }
 
+// Documents implements rules.Documented: the event's rules ask every
+// submission for all its source files and a README (the algorithm, the
+// build steps, the data file's name, format and purpose).
+func (Game) Documents() []string { return []string{rules.DocSource, rules.DocReadme} }
+
 // Options implements rules.Game.
 func (Game) Options() []rules.Option { return options.Options() }
 

@@ -1,0 +1,234 @@
+package event
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arenabots/arena/harness/tournament"
+)
+
+// BackupPart is one top-level entry of an event's directory as a backup
+// copied it.
+type BackupPart struct {
+	Name  string `json:"name"`
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
+	// Databases counts the SQLite databases copied as of one instant.
+	Databases int `json:"databases"`
+}
+
+// BackupReport says what a backup copied, and how long it took.
+type BackupReport struct {
+	Parts []BackupPart  `json:"parts"`
+	Files int           `json:"files"`
+	Bytes int64         `json:"bytes"`
+	Took  time.Duration `json:"took"`
+	// Skipped are the entries left out, each with the reason.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// notBackedUp are the parts of an event's directory a backup leaves out:
+// uploads on their way in, and the queue's own store (the runs publish
+// their games again when the copy is served).
+var notBackedUp = map[string]string{
+	tmpDir: "uploads on their way in",
+	"nats": "the workers' queue: its runs publish their games again when the copy is served",
+}
+
+// Backup writes a consistent copy of the whole event to out (which must not
+// exist) while it runs: the event's database as of one instant (VACUUM INTO
+// reads it in one transaction), then each tournament's database (the
+// final, every ladder pair and scrimmage) likewise, then every other file:
+// event.toml, the signing key, the enrolled workers' keys, the uploads,
+// validations, games and disputes, which are never changed once written.
+// A game the event's database records was complete before its snapshot,
+// so the copy holds it whole; a game under way when the copy was taken is
+// played again, or resumed, when the copy is served.
+func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
+	start := time.Now()
+	var rep BackupReport
+	if _, err := os.Lstat(out); err == nil {
+		return rep, fmt.Errorf("%s exists: name a new directory", out)
+	}
+	src, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return rep, err
+	}
+	dst, err := filepath.Abs(out)
+	if err != nil {
+		return rep, err
+	}
+	if rel, err := filepath.Rel(src, dst); err == nil && !strings.HasPrefix(rel, "..") {
+		return rep, fmt.Errorf("%s is inside the event's directory: name a directory outside it", out)
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return rep, err
+	}
+	parts := map[string]*BackupPart{}
+	part := func(rel string) *BackupPart {
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if parts[top] == nil {
+			parts[top] = &BackupPart{Name: top}
+		}
+		return parts[top]
+	}
+	counted := func(rel, path string, db bool) error {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		p := part(rel)
+		p.Files++
+		p.Bytes += fi.Size()
+		if db {
+			p.Databases++
+		}
+		return nil
+	}
+	if _, err := s.w.ExecContext(ctx, `VACUUM INTO ?`, filepath.Join(out, DBFile)); err != nil {
+		return rep, fmt.Errorf("copy the database: %w", err)
+	}
+	if err := counted(DBFile, filepath.Join(out, DBFile), true); err != nil {
+		return rep, err
+	}
+	// The tournaments' databases next, each as of one instant: a game one
+	// records as played was written whole before it.
+	var dbs []string
+	err = filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(s.Dir, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && notBackedUp[rel] != "" {
+			return fs.SkipDir
+		}
+		if d.Type().IsRegular() && d.Name() == tournament.DBFile && rel != tournament.DBFile {
+			dbs = append(dbs, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	for _, rel := range dbs {
+		to := filepath.Join(out, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return rep, err
+		}
+		if err := snapshot(ctx, filepath.Join(s.Dir, rel), to); err != nil {
+			return rep, fmt.Errorf("copy %s: %w", rel, err)
+		}
+		if err := counted(rel, to, true); err != nil {
+			return rep, err
+		}
+	}
+	err = filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while the copy ran (a validation run again)
+		}
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(s.Dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		if why := notBackedUp[rel]; why != "" {
+			rep.Skipped = append(rep.Skipped, rel+"/: "+why)
+			return fs.SkipDir
+		}
+		base := d.Name()
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(out, rel), 0o700)
+		case rel == DBFile || slices.Contains(dbs, rel):
+			return nil // copied above
+		case isSQLiteSidecar(base):
+			return nil // the databases' journals: in their snapshots
+		case !d.Type().IsRegular():
+			rep.Skipped = append(rep.Skipped, rel+": not a regular file")
+			return nil
+		}
+		to := filepath.Join(out, rel)
+		if err := copyFile(p, to); errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while the copy ran
+		} else if err != nil {
+			return err
+		}
+		return counted(rel, to, false)
+	})
+	if err != nil {
+		return rep, err
+	}
+	for _, p := range parts {
+		rep.Parts = append(rep.Parts, *p)
+		rep.Files += p.Files
+		rep.Bytes += p.Bytes
+	}
+	slices.SortFunc(rep.Parts, func(a, b BackupPart) int { return strings.Compare(a.Name, b.Name) })
+	rep.Took = time.Since(start)
+	return rep, syncDir(out)
+}
+
+// isSQLiteSidecar says whether a file is a SQLite database's journal.
+func isSQLiteSidecar(name string) bool {
+	for _, suf := range []string{"-wal", "-shm", "-journal"} {
+		if strings.HasSuffix(name, ".db"+suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshot copies the SQLite database at path to to as of one instant.
+func snapshot(ctx context.Context, path, to string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `VACUUM INTO ?`, to)
+	return errors.Join(err, db.Close())
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm()&0o700|0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,234 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+)
+
+type adminData struct {
+	ClosedAt time.Time
+	Entries  []event.FinalEntry
+	Run      event.FinalRun
+	Started  bool
+	// Over: the final played every game of its schedule.
+	Over       bool
+	FrozenAt   time.Time
+	Final      boardData
+	Disputes   []disputeRow
+	Scrimmages []event.Scrimmage
+	Teams      []event.Team
+	Queue      []event.Submission
+	Failures   []event.Submission
+	Names      event.TeamNames
+	// Outlook is who the final plays and who it leaves out.
+	Outlook event.Outlook
+	// Audit are the organizer's last actions.
+	Audit []event.AuditEntry
+	// Refused is why the action just asked for was refused ("": none).
+	Refused string
+	// Notice says what the action just asked for did.
+	Notice string
+}
+
+// adminNotices are the notices an action's redirect asks the organizer's
+// page to show.
+var adminNotices = map[string]string{
+	"renamed":   "The team is renamed: its pages, games and standings show the new name; it plays under its bot name still.",
+	"admitted":  "The submission is admitted: it plays as if it had passed (the team's page says so, with your reason).",
+	"withdrawn": "The admission is withdrawn: the submission plays no more.",
+	"reopened":  "Uploads are open again: nothing is pinned; scrimmages and the ladder go on.",
+}
+
+func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	return s.renderAdmin(w, r, p, http.StatusOK, "")
+}
+
+// renderAdmin renders the organizer's page with status, and why an action
+// was refused when it was.
+func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Principal, status int, refused string) error {
+	d := adminData{Refused: refused, Notice: adminNotices[r.URL.Query().Get("notice")]}
+	var err error
+	if d.Outlook, err = s.Store.FinalOutlook(r.Context()); err != nil {
+		return err
+	}
+	if d.Audit, err = s.Store.Audit(r.Context(), 50); err != nil {
+		return err
+	}
+	if d.Teams, err = s.Store.Teams(r.Context()); err != nil {
+		return err
+	}
+	if d.Queue, err = s.Store.Queue(r.Context()); err != nil {
+		return err
+	}
+	if d.Failures, err = s.Store.RecentFailures(r.Context(), 30); err != nil {
+		return err
+	}
+	if d.Names, err = s.Store.Names(r.Context()); err != nil {
+		return err
+	}
+	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), 0, 30); err != nil {
+		return err
+	}
+	if err := s.adminFinal(r, &d); err != nil {
+		return err
+	}
+	return s.render(w, r, p, status, "admin", "Organizer", d)
+}
+
+func (s *Server) disableForm(disabled bool) func(http.ResponseWriter, *http.Request, *event.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		if err := s.Store.SetDisabled(r.Context(), id, disabled); err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/admin", http.StatusSeeOther)
+		return nil
+	}
+}
+
+func (s *Server) revalidateForm(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	if err := s.revalidate(r); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) revalidate(r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Store.Submission(r.Context(), id); err != nil {
+		return err
+	}
+	if err := s.Store.Revalidate(r.Context(), id); err != nil {
+		return &httpError{http.StatusConflict, "busy", err.Error()}
+	}
+	s.Wake()
+	return nil
+}
+
+// renameForm gives a team another name, the one people read.
+func (s *Server) renameForm(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if _, err := s.rename(r); err != nil {
+		var re *event.RefusedError
+		if errors.As(err, &re) {
+			return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+		}
+		return err
+	}
+	http.Redirect(w, r, "/admin?notice=renamed#teams", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) rename(r *http.Request) (event.Team, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return event.Team{}, err
+	}
+	f, err := fields(r, "name")
+	if err != nil {
+		return event.Team{}, err
+	}
+	t, err := s.Store.Rename(r.Context(), id, f["name"])
+	if err == nil {
+		s.renamed()
+	}
+	return t, err
+}
+
+// renamed drops what the server keeps of pages that show teams' names.
+func (s *Server) renamed() {
+	s.homeChanged()
+	s.teamPages.changedAll()
+}
+
+func (s *Server) apiRename(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	t, err := s.rename(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"team": t})
+	return nil
+}
+
+// admit lets a failed submission play, with the organizer's reason
+// ("reason" of a form or a JSON body); withdraw takes that back.
+func (s *Server) admit(r *http.Request, withdraw bool) (event.Submission, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return event.Submission{}, err
+	}
+	var sub event.Submission
+	if withdraw {
+		sub, err = s.Store.Withdraw(r.Context(), id)
+	} else {
+		f, ferr := fields(r, "reason")
+		if ferr != nil {
+			return event.Submission{}, ferr
+		}
+		sub, err = s.Store.Admit(r.Context(), id, f["reason"])
+	}
+	if err == nil {
+		s.teamPages.changed(sub.Team)
+		s.Changed(sub)
+		s.homeChanged()
+	}
+	return sub, err
+}
+
+func (s *Server) admitForm(withdraw bool) func(http.ResponseWriter, *http.Request, *event.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+		sub, err := s.admit(r, withdraw)
+		if err != nil {
+			var re *event.RefusedError
+			if errors.As(err, &re) {
+				return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+			}
+			return err
+		}
+		notice := "admitted"
+		if withdraw {
+			notice = "withdrawn"
+		}
+		http.Redirect(w, r, fmt.Sprintf("/submissions/%d?notice=%s", sub.ID, notice), http.StatusSeeOther)
+		return nil
+	}
+}
+
+func (s *Server) apiAdmit(withdraw bool) func(http.ResponseWriter, *http.Request, *event.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+		sub, err := s.admit(r, withdraw)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"submission": sub})
+		return nil
+	}
+}
+
+func (s *Server) apiAudit(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	list, err := s.Store.Audit(r.Context(), 500)
+	if err != nil {
+		return err
+	}
+	writeList(w, "audit", list)
+	return nil
+}
+
+func (s *Server) apiOutlook(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	look, err := s.Store.FinalOutlook(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, look)
+	return nil
+}

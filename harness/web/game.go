@@ -1,0 +1,102 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/harness/view"
+)
+
+type gameData struct {
+	Game event.Game
+	// WhiteName and BlackName are the sides as people read them.
+	WhiteName, BlackName string
+	Disputes             []disputeRow
+	// CanDispute: the asker is a team that played the game.
+	CanDispute bool
+	MaxMessage int
+}
+
+func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	g, err := s.ownGame(r, p)
+	if err != nil {
+		return err
+	}
+	team := p.Team
+	if p.Admin {
+		team = 0
+	}
+	list, err := s.Store.Disputes(r.Context(), team, g.ID, false)
+	if err != nil {
+		return err
+	}
+	names, err := s.Store.Names(r.Context())
+	if err != nil {
+		return err
+	}
+	d := gameData{Game: g, WhiteName: names.Of(g.White), BlackName: names.Of(g.Black),
+		CanDispute: !p.Admin && g.Involves(p.Team), MaxMessage: event.MaxDisputeMessage}
+	if d.Disputes, err = s.disputeRows(r, list); err != nil {
+		return err
+	}
+	return s.render(w, r, p, http.StatusOK, "game", fmt.Sprintf("Game %d", g.ID), d)
+}
+
+var (
+	inlineBlock = regexp.MustCompile(`(?s)<(script|style)>(.*?)</(?:script|style)>`)
+	anyScript   = regexp.MustCompile(`(?is)<script\b.*?</script>`)
+	styleAttr   = regexp.MustCompile(`\sstyle="([^"]*)"`)
+)
+
+// gameView is the game's viewer page, as arena view writes it: its own
+// script and style (its style attributes too) are allowed by their hashes,
+// nothing else runs.
+func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	g, err := s.ownGame(r, p)
+	if err != nil {
+		return err
+	}
+	d, err := view.Build(filepath.Join(s.Store.MatchDir(g), transcript.FileName))
+	if err != nil {
+		return err
+	}
+	page, err := view.HTML(d)
+	if err != nil {
+		return err
+	}
+	var scripts, styles []string
+	for _, m := range inlineBlock.FindAllSubmatch(page, -1) {
+		sum := sha256.Sum256(m[2])
+		h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		if string(m[1]) == "script" {
+			scripts = append(scripts, h)
+		} else {
+			styles = append(styles, h)
+		}
+	}
+	// The markup's style attributes, outside the scripts and the data.
+	attrs := map[string]bool{}
+	for _, m := range styleAttr.FindAllSubmatch(anyScript.ReplaceAll(page, nil), -1) {
+		sum := sha256.Sum256([]byte(html.UnescapeString(string(m[1]))))
+		if h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !attrs[h] {
+			attrs[h] = true
+			if len(attrs) == 1 {
+				styles = append(styles, "'unsafe-hashes'")
+			}
+			styles = append(styles, h)
+		}
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src "+strings.Join(scripts, " ")+"; style-src "+
+		strings.Join(styles, " ")+"; img-src data:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, err = w.Write(page)
+	return err
+}

@@ -1,0 +1,81 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+)
+
+type homeData struct {
+	// ClosedAt is when the organizer closed uploads for the final.
+	ClosedAt time.Time
+	// Final is the final's scoreboard as the asker may see it.
+	Final   boardData
+	Ladder  []event.Standing
+	Teams   []event.Team
+	Rules   string
+	Open    bool
+	Closes  time.Time
+	Opens   time.Time
+	Enabled int
+}
+
+// homeTTL is how long the page a visitor who is not logged in gets is
+// reused: it is the page asked for most, the same for everyone, and a team
+// added shows a second later.
+const homeTTL = time.Second
+
+func (s *Server) home(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if p != nil {
+		d, err := s.homeData(r, p)
+		if err != nil {
+			return err
+		}
+		return s.render(w, r, p, http.StatusOK, "home", "", d)
+	}
+	s.homeMu.Lock()
+	defer s.homeMu.Unlock()
+	if time.Since(s.homeAt) > homeTTL {
+		d, err := s.homeData(r, nil)
+		if err != nil {
+			return err
+		}
+		if s.homePage, err = s.pageBytes(r, nil, "home", "", d); err != nil {
+			return err
+		}
+		s.homeAt = time.Now()
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, err := w.Write(s.homePage)
+	return err
+}
+
+func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error) {
+	teams, err := s.Store.Teams(r.Context())
+	if err != nil {
+		return homeData{}, err
+	}
+	d := homeData{Rules: s.Game.Explain(), Open: s.Config.Open(time.Now()), Closes: s.Config.Closes.Time, Opens: s.Config.Opens.Time}
+	if d.Final.Board, d.Final.HTML, err = s.board(r.Context(), p); err != nil {
+		return homeData{}, err
+	}
+	d.Final.Admin = p != nil && p.Admin
+	if s.Config.Ladder.Enabled {
+		if d.Ladder, err = s.Store.Ladder(r.Context()); err != nil {
+			return homeData{}, err
+		}
+	}
+	if at, closed, err := s.Store.Closed(r.Context()); err != nil {
+		return homeData{}, err
+	} else if closed {
+		d.Open, d.ClosedAt = false, at
+	}
+	for _, t := range teams {
+		if !t.Disabled {
+			d.Teams = append(d.Teams, event.Team{ID: t.ID, Name: t.Name})
+		}
+	}
+	return d, nil
+}

@@ -1,0 +1,142 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+var funcs = template.FuncMap{
+	"short": func(h string) string {
+		if len(h) > 12 {
+			return h[:12]
+		}
+		return h
+	},
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"bytes": func(n int64) string {
+		switch {
+		case n >= 1<<20:
+			return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+		case n >= 1<<10:
+			return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+		}
+		return fmt.Sprintf("%d B", n)
+	},
+	"done": event.Done,
+	"inc":  func(n int) int { return n + 1 },
+	"dec":  func(n int) int { return n - 1 },
+	"elo":  tournament.FormatElo,
+}
+
+// pages are the templates, each page with the layout.
+var pages = func() map[string]*template.Template {
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
+	out := map[string]*template.Template{}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		base := path.Base(n)
+		if base == "layout.html" || base == "parts.html" {
+			continue
+		}
+		out[strings.TrimSuffix(base, ".html")] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, n))
+	}
+	return out
+}()
+
+// pageData is what every page is rendered from.
+type pageData struct {
+	Title     string
+	Event     event.Config
+	GameTitle string
+	Who       *event.Principal
+	TeamName  string
+	CSRF      string
+	Data      any
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request, p *event.Principal, status int, page, title string, data any) error {
+	body, err := s.pageBytes(r, p, page, title, data)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, err = w.Write(body)
+	return err
+}
+
+// pageBytes renders a page with the layout.
+func (s *Server) pageBytes(r *http.Request, p *event.Principal, page, title string, data any) ([]byte, error) {
+	t := pages[page]
+	if t == nil {
+		return nil, fmt.Errorf("no page %q", page)
+	}
+	pd := pageData{Title: title, Event: s.Config, GameTitle: s.Game.Title(), Who: p, Data: data}
+	if pd.Event.Title == "" {
+		pd.Event.Title = s.Game.Title()
+	}
+	if csrf, ok := r.Context().Value(csrfKey{}).(string); ok {
+		pd.CSRF = csrf
+	}
+	if p != nil {
+		pd.TeamName = p.Name
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", pd); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// renderError is the page of an error: its sentence, and the way on.
+func renderError(w http.ResponseWriter, he *httpError) {
+	var buf bytes.Buffer
+	err := pages["error"].ExecuteTemplate(&buf, "layout.html", pageData{Title: http.StatusText(he.status), Data: he.message,
+		Event: event.Config{Title: "arena"}})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(he.status)
+	if err != nil {
+		fmt.Fprintf(w, "%d %s", he.status, template.HTMLEscapeString(he.message))
+		return
+	}
+	_, _ = w.Write(buf.Bytes())
+}
+
+func (s *Server) static(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	name := r.PathValue("file")
+	data, err := staticFS.ReadFile("static/" + name)
+	if err != nil {
+		return &httpError{http.StatusNotFound, "not_found", "no such file"}
+	}
+	w.Header().Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, err = w.Write(data)
+	return err
+}

@@ -1,0 +1,215 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+)
+
+// teamPageGames is how many of its last games a team's page lists (the API
+// lists more).
+const teamPageGames = 10
+
+type teamData struct {
+	Team        event.Team
+	Scrimmages  []event.Scrimmage
+	Names       event.TeamNames
+	Submissions []event.Submission
+	NewestFail  *event.Submission
+	Games       []gameRow
+	// GamesTotal counts every game of the team (the page shows the
+	// newest; the games list has them all).
+	GamesTotal int
+	// Rating is the team's ladder rating over time (nil before a rated
+	// game).
+	Rating *ratingPlot
+	// Pinned is the team's submission pinned for the final, once uploads
+	// closed.
+	Pinned    *event.FinalEntry
+	Token     string // a token just made, shown once
+	Notice    string
+	MaxUpload int64
+	// Closed is when uploads closed (zero while they are open).
+	Closed time.Time
+	// Require are the documents this event's submissions must hold.
+	Require []string
+}
+
+func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
+	var d teamData
+	var err error
+	if d.Team, err = s.Store.Team(r.Context(), team); err != nil {
+		return d, err
+	}
+	if d.Submissions, err = s.Store.Submissions(r.Context(), team); err != nil {
+		return d, err
+	}
+	if len(d.Submissions) > 0 && d.Submissions[0].State == event.Failed {
+		d.NewestFail = &d.Submissions[0]
+	}
+	games, total, err := s.Store.ListGames(r.Context(), event.GameQuery{Team: team, Limit: teamPageGames})
+	if err != nil {
+		return d, err
+	}
+	if d.Names, err = s.Store.Names(r.Context()); err != nil {
+		return d, err
+	}
+	d.Games, d.GamesTotal = gameRows(games, team, d.Names), total
+	d.MaxUpload, d.Require = int64(s.Config.Limits.UploadSize), s.Config.Validation.Require
+	if at, closed, err := s.Store.Closed(r.Context()); err != nil {
+		return d, err
+	} else if closed {
+		d.Closed = at
+	}
+	history, err := s.Store.RatingHistory(r.Context(), team)
+	if err != nil {
+		return d, err
+	}
+	d.Rating = newRatingPlot(history)
+	pinned, err := s.Store.FinalEntries(r.Context())
+	if err != nil {
+		return d, err
+	}
+	for i := range pinned {
+		if pinned[i].Team == team {
+			d.Pinned = &pinned[i]
+		}
+	}
+	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), team, 10); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if p.Admin {
+		http.Redirect(w, r, "/admin", http.StatusSeeOther)
+		return nil
+	}
+	notice := ""
+	switch r.URL.Query().Get("notice") {
+	case "uploaded":
+		notice = "Uploaded: the validation follows below."
+	case "activated":
+		notice = "That version is now your active submission."
+	case "challenged":
+		notice = "Challenge queued: its two games appear below when they are played."
+	}
+	csrf, _ := r.Context().Value(csrfKey{}).(string)
+	if notice == "" {
+		if body, ok := s.teamPages.get(p.Team); ok {
+			return writePage(w, withCSRF(body, csrf))
+		}
+	}
+	version := s.teamPages.version(p.Team)
+	d, err := s.teamData(r, p.Team)
+	if err != nil {
+		return err
+	}
+	d.Notice = notice
+	// Rendered with a stand-in for the session's CSRF token, so that one
+	// rendering serves every session of the team.
+	body, err := s.pageBytes(r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, "team", d.Team.Name, d)
+	if err != nil {
+		return err
+	}
+	if notice == "" {
+		s.teamPages.put(p.Team, version, body)
+	}
+	return writePage(w, withCSRF(body, csrf))
+}
+
+// csrfStandIn stands for the CSRF token in a team page kept for reuse: it
+// reads the same escaped or not.
+const csrfStandIn = "csrfstandin0000000000000000000000000000000000000000000000000000"
+
+func withCSRF(body []byte, csrf string) []byte {
+	return bytes.ReplaceAll(body, []byte(csrfStandIn), []byte(csrf))
+}
+
+func writePage(w http.ResponseWriter, body []byte) error {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, err := w.Write(body)
+	return err
+}
+
+// pageCache keeps each team's page for a few seconds at most, and not past
+// a change of the team's submissions or games (Server.Changed): the page a
+// team asks for most, while its state rarely changes between two asks. Each
+// page's time is drawn between half the TTL and the TTL, so that pages kept
+// at once are not all made again at once.
+type pageCache struct {
+	mu      sync.Mutex
+	ttl     time.Duration
+	pages   map[int64]cachedPage
+	changes map[int64]uint64
+}
+
+type cachedPage struct {
+	version uint64
+	until   time.Time
+	body    []byte
+}
+
+func newPageCache(ttl time.Duration) *pageCache {
+	return &pageCache{ttl: ttl, pages: map[int64]cachedPage{}, changes: map[int64]uint64{}}
+}
+
+// version is how many changes team has seen: a page rendered from data
+// read after this call is stored under it.
+func (c *pageCache) version(team int64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changes[team]
+}
+
+func (c *pageCache) get(team int64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pages[team]
+	if !ok || p.version != c.changes[team] || time.Now().After(p.until) {
+		return nil, false
+	}
+	return p.body, true
+}
+
+func (c *pageCache) put(team int64, version uint64, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if version == c.changes[team] {
+		keep := c.ttl/2 + rand.N(c.ttl/2+1)
+		c.pages[team] = cachedPage{version: version, until: time.Now().Add(keep), body: body}
+	}
+}
+
+// changed drops team's page.
+func (c *pageCache) changed(team int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changes[team]++
+	delete(c.pages, team)
+}
+
+// teamOnly refuses the organizer a team's own action.
+func teamOnly(p *event.Principal) error {
+	if p.Team == 0 {
+		return &httpError{http.StatusForbidden, "forbidden", "the organizer has no submissions: log in with a team's token"}
+	}
+	return nil
+}
+
+// changedAll drops every team's page (a name on them changed).
+func (c *pageCache) changedAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for team := range c.pages {
+		c.changes[team]++
+	}
+	clear(c.pages)
+}
