@@ -41,7 +41,8 @@ const (
 	exitUsage   = 2 // bad usage, unreadable input, or an infrastructure error
 	helpExitTxt = `EXIT CODES:
    0  success
-   1  the checked thing failed (a doctor check, an illegal move, an aborted match)
+   1  the checked thing failed (a doctor check, an illegal move, an aborted match, a
+      tournament with games unplayed or interrupted, a final that cannot start)
    2  bad usage, unreadable input, or an infrastructure error`
 )
 
@@ -207,6 +208,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			languagesCommand(),
 			workerCommand(),
 			enrollCommand(),
+			workersCommand(),
 			keyCommand(),
 			serveCommand(), eventCommand(), submitCommand(),
 		},

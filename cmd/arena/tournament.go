@@ -68,7 +68,11 @@ happens. Run the same command again after an interruption (Ctrl-C, a killed
 process, a power loss) to resume: finished games are kept, games in flight are
 played again from scratch. A changed configuration is refused, naming what
 differs. A game aborted by the host or sandbox is retried, then reported
-unplayed; it is never scored as a loss.
+unplayed (--max-attempts hosts aborted it; a worker that aborts it again
+counts once); it is never scored as a loss. A run with games unplayed exits
+1; the same command again plays exactly those. A worker whose result is
+refused for what it claims is suspended at once (arena workers readmit lets
+it in again) and the game goes to another worker, its attempts unspent.
 
 BOTs are executables, directories or submission ZIPs; a single directory
 argument holds one bot per entry. A bot's name is its file's or directory's
@@ -150,7 +154,7 @@ func runTournament(c *cli.Context) error {
 	var remote *tournament.Exchange
 	if co != nil {
 		defer co.Close()
-		remote = tournament.Sole(co.Queue)
+		remote = co.Sole()
 	}
 	var prog tournament.Progress
 	if !c.Bool("quiet") {
@@ -194,8 +198,19 @@ func printSummary(c *cli.Context, dir string, sum *tournament.Summary) error {
 			fmt.Fprintf(c.App.ErrWriter, "  %s\n", line)
 		}
 	}
-	if sum.Interrupted || sum.Pending > 0 {
+	return summaryExit(sum)
+}
+
+// summaryExit is how a tournament's run ends for the shell: 0 every game
+// played; 1 interrupted, or games left unplayed (aborted on every host they
+// were tried on), which the same command plays again.
+func summaryExit(sum *tournament.Summary) error {
+	switch {
+	case sum.Interrupted || sum.Pending > 0:
 		return failf("tournament interrupted with %s to play; run the same command to resume", words.Plural(sum.Pending, "game"))
+	case sum.Unplayed > 0:
+		return failf("%s of %d unplayed: each was aborted by the host or sandbox on every try (the report says why); once that is mended, run the same command again: it plays exactly those",
+			words.Plural(sum.Unplayed, "game"), sum.Total)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -166,10 +168,11 @@ func runWorker(c *cli.Context) error {
 	}
 	over, err := tournament.Work(c.Context, j)
 	var bad *tournament.ConfigError
+	var suspended *tournament.SuspendedError
 	switch {
 	case errors.As(err, &bad):
 		return usagef("%v", err)
-	case errors.Is(err, tournament.ErrNotAdmitted):
+	case errors.Is(err, tournament.ErrNotAdmitted), errors.As(err, &suspended):
 		return failf("%v", err)
 	case err != nil:
 		return err
@@ -212,5 +215,68 @@ func benchFigures(c *cli.Context, runs int) func(context.Context) ([]tournament.
 			out = append(out, tournament.Figure{Name: t.Name, P50Ms: t.P50Ms, P99Ms: t.P99Ms})
 		}
 		return out, err
+	}
+}
+
+func workersCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "workers",
+		Usage: "the worker machines of a tournament or an event: who is enrolled, who is suspended, and letting one in again",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list the enrolled workers and the suspended ones, with why",
+				UsageText: "arena workers list DIR",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usagef("workers list takes one argument: the tournament's or the event's directory")
+					}
+					wdir := tournament.WorkersDir(c.Args().First())
+					enrolled, err := distrib.Enrolled(wdir)
+					if err != nil {
+						return err
+					}
+					out, err := distrib.Suspended(wdir)
+					if err != nil {
+						return err
+					}
+					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "WORKER\tSTATE")
+					for _, w := range distrib.Names(enrolled) {
+						state := "admitted"
+						if s, ok := out[w]; ok {
+							state = s.String()
+						}
+						fmt.Fprintf(tw, "%s\t%s\n", w, state)
+					}
+					if len(enrolled) == 0 {
+						fmt.Fprintln(tw, "(no worker enrolled: arena enroll --out DIR NAME)")
+					}
+					return tw.Flush()
+				},
+			},
+			{
+				Name:      "readmit",
+				Usage:     "let a suspended worker in again, once what was wrong with it is mended",
+				UsageText: "arena workers readmit DIR NAME",
+				Description: `A worker whose result was refused for what it claimed (another game than the
+one it was sent, a transcript that does not replay or is not signed by its
+enrolled key, an archive that cannot be read) is suspended at once: the
+queue lets it in no more, and it stops with the reason. Once its machine or
+its arena is mended, this lets it in again: a running coordinator admits it
+within seconds.`,
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 2 {
+						return usagef("workers readmit takes two arguments: the tournament's or the event's directory, and the worker's name")
+					}
+					s, err := distrib.Readmit(tournament.WorkersDir(c.Args().Get(0)), c.Args().Get(1))
+					if err != nil {
+						return failf("%v", err)
+					}
+					_, err = fmt.Fprintf(c.App.Writer, "worker %s is admitted again (it was suspended at %s: %s)\n", s.Worker, s.At.UTC().Format(time.RFC3339), s.Reason)
+					return err
+				},
+			},
+		},
 	}
 }

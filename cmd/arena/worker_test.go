@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/tournament"
 )
 
 // A tournament spread over three worker processes, one killed with SIGKILL
@@ -211,5 +215,50 @@ func TestEnrollRefusals(t *testing.T) {
 	// The refused enrolment of w2 (its creds file existed) left no key.
 	if _, err := os.Stat(filepath.Join(out, "workers", "w2.pub")); err == nil {
 		t.Fatal("a refused enrolment left a key behind")
+	}
+}
+
+// A suspended worker is listed with why, and let in again by name.
+func TestWorkersAreListedAndReadmitted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t")
+	if code, stdout, stderr := runArena("enroll", "--out", out, "--creds", filepath.Join(t.TempDir(), "w1.creds"), "w1"); code != 0 {
+		t.Fatalf("enroll: %d\n%s%s", code, stdout, stderr)
+	}
+	if err := distrib.Suspend(filepath.Join(out, "workers"), distrib.Suspension{Worker: "w1", At: time.Now(), Game: 4, Reason: "it does not replay: ply 3"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ := runArena("workers", "list", out); code != 0 || !strings.Contains(stdout, "worker w1 suspended at") || !strings.Contains(stdout, "game 4, it does not replay") {
+		t.Errorf("workers list: %d\n%s", code, stdout)
+	}
+	if code, stdout, stderr := runArena("workers", "readmit", out, "w1"); code != 0 || !strings.Contains(stdout, "w1 is admitted again") {
+		t.Errorf("readmit: %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := runArena("workers", "list", out); code != 0 || !regexp.MustCompile(`(?m)^w1\s+admitted$`).MatchString(stdout) {
+		t.Errorf("workers list after the readmission: %d\n%s", code, stdout)
+	}
+	if code, _, stderr := runArena("workers", "readmit", out, "w1"); code != exitFailed || !strings.Contains(stderr, "not suspended") {
+		t.Errorf("readmitting a worker that is not suspended: %d %s", code, stderr)
+	}
+}
+
+func TestATournamentWithGamesUnplayedExitsOne(t *testing.T) {
+	for _, c := range []struct {
+		sum  tournament.Summary
+		want string
+	}{
+		{tournament.Summary{Total: 6, Done: 6}, ""},
+		{tournament.Summary{Total: 6, Done: 4, Unplayed: 2}, "2 games of 6 unplayed"},
+		{tournament.Summary{Total: 6, Done: 4, Pending: 2, Interrupted: true}, "interrupted"},
+	} {
+		err := summaryExit(&c.sum)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%+v: %v", c.sum, err)
+			}
+			continue
+		}
+		if code := exitCode(err, io.Discard); code != exitFailed || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: exit %d, %v; want 1 saying %q", c.sum, code, err, c.want)
+		}
 	}
 }

@@ -424,3 +424,17 @@ func SigningKeyOf(dir, worker string) (string, error) {
 	}
 	return KeyHex(strings.TrimSpace(string(data)))
 }
+
+// Connect connects to a coordinator's server. A refusal of its key is tried
+// again a few times within a second: the server refuses every key for the
+// instant it takes to change who it admits (a worker enrolled, readmitted,
+// suspended meanwhile); a key still refused after that is not admitted.
+func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
+	for try := 1; ; try++ {
+		nc, err := nats.Connect(url, opts...)
+		if err == nil || !errors.Is(err, nats.ErrAuthorization) || try == 5 {
+			return nc, err
+		}
+		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+	}
+}

@@ -304,17 +304,64 @@ func (q *Queue) Finished() error {
 	return q.nc.FlushTimeout(5 * time.Second)
 }
 
-// OnFinished calls fn when the coordinator says the tournament is over.
-func (q *Queue) OnFinished(fn func()) (stop func(), err error) {
+// TellSuspended tells a worker it is suspended, and why, before the queue
+// shuts it out.
+func (q *Queue) TellSuspended(s Suspension) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if err := q.nc.Publish(controlSubject(q.tournament), data); err != nil {
+		return err
+	}
+	return q.nc.FlushTimeout(5 * time.Second)
+}
+
+// Control is what the coordinator tells its workers: the tournament is
+// over, or a worker is suspended.
+type Control struct {
+	Finished  bool
+	Suspended *Suspension
+}
+
+// OnControl calls fn with each word from the coordinator, until stop.
+func (q *Queue) OnControl(fn func(Control)) (stop func(), err error) {
 	sub, err := q.nc.Subscribe(controlSubject(q.tournament), func(m *nats.Msg) {
 		if string(m.Data) == "finished" {
-			fn()
+			fn(Control{Finished: true})
+			return
+		}
+		var s Suspension
+		if json.Unmarshal(m.Data, &s) == nil && s.Worker != "" {
+			fn(Control{Suspended: &s})
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	return func() { sub.Unsubscribe() }, nil
+}
+
+// Shut suspends a worker of queue q: it is recorded in the workers
+// directory dir (Suspend), the worker is told, and the server (nil: an
+// organizer's own, whose rights arena does not set) lets it in no more,
+// closing its connection.
+func Shut(q *Queue, srv *Server, dir string, s Suspension) error {
+	if err := Suspend(dir, s); err != nil {
+		return err
+	}
+	// Told first: once shut out, it hears nothing.
+	if err := q.TellSuspended(s); err != nil {
+		slog.Warn("distrib: tell a suspended worker", "worker", s.Worker, "err", err)
+	}
+	if srv == nil {
+		return nil
+	}
+	admitted, err := Admitted(dir)
+	if err != nil {
+		return err
+	}
+	return srv.SetWorkers(admitted)
 }
 
 // Collect (one at a time) hands each result to accept with its archive, in order, and

@@ -21,6 +21,7 @@ const (
 	ActionRerun    = "rerun"
 	ActionAnswer   = "answer"
 	ActionReval    = "revalidate"
+	ActionReadmit  = "readmit"
 )
 
 // AuditEntry is one organizer action: when, what, and on what.

@@ -1,6 +1,12 @@
 package event
 
 import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/tournament"
 )
 
@@ -33,4 +39,46 @@ func (w *Workers) apply(o *tournament.Options, offset int) {
 		return
 	}
 	o.Remote, o.WorkerKey, o.JobOffset = w.Exchange, w.Key, offset
+}
+
+// EventWorker is a worker machine enrolled in the event, and its
+// suspension if it has one.
+type EventWorker struct {
+	Name      string              `json:"name"`
+	Suspended *distrib.Suspension `json:"suspended,omitempty"`
+}
+
+// EventWorkers lists the worker machines enrolled in the event (arena enroll
+// --out DIR), each with its suspension.
+func (s *Store) EventWorkers() ([]EventWorker, error) {
+	wdir := tournament.WorkersDir(s.Dir)
+	enrolled, err := distrib.Enrolled(wdir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := distrib.Suspended(wdir)
+	if err != nil {
+		return nil, err
+	}
+	var list []EventWorker
+	for _, name := range distrib.Names(enrolled) {
+		w := EventWorker{Name: name}
+		if su, ok := out[name]; ok {
+			w.Suspended = &su
+		}
+		list = append(list, w)
+	}
+	return list, nil
+}
+
+// Readmit lets a suspended worker in again (the server's queue admits it
+// within seconds).
+func (s *Store) Readmit(ctx context.Context, worker string) error {
+	return s.act(ctx, ActionReadmit, func(*sql.Tx) (string, error) {
+		su, err := distrib.Readmit(tournament.WorkersDir(s.Dir), worker)
+		if err != nil {
+			return "", &RefusedError{err.Error()}
+		}
+		return fmt.Sprintf("worker %s (it was suspended at %s: game %d, %s)", worker, su.At.UTC().Format(time.RFC3339), su.Game, su.Reason), nil
+	})
 }

@@ -67,9 +67,14 @@ func TestAResultMustBeTheGameItWasSent(t *testing.T) {
 	}
 	judge := func(t *testing.T, archive []byte) (transcript.Result, string) {
 		t.Helper()
-		res, refused, err := o.received(t.TempDir()+"/game", want, facts, distrib.Result{Game: 3, Attempt: 1, Worker: "w1"}, archive)
+		res, refused, lie, err := o.received(t.TempDir()+"/game", want, facts, distrib.Result{Game: 3, Attempt: 1, Worker: "w1"}, archive)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A refusal of what a result claims is a lie: its worker is to be
+		// suspended.
+		if lie != (refused != "") {
+			t.Fatalf("refused %q, lie %v", refused, lie)
 		}
 		return res, refused
 	}

@@ -161,7 +161,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if err != nil || !ok {
 				return err
 			}
-			if err := keepAside(filepath.Join(o.Dir, g.Dir), fmt.Sprintf(".attempt-%d", g.Attempts)); err != nil {
+			if err := keepAside(filepath.Join(o.Dir, g.Dir), fmt.Sprintf(".attempt-%d", g.Tries)); err != nil {
 				return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 			}
 			cfg := o.matchConfig(g, q.Tournament(), "")
@@ -203,8 +203,13 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		if err := o.waitForSpace(ctx); err != nil {
 			return err
 		}
-		res, refused, err := o.received(filepath.Join(o.Dir, g.Dir), p.cfg, facts, r, archive)
-		if err != nil {
+		var res transcript.Result
+		var refused string
+		lie := x.isSuspended(r.Worker)
+		if lie {
+			// Shut out since it took the game: nothing it hands in counts.
+			refused = fmt.Sprintf("worker %s is suspended", r.Worker)
+		} else if res, refused, lie, err = o.received(filepath.Join(o.Dir, g.Dir), p.cfg, facts, r, archive); err != nil {
 			return err
 		}
 		delete(inflight, r.Game)
@@ -217,9 +222,18 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 				return err
 			}
 		}
-		if refused != "" {
+		switch {
+		case lie:
+			// Charged to the worker, never to the game: the worker is shut
+			// out, and the game goes back to the queue at once.
+			if err := o.suspend(x, distrib.Suspension{Worker: r.Worker, At: time.Now().UTC(), Game: r.Game, Reason: refused}); err != nil {
+				return err
+			}
+			err = st.Reject(context.WithoutCancel(ctx), g.ID)
+		case refused != "":
+			g.Worker = r.Worker
 			err = o.abortAttempt(context.WithoutCancel(ctx), st, g, refused, mu)
-		} else {
+		default:
 			g.Worker = r.Worker
 			err = o.settle(ctx, st, g, res, mu)
 		}
@@ -286,6 +300,28 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	return nil
 }
 
+// Suspensions is a Progress told of each worker suspended.
+type Suspensions interface {
+	Suspended(distrib.Suspension)
+}
+
+// suspend shuts a worker that handed in a false result out of the queue,
+// once, and says so: in the log, to the progress.
+func (o *Options) suspend(x *Exchange, s distrib.Suspension) error {
+	first, err := x.suspend(s)
+	if !first {
+		return err
+	}
+	slog.Warn("tournament: "+s.String(), "worker", s.Worker, "game", s.Game)
+	if p, ok := o.Progress.(Suspensions); ok {
+		p.Suspended(s)
+	}
+	if err != nil {
+		return fmt.Errorf("suspend worker %s: %w", s.Worker, err)
+	}
+	return nil
+}
+
 // retryDelay is how long a game waits after its attempts failed on hosts:
 // 5 s per failed attempt, at most a minute, so that a passing fault (an
 // engine restarting, a full disk being cleared) passes first.
@@ -305,20 +341,23 @@ func (o *Options) finished(q *distrib.Queue) {
 // received unpacks a worker's match directory into dir and re-judges it: a
 // result counts only as replay recomputes it, signed by the worker's enrolled
 // key, and only if its transcript is the game that was published (want, on a
-// sandbox with the coordinator's facts). A game the worker could not play,
-// or a directory that cannot be read, does not replay or is another game, is
-// refused (kept aside as evidence): the attempt is charged to the host and
-// the game played again, never charged to a bot.
-func (o *Options) received(dir string, want match.Config, facts Facts, r distrib.Result, archive []byte) (res transcript.Result, refused string, err error) {
+// sandbox with the coordinator's facts). A game the worker could not play is
+// refused (refused says why): a host's fault, the attempt charged to the
+// game. A directory that cannot be fetched or read, does not replay, is not
+// signed by the worker's enrolled key or is another game is refused for what
+// it claims (lie, and refused says why; kept aside as evidence): the worker
+// is to be suspended, the game played again. Neither is ever charged to a
+// bot.
+func (o *Options) received(dir string, want match.Config, facts Facts, r distrib.Result, archive []byte) (res transcript.Result, refused string, lie bool, err error) {
 	if r.Error != "" {
-		return res, fmt.Sprintf("worker %s could not play it: %s", r.Worker, r.Error), nil
+		return res, fmt.Sprintf("worker %s could not play it: %s", r.Worker, r.Error), false, nil
 	}
-	reject := func(why string) (transcript.Result, string, error) {
+	reject := func(why string) (transcript.Result, string, bool, error) {
 		slog.Warn("tournament: a worker's result is rejected", "game", r.Game, "worker", r.Worker, "why", why)
 		if err := keepAside(dir, ".rejected-"+unsafeChars.ReplaceAllString(r.Worker, "-")); err != nil {
-			return res, "", err
+			return res, "", false, err
 		}
-		return res, fmt.Sprintf("the result of worker %s was rejected: %s", r.Worker, why), nil
+		return res, why, true, nil
 	}
 	if r.Lost != "" {
 		return reject("its match directory could not be fetched: " + r.Lost)
@@ -351,7 +390,7 @@ func (o *Options) received(dir string, want match.Config, facts Facts, r distrib
 	if err := match.Bound(rep.Header, want, facts.sandboxFacts()); err != nil {
 		return reject("it is not the game it was sent: " + err.Error())
 	}
-	return rep.Result, "", nil
+	return rep.Result, "", false, nil
 }
 
 // WorkersDir is where a tournament keeps its enrolled workers' keys and its
@@ -435,6 +474,27 @@ type Coordinator struct {
 	URL   string // where workers join
 	Name  string // the tournament's queue name
 	close func()
+	// Suspend shuts a worker out: recorded in the workers directory, the
+	// worker told, its connection closed by the coordinator's own server.
+	// Readmitted (distrib.Readmit), it is let in again within seconds.
+	Suspend func(distrib.Suspension) error
+	// Suspended says whether a worker is suspended now.
+	Suspended func(worker string) bool
+}
+
+// Sole is the exchange of a tournament that owns the queue (see Sole).
+func (c *Coordinator) Sole() *Exchange {
+	x := Sole(c.Queue)
+	x.Suspend, x.Suspended = c.Suspend, c.Suspended
+	return x
+}
+
+// Shared is the exchange of an event whose runs share the queue (see
+// Shared).
+func (c *Coordinator) Shared() *Exchange {
+	x := Shared(c.Queue)
+	x.Suspend, x.Suspended = c.Suspend, c.Suspended
+	return x
 }
 
 // Close stops what Coordinate started.
@@ -454,9 +514,16 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 		r.AckWait = distrib.DefaultAckWait
 	}
 	name, wdir := QueueName(r.Dir), WorkersDir(r.Dir)
-	enrolled, err := distrib.Enrolled(wdir)
+	enrolled, err := distrib.Admitted(wdir)
 	if err != nil {
 		return nil, err
+	}
+	out, err := distrib.SuspensionList(wdir)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range out {
+		r.Notify(s.String() + "; arena workers readmit " + r.Dir + " " + s.Worker + " lets it in again")
 	}
 	var srv *distrib.Server
 	var nc *nats.Conn
@@ -502,6 +569,14 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 		return nil, err
 	}
 	c.Queue = q
+	c.Suspend = func(s distrib.Suspension) error {
+		if err := distrib.Shut(q, srv, wdir, s); err != nil {
+			return err
+		}
+		r.Notify(s.String() + "; arena workers readmit " + r.Dir + " " + s.Worker + " lets it in again")
+		return nil
+	}
+	c.Suspended = func(worker string) bool { return distrib.IsSuspended(wdir, worker) }
 	go func() {
 		defer close(watched)
 		watchEnrolment(wctx, r.Notify, wdir, q, srv, enrolled)
@@ -553,8 +628,8 @@ func (r Remote) serverTLS(wdir, host string) (*tls.Config, error) {
 // enrolmentPoll is how often the enrolment is read again.
 const enrolmentPoll = 2 * time.Second
 
-// watchEnrolment admits workers enrolled after the start and cuts off those
-// revoked (their .pub removed).
+// watchEnrolment admits workers enrolled after the start, or readmitted, and
+// cuts off those revoked (their .pub removed) or suspended.
 func watchEnrolment(ctx context.Context, notify func(string), wdir string, q *distrib.Queue, srv *distrib.Server, known map[string]string) {
 	t := time.NewTicker(enrolmentPoll)
 	defer t.Stop()
@@ -564,7 +639,7 @@ func watchEnrolment(ctx context.Context, notify func(string), wdir string, q *di
 			return
 		case <-t.C:
 		}
-		now, err := distrib.Enrolled(wdir)
+		now, err := distrib.Admitted(wdir)
 		if err != nil {
 			slog.Warn("read the enrolled workers", "err", err)
 			continue
@@ -584,12 +659,12 @@ func watchEnrolment(ctx context.Context, notify func(string), wdir string, q *di
 		}
 		for _, n := range distrib.Names(now) {
 			if known[n] == "" {
-				notify("worker " + n + " enrolled")
+				notify("worker " + n + " admitted")
 			}
 		}
 		for _, n := range distrib.Names(known) {
 			if now[n] == "" {
-				notify("worker " + n + " revoked")
+				notify("worker " + n + " shut out (revoked or suspended)")
 			}
 		}
 		known = now

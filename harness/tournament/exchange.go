@@ -18,10 +18,18 @@ import (
 type Exchange struct {
 	Queue  *distrib.Queue
 	shared bool
+	// Suspend shuts a worker out of the queue (Coordinator.Suspend): nil
+	// refuses what it hands in from then on, and nothing more.
+	Suspend func(distrib.Suspension) error
+	// Suspended says whether a worker is suspended now (the workers
+	// directory: a readmitted worker is not); nil: whether Suspend was
+	// called for it.
+	Suspended func(worker string) bool
 
 	mu     sync.Mutex
 	routes map[int]*route
-	done   chan struct{} // closed when a shared exchange's Collect ends
+	out    map[string]bool // the workers suspended
+	done   chan struct{}   // closed when a shared exchange's Collect ends
 	err    error
 }
 
@@ -127,4 +135,31 @@ func (x *Exchange) ended() (<-chan struct{}, func() error) {
 		}
 		return x.err
 	}
+}
+
+// isSuspended says whether worker is suspended.
+func (x *Exchange) isSuspended(worker string) bool {
+	if x.Suspended != nil {
+		return x.Suspended(worker)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.out[worker]
+}
+
+// suspend shuts s.Worker out once; first says it was not already.
+func (x *Exchange) suspend(s distrib.Suspension) (first bool, err error) {
+	if x.isSuspended(s.Worker) {
+		return false, nil
+	}
+	x.mu.Lock()
+	if x.out == nil {
+		x.out = map[string]bool{}
+	}
+	x.out[s.Worker] = true
+	x.mu.Unlock()
+	if x.Suspend != nil {
+		err = x.Suspend(s)
+	}
+	return true, err
 }

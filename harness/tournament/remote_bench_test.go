@@ -190,7 +190,7 @@ func BenchmarkJudgeResult(b *testing.B) {
 	dir := b.TempDir()
 	b.ResetTimer()
 	for i := range b.N {
-		res, refused, err := o.received(fmt.Sprintf("%s/%d", dir, i), want, Facts{Sandbox: sb}, distrib.Result{Game: 1, Attempt: 1, Worker: "w1", Object: "x"}, archive)
+		res, refused, _, err := o.received(fmt.Sprintf("%s/%d", dir, i), want, Facts{Sandbox: sb}, distrib.Result{Game: 1, Attempt: 1, Worker: "w1", Object: "x"}, archive)
 		if err != nil || refused != "" || res.Plies == 0 {
 			b.Fatalf("%v %s %+v", err, refused, res)
 		}

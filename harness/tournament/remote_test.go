@@ -67,8 +67,10 @@ func forge(t *testing.T, archive []byte) []byte {
 
 // Games spread over workers give the standings a run on one machine gives:
 // a worker that dies mid-game loses nothing, and a forged result (a winner
-// edited, the chain recomputed), one signed by another key and another game
-// (the sides swapped) are rejected and the game played again.
+// edited, the chain recomputed), one signed by another key, another game
+// (the sides swapped), an archive that does not read and one that is not
+// there are rejected, each worker suspended with the reason, and the game
+// played again without spending its attempts.
 func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
 	localDir := t.TempDir()
@@ -79,7 +81,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := distribtest.Start(t, "remote-test", 2*time.Second, "w1", "w2", "dies", "forger", "impostor", "swapper")
+	c := distribtest.Start(t, "remote-test", 2*time.Second, "w1", "w2", "dies", "forger", "impostor", "swapper", "garbler", "loser")
 	coordinator := c.Coordinator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -171,10 +173,34 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		return swapper.Play(ctx, j)
 	}), sq)
 
+	// A fifth hands in an archive that is not one; a sixth a result whose
+	// archive is not in its bucket.
+	_, gq, gconn := worker("garbler")
+	var gonce sync.Once
+	start(first("garbler", func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		first := false
+		gonce.Do(func() { first = true })
+		if !first {
+			gconn.Close()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return []byte("not a tar archive"), nil
+	}), gq)
+	_, lq, lconn := worker("loser")
+	start(first("loser", func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		res, _ := json.Marshal(distrib.Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: "loser", Object: "never-uploaded"})
+		lconn.Publish("arena."+j.Tournament+".results.loser", res)
+		lconn.Flush()
+		<-ctx.Done() // the game itself is never handed back: its ack wait does
+		return nil, ctx.Err()
+	}), lq)
+
 	remoteDir := t.TempDir()
 	ro := options(t, remoteDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
 	ro.Config.Rules = lo.Config.Rules
 	ro.Remote = Sole(coordinator)
+	ro.Remote.Suspend = func(s distrib.Suspension) error { return distrib.Shut(coordinator, c.Server, c.Workers, s) }
 	ro.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 	type ran struct {
 		sum *Summary
@@ -185,7 +211,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		got, err := Run(context.Background(), ro)
 		done <- ran{got, err}
 	}()
-	for range 4 {
+	for range 6 {
 		select {
 		case <-took:
 		case <-time.After(time.Minute):
@@ -209,10 +235,27 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	if g, w := String(got.Standings), String(want.Standings); g != w {
 		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
 	}
-	for _, w := range []string{"forger", "impostor", "swapper"} {
+	for _, w := range []string{"forger", "impostor", "swapper", "garbler"} {
 		rejected, _ := filepath.Glob(filepath.Join(remoteDir, "games", "*.rejected-"+w))
 		if len(rejected) != 1 {
 			t.Fatalf("%d rejected game directories of %s, want 1", len(rejected), w)
+		}
+	}
+	// Each misbehaving worker is suspended, with why; the honest ones and
+	// the one that died are not.
+	out, err := distrib.Suspended(c.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w, why := range map[string]string{"forger": "does not replay", "impostor": "signed by key", "swapper": "it is not the game it was sent: white differs",
+		"garbler": "cannot be read", "loser": "could not be fetched"} {
+		if s, ok := out[w]; !ok || !strings.Contains(s.Reason, why) || s.Game == 0 || s.At.IsZero() {
+			t.Errorf("worker %s: suspension %+v, want one saying %q", w, s, why)
+		}
+	}
+	for _, w := range []string{"w1", "w2", "dies"} {
+		if _, ok := out[w]; ok {
+			t.Errorf("worker %s is suspended", w)
 		}
 	}
 	st, err := Load(context.Background(), remoteDir)
@@ -224,16 +267,17 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		if g.Status != Done {
 			t.Fatalf("game %d is %s", g.ID, g.Status)
 		}
-		if g.Attempts > 1 {
-			retried++
+		retried += g.Rejected
+		if g.Attempts != 1 {
+			t.Errorf("game %d spent %d attempts (%q, by %q): a refused result is the worker's, not the game's", g.ID, g.Attempts, g.AbortReason, g.AbortedBy)
 		}
 		if g.TurnMs <= 0 {
 			t.Fatalf("game %d has no median turn time", g.ID)
 		}
 		by[g.Worker]++
 	}
-	if retried < 3 {
-		t.Fatalf("%d games played again, want the forged, the impostor's and the swapped one", retried)
+	if retried != 5 {
+		t.Fatalf("%d results refused, want the forged, the impostor's, the swapped, the garbled and the lost one", retried)
 	}
 	if by["w1"]+by["w2"] != 6 {
 		t.Fatalf("games by worker: %v; only the honest workers' count", by)
@@ -251,4 +295,141 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 			t.Fatalf("the report has no %q", want)
 		}
 	}
+}
+
+// A worker that plays every game with the sides swapped joins first, alone,
+// with a slot for every game: it is suspended at its first result, told
+// why and shut out; no game spends an attempt on it, and the honest worker
+// that joins later plays every game, the standings a local run's.
+func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
+	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	lo.Config.Rules = map[string]string{"maxPlies": "20"}
+	want, err := Run(context.Background(), lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c := distribtest.Start(t, "liar-test", 2*time.Second, "liar", "honest")
+	coordinator := c.Coordinator(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	q, nc := c.Worker(t, "liar")
+	key, err := c.Creds["liar"].SigningKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	liar := &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}
+	told := make(chan distrib.Suspension, 1)
+	stop, err := q.OnControl(func(c distrib.Control) {
+		if c.Suspended != nil && c.Suspended.Worker == "liar" {
+			told <- *c.Suspended
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var handedIn sync.Once
+	var lied time.Time
+	var mu sync.Mutex
+	lw := &distrib.Worker{Queue: q, Slots: 6, Machine: json.RawMessage(`{"host":"liar","cpus":6,"sandbox":"local"}`),
+		Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+			var sp spec
+			if err := json.Unmarshal(j.Spec, &sp); err != nil {
+				return nil, err
+			}
+			sp.White, sp.Black = sp.Black, sp.White
+			if j.Spec, err = json.Marshal(sp); err != nil {
+				return nil, err
+			}
+			archive, err := liar.Play(ctx, j)
+			handedIn.Do(func() { mu.Lock(); lied = time.Now(); mu.Unlock() })
+			return archive, err
+		}}
+	wg.Add(1)
+	go func() { defer wg.Done(); lw.Run(ctx) }()
+
+	ro := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	ro.Config.Rules = lo.Config.Rules
+	ro.MaxAttempts = 3
+	ro.Remote = Sole(coordinator)
+	ro.Remote.Suspend = func(s distrib.Suspension) error { return distrib.Shut(coordinator, c.Server, c.Workers, s) }
+	ro.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
+	type ran struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		got, err := Run(context.Background(), ro)
+		done <- ran{got, err}
+	}()
+	var s distrib.Suspension
+	select {
+	case s = <-told:
+	case r := <-done:
+		t.Fatalf("the tournament ended before the liar was suspended: %+v %v", r.sum, r.err)
+	case <-time.After(time.Minute):
+		t.Fatal("the lying worker was not suspended within a minute")
+	}
+	mu.Lock()
+	t.Logf("suspended %v after its first result was handed in: %s", time.Since(lied).Round(time.Millisecond), s)
+	mu.Unlock()
+	if !strings.Contains(s.Reason, "it is not the game it was sent: white differs") {
+		t.Errorf("the liar was told %q", s.Reason)
+	}
+	// The queue lets it in no more.
+	for deadline := time.Now().Add(10 * time.Second); nc.IsConnected(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the suspended worker is still connected")
+		}
+	}
+	if _, err := distrib.Connect(c.Server.URL(), must(c.Creds["liar"].Options())...); err == nil {
+		t.Error("the suspended worker connects again")
+	}
+
+	hq, _ := c.Worker(t, "honest")
+	hkey, err := c.Creds["honest"].SigningKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	honest := &Worker{Queue: hq, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: hkey}
+	hw := &distrib.Worker{Queue: hq, Slots: 2, Play: honest.Play, Machine: json.RawMessage(`{"host":"honest","cpus":2,"sandbox":"local"}`)}
+	wg.Add(1)
+	go func() { defer wg.Done(); hw.Run(ctx) }()
+	var r ran
+	select {
+	case r = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the tournament did not end within 3 minutes of the honest worker's joining")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.sum.Done != 6 || r.sum.Unplayed != 0 {
+		t.Fatalf("%d of %d played, %d unplayed: want every game played", r.sum.Done, r.sum.Total, r.sum.Unplayed)
+	}
+	if g, w := String(r.sum.Standings), String(want.Standings); g != w {
+		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
+	}
+	st, err := Load(context.Background(), ro.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range st.Games {
+		if g.Worker != "honest" || g.Attempts != 1 {
+			t.Errorf("game %d: played by %q after %d attempts, want the honest worker's first", g.ID, g.Worker, g.Attempts)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -10,12 +10,14 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/words"
 )
@@ -33,6 +35,9 @@ type State struct {
 	Config  Config
 	Games   []Record
 	Summary Summary
+	// Suspensions are the workers shut out for a result they handed in
+	// that was refused (the tournament's workers directory).
+	Suspensions []distrib.Suspension `json:"suspensions,omitempty"`
 	// Workers are the machines that played games for a coordinator, in name
 	// order ("" for the coordinator's own machine is left out).
 	Workers []WorkerRow
@@ -112,7 +117,11 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &State{Config: *cfg, Games: recs, Workers: workerRows(recs, machines)}
+	suspended, err := distrib.SuspensionList(WorkersDir(dir))
+	if err != nil {
+		return nil, err
+	}
+	s := &State{Config: *cfg, Games: recs, Workers: workerRows(recs, machines), Suspensions: suspended}
 	s.Summary.Total = len(recs)
 	var bot, game float64
 	for _, r := range recs {
@@ -406,6 +415,13 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 		}
 		b.WriteString("</table><p>Each worker's machine as it described itself when it joined; the median turn is the median over its games of each game's median turn.</p>")
 	}
+	if len(s.Suspensions) > 0 {
+		b.WriteString("<h2>Suspended workers</h2><ul>")
+		for _, su := range s.Suspensions {
+			fmt.Fprintf(&b, "<li>%s</li>", e(su.String()))
+		}
+		b.WriteString("</ul><p>A worker whose result was refused for what it claimed is shut out at once; the game went to another worker without spending its attempts. <code>arena workers readmit DIR NAME</code> lets one in again.</p>")
+	}
 	b.WriteString("<h2>Games</h2><table><tr><th>#</th><th>Round</th><th>White</th><th>Black</th><th>Result</th><th>Reason</th><th>Plies</th><th>Faults</th><th>Worker</th><th>Record</th></tr>")
 	for _, g := range s.Games {
 		result, reason := g.Status, ""
@@ -413,7 +429,13 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 		case Done:
 			result, reason = g.Winner, g.Reason
 		case Unplayed:
-			reason = g.AbortReason
+			reason = fmt.Sprintf("aborted %s here: %s", words.Plural(g.Attempts, "time"), g.AbortReason)
+			if hosts := slices.DeleteFunc(slices.Clone(g.AbortedBy), func(h string) bool { return h == "" }); len(hosts) > 0 {
+				reason = fmt.Sprintf("aborted on %s: %s", strings.Join(hosts, ", "), g.AbortReason)
+			}
+		}
+		if g.Rejected > 0 {
+			reason += fmt.Sprintf(" (%s from suspended workers refused)", words.Plural(g.Rejected, "result"))
 		}
 		var faults []string
 		for _, f := range g.Faults {

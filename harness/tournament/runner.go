@@ -195,6 +195,14 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Running the same command again plays the games an earlier run left
+	// unplayed, with their attempts fresh: the fault that aborted them
+	// (a host, a sandbox) may be mended now.
+	if n, err := st.ReopenUnplayed(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		slog.Info("tournament: games an earlier run left unplayed are played again", "count", n)
+	}
 	for _, r := range interrupted {
 		// Half a game proves nothing; keep it aside and play it again. It is
 		// still evidence of what happened, and the game cannot be played
@@ -356,7 +364,7 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 	dir := filepath.Join(o.Dir, rel)
 	// An earlier attempt aborted by the host: keep it as evidence. The new
 	// attempt cannot be played in its place, so a failure stops the run.
-	if err := keepAside(dir, fmt.Sprintf(".attempt-%d", g.Attempts)); err != nil {
+	if err := keepAside(dir, fmt.Sprintf(".attempt-%d", g.Tries)); err != nil {
 		return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 	}
 	res, err := match.Run(ctx, o.matchConfig(g, "", dir))
@@ -390,7 +398,7 @@ func (o *Options) matchConfig(g Record, tournament, dir string) match.Config {
 		Backend: o.Backend, Limits: o.Config.Limits, OnFault: match.Policy(o.Config.OnFault),
 		Dir: dir, ArenaVersion: o.ArenaVersion, Labels: labels, Signer: o.Signer,
 		Evidence: o.Config.Evidence,
-		Job:      &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Attempts + 1, Pair: g.Pair, Opening: opening},
+		Job:      &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Try(), Pair: g.Pair, Opening: opening},
 	}
 }
 
@@ -441,10 +449,11 @@ func (o *Options) settle(ctx context.Context, st *Store, g Record, res transcrip
 	return nil
 }
 
-// abortAttempt counts an attempt the host (or a worker) could not play: the
-// game is played again, or reported unplayed after MaxAttempts.
+// abortAttempt counts an attempt the host (g.Worker, or this machine)
+// could not play: the game is played again, or reported unplayed after
+// MaxAttempts charged to it (a host that aborts it again is charged once).
 func (o *Options) abortAttempt(ctx context.Context, st *Store, g Record, reason string, mu *sync.Mutex) error {
-	status, err := st.Abort(ctx, g.ID, reason, o.MaxAttempts)
+	status, err := st.Abort(ctx, g.ID, reason, o.MaxAttempts, g.Worker)
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,30 @@ func TestHostFaultsAreRetriedThenUnplayedAndNeverScored(t *testing.T) {
 	if len(attempts) != 8 {
 		t.Fatalf("%d attempt directories, want 8: %v", len(attempts), attempts)
 	}
+	if page := string(st.HTML()); !strings.Contains(page, "aborted 2 times here: ") {
+		t.Errorf("the report does not say how the unplayed games were aborted")
+	}
+	// The host mended, the same run again plays exactly the unplayed games.
+	played := map[int]string{}
+	for _, g := range st.Games {
+		if g.Status == Done {
+			played[g.ID] = g.Dir
+		}
+	}
+	o.Backend = &local.Backend{Dir: t.TempDir()}
+	sum, err = Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Done != 6 || sum.Unplayed != 0 {
+		t.Fatalf("run again: %+v", sum)
+	}
+	again, _ := Load(context.Background(), dir)
+	for _, g := range again.Games {
+		if d, ok := played[g.ID]; ok && (g.Dir != d || g.Attempts != 1) {
+			t.Errorf("game %d, played already, was played again: %+v", g.ID, g)
+		}
+	}
 }
 
 func TestResumeRefusesAnotherConfiguration(t *testing.T) {

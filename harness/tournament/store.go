@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -153,7 +154,22 @@ type Record struct {
 	TurnMs float64 `json:"turnMs"`
 	// Worker played the game ("" for this machine).
 	Worker string `json:"worker,omitempty"`
+	// Tries counts the game's tries that ended without a result, charged
+	// (Attempts) or not: a result a worker handed in that was refused is
+	// charged to the worker, and a host that aborts the game again is
+	// charged once. The next try is Tries+1: the job's attempt number.
+	Tries int `json:"tries,omitempty"`
+	// Rejected counts the results of the game refused for what they
+	// claimed (a worker suspended for each).
+	Rejected int `json:"rejected,omitempty"`
+	// AbortedBy are the hosts whose aborts were charged to the game
+	// (a worker's name, "" for this machine), in order.
+	AbortedBy []string `json:"abortedBy,omitempty"`
 }
+
+// Try is the number of the game's next try: the job's attempt number,
+// new for every try so that a worker's result names the one it played.
+func (r Record) Try() int { return r.Tries + 1 }
 
 // Store is the tournament database.
 type Store struct {
@@ -194,6 +210,9 @@ var migrations = []struct{ table, column, def string }{
 	{"games", "worker", "TEXT NOT NULL DEFAULT ''"},
 	{"games", "pair", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "opening", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "tries", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "rejected", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "aborted_by", "TEXT NOT NULL DEFAULT '[]'"},
 }
 
 // hasColumn says whether table has column ("": whether table exists).
@@ -212,6 +231,12 @@ func migrate(db *sql.DB) error {
 		if !has {
 			if _, err := db.Exec(`ALTER TABLE ` + m.table + ` ADD COLUMN ` + m.column + ` ` + m.def); err != nil {
 				return err
+			}
+			// Before tries were kept, the attempts were all of them.
+			if m.column == "tries" {
+				if _, err := db.Exec(`UPDATE games SET tries = attempts`); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -387,17 +412,50 @@ func (s *Store) Machines(ctx context.Context) (map[string]Machine, error) {
 
 // Abort records an attempt aborted by the host or sandbox: the game goes back
 // to pending, or is marked unplayed after maxAttempts.
-func (s *Store) Abort(ctx context.Context, id int, reason string, maxAttempts int) (status string, err error) {
+func (s *Store) Abort(ctx context.Context, id int, reason string, maxAttempts int, host string) (status string, err error) {
 	r, err := s.game(ctx, id)
 	if err != nil {
 		return "", err
 	}
+	// A host that aborts the game again is charged once: a broken worker
+	// taking a game over and over never spends its attempts; a game the
+	// sandbox cannot hold aborts on every host, or here every time.
+	charged := host == "" || !slices.Contains(r.AbortedBy, host)
+	attempts, by := r.Attempts, r.AbortedBy
+	if charged {
+		attempts, by = attempts+1, append(by, host)
+	}
 	status = Pending
-	if r.Attempts+1 >= maxAttempts {
+	if attempts >= maxAttempts {
 		status = Unplayed
 	}
-	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = ?, attempts = attempts + 1, abort_reason = ? WHERE id = ?`, status, reason, id)
+	list, err := json.Marshal(by)
+	if err != nil {
+		return "", err
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = ?, attempts = ?, tries = tries + 1, aborted_by = ?, abort_reason = ? WHERE id = ?`,
+		status, attempts, string(list), reason, id)
 	return status, err
+}
+
+// Reject puts a game whose result a worker handed in was refused back to
+// pending at once: the try is the worker's, the game's attempts are not
+// spent.
+func (s *Store) Reject(ctx context.Context, id int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE games SET status = 'pending', tries = tries + 1, rejected = rejected + 1, abort_reason = '' WHERE id = ?`, id)
+	return err
+}
+
+// ReopenUnplayed puts the games left unplayed back to pending, their
+// attempts fresh: a run after the fault was mended plays exactly those.
+// It returns how many.
+func (s *Store) ReopenUnplayed(ctx context.Context) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE games SET status = 'pending', attempts = 0, aborted_by = '[]', tries = tries + 1 WHERE status = 'unplayed'`)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // Release puts a game interrupted by the operator back to pending without
@@ -407,18 +465,25 @@ func (s *Store) Release(ctx context.Context, id int) error {
 	return err
 }
 
-const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker, pair, opening`
+const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker, pair, opening,
+	tries, rejected, aborted_by`
 
 func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var r Record
 	var seed int64
-	var faults string
+	var faults, abortedBy string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
-		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker, &r.Pair, &r.Opening)
+		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker, &r.Pair, &r.Opening,
+		&r.Tries, &r.Rejected, &abortedBy)
 	if err != nil {
 		return r, err
 	}
 	r.Seed = uint64(seed)
+	if abortedBy != "" && abortedBy != "[]" {
+		if err := json.Unmarshal([]byte(abortedBy), &r.AbortedBy); err != nil {
+			return r, fmt.Errorf("game %d: stored hosts: %w", r.ID, err)
+		}
+	}
 	if faults == "" || faults == "[]" || faults == "null" {
 		return r, nil // most games: no fault to decode
 	}

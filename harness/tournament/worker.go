@@ -167,7 +167,7 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 	} else if j.NATSCA != "" {
 		return false, configErrorf("a cluster CA goes with the cluster's credentials (a coordinator's own server is checked against the credentials' authority)")
 	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := distrib.Connect(url, opts...)
 	if err != nil {
 		return false, fmt.Errorf("join %s: %w", url, err)
 	}
@@ -194,7 +194,17 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var done atomic.Bool
-	stop, err := q.OnFinished(func() { done.Store(true); cancel() })
+	var suspended atomic.Pointer[distrib.Suspension]
+	stop, err := q.OnControl(func(c distrib.Control) {
+		switch {
+		case c.Finished:
+			done.Store(true)
+			cancel()
+		case c.Suspended != nil && c.Suspended.Worker == j.Creds.Worker:
+			suspended.Store(c.Suspended)
+			cancel()
+		}
+	})
 	if err != nil {
 		return false, err
 	}
@@ -202,10 +212,29 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 	tw := &Worker{Queue: q, Backend: pool, Scratch: scratch, Signer: key}
 	j.Notify(fmt.Sprintf("worker %s plays %s's games, %d at once", j.Creds.Worker, j.Creds.Tournament, j.Slots))
 	w := &distrib.Worker{Queue: q, Slots: j.Slots, Play: tw.Play, Machine: machine}
-	if err := w.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	err = w.Run(ctx)
+	if s := suspended.Load(); s != nil {
+		return false, &SuspendedError{*s}
+	}
+	if errors.Is(nc.LastError(), nats.ErrAuthorization) {
+		// Cut off without a word: revoked, or suspended while it could not
+		// hear it.
+		return false, fmt.Errorf("%w: the coordinator let this worker in no more (revoked, or suspended: arena workers list tells the organizer why)", ErrNotAdmitted)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
 		return false, err
 	}
 	return done.Load(), nil
+}
+
+// SuspendedError is a worker the coordinator shut out for a result it
+// refused.
+type SuspendedError struct{ distrib.Suspension }
+
+func (e *SuspendedError) Error() string {
+	return fmt.Sprintf("the coordinator suspended this worker at %s: a result it handed in for game %d was refused: %s. "+
+		"Its games go to other workers. Find what is wrong with this machine or its arena, then ask the organizer to let it in again (arena workers readmit).",
+		e.At.UTC().Format(time.RFC3339), e.Game, e.Reason)
 }
 
 // ErrNotAdmitted wraps a worker's refusal to play for a coordinator whose

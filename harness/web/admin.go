@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
 )
 
@@ -28,6 +29,10 @@ type adminData struct {
 	Outlook event.Outlook
 	// Audit are the organizer's last actions.
 	Audit []event.AuditEntry
+	// Workers are the worker machines enrolled in the event.
+	Workers []event.EventWorker
+	// Unplayed counts the final's games its last run left unplayed.
+	Unplayed int
 	// Refused is why the action just asked for was refused ("": none).
 	Refused string
 	// Notice says what the action just asked for did.
@@ -37,10 +42,11 @@ type adminData struct {
 // adminNotices are the notices an action's redirect asks the organizer's
 // page to show.
 var adminNotices = map[string]string{
-	"renamed":   "The team is renamed: its pages, games and standings show the new name; it plays under its bot name still.",
-	"admitted":  "The submission is admitted: it plays as if it had passed (the team's page says so, with your reason).",
-	"withdrawn": "The admission is withdrawn: the submission plays no more.",
-	"reopened":  "Uploads are open again: nothing is pinned; scrimmages and the ladder go on.",
+	"renamed":    "The team is renamed: its pages, games and standings show the new name; it plays under its bot name still.",
+	"admitted":   "The submission is admitted: it plays as if it had passed (the team's page says so, with your reason).",
+	"withdrawn":  "The admission is withdrawn: the submission plays no more.",
+	"reopened":   "Uploads are open again: nothing is pinned; scrimmages and the ladder go on.",
+	"readmitted": "The worker is admitted again: the queue lets it in within seconds.",
 }
 
 func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
@@ -56,6 +62,9 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Pr
 		return err
 	}
 	if d.Audit, err = s.Store.Audit(r.Context(), 50); err != nil {
+		return err
+	}
+	if d.Workers, err = s.Store.EventWorkers(); err != nil {
 		return err
 	}
 	if d.Teams, err = s.Store.Teams(r.Context()); err != nil {
@@ -230,5 +239,42 @@ func (s *Server) apiOutlook(w http.ResponseWriter, r *http.Request, _ *event.Pri
 		return err
 	}
 	writeJSON(w, http.StatusOK, look)
+	return nil
+}
+
+// readmit lets a suspended worker in again.
+func (s *Server) readmit(r *http.Request) error {
+	name := r.PathValue("name")
+	if distrib.CheckName(name) != nil {
+		return &httpError{http.StatusNotFound, "not_found", "no such worker"}
+	}
+	return s.Store.Readmit(r.Context(), name)
+}
+
+func (s *Server) readmitForm(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if err := s.readmit(r); err != nil {
+		var re *event.RefusedError
+		if errors.As(err, &re) {
+			return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+		}
+		return err
+	}
+	http.Redirect(w, r, "/admin?notice=readmitted#workers", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) apiReadmit(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	if err := s.readmit(r); err != nil {
+		return err
+	}
+	return s.apiWorkers(w, r, p)
+}
+
+func (s *Server) apiWorkers(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	list, err := s.Store.EventWorkers()
+	if err != nil {
+		return err
+	}
+	writeList(w, "workers", list)
 	return nil
 }

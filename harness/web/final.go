@@ -457,6 +457,9 @@ func (s *Server) adminFinal(r *http.Request, d *adminData) error {
 		return err
 	}
 	d.Over = d.Final.Board != nil && !d.Run.Running() && d.Run.Error == "" && d.Started &&
-		d.Final.Board.Games["done"]+d.Final.Board.Games["unplayed"] == d.Final.Board.Games["total"]
+		d.Final.Board.Games["done"] == d.Final.Board.Games["total"]
+	if d.Final.Board != nil && !d.Run.Running() {
+		d.Unplayed = d.Final.Board.Games["unplayed"]
+	}
 	return nil
 }

@@ -51,6 +51,7 @@ func TestEveryRouteChecksWhoAsks(t *testing.T) {
 		path = strings.TrimSuffix(path, "{$}")
 		path = strings.ReplaceAll(path, "{id}", idFor(rt.Pattern))
 		path = strings.ReplaceAll(path, "{file}", "style.css")
+		path = strings.ReplaceAll(path, "{name}", "w1")
 		hasObject := strings.Contains(rt.Pattern, "{id}")
 
 		for _, who := range []struct {

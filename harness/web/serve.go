@@ -128,7 +128,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 			return err
 		}
 		defer co.Close()
-		workers = &event.Workers{Exchange: tournament.Shared(co.Queue), Key: tournament.WorkerKey(o.EventDir)}
+		workers = &event.Workers{Exchange: co.Shared(), Key: tournament.WorkerKey(o.EventDir)}
 	}
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,

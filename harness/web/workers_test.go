@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/sandbox/local"
 )
 
 var workersAt = regexp.MustCompile(`games go to workers at (\S+)`)
@@ -25,7 +27,9 @@ var workersAt = regexp.MustCompile(`games go to workers at (\S+)`)
 // arena worker processes joined (the local sandbox, so no engine is
 // needed): every ladder game is played by one of the workers, each counted
 // only once re-judged (it replays, signed by the key its worker was
-// enrolled with), and rated in the event.
+// enrolled with), and rated in the event. A worker that joins first and
+// plays its games with the sides swapped is suspended at its first result,
+// shown so on the organizer's page, and the ladder goes on without it.
 func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 	bots := []string{"./examples/greedy", "./examples/random", "./examples/greedy", "./examples/random"}
 	e := writeEvent(t, "game = \"codeclash\"\n", func(st *event.Store, teams []event.NewTeam) {
@@ -51,7 +55,7 @@ func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 	arena := gobuild.MustStatic(t, "./cmd/arena")
 	workers := []string{"w1", "w2"}
 	creds := t.TempDir()
-	for _, w := range workers {
+	for _, w := range append(workers, "liar") {
 		if out, err := exec.Command(arena, "enroll", "--out", e.dir, "--creds", filepath.Join(creds, w+".creds"), w).CombinedOutput(); err != nil {
 			t.Fatalf("enroll %s: %v\n%s", w, err, out)
 		}
@@ -64,6 +68,18 @@ func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 		} else if time.Now().After(deadline) {
 			t.Fatalf("the server did not say where workers join:\n%s", srv.Logs())
 		}
+	}
+	liar(t, url, filepath.Join(creds, "liar.creds"))
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(srv.Logs(), "worker liar suspended"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lying worker was not suspended within 2 minutes:\n%s", srv.Logs())
+		}
+	}
+	if code, body := api(t, srv.URL, "GET", "/api/v1/admin/workers", e.admin, ""); code != 200 || !strings.Contains(body, "white differs") {
+		t.Errorf("the organizer's list of workers: %d %s", code, body)
+	}
+	if _, page := api(t, srv.URL, "GET", "/admin", e.admin, ""); !strings.Contains(page, "suspended</strong>") || !strings.Contains(page, "/admin/workers/liar/readmit") {
+		t.Errorf("the organizer's page does not show the suspended worker")
 	}
 	for _, w := range workers {
 		cmd := exec.Command(arena, "worker", "--creds", filepath.Join(creds, w+".creds"), "--join", url,
@@ -163,4 +179,48 @@ func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 			t.Logf("worker %s:\n%s", w, out)
 		}
 	}
+}
+
+// liar joins the event's queue at url as the worker of credsFile and plays
+// every game it takes with the sides swapped, until the test ends.
+func liar(t *testing.T, url, credsFile string) {
+	t.Helper()
+	cr, err := distrib.ReadCredentials(credsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := cr.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := distrib.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	q, err := distrib.Join(ctx, nc, cr.Tournament, cr.Worker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := cr.SigningKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := &tournament.Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}
+	w := &distrib.Worker{Queue: q, Slots: 2, Machine: json.RawMessage(`{"host":"liar","cpus":2,"sandbox":"local"}`),
+		Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+			var sp map[string]json.RawMessage
+			if err := json.Unmarshal(j.Spec, &sp); err != nil {
+				return nil, err
+			}
+			sp["white"], sp["black"] = sp["black"], sp["white"]
+			if j.Spec, err = json.Marshal(sp); err != nil {
+				return nil, err
+			}
+			return tw.Play(ctx, j)
+		}}
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }

@@ -96,7 +96,7 @@ func (c *Cluster) Conn(t testing.TB, worker string) *nats.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(c.Server.URL(), opts...)
+	nc, err := distrib.Connect(c.Server.URL(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
