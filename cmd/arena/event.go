@@ -78,7 +78,7 @@ Logs go to stderr; --log-level info (before 'serve') also logs each validation.`
 			&cli.StringFlag{Name: "http", Value: "127.0.0.1:8080", Usage: "address to listen on, HOST:PORT (port 0: any free port; the address is printed)"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate (PEM; with --tls-key)", TakesFile: true},
 			&cli.StringFlag{Name: "tls-key", Usage: "the private key of --tls-cert (PEM)", TakesFile: true},
-			&cli.BoolFlag{Name: "trust-proxy", Usage: "behind a reverse proxy: take the client's address from X-Forwarded-For and the scheme from X-Forwarded-Proto (without a proxy, clients could forge them)"},
+			&cli.StringFlag{Name: "trust-proxy", Usage: "behind reverse proxies: how many stand in front (1 for one nginx), or their addresses and networks (10.0.0.5,10.1.0.0/16); the client's address is then the right-most hop of X-Forwarded-For they did not add, and the scheme X-Forwarded-Proto (without it, both are ignored: clients could forge them)"},
 			&cli.IntFlag{Name: "validators", Value: 2, Usage: "how many validations run at once"},
 			&cli.IntFlag{Name: "games", Value: 2, Usage: "how many scrimmages and ladder pairs are played at once (with workers: as many as their slots)"},
 			flagNamed(matchFlags(), "sandbox"),
@@ -123,6 +123,9 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 	if _, err := os.Stat(filepath.Join(dir, event.ConfigFile)); errors.Is(err, fs.ErrNotExist) {
 		return web.Options{}, notAnEvent(dir)
 	}
+	if _, err := web.ParseProxies(c.String("trust-proxy")); err != nil {
+		return web.Options{}, usagef("--trust-proxy: %v", err)
+	}
 	cache, err := build.CacheDir(c.String("build-cache"))
 	if err != nil {
 		return web.Options{}, fmt.Errorf("%w (--build-cache)", err)
@@ -130,7 +133,7 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 	secure := c.String("tls-cert") != ""
 	return web.Options{
 		EventDir: dir, Addr: c.String("http"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
-		TrustProxy: c.Bool("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: remoteOf(c, dir),
+		TrustProxy: c.String("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: remoteOf(c, dir),
 		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Engine: dockerConn(appContext(c)),
 			Notify: func(msg string) { slog.Warn(msg) }},
 		BuildCache: cache, Log: slog.Default(), ArenaVersion: arenaVersion(),

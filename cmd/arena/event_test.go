@@ -225,13 +225,13 @@ func TestServeWiring(t *testing.T) {
 	serveEvent = func(_ context.Context, o web.Options) error { got = o; return nil }
 	t.Cleanup(func() { serveEvent = web.Serve })
 	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--tls-cert", "engine.pem", "--tls-key", "engine.key",
-		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy",
+		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy", "1",
 		"--validators", "3", "--sandbox", "local", "--image", "img:1", "--build-cache", "none")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 	if got.EventDir != dir || got.Addr != "127.0.0.1:0" || got.TLSCert != "server.pem" || got.TLSKey != "server.key" ||
-		!got.TrustProxy || got.Validators != 3 || got.BuildCache != "" || got.Log == nil || got.Ready == nil {
+		got.TrustProxy != "1" || got.Validators != 3 || got.BuildCache != "" || got.Log == nil || got.Ready == nil {
 		t.Errorf("options %+v", got)
 	}
 	if s := got.Sandbox; s.Kind != "local" || s.Image != "img:1" || s.Engine.Host != "tcp://engine:2376" ||
@@ -249,6 +249,7 @@ func TestServeWiring(t *testing.T) {
 		{"a certificate without its key", []string{"serve", "--event", dir, "--tls-cert", "c.pem"}, "--tls-cert and --tls-key"},
 		{"no validators", []string{"serve", "--event", dir, "--validators", "0"}, "--validators"},
 		{"an argument", []string{"serve", "--event", dir, "extra"}, "no arguments"},
+		{"a proxy that is no address", []string{"serve", "--event", dir, "--trust-proxy", "nginx"}, "--trust-proxy"},
 	} {
 		if code, _, errs := runArena(c.args...); code != exitUsage || !strings.Contains(errs, c.want) {
 			t.Errorf("%s: exit %d, stderr %q, want 2 saying %q", c.name, code, errs, c.want)

@@ -53,6 +53,10 @@ type Validation struct {
 	// missing fails it; the others only warn. The default is what the
 	// game's rules ask for (rules.Documents).
 	Require []string `toml:"require"`
+	// KeepFiles keeps each validation's unpacked files beside its report
+	// (for the organizer to look at); by default they are removed once the
+	// report is written: the upload itself is kept.
+	KeepFiles bool `toml:"keep_files"`
 }
 
 // Ladder configures the rated ladder.
@@ -324,9 +328,15 @@ func (c Config) Settings() match.Settings {
 
 // Intake are the limits an upload is read under: the upload size caps the
 // archive as it does the request.
+//
+// What an upload unpacks to is capped at four times the upload size (at
+// most the default 512 MiB): a validation holds its files in memory, so
+// this bounds its memory too.
 func (c Config) Intake() submission.Limits {
 	l := submission.DefaultLimits()
 	l.MaxArchiveBytes = int64(c.Limits.UploadSize)
+	l.MaxTotalBytes = min(l.MaxTotalBytes, 4*int64(c.Limits.UploadSize))
+	l.MaxFileBytes = min(l.MaxFileBytes, l.MaxTotalBytes)
 	return l
 }
 
@@ -520,6 +530,9 @@ keep_data_files = {{q .Ladder.KeepDataFiles}}
 # submission; a document not listed only warns when missing. The default is
 # what the game's rules ask for.
 require = [{{range $i, $d := .Validation.Require}}{{if $i}}, {{end}}{{q $d}}{{end}}]
+# Keep each validation's unpacked files beside its report, to look at; by
+# default they are removed once the report is written (the upload is kept).
+keep_files = {{.Validation.KeepFiles}}
 `
 
 // Template is the text of a new event.toml for game: every option commented,

@@ -308,6 +308,9 @@ func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Bu
 	if err != nil {
 		return nil, fmt.Errorf("submission %d: %w", id, err)
 	}
+	// Transcripts name the event's submission, never where the server
+	// keeps it.
+	bot.Source = SubmissionLabel(id)
 	bots := []*submission.Bot{bot}
 	if err := b.ReadyAll(ctx, bots, nil); err != nil {
 		return nil, err
@@ -469,3 +472,8 @@ func ladderPause(took time.Duration, share float64) time.Duration {
 	}
 	return time.Duration(float64(took) * (1 - share) / share)
 }
+
+// SubmissionLabel is how the event's records (a transcript's header) name a
+// stored submission: by its id in the event, never by a path of the
+// server's.
+func SubmissionLabel(id int64) string { return fmt.Sprintf("submission #%d", id) }

@@ -89,6 +89,35 @@ type QuotaError struct{ Msg string }
 
 func (e *QuotaError) Error() string { return e.Msg }
 
+// UploadError is an upload the team's client did not send whole: cut
+// short, or empty. Nothing of it is stored.
+type UploadError struct {
+	Code string // "incomplete" or "empty"
+	Msg  string
+	Err  error // what the read failed with, if it did
+}
+
+func (e *UploadError) Error() string { return e.Msg }
+func (e *UploadError) Unwrap() error { return e.Err }
+
+// readFailure marks an error of the reader an upload came from (not of the
+// disk it goes to).
+type readFailure struct{ err error }
+
+func (e readFailure) Error() string { return e.err.Error() }
+func (e readFailure) Unwrap() error { return e.err }
+
+// bodyReader tells its reader's errors from the writer's.
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = readFailure{err}
+	}
+	return n, err
+}
+
 // TooLargeError is an upload over the size cap.
 type TooLargeError struct{ Max int64 }
 
@@ -121,12 +150,17 @@ func (s *Store) AddSubmission(ctx context.Context, cfg Config, team int64, filen
 	}
 	defer os.Remove(tmp.Name())
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r, max+1))
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(bodyReader{r}, max+1))
+	var rf readFailure
+	if errors.As(err, &rf) {
+		// The client's fault, or its network's: nothing is kept.
+		err = &UploadError{"incomplete", "the upload was cut short (" + rf.err.Error() + "): nothing was stored; send it again", rf.err}
+	}
 	if err == nil && n > max {
 		err = &TooLargeError{Max: max}
 	}
 	if err == nil && n == 0 {
-		err = &QuotaError{"the upload is empty"}
+		err = &UploadError{Code: "empty", Msg: "the upload is empty: choose a file with your bot in it"}
 	}
 	if err == nil {
 		err = tmp.Sync()

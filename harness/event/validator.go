@@ -23,6 +23,9 @@ type Validator struct {
 	// (validate.Equip); Dir, Seed and Progress are set per submission.
 	Options validate.Options
 	Workers int
+	// KeepFiles keeps each validation's unpacked files ([validation]
+	// keep_files); else they go once the report is written.
+	KeepFiles bool
 	// Changed is told every change of a submission's state.
 	Changed func(Submission)
 	Log     *slog.Logger
@@ -127,7 +130,7 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 		return err
 	}
 	o := v.Options
-	o.Dir, o.Seed = dir, 1
+	o.Dir, o.Seed, o.Label = dir, 1, SubmissionLabel(sub.ID)
 	setState := func(state string) {
 		if err := v.Store.SetState(ctx, sub.ID, state, ""); err != nil {
 			v.Log.Warn("record a validation's progress", "submission", sub.ID, "err", err)
@@ -158,6 +161,11 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 		rep.Path = sub.Filename
 		if err := rep.Save(dir); err != nil {
 			return fmt.Errorf("save the report of submission %d: %w", sub.ID, err)
+		}
+		if !v.KeepFiles {
+			if err := os.RemoveAll(filepath.Join(dir, validate.FilesDir)); err != nil {
+				v.Log.Warn("remove a validation's unpacked files", "submission", sub.ID, "err", err)
+			}
 		}
 		if !rep.Pass {
 			state, summary = Failed, FirstFailure(rep)

@@ -1,15 +1,19 @@
 package submission
 
 import (
+	"archive/zip"
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/arenabots/arena/internal/ziptest"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -325,3 +329,75 @@ func (testPackager) Package(map[string][]byte) (map[string][]byte, string, error
 }
 func (testPackager) Submission() string { return "one module" }
 func (testPackager) Needs() []string    { return nil }
+
+// A script written on Windows runs as its author meant: its CRLF line
+// endings and a byte order mark before its #! line are read away, whether
+// it comes alone or in a ZIP made without Unix modes; the choice says so,
+// and the hash of what runs is the hash of what was run.
+func TestAScriptWrittenOnWindowsRuns(t *testing.T) {
+	unix := []byte("#!/usr/bin/env python3\nimport sys\nprint('hi')\n")
+	crlf := bytes.ReplaceAll(unix, []byte("\n"), []byte("\r\n"))
+	withBOM := append([]byte{0xEF, 0xBB, 0xBF}, unix...)
+	for name, c := range map[string]struct {
+		data []byte
+		mode fs.FileMode
+		note string
+	}{
+		"CRLF, run bit":     {crlf, 0o755, "Windows line endings"},
+		"CRLF, no run bit":  {crlf, 0o644, "Windows line endings"},
+		"a byte order mark": {withBOM, 0o644, "byte order mark"},
+		"both":              {append([]byte{0xEF, 0xBB, 0xBF}, crlf...), 0o644, "byte order mark before its #! line was dropped, and its Windows line endings"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files := []sandbox.File{{Name: "bot.py", Data: bytes.Clone(c.data), Mode: c.mode}, {Name: "README.md", Data: []byte("# bot\r\n")}}
+			entry, why, err := PickExecutable(files)
+			if err != nil || entry != "bot.py" {
+				t.Fatalf("picked %q: %v", entry, err)
+			}
+			if !bytes.Equal(files[0].Data, unix) {
+				t.Errorf("the script runs as %q, want %q", files[0].Data, unix)
+			}
+			if !strings.Contains(why, c.note) || !strings.Contains(why, "written on Windows") {
+				t.Errorf("the choice says %q, want it to say %q", why, c.note)
+			}
+			if !bytes.Equal(files[1].Data, []byte("# bot\r\n")) {
+				t.Error("a file that does not run was changed")
+			}
+		})
+	}
+	// A ZIP made on Windows: no Unix modes at all.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bot.zip")
+	if err := os.WriteFile(p, ziptest.Bytes(t, ziptest.Entry{Name: "bot.py", Data: crlf, Edit: func(h *zip.FileHeader) { h.CreatorVersion = 0x0014 }}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(p, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Program.Entry != "bot.py" || b.SHA256 != Sum(unix) || b.SubmissionSHA256 == b.SHA256 || !strings.Contains(b.Choice, "Windows") {
+		t.Errorf("a ZIP made on Windows: entry %q, sha256 %.12s (want %.12s, the script as run), choice %q", b.Program.Entry, b.SHA256, Sum(unix), b.Choice)
+	}
+	// A Unix script is left as it is.
+	files := []sandbox.File{{Name: "bot.py", Data: bytes.Clone(unix), Mode: 0o755}}
+	if _, why, _ := PickExecutable(files); strings.Contains(why, "Windows") || !bytes.Equal(files[0].Data, unix) {
+		t.Errorf("a Unix script was changed: %q", why)
+	}
+}
+
+func TestShebangIsReadAsLinuxReadsIt(t *testing.T) {
+	for line, want := range map[string][2]string{
+		"#!/usr/bin/env python3\n":     {"/usr/bin/env", "python3"},
+		"#!/usr/bin/env python3\r\n":   {"/usr/bin/env", "python3\r"},
+		"#! /usr/bin/python3 -u \n":    {"/usr/bin/python3", "-u"},
+		"#!/usr/bin/env python3 -u\n":  {"/usr/bin/env", "python3 -u"},
+		"#!/usr/bin/env\tpython3 -u\n": {"/usr/bin/env", "python3 -u"},
+		"#!/bin/sh":                    {"/bin/sh", ""},
+		"#!\n":                         {"", ""},
+	} {
+		interp, arg, ok := Shebang([]byte(line))
+		if !ok || interp != want[0] || arg != want[1] {
+			t.Errorf("%q: %q %q, want %q %q", line, interp, arg, want[0], want[1])
+		}
+	}
+}

@@ -34,8 +34,9 @@ type Limits struct {
 	MaxTotalBytes   int64 // sum of uncompressed sizes
 	MaxFileBytes    int64 // largest single file
 	MaxEntries      int
-	// MaxRatio is the largest compression ratio accepted for an entry bigger
-	// than 1 MiB; beyond it the entry is treated as a compression bomb.
+	// MaxRatio is the largest compression ratio accepted, for the archive
+	// as a whole and for each entry of ratioFloor bytes or more; beyond it,
+	// a compression bomb.
 	MaxRatio int64
 }
 
@@ -311,6 +312,9 @@ func CheckName(name string) error {
 	case path.IsAbs(name) || filepath.VolumeName(name) != "" || (len(name) > 1 && name[1] == ':'):
 		return refuse(KindPathEscape, name, "absolute path")
 	}
+	if len(name) > maxPath {
+		return refuse(KindBadName, name[:64]+"...", "the name is %d bytes long; the limit is %d", len(name), maxPath)
+	}
 	for _, part := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
 		if part == ".." {
 			return refuse(KindPathEscape, name, `path escapes the archive with ".."`)
@@ -318,9 +322,24 @@ func CheckName(name string) error {
 		if part == "" || part == "." {
 			return refuse(KindBadName, name, "path has an empty or '.' element")
 		}
+		if len(part) > maxElement {
+			return refuse(KindBadName, name[:min(len(name), 64)]+"...", "a file or folder name of %d bytes; the limit is %d", len(part), maxElement)
+		}
 	}
 	return nil
 }
+
+// Limits of a name: what every file system takes (255 bytes a name) and a
+// path well within what Linux does.
+const (
+	maxElement = 255
+	maxPath    = 1024
+)
+
+// ratioFloor is the size from which an entry's own compression ratio is
+// checked: below it, an entry can hold nothing that matters, however well
+// it compresses (the archive's ratio as a whole still counts it).
+const ratioFloor = 4 << 10
 
 // ReadZip checks and inflates a ZIP held in memory. Every refusal names the
 // entry and the rule it broke; nothing is inflated beyond the limits.
@@ -361,8 +380,8 @@ func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 		if f.FileInfo().IsDir() {
 			continue
 		}
-		if f.UncompressedSize64 > 1<<20 && f.CompressedSize64 > 0 && f.UncompressedSize64/f.CompressedSize64 > uint64(lim.MaxRatio) {
-			return nil, refuse(KindBomb, f.Name, "compresses %d:1 (%d to %d bytes): a compression bomb", f.UncompressedSize64/f.CompressedSize64, f.UncompressedSize64, f.CompressedSize64)
+		if f.UncompressedSize64 >= ratioFloor && f.UncompressedSize64 > uint64(lim.MaxRatio)*max(f.CompressedSize64, 1) {
+			return nil, refuse(KindBomb, f.Name, "compresses %d:1 (%d to %d bytes): a compression bomb", f.UncompressedSize64/max(f.CompressedSize64, 1), f.UncompressedSize64, f.CompressedSize64)
 		}
 		if f.UncompressedSize64 > uint64(lim.MaxFileBytes) {
 			return nil, refuse(KindTooLarge, f.Name, "is %d bytes uncompressed; the limit per file is %d", f.UncompressedSize64, lim.MaxFileBytes)
@@ -371,6 +390,11 @@ func ReadZip(data []byte, lim Limits) ([]sandbox.File, error) {
 		if total > uint64(lim.MaxTotalBytes) {
 			return nil, refuse(KindTooLarge, f.Name, "the archive inflates to more than %d bytes", lim.MaxTotalBytes)
 		}
+	}
+	// A bomb split into many entries, each under the ratio, is one as a
+	// whole.
+	if total >= ratioFloor && total > uint64(lim.MaxRatio)*uint64(len(data)) {
+		return nil, refuse(KindBomb, "", "the archive inflates %d:1 as a whole (%d to %d bytes): a compression bomb", total/uint64(len(data)), total, len(data))
 	}
 	var files []sandbox.File
 	for _, f := range zr.File {
@@ -494,7 +518,7 @@ func Classify(data []byte) Kind {
 	switch {
 	case bytes.HasPrefix(data, []byte("\x7fELF")):
 		return ELF
-	case bytes.HasPrefix(data, []byte("#!")):
+	case hasShebang(data):
 		return Script
 	case bytes.HasPrefix(data, []byte("MZ")):
 		return PE
@@ -622,8 +646,19 @@ func PickExecutable(files []sandbox.File) (entry, why string, err error) {
 //     none, the one script.
 //
 // It refuses, naming the candidates, when the choice is ambiguous, and
-// explains a Windows or macOS executable.
+// explains a Windows or macOS executable. The entry point chosen is made
+// runnable as its author meant, in files itself: a script written on
+// Windows (a byte order mark, CRLF line endings) is read as a Unix one,
+// and why says so.
 func PickEntry(files []sandbox.File, named string) (entry, why string, err error) {
+	entry, why, err = pickEntry(files, named)
+	if err == nil {
+		why += runnable(files, entry)
+	}
+	return entry, why, err
+}
+
+func pickEntry(files []sandbox.File, named string) (entry, why string, err error) {
 	if named != "" {
 		return pickNamed(files, named)
 	}

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -43,6 +44,11 @@ func TestReadZipRefusesHostileArchives(t *testing.T) {
 		{"encrypted", makeZip(t, entry{Name: "bot", Data: elfStub, Edit: func(h *zip.FileHeader) { h.Flags |= 1 }}), KindEncrypted, "bot", "encrypted"},
 		{"compression bomb", makeZip(t, entry{Name: "zeros", Data: make([]byte, 50<<20)}), KindBomb, "zeros", "compression bomb"},
 		{"too big to inflate", makeZip(t, entry{Name: "big", Data: noise(16 << 20)}), KindTooLarge, "big", "limit per file"},
+		// 1 MiB of zeros compresses about 1000:1, however small: an entry's
+		// ratio counts whatever its size.
+		{"a bomb of exactly 1 MiB", makeZip(t, entry{Name: "zeros", Data: make([]byte, 1<<20)}), KindBomb, "zeros", "compresses"},
+		{"a name too long for a file system", makeZip(t, entry{Name: strings.Repeat("n", 300) + ".py", Data: script}), KindBadName, strings.Repeat("n", 64) + "...", "a file or folder name of 303 bytes"},
+		{"a path too long", makeZip(t, entry{Name: strings.Repeat("d/", 600) + "x", Data: script}), KindBadName, strings.Repeat("d/", 32) + "...", "the name is 1201 bytes"},
 	}
 	small := lim
 	small.MaxFileBytes = 8 << 20
@@ -142,4 +148,35 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 			t.Fatalf("error %v", err)
 		}
 	})
+}
+
+// splitBomb is a ZIP of n entries of size bytes of zeros each: every one
+// under the ratio floor, the whole a bomb.
+func splitBomb(t *testing.T, n, size int) []byte {
+	t.Helper()
+	var entries []entry
+	for i := range n {
+		entries = append(entries, entry{Name: fmt.Sprintf("part-%03d", i), Data: make([]byte, size)})
+	}
+	return makeZip(t, entries...)
+}
+
+// Entries too small for their own ratio to count still count as a whole
+// (each entry's headers keep tiny ones near 25:1: at 200:1 a bomb needs
+// entries large enough to be caught one by one, so this is seen at 10:1).
+func TestABombSplitInSmallEntriesIsOneAsAWhole(t *testing.T) {
+	lim := DefaultLimits()
+	lim.MaxRatio = 10
+	_, err := ReadZip(splitBomb(t, 64, 3<<10), lim)
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != KindBomb || !strings.Contains(se.Rule, "as a whole") {
+		t.Fatalf("64 entries of 3 KiB of zeros at a 10:1 limit: %v", err)
+	}
+}
+
+func TestASmallEntryThatCompressesWellIsNoBomb(t *testing.T) {
+	z := makeZip(t, entry{Name: "bot", Data: script}, entry{Name: "table.bin", Data: make([]byte, 3<<10)}, entry{Name: "main.py", Data: noise(64 << 10)})
+	if _, err := ReadZip(z, DefaultLimits()); err != nil {
+		t.Fatalf("a 3 KiB file of zeros beside the code: %v", err)
+	}
 }

@@ -18,6 +18,7 @@ package validate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"debug/elf"
 	"errors"
@@ -135,6 +136,9 @@ type Options struct {
 	Builder *build.Builder
 	// Opponent is the built-in random bot for the full matches; nil skips them.
 	Opponent *submission.Bot
+	// Label is how the submission is named in what the validation records
+	// (the matches' transcripts): "" is its path.
+	Label string
 	// Require are the documents (rules.DocSource, rules.DocReadme) a
 	// submission must hold: without one it fails; the others only warn
 	// when missing. nil is the game's own (rules.Documents).
@@ -146,6 +150,9 @@ type Options struct {
 	// when the bot starts to run (StageRunning).
 	Progress func(stage string)
 }
+
+// FilesDir holds a validation's unpacked files inside Options.Dir.
+const FilesDir = "files"
 
 // Stages of a validation, for Options.Progress.
 const (
@@ -185,7 +192,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	rep.SHA256 = zipSum
 	rep.add(Check{Name: "archive", Status: Pass, Detail: words.Plural(len(files), "file") + ", no unsafe entries"})
 	if o.Dir != "" {
-		if err := submission.Extract(files, filepath.Join(o.Dir, "files")); err != nil {
+		if err := submission.Extract(files, filepath.Join(o.Dir, FilesDir)); err != nil {
 			return nil, fmt.Errorf("extract: %w", err)
 		}
 	}
@@ -224,7 +231,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		case src != "":
 			o.progress(StageBuilding)
 			var built bool
-			if files, entry, built, err = buildChecks(ctx, rep, o.Builder, &submission.Bot{Name: rep.Name, Source: p,
+			if files, entry, built, err = buildChecks(ctx, rep, o.Builder, &submission.Bot{Name: rep.Name, Source: cmp.Or(o.Label, p),
 				SubmissionSHA256: zipSum, SourceEntry: src, Program: sandbox.Program{Name: rep.Name, Files: files}}); err != nil {
 				return nil, err
 			}
@@ -262,7 +269,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	case exe == nil:
 		rep.add(Check{Name: "behaviour", Status: Skip, Detail: "the answers and matches were not run: " + nothingToRun(rep)})
 	default:
-		bot := &submission.Bot{Name: rep.Name, Source: p, SHA256: submission.Sum(exe), SubmissionSHA256: zipSum,
+		bot := &submission.Bot{Name: rep.Name, Source: cmp.Or(o.Label, p), SHA256: submission.Sum(exe), SubmissionSHA256: zipSum,
 			Program: sandbox.Program{Name: rep.Name, Files: files, Entry: entry}}
 		if rep.SourceBuilt != "" {
 			bot.SHA256 = rep.SourceBuilt
@@ -318,25 +325,7 @@ func archiveFix(e *submission.Error) string {
 // binaryChecks looks at the executable without running it.
 func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 	if submission.Classify(exe) == submission.Script {
-		line, _, _ := bytes.Cut(exe, []byte("\n"))
-		interp := strings.Fields(strings.TrimSpace(strings.TrimPrefix(string(line), "#!")))
-		if len(interp) == 0 {
-			rep.add(Check{Name: "interpreter", Status: Fail, Detail: entry + " has an empty #! line", Fix: "start the script with #!/usr/bin/env python3 (or the interpreter it needs)"})
-			return
-		}
-		prog := interp[0]
-		if path.Base(prog) == "env" && len(interp) > 1 {
-			prog = interp[1]
-		}
-		switch {
-		case facts == nil:
-			rep.add(Check{Name: "interpreter", Status: Skip, Detail: "no image facts"})
-		case facts.HasCommand(prog):
-			rep.add(Check{Name: "interpreter", Status: Pass, Detail: fmt.Sprintf("%s runs under %s, which the runtime image has", entry, prog)})
-		default:
-			rep.add(Check{Name: "interpreter", Status: Fail, Detail: fmt.Sprintf("%s needs %s, which the runtime image does not have", entry, prog),
-				Fix: "submit a one-file executable (e.g. PyInstaller --onefile, built on Ubuntu 24.04)"})
-		}
+		interpreterCheck(rep, entry, exe, facts)
 		return
 	}
 	f, err := elf.NewFile(bytes.NewReader(exe))
@@ -781,4 +770,55 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 	}
 	rep.add(Check{Name: name, Status: Pass, Detail: fmt.Sprintf("a full match against the random bot: %s after %s, no faults", outcome, words.Plural(res.Plies, "ply"))})
 	return walls, peak, nil
+}
+
+// interpreterCheck reads a script's #! line as Linux will when the bot is
+// run (submission.Shebang): the program it names must be in the runtime
+// image, and the line must name one program as Linux reads it.
+func interpreterCheck(rep *Report, entry string, exe []byte, facts *ImageFacts) {
+	interp, arg, _ := submission.Shebang(exe)
+	fail := func(detail, fix string) {
+		rep.add(Check{Name: "interpreter", Status: Fail, Detail: entry + ": " + detail, Fix: fix})
+	}
+	const envFix = "start the script with #!/usr/bin/env python3 (or the interpreter it needs), with nothing after the interpreter's name"
+	switch {
+	case interp == "":
+		fail("its #! line names no interpreter", envFix)
+		return
+	case strings.ContainsRune(interp+arg, '\r'):
+		fail(fmt.Sprintf("its #! line ends in a carriage return: Linux looks for %q", strings.TrimSpace(interp+" "+arg)),
+			"save the script with Unix line endings (LF), or submit it as source without the #! line")
+		return
+	}
+	prog := interp
+	if path.Base(interp) == "env" {
+		switch {
+		case arg == "":
+			fail("#!"+interp+" names no program for env to run", envFix)
+			return
+		case strings.HasPrefix(arg, "-S"):
+			fields := strings.Fields(strings.TrimPrefix(arg, "-S"))
+			if len(fields) == 0 {
+				fail("#!"+interp+" -S names no program", envFix)
+				return
+			}
+			prog = fields[0]
+		case strings.ContainsAny(arg, " \t"):
+			// Linux hands env the rest of the line as one argument.
+			fail(fmt.Sprintf("#!%s %s: Linux passes %q to env as one word, and env finds no program of that name", interp, arg, arg),
+				fmt.Sprintf("write #!/usr/bin/env -S %s, or name the interpreter by its path (#!/usr/bin/%s)", arg, arg))
+			return
+		default:
+			prog = arg
+		}
+	}
+	switch {
+	case facts == nil:
+		rep.add(Check{Name: "interpreter", Status: Skip, Detail: "no image facts"})
+	case facts.HasCommand(prog):
+		rep.add(Check{Name: "interpreter", Status: Pass, Detail: fmt.Sprintf("%s runs under %s, which the runtime image has", entry, prog)})
+	default:
+		rep.add(Check{Name: "interpreter", Status: Fail, Detail: fmt.Sprintf("%s needs %s, which the runtime image does not have", entry, prog),
+			Fix: "use an interpreter the image has (python3, node...), or hand in source in a language of the event (arena languages), or a one-file executable built on Ubuntu 24.04"})
+	}
 }

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"io/fs"
 	"os"
@@ -495,5 +497,102 @@ func TestTheDocumentsRequiredFollowTheGameAndTheEvent(t *testing.T) {
 		if got := status(c.game, c.require); got != c.want {
 			t.Errorf("%s: a missing README is %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// The interpreter check reads a #! line as Linux does when the bot runs: it
+// never calls a line fine that Linux cannot run.
+func TestTheInterpreterCheckReadsTheLineAsLinuxDoes(t *testing.T) {
+	t.Parallel()
+	facts := &ImageFacts{Commands: map[string]bool{"python3": true, "/usr/bin/python3": true, "env": true, "/usr/bin/env": true}}
+	for _, c := range []struct {
+		line   string
+		status Status
+		says   string
+	}{
+		{"#!/usr/bin/env python3\n", Pass, "runs under python3"},
+		{"#!/usr/bin/env python3\r\n", Pass, "runs under python3"}, // read as LF: see the executable check
+		{"#!/usr/bin/python3 -u\n", Pass, "runs under /usr/bin/python3"},
+		{"#!/usr/bin/env -S python3 -u\n", Pass, "runs under python3"},
+		{"#!/usr/bin/env python3 -u\n", Fail, `Linux passes "python3 -u" to env as one word`},
+		{"#!/usr/bin/env ruby\n", Fail, "needs ruby, which the runtime image does not have"},
+		{"#!\n", Fail, "names no interpreter"},
+	} {
+		p := filepath.Join(t.TempDir(), "bot.py")
+		if err := os.WriteFile(p, []byte(c.line+"print('{}')\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Validate(context.Background(), p, Options{Game: codeclash.Game{}, Intake: defaultIntake(), Facts: facts, Require: []string{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got *Check
+		for i := range rep.Checks {
+			if rep.Checks[i].Name == "interpreter" {
+				got = &rep.Checks[i]
+			}
+		}
+		if got == nil || got.Status != c.status || !strings.Contains(got.Detail, c.says) {
+			t.Errorf("%q: %+v, want %s saying %q", c.line, got, c.status, c.says)
+		}
+	}
+}
+
+// The example Python bot written on Windows (CRLF line endings) runs as its
+// author meant on the real engine, however it comes: an executable script,
+// a plain file, with a byte order mark, in a ZIP made without Unix modes.
+// Each passes and plays its full matches without a fault.
+func TestAPythonBotWrittenOnWindowsPlays(t *testing.T) {
+	t.Parallel()
+	cli, image := dockertest.Engine(t)
+	be := docker.New(cli, image)
+	lim := sandbox.DefaultLimits()
+	facts, err := ProbeImage(context.Background(), be, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := gobuild.ModuleRoot()
+	py, err := os.ReadFile(filepath.Join(root, "examples", "python", "random_bot.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf := bytes.ReplaceAll(py, []byte("\n"), []byte("\r\n"))
+	dir := t.TempDir()
+	write := func(name string, data []byte, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	windowsZip := ziptest.Bytes(t, ziptest.Entry{Name: "random_bot.py", Data: crlf, Edit: func(h *zip.FileHeader) { h.CreatorVersion = 0x0014 }},
+		ziptest.Entry{Name: "README.md", Data: []byte("# Random\r\n\r\nAlgorithm: a random legal move. Build: nothing to build, python3 runs it.\r\n"),
+			Edit: func(h *zip.FileHeader) { h.CreatorVersion = 0x0014 }})
+	for name, p := range map[string]string{
+		"an executable script":  write("exec.py", crlf, 0o755),
+		"a plain file":          write("plain.py", crlf, 0o644),
+		"a byte order mark":     write("bom.py", append([]byte{0xEF, 0xBB, 0xBF}, crlf...), 0o644),
+		"a ZIP made on Windows": write("windows.zip", windowsZip, 0o644),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := Validate(context.Background(), p, Options{Game: codeclash.Game{}, Intake: defaultIntake(), Backend: be, Limits: lim,
+				Facts: facts, Opponent: opponent(t), Seed: 4, Require: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			matches := 0
+			for _, c := range rep.Checks {
+				if strings.HasPrefix(c.Name, "match as") && c.Status == Pass {
+					matches++
+				}
+				if c.Name == "executable" && !strings.Contains(c.Detail, "written on Windows") {
+					t.Errorf("the executable check does not say the script was written on Windows: %s", c.Detail)
+				}
+			}
+			if !rep.Pass || matches != 2 {
+				t.Fatalf("%+v", rep.Checks)
+			}
+		})
 	}
 }

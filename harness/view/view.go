@@ -188,3 +188,28 @@ func HTML(d *Data) ([]byte, error) {
 	out = strings.Replace(out, "{{DATA}}", string(data), 1)
 	return []byte(out), nil
 }
+
+// Hidden stands in the viewer for what a player's copy of a game leaves out
+// of the other side's turns (transcript.Redact).
+const Hidden = "(left out: the other side's output is its own)"
+
+// Redact leaves out of d what is the other side's own when the player of
+// side keep ("white" or "black") looks at it: its stderr tails, and what it
+// wrote out of turn.
+func (d *Data) Redact(keep string) {
+	for i := range d.Steps {
+		s := &d.Steps[i]
+		if s.Side == "" || s.Side == keep {
+			continue
+		}
+		if s.StderrTail != "" {
+			s.StderrTail = Hidden
+		}
+		if s.Early != "" {
+			s.Early = Hidden
+		}
+		if s.Late != "" {
+			s.Late = Hidden
+		}
+	}
+}

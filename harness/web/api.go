@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -129,6 +130,7 @@ func (s *Server) apiReportText(w http.ResponseWriter, r *http.Request, p *event.
 		return &httpError{http.StatusConflict, "not_done", "the validation is " + sub.State + ": the report follows when it is done"}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "private, no-store")
 	if sub.State == event.Errored {
 		_, err := w.Write([]byte(sub.Summary + "\n"))
 		return err
@@ -198,14 +200,29 @@ func (s *Server) apiTranscript(w http.ResponseWriter, r *http.Request, p *event.
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(filepath.Join(s.Store.MatchDir(g), transcript.FileName))
+	path := filepath.Join(s.Store.MatchDir(g), transcript.FileName)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "private, no-store")
+	keep, redact := ownSide(p, g)
+	if !redact {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	}
+	lines, err := transcript.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	http.ServeContent(w, r, transcript.FileName, g.Finished, f)
-	return nil
+	copy, err := transcript.Redact(lines, keep)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(copy)
+	return err
 }
 
 func (s *Server) apiToken(w http.ResponseWriter, r *http.Request, p *event.Principal) error {

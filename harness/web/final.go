@@ -40,11 +40,21 @@ type boards struct {
 	subs map[chan struct{}]bool
 }
 
-func (b *boards) subscribe() (<-chan struct{}, func()) {
+// maxFollowers caps the pages following the standings at once: each holds
+// a connection, and anyone may open one.
+const maxFollowers = 2000
+
+// subscribe follows the standings; ok is false when maxFollowers follow
+// them already.
+func (b *boards) subscribe() (_ <-chan struct{}, cancel func(), ok bool) {
 	c := make(chan struct{}, 1)
 	b.mu.Lock()
 	if b.subs == nil {
 		b.subs = map[chan struct{}]bool{}
+	}
+	if len(b.subs) >= maxFollowers {
+		b.mu.Unlock()
+		return nil, nil, false
 	}
 	b.subs[c] = true
 	b.mu.Unlock()
@@ -52,7 +62,7 @@ func (b *boards) subscribe() (<-chan struct{}, func()) {
 		b.mu.Lock()
 		delete(b.subs, c)
 		b.mu.Unlock()
-	}
+	}, true
 }
 
 // board is the final's scoreboard as p sees it (nil before the final) and
@@ -178,7 +188,11 @@ func (s *Server) standingsEvents(w http.ResponseWriter, r *http.Request, _ *even
 	if !ok {
 		return fmt.Errorf("streaming is not supported by this connection")
 	}
-	c, cancel := s.boards.subscribe()
+	c, cancel, ok := s.boards.subscribe()
+	if !ok {
+		w.Header().Set("Retry-After", "30")
+		return &httpError{http.StatusServiceUnavailable, "busy", "too many pages follow the standings: the page reloads them itself in a while"}
+	}
 	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")

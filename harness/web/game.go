@@ -68,6 +68,9 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if err != nil {
 		return err
 	}
+	if keep, redact := ownSide(p, g); redact {
+		d.Redact(keep)
+	}
 	page, err := view.HTML(d)
 	if err != nil {
 		return err
@@ -99,4 +102,22 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, err = w.Write(page)
 	return err
+}
+
+// ownSide says which side of game g is the asker's, and whether the other
+// side's own output must be left out of what the asker gets: games are
+// shared, logs are private. The organizer gets everything; so does a team
+// playing a built-in bot, which has nothing of its own to keep.
+func ownSide(p *event.Principal, g event.Game) (keep string, redact bool) {
+	switch {
+	case p.Admin:
+		return "", false
+	case g.White.Team == p.Team && g.Black.Team == p.Team:
+		return "", false
+	case g.White.Team == p.Team:
+		return transcript.WinnerWhite, g.Black.Team != 0
+	case g.Black.Team == p.Team:
+		return transcript.WinnerBlack, g.White.Team != 0
+	}
+	return "", true // ownGame lets no one else in
 }

@@ -49,7 +49,7 @@ func TestUploadsAreCappedAndCounted(t *testing.T) {
 func TestALoginIsACookieThatFormsMustProve(t *testing.T) {
 	e := newTestEvent(t, "")
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.PostForm(e.http.URL+"/login", url.Values{"token": {e.a.Token}})
+	res, err := postLogin(c, e.http.URL, e.a.Token, e.http.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestALoginIsACookieThatFormsMustProve(t *testing.T) {
 	if err := e.store.SetDisabled(context.Background(), e.b.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	res, err = c.PostForm(e.http.URL+"/login", url.Values{"token": {e.b.Token}})
+	res, err = postLogin(c, e.http.URL, e.b.Token, e.http.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,4 +168,18 @@ func TestATeamPageShowsAChangeAtOnce(t *testing.T) {
 	if _, page := e.do(t, http.MethodGet, "/team", e.b.Token, nil, ""); strings.Contains(page, "first.py") || !strings.Contains(page, "Beta") {
 		t.Error("team B's page shows team A's page")
 	}
+}
+
+// postLogin posts the login form to base with token, as a page of origin
+// would ("": a client that says nothing of where it posts from).
+func postLogin(c *http.Client, base, token, origin string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, base+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	return c.Do(req)
 }

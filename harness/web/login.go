@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -14,6 +15,12 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	// A page elsewhere must not log a visitor's browser in as its own
+	// team (the visitor would then upload into it): the login form is
+	// refused unless this site's own page posted it.
+	if !sameSite(r) {
+		return errCrossSite
+	}
 	p, err := s.Store.Authenticate(r.Context(), strings.TrimSpace(r.PostFormValue("token")))
 	if errors.Is(err, event.ErrBadToken) {
 		if !s.logins.failed(s.clientAddr(r)) {
@@ -48,4 +55,28 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *event.Princip
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 	return nil
+}
+
+var errCrossSite = &httpError{http.StatusForbidden, "csrf", "log in from this site's own login page: the form was posted from another site, or by a browser that does not say from where"}
+
+// sameSite says whether a form was posted from this site's own page: the
+// browser's Sec-Fetch-Site when it sends one, else Origin, else Referer, as
+// the request's host. A post that says none of them is refused.
+func sameSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin":
+		return true
+	case "":
+	default:
+		return false
+	}
+	from := r.Header.Get("Origin")
+	if from == "" || from == "null" {
+		from = r.Header.Get("Referer")
+	}
+	if from == "" || from == "null" {
+		return false
+	}
+	u, err := url.Parse(from)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }

@@ -36,9 +36,9 @@ type Options struct {
 	Addr string
 	// TLSCert and TLSKey, both set, serve HTTPS.
 	TLSCert, TLSKey string
-	// TrustProxy takes the client's address from X-Forwarded-For and the
-	// scheme from X-Forwarded-Proto (behind a reverse proxy).
-	TrustProxy bool
+	// TrustProxy names the reverse proxies in front (ParseProxies: a hop
+	// count, or their addresses); "": none, X-Forwarded-* are ignored.
+	TrustProxy string
 	// Validators is how many validations run at once.
 	Validators int
 	// Games is how many scrimmages and ladder pairs are played at once.
@@ -109,9 +109,11 @@ func Serve(ctx context.Context, o Options) (err error) {
 		o.Log.Warn(note)
 	}
 	s := New(st, cfg, o.Log)
-	s.TrustProxy = o.TrustProxy
+	if s.Proxies, err = ParseProxies(o.TrustProxy); err != nil {
+		return &ProxyError{err}
+	}
 	s.Secure = o.TLSCert != ""
-	v := &event.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), Changed: s.Changed, Log: o.Log}
+	v := &event.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), KeepFiles: cfg.Validation.KeepFiles, Changed: s.Changed, Log: o.Log}
 	s.Wake = v.Wake
 	key, err := st.Signer()
 	if err != nil {
@@ -145,7 +147,9 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute,
+	// No ReadTimeout: every body is read at a pace (paced), which an upload
+	// of the largest size keeps, and a slow client does not.
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: 0, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
 	if s.Secure {
@@ -208,3 +212,8 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// ProxyError is a --trust-proxy that cannot be read.
+type ProxyError struct{ Err error }
+
+func (e *ProxyError) Error() string { return "--trust-proxy: " + e.Err.Error() }

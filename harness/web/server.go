@@ -5,8 +5,8 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,9 +25,10 @@ type Server struct {
 	Log    *slog.Logger
 	// Secure marks cookies Secure (the server speaks TLS).
 	Secure bool
-	// TrustProxy takes the client's address from X-Forwarded-For and its
-	// scheme from X-Forwarded-Proto.
-	TrustProxy bool
+	// Proxies, when set, are the reverse proxies in front: the client's
+	// address is taken from X-Forwarded-For and its scheme from
+	// X-Forwarded-Proto as far as they are trusted (Proxies.client).
+	Proxies *Proxies
 	// Wake tells the validators an upload was queued; WakePlayer tells the
 	// player a scrimmage was.
 	Wake       func()
@@ -225,16 +226,24 @@ func (s *Server) guard(rt Route) http.Handler {
 			writeError(w, r, rt.API, errForbidden)
 			return
 		}
+		// No client holds a connection by sending its body slowly.
+		r.Body = &paced{body: r.Body, rc: http.NewResponseController(w), start: time.Now()}
+		ctx := context.WithValue(r.Context(), csrfKey{}, csrf)
 		if viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && rt.Pattern != "POST /login" {
-			if !sameToken(r.Header.Get("X-CSRF-Token"), csrf) && !sameToken(formValue(r, "csrf"), csrf) {
-				writeError(w, r, rt.API, &httpError{http.StatusForbidden, "csrf", "the form is stale or was not sent by this site: reload the page and try again"})
+			switch {
+			case sameToken(r.Header.Get("X-CSRF-Token"), csrf):
+			case rt.Pattern == uploadRoute && isMultipart(r):
+				// The upload form carries its token in the body, ahead of
+				// the file: upload checks it before it stores a byte.
+				ctx = context.WithValue(ctx, csrfInBody{}, csrf)
+			case !sameToken(formValue(r, "csrf"), csrf):
+				writeError(w, r, rt.API, errCSRF)
 				return
 			}
 		}
 		if !strings.HasSuffix(rt.Pattern, "/submissions") {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		}
-		ctx := context.WithValue(r.Context(), csrfKey{}, csrf)
 		if err := rt.handle(w, r.WithContext(ctx), p); err != nil {
 			writeError(w, r, rt.API, s.classify(err, rt))
 		}
@@ -247,15 +256,29 @@ func contextWithCSRF(r *http.Request, csrf string) context.Context {
 	return context.WithValue(r.Context(), csrfKey{}, csrf)
 }
 
-// formValue reads a field of a form without failing on a large multipart
-// body: only the URL-encoded and multipart forms' first fields are read.
+// formValue reads a field of a URL-encoded form (a multipart one has none
+// here: its fields come with its body).
 func formValue(r *http.Request, name string) string {
-	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/form-data") {
-		return r.URL.Query().Get(name)
+	if isMultipart(r) {
+		return ""
 	}
 	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
 	return r.PostFormValue(name)
 }
+
+func isMultipart(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data")
+}
+
+// uploadRoute is the upload form's route: the one form whose CSRF token is
+// read from its multipart body.
+const uploadRoute = "POST /team/submissions"
+
+// csrfInBody carries the session's CSRF token to a handler that must find
+// it in the body.
+type csrfInBody struct{}
+
+var errCSRF = &httpError{http.StatusForbidden, "csrf", "the form is stale or was not sent by this site: reload the page and try again"}
 
 const sessionCookie = "arena_session"
 
@@ -293,25 +316,17 @@ func (s *Server) principal(r *http.Request) (*event.Principal, string, bool, err
 	return &p, csrf, true, nil
 }
 
-// clientAddr is the address a request came from: the first hop of
-// X-Forwarded-For behind a trusted proxy, else the peer.
+// clientAddr is the address a request came from: behind the trusted
+// proxies, the right-most hop of X-Forwarded-For they did not add; else
+// the peer.
 func (s *Server) clientAddr(r *http.Request) string {
-	if s.TrustProxy {
-		if f := r.Header.Get("X-Forwarded-For"); f != "" {
-			return strings.TrimSpace(strings.Split(f, ",")[0])
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+	return s.Proxies.client(peerOf(r), strings.Join(r.Header.Values("X-Forwarded-For"), ","))
 }
 
 // secure says whether the client reached us over TLS: our own, or a
 // trusted proxy's (X-Forwarded-Proto). Cookies are Secure then.
 func (s *Server) secure(r *http.Request) bool {
-	return s.Secure || r.TLS != nil || (s.TrustProxy && r.Header.Get("X-Forwarded-Proto") == "https")
+	return s.Secure || r.TLS != nil || (s.Proxies.fromProxy(peerOf(r)) && r.Header.Get("X-Forwarded-Proto") == "https")
 }
 
 // owns says whether p may see what team owns.
@@ -349,9 +364,18 @@ func (s *Server) classify(err error, rt Route) *httpError {
 	var re *event.RefusedError
 	var tl *event.TooLargeError
 	var mb *http.MaxBytesError
+	var ue *event.UploadError
 	switch {
 	case errors.As(err, &he):
 		return he
+	case errors.As(err, &mb):
+		return &httpError{http.StatusRequestEntityTooLarge, "too_large", "the request is larger than the server takes"}
+	case errors.Is(err, errTooSlow):
+		s.Log.Warn("a request's body came too slowly", "route", rt.Pattern)
+		return &httpError{http.StatusRequestTimeout, "too_slow", fmt.Sprintf("the request's body came too slowly: send at least %d KiB a second", paceRate>>10)}
+	case errors.As(err, &ue):
+		s.Log.Warn("an upload was not stored", "route", rt.Pattern, "why", ue.Error())
+		return &httpError{http.StatusBadRequest, ue.Code, ue.Error()}
 	case errors.Is(err, event.ErrNotFound):
 		return &httpError{http.StatusNotFound, "not_found", "not found"}
 	case errors.As(err, &qe):
@@ -360,8 +384,6 @@ func (s *Server) classify(err error, rt Route) *httpError {
 		return &httpError{http.StatusConflict, "refused", re.Error()}
 	case errors.As(err, &tl):
 		return &httpError{http.StatusRequestEntityTooLarge, "too_large", tl.Error()}
-	case errors.As(err, &mb):
-		return &httpError{http.StatusRequestEntityTooLarge, "too_large", "the request is larger than the server takes"}
 	}
 	s.Log.Error("request", "route", rt.Pattern, "err", err)
 	return &httpError{http.StatusInternalServerError, "internal", "the server failed on this request; the organizer has the log"}
@@ -386,55 +408,11 @@ func writeError(w http.ResponseWriter, r *http.Request, api bool, err error) {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "private, no-store")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v) // the client is gone if this fails
-}
-
-// limiter counts failed logins per address in a window.
-type limiter struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	fails  map[string][]time.Time
-}
-
-func newLimiter(max int, window time.Duration) *limiter {
-	return &limiter{max: max, window: window, fails: map[string][]time.Time{}}
-}
-
-func (l *limiter) recent(addr string, now time.Time) []time.Time {
-	var keep []time.Time
-	for _, t := range l.fails[addr] {
-		if now.Sub(t) < l.window {
-			keep = append(keep, t)
-		}
-	}
-	if keep == nil {
-		delete(l.fails, addr)
-	} else {
-		l.fails[addr] = keep
-	}
-	return keep
-}
-
-// failed counts a failed try of addr and says whether it is answered as
-// one (401), or refused as one too many (429). Only failures are counted
-// and refused: a valid token is always let in, so a team that shares an
-// address with one that guesses, or with a stale token in its CI, is
-// never locked out. Tokens are 256 random bits: the limit slows a client
-// that guesses, it is not what keeps a token from being guessed.
-func (l *limiter) failed(addr string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	recent := l.recent(addr, now)
-	if len(recent) >= l.max {
-		return false
-	}
-	l.fails[addr] = append(recent, now)
-	return true
 }
 
 // sameToken compares a sent CSRF token with the session's in constant time;

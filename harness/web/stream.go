@@ -89,17 +89,29 @@ func (s *Server) teamEvents(w http.ResponseWriter, r *http.Request, p *event.Pri
 	fl.Flush()
 	ping := time.NewTicker(20 * time.Second)
 	defer ping.Stop()
+	// The stream lives only as long as the login that opened it: a logout,
+	// a new token, a disabled team end it within a second.
+	check := time.NewTicker(sessionCheck)
+	defer check.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
 			return nil
 		case <-s.streams.closed:
 			return nil
+		case <-check.C:
+			if !s.stillSignedIn(r, p) {
+				return nil
+			}
+			continue
 		case <-ping.C:
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
 				return nil
 			}
 		case sub := <-c:
+			if !s.stillSignedIn(r, p) {
+				return nil
+			}
 			// Active moves with a passed upload: send the team's view.
 			if fresh, err := s.Store.Submission(r.Context(), sub.ID); err == nil {
 				sub = fresh
@@ -110,6 +122,17 @@ func (s *Server) teamEvents(w http.ResponseWriter, r *http.Request, p *event.Pri
 		}
 		fl.Flush()
 	}
+}
+
+// sessionCheck is how often a team's stream checks that its login still
+// holds.
+const sessionCheck = 500 * time.Millisecond
+
+// stillSignedIn says whether the request's credential (its session cookie
+// or its token) still opens what it opened: p.
+func (s *Server) stillSignedIn(r *http.Request, p *event.Principal) bool {
+	again, _, _, err := s.principal(r)
+	return err == nil && again != nil && again.Team == p.Team && again.Admin == p.Admin
 }
 
 type stateEvent struct {

@@ -138,6 +138,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, p *event.Princ
 	}
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Cache-Control", "private, no-store")
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": sub.Filename}))
 	_, err = io.Copy(w, f)
 	return err

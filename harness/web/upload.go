@@ -28,6 +28,10 @@ func (s *Server) upload(r *http.Request, p *event.Principal) (event.Submission, 
 	if err != nil {
 		return event.Submission{}, &httpError{http.StatusBadRequest, "bad_request", "send the file as multipart/form-data in a field named file"}
 	}
+	// A form posted from a session carries its CSRF token in the body,
+	// ahead of the file.
+	csrf, checked := r.Context().Value(csrfInBody{}).(string)
+	checked = !checked
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -40,8 +44,19 @@ func (s *Server) upload(r *http.Request, p *event.Principal) (event.Submission, 
 			}
 			return event.Submission{}, &httpError{http.StatusBadRequest, "bad_request", "the upload is not a readable multipart form: " + err.Error()}
 		}
+		if part.FormName() == "csrf" {
+			sent, err := io.ReadAll(io.LimitReader(part, 256))
+			if err != nil {
+				return event.Submission{}, &event.UploadError{Code: "incomplete", Msg: "the upload was cut short: send it again", Err: err}
+			}
+			checked = checked || sameToken(string(sent), csrf)
+			continue
+		}
 		if part.FormName() != "file" {
 			continue
+		}
+		if !checked {
+			return event.Submission{}, errCSRF
 		}
 		if part.FileName() == "" {
 			return event.Submission{}, &httpError{http.StatusBadRequest, "bad_request", "choose a file to upload"}

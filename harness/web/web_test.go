@@ -91,6 +91,9 @@ func (e *testEvent) do(t *testing.T, method, path, token string, body io.Reader,
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	if method == http.MethodPost {
+		req.Header.Set("Origin", e.http.URL) // as this site's own pages post
+	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := c.Do(req)
 	if err != nil {
