@@ -7,6 +7,8 @@ const LineBotProcess = `  The bot is one process for the whole game, started wit
   submission's files read-only in /bot). It reads lines on stdin and writes
   lines on stdout. Every line ends with a newline (a carriage return before
   it is ignored); an answer counts when its newline arrives, so flush stdout
-  after each one. Writing anything before it is asked is invalid output.
+  after each one. Writing anything before it is asked is invalid output,
+  and so is an answer line longer than 64 KiB (65,536 bytes before its
+  newline). Numbers in answers are written in ASCII digits 0-9.
   stderr is free for logs (its last 8 KiB are kept with the match).
 `

@@ -172,7 +172,7 @@ func withImageOffers(ctx context.Context, cli *client.Client, image, runtime str
 func probeImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages) []docker.Check {
 	b := docker.New(cli, image)
 	b.UseRuntime(runtime)
-	facts, err := validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), toolchainQueries(langs))
+	facts, err := validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), validate.ToolchainQueries(langs))
 	if err != nil {
 		return append([]docker.Check{{Name: imageOffersCheck, Status: docker.Warn, Detail: "the image probe failed: " + err.Error(),
 			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}},

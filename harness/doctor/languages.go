@@ -2,7 +2,6 @@ package doctor
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/arenabots/arena/harness/build"
@@ -12,39 +11,6 @@ import (
 
 // languageCheck is the name of a language's row: "language .java".
 func languageCheck(ext string) string { return "language " + ext }
-
-// toolchainQueries asks the image probe, for each language of the table,
-// for the programs its commands start and its version.
-func toolchainQueries(langs build.Languages) []validate.ToolchainQuery {
-	var out []validate.ToolchainQuery
-	for _, ext := range langs.Exts() {
-		l := langs[ext]
-		out = append(out, validate.ToolchainQuery{Name: ext, Programs: programs(l), Version: l.Version})
-	}
-	return out
-}
-
-// programs lists the programs a language's commands start (the version
-// command's, the build's, the syntax check's, then the run's): the first
-// word of each simple command, leaving out what the build leaves itself
-// ({dir}/bot, ./bot) and variable assignments.
-func programs(l build.Language) []string {
-	var out []string
-	for _, cmd := range []string{l.Version, l.Build, l.Check, l.Run} {
-		for _, part := range strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune("&|;()", r) }) {
-			for _, word := range strings.Fields(part) {
-				if strings.Contains(word, "=") {
-					continue // FOO=bar before the program
-				}
-				if !strings.ContainsAny(word, "{}$`'\"") && (!strings.Contains(word, "/") || strings.HasPrefix(word, "/")) && !slices.Contains(out, word) {
-					out = append(out, word)
-				}
-				break
-			}
-		}
-	}
-	return out
-}
 
 // imagePackages says, for the built-in languages, what the runtime image's
 // Dockerfile installs for them.
@@ -84,7 +50,7 @@ func languageRow(l build.Language, tc validate.Toolchain, found bool) docker.Che
 	if pkgs := imagePackages[l.Ext]; builtIn && pkgs != "" && def.Version == l.Version {
 		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: rebuild the runtime image with arena image build (its Dockerfile installs %s)", l.Ext, pkgs)
 	} else {
-		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: install the toolchain (%s) in the runtime image, e.g. with a Dockerfile FROM it, or drop %s from the languages file", l.Ext, strings.Join(programs(l), ", "), l.Ext)
+		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: install the toolchain (%s) in the runtime image, e.g. with a Dockerfile FROM it, or drop %s from the languages file", l.Ext, strings.Join(validate.Programs(l), ", "), l.Ext)
 	}
 	return c
 }

@@ -13,12 +13,12 @@ func TestProgramsOfALanguage(t *testing.T) {
 	t.Parallel()
 	langs := build.Default()
 	for ext, want := range map[string]string{".py": "python3", ".c": "gcc", ".cpp": "g++", ".java": "javac jar java", ".js": "node"} {
-		if got := strings.Join(programs(langs[ext]), " "); got != want {
+		if got := strings.Join(validate.Programs(langs[ext]), " "); got != want {
 			t.Errorf("%s: %q, want %q", ext, got, want)
 		}
 	}
 	l := build.Language{Ext: ".x", Version: "CC=1 /opt/x/bin/xc --version | head -1", Build: "(xc -o bot {src}; ./fix bot) || \"$CC\" x", Run: "{dir}/bot", Check: "xlint {src}"}
-	if got, want := strings.Join(programs(l), " "), "/opt/x/bin/xc head xc xlint"; got != want {
+	if got, want := strings.Join(validate.Programs(l), " "), "/opt/x/bin/xc head xc xlint"; got != want {
 		t.Errorf("programs %q, want %q", got, want)
 	}
 }

@@ -121,7 +121,8 @@ func (s *Store) FileDispute(ctx context.Context, team int64, g Game, message str
 }
 
 // judge is arena replay's verdict of the match in dir, in words, and the
-// turn a rerun would start from: side's first fault, else the last turn.
+// turn a rerun would start from: side's first fault, else side's last
+// turn (the disputing team's own, never its rival's).
 func judge(dir, side string) (string, int) {
 	rep, err := replay.File(dir)
 	if err != nil {
@@ -136,6 +137,14 @@ func judge(dir, side string) (string, int) {
 		v += "; signed by " + rep.SignedBy
 	}
 	ply := rep.Turns
+	if lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName)); err == nil {
+		for _, l := range lines {
+			var t transcript.Turn
+			if l.Type == transcript.TypeTurn && l.Decode(&t) == nil && t.Side == side {
+				ply = t.Ply
+			}
+		}
+	}
 	for _, f := range res.Faults {
 		if f.Side == side {
 			ply = f.Ply

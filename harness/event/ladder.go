@@ -350,3 +350,17 @@ func (s *Store) RatingHistory(ctx context.Context, team int64) ([]RatingPoint, e
 	}
 	return out, rows.Err()
 }
+
+// PlayingTeams are the enabled teams with a submission that plays (passed
+// or admitted): the ones a challenge can meet.
+func (s *Store) PlayingTeams(ctx context.Context) (map[int64]bool, error) {
+	playing, err := s.activeTeams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for _, ts := range playing {
+		out[ts.team.ID] = true
+	}
+	return out, nil
+}

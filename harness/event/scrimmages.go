@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -169,4 +170,10 @@ func (s *Store) RequeueScrimmages(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// ScrimmageGames are the games a scrimmage played, oldest first.
+func (s *Store) ScrimmageGames(ctx context.Context, id int64) ([]Game, error) {
+	return s.games(ctx, `SELECT `+gameColumns+` FROM games WHERE kind = ? AND dir LIKE ? ORDER BY id`,
+		ScrimmageGame, filepath.Join(ScrimmagesDir, fmt.Sprint(id))+string(filepath.Separator)+"%")
 }

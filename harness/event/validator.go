@@ -201,12 +201,11 @@ func (v *Validator) recordGames(ctx context.Context, sub Submission, dir string)
 	return nil
 }
 
-// FirstFailure is a report's first failing check in one line.
+// FirstFailure is the failing check of a report to fix first
+// (validate.Report.First), in one line.
 func FirstFailure(rep *validate.Report) string {
-	for _, c := range rep.Checks {
-		if c.Status == validate.Fail {
-			return c.Name + ": " + c.Detail
-		}
+	if c := rep.First(); c != nil {
+		return c.Name + ": " + c.Detail
 	}
 	return "failed"
 }

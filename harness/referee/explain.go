@@ -99,7 +99,22 @@ type Explanation struct {
 // given (Code Clash does). Then the bot crashed, and the explanation says
 // so, quoting the exception, and how to make the exit code tell the truth.
 // v is the turn's verdict; false when there is nothing to add to it.
+//
+// Two more are told apart: a Python script that does not parse (a syntax
+// error: no turn ever ran, whatever the exit code is read as), named by
+// its file and line; and a bot that says it failed (the game's bot-error
+// exit code) and printed nothing: its own error handler caught something
+// and kept it quiet.
 func ExplainExit(p *rules.FileProtocol, v rules.Verdict, exitCode int, stderr string) (Explanation, bool) {
+	if e, ok := syntaxError(stderr); ok {
+		return e, true
+	}
+	if p != nil && v == rules.BotError && p.ExitVerdicts[exitCode] == v && strings.TrimSpace(stderr) == "" {
+		return Explanation{
+			Detail: fmt.Sprintf("the bot exited %d, which says \"I failed\" (%s), and printed nothing: its own error handler caught an error and kept it quiet", exitCode, v),
+			Fix:    "print the error where the bot catches it (in Python: traceback.print_exc() before exiting), run it on the state shown, and fix what it says",
+		}, true
+	}
 	if p == nil || exitCode != 1 || v != rules.BotRejectedState || p.ExitVerdicts[exitCode] != v {
 		return Explanation{}, false
 	}
@@ -121,4 +136,23 @@ func ExplainExit(p *rules.FileProtocol, v rules.Verdict, exitCode int, stderr st
 		}
 	}
 	return e, true
+}
+
+var pythonSyntax = regexp.MustCompile(`(?m)^  File "([^"]*)", line ([0-9]+)\n(?:.*\n){0,3}?((?:SyntaxError|IndentationError|TabError): .*)$`)
+
+// syntaxError reads a Python script's failure to parse from its stderr:
+// the file, the line and the error, and what to do.
+func syntaxError(stderr string) (Explanation, bool) {
+	m := pythonSyntax.FindStringSubmatch(strings.ReplaceAll(stderr, "\r\n", "\n"))
+	if m == nil {
+		return Explanation{}, false
+	}
+	file := m[1]
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		file = file[i+1:]
+	}
+	return Explanation{
+		Detail: fmt.Sprintf("%s, line %s: %s: Python could not read the script, so it never ran", quoted(file), m[2], quoted(m[3])),
+		Fix:    fmt.Sprintf("fix the syntax error at %s line %s (python3 -m py_compile %s shows it on your machine)", quoted(file), m[2], quoted(file)),
+	}, true
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -229,4 +231,37 @@ func parseFacts(data []byte, tcs ...ToolchainQuery) *ImageFacts {
 		f.Toolchains[q.Name] = t
 	}
 	return f
+}
+
+// ToolchainQueries asks the image probe, for each language of the table,
+// for the programs its commands start and its version.
+func ToolchainQueries(langs build.Languages) []ToolchainQuery {
+	var out []ToolchainQuery
+	for _, ext := range langs.Exts() {
+		l := langs[ext]
+		out = append(out, ToolchainQuery{Name: ext, Programs: Programs(l), Version: l.Version})
+	}
+	return out
+}
+
+// Programs lists the programs a language's commands start (the version
+// command's, the build's, the syntax check's, then the run's): the first
+// word of each simple command, leaving out what the build leaves itself
+// ({dir}/bot, ./bot) and variable assignments.
+func Programs(l build.Language) []string {
+	var out []string
+	for _, cmd := range []string{l.Version, l.Build, l.Check, l.Run} {
+		for _, part := range strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune("&|;()", r) }) {
+			for _, word := range strings.Fields(part) {
+				if strings.Contains(word, "=") {
+					continue // FOO=bar before the program
+				}
+				if !strings.ContainsAny(word, "{}$`'\"") && (!strings.Contains(word, "/") || strings.HasPrefix(word, "/")) && !slices.Contains(out, word) {
+					out = append(out, word)
+				}
+				break
+			}
+		}
+	}
+	return out
 }

@@ -60,6 +60,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		res = "FAIL"
 	}
 	fmt.Fprintf(w, "%s: %s (%d failed, %s)\n", r.Path, res, r.Failures, words.Plural(r.Warnings, "warning"))
+	if f := r.First(); f != nil {
+		fmt.Fprintf(w, "  fix first: %s: %s\n", f.Name, f.Detail)
+	}
 	for _, ch := range r.Checks {
 		fmt.Fprintf(w, "  %-4s  %-20s %s\n", ch.Status, ch.Name, ch.Detail)
 		if ch.Fix != "" && ch.Status != Pass {

@@ -502,9 +502,12 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 			if j.Verdict != rules.OK && !failed {
 				failed = true
 				detail, fix := failure(o.Game, j.Verdict, j.Reason, r.ExitCode, string(r.Stderr.Data))
+				ev := evidence(pos.Label, view, r, j)
+				if rd, ok := pos.State.(rules.Renderer); ok {
+					ev.Board = rd.Render() // the true position, as the game draws it
+				}
 				rep.add(Check{Name: "answers as " + side.String(), Status: Fail,
-					Detail: pos.Label + ": " + detail, Fix: fix,
-					Evidence: evidence(pos.Label, view, r, j)})
+					Detail: pos.Label + ": " + detail, Fix: fix, Evidence: ev})
 			}
 		}
 		if err := box.Close(ctx); err != nil {
@@ -821,4 +824,44 @@ func interpreterCheck(rep *Report, entry string, exe []byte, facts *ImageFacts) 
 		rep.add(Check{Name: "interpreter", Status: Fail, Detail: fmt.Sprintf("%s needs %s, which the runtime image does not have", entry, prog),
 			Fix: "use an interpreter the image has (python3, node...), or hand in source in a language of the event (arena languages), or a one-file executable built on Ubuntu 24.04"})
 	}
+}
+
+// First is the failing check to fix first (nil when none fails): the most
+// basic, whatever order the checks ran in. A submission that cannot be
+// read, built or started comes before one that crashes, a crash (or a
+// timeout, running out of memory) before a wrong answer, and any of these
+// before a missing document: a README is no use to a bot that does not run.
+func (r *Report) First() *Check {
+	var first *Check
+	for i := range r.Checks {
+		c := &r.Checks[i]
+		if c.Status == Fail && (first == nil || rank(*c) < rank(*first)) {
+			first = c
+		}
+	}
+	return first
+}
+
+// rank orders failures by how basic they are (lower first).
+func rank(c Check) int {
+	switch c.Name {
+	case "archive", "module", "executable", "build", "syntax", "format", "glibc", "libraries", "interpreter":
+		return 0
+	case rules.DocSource, rules.DocReadme:
+		return 3
+	}
+	if e := c.Evidence; e != nil {
+		switch rules.Verdict(e.Verdict) {
+		case rules.Crash, rules.Timeout, rules.OutOfMemory, rules.BotError, rules.BuildError:
+			return 1
+		case rules.BotRejectedState:
+			if e.ExitCode == 1 && strings.Contains(e.StderrTail, "Error") {
+				return 1 // an interpreter's uncaught error, read as a rejection
+			}
+		}
+		if strings.Contains(c.Detail, "Python could not read the script") {
+			return 0
+		}
+	}
+	return 2
 }

@@ -596,3 +596,52 @@ func TestAPythonBotWrittenOnWindowsPlays(t *testing.T) {
 		})
 	}
 }
+
+// The failure a report puts first is the one to fix first: a script that
+// does not parse, a build that fails, a crash, each before the missing
+// README, each with advice that fits it.
+func TestTheFirstFailureIsTheOneToFixFirst(t *testing.T) {
+	t.Parallel()
+	backend := &local.Backend{Dir: t.TempDir()}
+	lim := sandbox.DefaultLimits()
+	lim.TurnTimeout = 5 * time.Second
+	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: lim, Timeout: time.Minute}
+	for _, c := range []struct {
+		name, file, src  string
+		check, says, fix string
+	}{
+		{"a syntax error", "bot.py", "#!/usr/bin/env python3\ndef main(:\n    pass\n", "answers as white", "bot.py, line 2: SyntaxError", "fix the syntax error at bot.py line 2"},
+		{"a build error", "bot.c", "int main(void) { return oops; }\n", "build", "", ""},
+		{"a crash", "bot.py", "#!/usr/bin/env python3\nraise RuntimeError('boom')\n", "answers as white", "uncaught Python exception (RuntimeError: boom)", "fix the crash"},
+		{"a quiet error handler", "bot.py", "#!/usr/bin/env python3\nimport sys\ntry:\n    raise NotImplementedError\nexcept Exception:\n    sys.exit(3)\n", "answers as white",
+			"printed nothing: its own error handler caught an error", "traceback.print_exc()"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := filepath.Join(t.TempDir(), c.file)
+			if err := os.WriteFile(p, []byte(c.src), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Validate(context.Background(), p, Options{Game: codeclash.Game{}, Intake: defaultIntake(), Backend: backend, Limits: lim,
+				Builder: builder, Facts: &ImageFacts{Commands: map[string]bool{"python3": true}}, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := rep.First()
+			if first == nil || first.Name != c.check || !strings.Contains(first.Detail, c.says) || !strings.Contains(first.Fix, c.fix) {
+				t.Fatalf("first: %+v\nall: %+v", first, rep.Checks)
+			}
+			readme := false
+			for _, ch := range rep.Checks {
+				readme = readme || (ch.Name == "readme" && ch.Status == Fail)
+			}
+			if !readme {
+				t.Errorf("the README's absence is not among the failures: %+v", rep.Checks)
+			}
+			var text strings.Builder
+			if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "fix first: "+c.check) {
+				t.Errorf("the text report does not say what to fix first:\n%s", text.String())
+			}
+		})
+	}
+}

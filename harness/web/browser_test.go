@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,10 +24,14 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
-	"github.com/arenabots/arena/internal/ziptest"
+	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/local"
 )
 
 // chromiumPath finds the browser the pages are tested in.
@@ -217,36 +224,6 @@ func (b *tab) screenshot(name string) {
 	}
 }
 
-// randomBotZip is a Code Clash submission that passes: the example random bot
-// built static, its source and a README saying what it does and how it is
-// built.
-func randomBotZip(t *testing.T) string {
-	t.Helper()
-	exe, err := os.ReadFile(gobuild.MustStatic(t, "./examples/random"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := gobuild.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join(root, "examples", "random", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := "# Random bot\n\nAlgorithm: each turn it plays a random legal move, chosen uniformly.\n\n" +
-		"Build: `CGO_ENABLED=0 go build -o bot .` builds the static executable bot from main.go.\n"
-	data := ziptest.Bytes(t,
-		ziptest.Entry{Name: "bot", Data: exe, Mode: 0o755},
-		ziptest.Entry{Name: "main.go", Data: src},
-		ziptest.Entry{Name: "README.md", Data: []byte(readme)})
-	p := filepath.Join(t.TempDir(), "random-bot.zip")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestTeamUploadsAndSeesItPassInTheBrowser: a team logs in through the form,
 // uploads a ZIP through the file input, and its version's state goes from
 // queued to passed on the page it landed on, told by the server-sent events,
@@ -254,8 +231,9 @@ func randomBotZip(t *testing.T) string {
 // the validation, and the viewer of such a game steps ply by ply.
 func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
 	chromiumPath(t)
-	e := newLiveEvent(t, "game = \"codeclash\"\n")
-	zipPath := randomBotZip(t)
+	e := newLiveEventWith(t, "game = \"codeclash\"\n", func(st *event.Store, teams []event.NewTeam) {
+		seedGames(t, st, teams[0], teams[1], 30)
+	})
 	b := openTab(t, e.srv.URL, 5*time.Minute)
 
 	b.open("/login")
@@ -267,6 +245,41 @@ func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
 	if h := value(b, "read the title", chromedp.Text(chromedp.CSS("main h1"))); h != "Alpha" {
 		t.Errorf("the team page's title reads %q, want Alpha", h)
 	}
+
+	// How to submit, from the team's page: a starter, downloaded as it is.
+	b.follow(`#howto`)
+	if p := b.path(); p != "/how-to-submit" {
+		t.Fatalf("the team page's link leads to %s", p)
+	}
+	for _, sec := range []string{"#what", "#required", "#languages", "#limits", "#starters", "#protocol"} {
+		if n := eval[int](b, `document.querySelectorAll("`+sec+`").length`); n != 1 {
+			t.Errorf("how to submit has no %s section", sec)
+		}
+	}
+	if req := value(b, "read what is required", chromedp.Text(chromedp.CSS("#required"))); !strings.Contains(req, "A README") || !strings.Contains(req, "Source") {
+		t.Errorf("how to submit does not say what the event requires: %q", req)
+	}
+	// The versions are read from the image once the server has started.
+	for deadline := time.Now().Add(90 * time.Second); !eval[bool](b, `/Python 3\.\d+/.test(document.querySelector("#languages").innerText)`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the languages' versions are not shown:\n%s\nserver log:\n%s", eval[string](b, `document.querySelector("#languages").innerText`), e.srv.Logs())
+		}
+		time.Sleep(time.Second)
+		b.open("/how-to-submit")
+	}
+	b.screenshot("how-to-submit")
+	href := eval[string](b, `document.querySelector("#starters a").getAttribute("href")`)
+	res, err := http.Get(e.srv.URL + href)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("download the starter %s: %v %v", href, res, err)
+	}
+	starter, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zipPath := writeFile(t, path.Base(href), starter)
+	b.open("/team")
 
 	b.do("choose the file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{zipPath}))
 	b.follow(`#upload button[type=submit]`)
@@ -318,12 +331,42 @@ func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
 		t.Errorf("the badge's class is %q", cls)
 	}
 	// The validation's games against the built-in bot appear on the same
-	// page, still without a reload.
-	b.waitFor("see the validation's games", `document.querySelectorAll('#games a[href^="/games/"]').length === 2`, 30*time.Second)
+	// page, still without a reload; the notice that waited for them is gone.
+	b.waitFor("see the validation's games", `[...document.querySelectorAll('#games a[href^="/games/"]')].some(a => a.closest("tr").textContent.includes("validation"))`, 30*time.Second)
+	b.waitFor("the notice goes", `!document.querySelector(".notice.until-done")`, 10*time.Second)
 	if m := eval[int](b, `window.__marker || 0`); m != 1 {
 		t.Errorf("the page was reloaded to show the games")
 	}
 	b.screenshot("team-passed")
+
+	// Every game of the team, 25 a page, by kind.
+	b.follow(`#all-games`)
+	if p := b.path(); p != "/games" {
+		t.Fatalf("the team page's games link leads to %s", p)
+	}
+	if n := eval[int](b, `document.querySelectorAll("table.games tbody tr").length`); n != 25 {
+		t.Errorf("the first page of games lists %d, want 25", n)
+	}
+	b.follow(`a[rel=next]`)
+	if n := eval[int](b, `document.querySelectorAll("table.games tbody tr").length`); n != 32-25 {
+		t.Errorf("the second page of games lists %d, want the other %d", n, 32-25)
+	}
+	b.follow(`.filters a[href$="kind=ladder"]`)
+	kinds := eval[[]string](b, `[...document.querySelectorAll("table.games tbody tr td:nth-child(2)")].map(td => td.textContent.split(" ")[0])`)
+	if len(kinds) == 0 || slices.ContainsFunc(kinds, func(k string) bool { return k != "ladder" }) {
+		t.Errorf("the ladder games are %v", kinds)
+	}
+	if rival := eval[string](b, `document.querySelector("table.games tbody tr td:nth-child(4)").textContent`); rival != "Beta" {
+		t.Errorf("the games list names the rival %q, want Beta", rival)
+	}
+	b.screenshot("games")
+	// A game opened at a ply: the viewer shows it.
+	gameHref := eval[string](b, `document.querySelector("table.games tbody a").getAttribute("href")`)
+	b.do("open "+gameHref+"#ply=3", chromedp.Navigate(e.srv.URL+gameHref+"#ply=3"))
+	b.waitFor("open the game", `location.pathname === "`+gameHref+`" && document.readyState === "complete"`, 10*time.Second)
+	atPly := value(b, "find the viewer", chromedp.Nodes(chromedp.CSS("iframe#viewer")))
+	_ = value(b, "the viewer at ply 3", chromedp.Poll[chromedp.Void](`document.getElementById("jump") && document.getElementById("jump").value === "3"`,
+		chromedp.WithPollingInFrame(atPly[0]), chromedp.WithPollingTimeout(10*time.Second)))
 
 	// The submission's page.
 	b.open("/submissions/" + now.ID)
@@ -599,4 +642,37 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 	b.screenshot("admin-final")
 	b.noExceptions()
 	b.noRefusals()
+}
+
+// seedGames records n games of team against rival in the event (a real
+// match's directory, copied): ladder, scrimmage and final games in turn.
+func seedGames(t *testing.T, st *event.Store, team, rival event.NewTeam, n int) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "match")
+	load := func(pkg string) *submission.Bot {
+		b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if _, err := match.Run(context.Background(), match.Config{Game: codeclash.Game{}, Seed: 3, Rules: map[string]string{"maxPlies": "12"},
+		White: load("./examples/random"), Black: load("./examples/greedy"), Backend: &local.Backend{Dir: t.TempDir()},
+		Limits: sandbox.DefaultLimits(), Dir: src}); err != nil {
+		t.Fatal(err)
+	}
+	kinds := []string{event.LadderGame, event.ScrimmageGame, event.FinalGame}
+	for i := range n {
+		dir := filepath.Join(st.Dir, "seeded", fmt.Sprint(i))
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		white, black := event.Side{Team: team.ID}, event.Side{Team: rival.ID}
+		if i%2 == 1 {
+			white, black = black, white
+		}
+		if _, err := st.AddGame(context.Background(), kinds[i%len(kinds)], dir, white, black); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/gobuild"
 )
 
@@ -50,6 +52,17 @@ func TestADisputeIsFiledRerunAndAnswered(t *testing.T) {
 	d := filed.Dispute
 	if d.State != event.DisputeOpen || !strings.HasPrefix(d.Verdict, "consistent") || d.RerunPly < 1 || d.Team != e.a.ID {
 		t.Fatalf("the dispute filed: %+v", d)
+	}
+	// The turn proposed is the disputing team's own (it played white).
+	lines, err := transcript.ReadFile(filepath.Join(e.store.MatchDir(game), transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		var turn transcript.Turn
+		if l.Type == transcript.TypeTurn && l.Decode(&turn) == nil && turn.Ply == d.RerunPly && turn.Side != transcript.WinnerWhite {
+			t.Errorf("the dispute proposes turn %d, %s's, not the disputing team's", d.RerunPly, turn.Side)
+		}
 	}
 	if res, out := e.do(t, http.MethodGet, "/api/v1/disputes", e.b.Token, nil, ""); res.StatusCode != http.StatusOK || strings.Contains(out, "timed out") {
 		t.Errorf("team B's disputes: %d %s, want none of A's", res.StatusCode, out)

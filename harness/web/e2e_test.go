@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +226,38 @@ func TestAPythonTilesSourcePasses(t *testing.T) {
 	sub, report := waitFor(t, a, writeFile(t, "tiles.zip", exampleZip(t, "tiles")))
 	if sub.State != event.Passed {
 		t.Errorf("the example Python tiles bot: %s (%s)\n%s\nserver log:\n%s", sub.State, sub.Summary, report, e.srv.Logs())
+	}
+}
+
+// TestEveryStarterPassesItsEvent: every starter the site of an event of
+// checkers or tiles offers, downloaded as it is and uploaded, passes that
+// event's validation on the real engine (Code Clash's is uploaded in the
+// browser test).
+func TestEveryStarterPassesItsEvent(t *testing.T) {
+	for _, game := range []string{"checkers", "tiles"} {
+		t.Run(game, func(t *testing.T) {
+			t.Parallel()
+			e := newLiveEvent(t, "game = \""+game+"\"\n")
+			code, page := api(t, e.srv.URL, "GET", "/how-to-submit", "", "")
+			links := regexp.MustCompile(`href="(/how-to-submit/[^"]+\.zip)"`).FindAllStringSubmatch(page, -1)
+			if code != http.StatusOK || len(links) == 0 {
+				t.Fatalf("how to submit: %d, %d starters", code, len(links))
+			}
+			for _, l := range links {
+				res, err := http.Get(e.srv.URL + l[1])
+				if err != nil || res.StatusCode != http.StatusOK {
+					t.Fatalf("download %s: %v %v", l[1], res, err)
+				}
+				data, err := io.ReadAll(res.Body)
+				res.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sub, report := waitFor(t, &Client{Server: e.srv.URL, Token: e.a.Token}, writeFile(t, path.Base(l[1]), data))
+				if sub.State != event.Passed {
+					t.Errorf("the starter %s: %s (%s)\n%s", l[1], sub.State, sub.Summary, report)
+				}
+			}
+		})
 	}
 }

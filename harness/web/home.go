@@ -19,6 +19,11 @@ type homeData struct {
 	Closes  time.Time
 	Opens   time.Time
 	Enabled int
+	// Plays are the teams with a submission that plays; CanChallenge says
+	// whether the asker (a team) may challenge now: uploads open, a
+	// submission of its own that plays, scrimmages allowed.
+	Plays        map[int64]bool
+	CanChallenge bool
 }
 
 // homeTTL is how long the page a visitor who is not logged in gets is
@@ -76,6 +81,12 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 		if !t.Disabled {
 			d.Teams = append(d.Teams, event.Team{ID: t.ID, Name: t.Name})
 		}
+	}
+	if p != nil && !p.Admin {
+		if d.Plays, err = s.Store.PlayingTeams(r.Context()); err != nil {
+			return homeData{}, err
+		}
+		d.CanChallenge = d.ClosedAt.IsZero() && d.Plays[p.Team] && s.Config.Quotas.ScrimmagesPerHour > 0
 	}
 	return d, nil
 }

@@ -52,6 +52,7 @@ func TestEveryRouteChecksWhoAsks(t *testing.T) {
 		path = strings.ReplaceAll(path, "{id}", idFor(rt.Pattern))
 		path = strings.ReplaceAll(path, "{file}", "style.css")
 		path = strings.ReplaceAll(path, "{name}", "w1")
+		path = strings.ReplaceAll(path, "{starter}", "python.zip")
 		hasObject := strings.Contains(rt.Pattern, "{id}")
 
 		for _, who := range []struct {
@@ -104,6 +105,7 @@ func TestEveryRouteChecksWhoAsks(t *testing.T) {
 		path = strings.TrimSuffix(path, "{$}")
 		path = strings.ReplaceAll(path, "{id}", idFor(rt.Pattern))
 		path = strings.ReplaceAll(path, "{file}", "style.css")
+		path = strings.ReplaceAll(path, "{starter}", "python.zip")
 		res, body := e.do(t, method, path, e.a.Token, nil, "")
 		ok := res.StatusCode < 300
 		if strings.HasSuffix(rt.Pattern, "report.txt") {

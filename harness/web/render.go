@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -45,10 +46,11 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%d B", n)
 	},
-	"done": event.Done,
-	"inc":  func(n int) int { return n + 1 },
-	"dec":  func(n int) int { return n - 1 },
-	"elo":  tournament.FormatElo,
+	"done":   event.Done,
+	"pretty": prettyJSON,
+	"inc":    func(n int) int { return n + 1 },
+	"dec":    func(n int) int { return n - 1 },
+	"elo":    tournament.FormatElo,
 }
 
 // pages are the templates, each page with the layout.
@@ -139,4 +141,14 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request, _ *event.Princip
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	_, err = w.Write(data)
 	return err
+}
+
+// prettyJSON is a state given to a bot as a person reads it: JSON indented
+// (the turn's exact bytes are in the transcript); anything else as it is.
+func prettyJSON(s string) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(s), "", "  "); err != nil {
+		return s
+	}
+	return buf.String()
 }

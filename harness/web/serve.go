@@ -11,6 +11,8 @@
 package web
 
 import (
+	"sync"
+
 	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/transcript"
 
@@ -109,6 +111,23 @@ func Serve(ctx context.Context, o Options) (err error) {
 		o.Log.Warn(note)
 	}
 	s := New(st, cfg, o.Log)
+	s.Languages = builder.Langs
+	var probe sync.WaitGroup
+	defer probe.Wait() // before the backend is released
+	probe.Add(1)
+	go func() {
+		defer probe.Done()
+		// The languages' versions, for "How to submit": seconds of the
+		// image's time, off the way of the start.
+		f, err := validate.ProbeImageWith(ctx, backend, resolved.Limits, validate.ToolchainQueries(builder.Langs))
+		if err != nil {
+			if ctx.Err() == nil {
+				o.Log.Warn("read the languages' versions in the runtime image", "err", err)
+			}
+			return
+		}
+		s.SetToolchains(f.Toolchains)
+	}()
 	if s.Proxies, err = ParseProxies(o.TrustProxy); err != nil {
 		return &ProxyError{err}
 	}

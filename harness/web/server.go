@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/rules"
 )
@@ -38,6 +39,11 @@ type Server struct {
 	StartFinal FinalStarter
 	// Rerunner runs disputed turns again; nil refuses.
 	Rerunner *event.Rerunner
+	// Languages are how the event builds source ("How to submit" lists
+	// them); nil: the built-in table.
+	Languages build.Languages
+
+	tools toolchains
 
 	boards boards
 
@@ -111,6 +117,8 @@ func (s *Server) Routes() []Route {
 		page("GET /{$}", Public, s.home),
 		page("GET /static/{file}", Public, s.static),
 		page("GET /login", Public, s.loginPage),
+		page("GET /how-to-submit", Public, s.howTo),
+		page("GET /how-to-submit/{starter}", Public, s.starter),
 		page("POST /login", Public, s.login),
 		page("POST /logout", Member, s.logout),
 		page("GET /team", Member, s.teamPage),
@@ -245,7 +253,16 @@ func (s *Server) guard(rt Route) http.Handler {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		}
 		if err := rt.handle(w, r.WithContext(ctx), p); err != nil {
-			writeError(w, r, rt.API, s.classify(err, rt))
+			he := s.classify(err, rt)
+			if rt.API || strings.HasPrefix(r.URL.Path, "/api/") {
+				writeError(w, r, true, he)
+				return
+			}
+			// A refusal on a page of the event's, the asker still logged
+			// in, with the way back.
+			if rerr := s.render(w, r.WithContext(ctx), p, he.status, "error", http.StatusText(he.status), he.message); rerr != nil {
+				writeError(w, r, false, he)
+			}
 		}
 	})
 }

@@ -71,10 +71,8 @@ func (s *Server) reportData(r *http.Request, sub event.Submission) (reportData, 
 		return d, err
 	}
 	d.Report = rep
-	for i, c := range rep.Checks {
-		if c.Status == validate.Fail && d.First == nil {
-			d.First = &rep.Checks[i]
-		}
+	d.First = rep.First()
+	for _, c := range rep.Checks {
 		if c.Name == "build" && c.Evidence != nil {
 			d.Build = c.Evidence.Output
 		}

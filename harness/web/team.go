@@ -16,8 +16,10 @@ import (
 const teamPageGames = 10
 
 type teamData struct {
-	Team        event.Team
-	Scrimmages  []event.Scrimmage
+	Team       event.Team
+	Scrimmages []event.Scrimmage
+	// ScrimmageGames are each scrimmage's games as the team sees them.
+	ScrimmageGames map[int64][]gameRow
 	Names       event.TeamNames
 	Submissions []event.Submission
 	NewestFail  *event.Submission
@@ -33,6 +35,9 @@ type teamData struct {
 	Pinned    *event.FinalEntry
 	Token     string // a token just made, shown once
 	Notice    string
+	// NoticeUntilDone: the notice waits for a validation's result, and
+	// goes when it comes.
+	NoticeUntilDone bool
 	MaxUpload int64
 	// Closed is when uploads closed (zero while they are open).
 	Closed time.Time
@@ -83,6 +88,14 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), team, 10); err != nil {
 		return d, err
 	}
+	d.ScrimmageGames = map[int64][]gameRow{}
+	for _, sc := range d.Scrimmages {
+		games, err := s.Store.ScrimmageGames(r.Context(), sc.ID)
+		if err != nil {
+			return d, err
+		}
+		d.ScrimmageGames[sc.ID] = gameRows(games, team, d.Names)
+	}
 	return d, nil
 }
 
@@ -111,7 +124,7 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if err != nil {
 		return err
 	}
-	d.Notice = notice
+	d.Notice, d.NoticeUntilDone = notice, r.URL.Query().Get("notice") == "uploaded"
 	// Rendered with a stand-in for the session's CSRF token, so that one
 	// rendering serves every session of the team.
 	body, err := s.pageBytes(r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, "team", d.Team.Name, d)

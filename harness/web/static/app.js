@@ -72,6 +72,9 @@ function live() {
       }
     });
     if (!changed || !ev.done) { return; }
+    // A notice that waited for this result has had its answer.
+    document.querySelectorAll(".notice.until-done").forEach(function (n) { n.remove(); });
+    if (location.search.indexOf("notice=") >= 0) { history.replaceState(null, "", location.pathname + location.hash); }
     if (document.getElementById("versions")) {
       // A finished validation brings its games and may move the active
       // version: refresh those sections (parsed, never run).
@@ -113,7 +116,17 @@ function standings() {
   };
 }
 
+// viewerAt opens the embedded viewer at the ply the page's address names
+// (/games/ID#ply=N).
+function viewerAt() {
+  var viewer = document.getElementById("viewer");
+  if (viewer && /^#ply=\d+/.test(location.hash)) {
+    viewer.src = viewer.getAttribute("src") + location.hash;
+  }
+}
+
 document.addEventListener("DOMContentLoaded", function () {
+  viewerAt();
   countdown();
   standings();
   dropzone();
