@@ -91,14 +91,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(ctx) }()
 	}
-	worker := func(name string) (*Worker, *distrib.Queue, *nats.Conn) {
-		q, nc := c.Worker(t, name)
-		key, err := c.Creds[name].SigningKey()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}, q, nc
-	}
+	worker := func(name string) (*Worker, *distrib.Queue, *nats.Conn) { return joined(t, c, name) }
 	// The misbehaving workers each take a game before the honest ones
 	// join: however loaded the host, each misbehaves once.
 	took := make(chan string, 8)
@@ -317,12 +310,7 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	q, nc := c.Worker(t, "liar")
-	key, err := c.Creds["liar"].SigningKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	liar := &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}
+	liar, q, nc := joined(t, c, "liar")
 	told := make(chan distrib.Suspension, 1)
 	stop, err := q.OnControl(func(c distrib.Control) {
 		if c.Suspended != nil && c.Suspended.Worker == "liar" {
@@ -392,12 +380,7 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 		t.Error("the suspended worker connects again")
 	}
 
-	hq, _ := c.Worker(t, "honest")
-	hkey, err := c.Creds["honest"].SigningKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	honest := &Worker{Queue: hq, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: hkey}
+	honest, hq, _ := joined(t, c, "honest")
 	hw := &distrib.Worker{Queue: hq, Slots: 2, Play: honest.Play, Machine: json.RawMessage(`{"host":"honest","cpus":2,"sandbox":"local"}`)}
 	wg.Add(1)
 	go func() { defer wg.Done(); hw.Run(ctx) }()
@@ -432,4 +415,17 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// joined is an enrolled worker of c joined to its queue, playing on the
+// local sandbox with its enrolled key; its connection is returned for tests
+// that cut it.
+func joined(t *testing.T, c *distribtest.Cluster, name string) (*Worker, *distrib.Queue, *nats.Conn) {
+	t.Helper()
+	q, nc := c.Worker(t, name)
+	key, err := c.Creds[name].SigningKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}, q, nc
 }

@@ -20,10 +20,10 @@ type teamData struct {
 	Scrimmages []event.Scrimmage
 	// ScrimmageGames are each scrimmage's games as the team sees them.
 	ScrimmageGames map[int64][]gameRow
-	Names       event.TeamNames
-	Submissions []event.Submission
-	NewestFail  *event.Submission
-	Games       []gameRow
+	Names          event.TeamNames
+	Submissions    []event.Submission
+	NewestFail     *event.Submission
+	Games          []gameRow
 	// GamesTotal counts every game of the team (the page shows the
 	// newest; the games list has them all).
 	GamesTotal int
@@ -32,13 +32,13 @@ type teamData struct {
 	Rating *ratingPlot
 	// Pinned is the team's submission pinned for the final, once uploads
 	// closed.
-	Pinned    *event.FinalEntry
-	Token     string // a token just made, shown once
-	Notice    string
+	Pinned *event.FinalEntry
+	Token  string // a token just made, shown once
+	Notice string
 	// NoticeUntilDone: the notice waits for a validation's result, and
 	// goes when it comes.
 	NoticeUntilDone bool
-	MaxUpload int64
+	MaxUpload       int64
 	// Closed is when uploads closed (zero while they are open).
 	Closed time.Time
 	// Require are the documents this event's submissions must hold.
