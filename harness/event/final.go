@@ -279,6 +279,21 @@ type FinalPlan struct {
 	entries []FinalEntry
 	bots    []*submission.Bot
 	cfg     tournament.Config
+	begun   bool
+}
+
+// Begin records that the final starts (or resumes) now: a server shows it
+// playing from then on, and resumes it after a stop. Play begins it if
+// nobody did.
+func (p *FinalPlan) Begin(ctx context.Context) error {
+	if p.begun {
+		return nil
+	}
+	if err := p.store.beginFinal(ctx, p.f, len(p.entries)); err != nil {
+		return err
+	}
+	p.begun = true
+	return nil
 }
 
 // Entries are the teams the final plays.
@@ -372,7 +387,7 @@ func (p *FinalPlan) config() (tournament.Config, error) {
 // Play plays the final planned.
 func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
 	s, f := p.store, p.f
-	if err := s.beginFinal(ctx, f, len(p.entries)); err != nil {
+	if err := p.Begin(ctx); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(s.Dir, FinalDir)

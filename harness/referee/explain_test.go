@@ -49,7 +49,6 @@ func TestAnUncaughtExceptionIsExplainedAsACrash(t *testing.T) {
 			"Python", "RuntimeError: boom"},
 		{"python chained", "python3", "bot.py", "try:\n    {}['board']\nexcept KeyError as e:\n    raise ValueError(\"no board\\nsecond line\") from e\n", nil,
 			"Python", "ValueError: no board"},
-		{"python syntax", "python3", "bot.py", "def choose(:\n    pass\n", nil, "Python", "SyntaxError: "},
 		{"node", "node", "bot.js", "function choose() { throw new TypeError(\"boom\"); }\nchoose();\n", nil,
 			"Node.js", "TypeError: boom"},
 		{"node throws a string", "node", "bot.js", "throw \"boom\";\n", nil, "Node.js", "boom"},
@@ -87,6 +86,24 @@ func TestAnUncaughtExceptionIsExplainedAsACrash(t *testing.T) {
 				t.Errorf("fix %q", e.Fix)
 			}
 		})
+	}
+}
+
+// A Python script that does not parse never ran: its file, its line and
+// the error are named, and the fix is the syntax error's, whatever its exit
+// code is read as (and the crash advice of catching errors cannot apply).
+func TestASyntaxErrorIsNamedWithItsLine(t *testing.T) {
+	t.Parallel()
+	proto := codeclash.Game{}.Protocol().Files
+	code, stderr := crash(t, "python3", "bot.py", "import sys\n\ndef choose(:\n    pass\n")
+	e, ok := ExplainExit(proto, rules.BotRejectedState, code, stderr)
+	if !ok || !strings.HasPrefix(e.Detail, "bot.py, line 3: SyntaxError: ") || !strings.Contains(e.Detail, "never ran") ||
+		!strings.HasPrefix(e.Fix, "fix the syntax error at bot.py line 3") || strings.Contains(e.Fix, "catch errors") {
+		t.Errorf("%+v %v for:\n%s", e, ok, stderr)
+	}
+	// A line game's bot too (no exit codes of its own).
+	if e, ok := ExplainExit(nil, rules.Crash, code, stderr); !ok || !strings.Contains(e.Detail, "line 3: SyntaxError") {
+		t.Errorf("a line game's syntax error: %+v %v", e, ok)
 	}
 }
 

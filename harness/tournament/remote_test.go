@@ -331,9 +331,11 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 				return nil, err
 			}
 			sp.White, sp.Black = sp.Black, sp.White
-			if j.Spec, err = json.Marshal(sp); err != nil {
+			swapped, err := json.Marshal(sp)
+			if err != nil {
 				return nil, err
 			}
+			j.Spec = swapped
 			archive, err := liar.Play(ctx, j)
 			handedIn.Do(func() { mu.Lock(); lied = time.Now(); mu.Unlock() })
 			return archive, err

@@ -417,6 +417,10 @@ func (f *finalRunner) start(run event.FinalRun) error {
 	if err != nil {
 		return err
 	}
+	// Begun before the answer: the organizer's next page shows it playing.
+	if err := plan.Begin(ctx); err != nil {
+		return err
+	}
 	f.busy = true
 	f.wg.Add(1)
 	go func() {

@@ -215,9 +215,11 @@ func liar(t *testing.T, url, credsFile string) {
 				return nil, err
 			}
 			sp["white"], sp["black"] = sp["black"], sp["white"]
-			if j.Spec, err = json.Marshal(sp); err != nil {
+			spec, err := json.Marshal(sp)
+			if err != nil {
 				return nil, err
 			}
+			j.Spec = spec
 			return tw.Play(ctx, j)
 		}}
 	done := make(chan struct{})
