@@ -10,7 +10,7 @@ import (
 	"io/fs"
 )
 
-//go:embed python checkers tiles
+//go:embed python checkers tiles chess acm6x6
 var starters embed.FS
 
 // Starter is an example bot a team can start from: its language, and its
@@ -29,6 +29,8 @@ var starterDirs = map[string][]Starter{
 	"codeclash": {{Name: "python", Language: "Python 3"}},
 	"checkers":  {{Name: "checkers", Language: "Python 3 (a bot class, run by the game's adapter)"}},
 	"tiles":     {{Name: "tiles", Language: "Python 3"}},
+	"chess":     {{Name: "chess", Language: "Python 3"}},
+	"acm6x6":    {{Name: "acm6x6", Language: "Python 3"}},
 }
 
 // Starters are the starters offered for game (none for a game without).

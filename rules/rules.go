@@ -190,7 +190,11 @@ type LineProtocol struct {
 	LateMove string
 	// AutoSingle plays a move without asking when it is the only legal one.
 	AutoSingle bool
-	Codec      LineCodec
+	// StartTime is added to a bot's first answer, which also covers starting
+	// its program: ProgramStart for every line game (the harness sets it, a
+	// game does not).
+	StartTime time.Duration
+	Codec     LineCodec
 }
 
 // Clock is the time left in each side's bank when a question is asked.

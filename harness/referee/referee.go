@@ -70,6 +70,9 @@ type Referee struct {
 	// the previous move in wire form.
 	bank [2]time.Duration
 	last string
+	// asked is set once a side was asked its first question (line games):
+	// only that answer's clock covers the program's start.
+	asked [2]bool
 	// cleanup lists game-directory entries to remove before a side's next
 	// turn (data-file violations under the random-move policy).
 	cleanup [2][]string
@@ -130,6 +133,7 @@ func LineTimes(p rules.LineProtocol, opts map[string]string) (rules.LineProtocol
 		}
 		*o.dst = d
 	}
+	p.StartTime = rules.ProgramStart
 	return p, nil
 }
 
@@ -148,7 +152,7 @@ func (r *Referee) TimeControl() *transcript.TimeControl {
 		return nil
 	}
 	l := r.lines
-	return &transcript.TimeControl{MoveTime: l.MoveTime, GameTime: l.GameTime, LateMove: l.LateMove, AutoSingle: l.AutoSingle}
+	return &transcript.TimeControl{MoveTime: l.MoveTime, GameTime: l.GameTime, StartTime: l.StartTime, LateMove: l.LateMove, AutoSingle: l.AutoSingle}
 }
 
 // Over reports whether the game has ended, by the rules or by a forfeit.
@@ -206,6 +210,10 @@ func (r *Referee) Next() (Ask, error) {
 		a.Timeout = l.MoveTime
 		if l.GameTime > 0 && r.bank[a.Side] < a.Timeout {
 			a.Timeout, a.bankOut = max(r.bank[a.Side], time.Millisecond), true
+		}
+		if !r.asked[a.Side] {
+			a.Timeout += l.StartTime
+			r.asked[a.Side] = true
 		}
 		return a, nil
 	}

@@ -279,7 +279,9 @@ func TestTheTimeBankLimitsTheAnswer(t *testing.T) {
 			t.Fatalf("reply %q", s.Send)
 		}
 	}
-	want := []time.Duration{700 * time.Millisecond, 700 * time.Millisecond, 400 * time.Millisecond}
+	// Each side's first answer also has the program's start; the bank is
+	// charged every answer's whole wall time.
+	want := []time.Duration{700*time.Millisecond + rules.ProgramStart, 700*time.Millisecond + rules.ProgramStart, 400 * time.Millisecond}
 	if !reflect.DeepEqual(asked, want) || !r.Over() {
 		t.Fatalf("asked with %v, want %v; over %v", asked, want, r.Over())
 	}

@@ -39,7 +39,10 @@ type Attempt struct {
 type Rerun struct {
 	Header   transcript.Header `json:"-"`
 	Recorded transcript.Turn   `json:"recorded"`
-	Attempts []Attempt         `json:"attempts"`
+	// Limit is the time the disputed answer was given, as the referee gives
+	// it (a line game's first answer includes the program's start).
+	Limit    time.Duration `json:"limitNs"`
+	Attempts []Attempt     `json:"attempts"`
 }
 
 // RerunOptions names the turn and how to run it.
@@ -156,7 +159,7 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 		return nil, err
 	}
 	defer box.Close(context.WithoutCancel(ctx))
-	out := &Rerun{Header: h, Recorded: t}
+	out := &Rerun{Header: h, Recorded: t, Limit: h.Limits.TurnTimeout}
 	for range repeat {
 		r, err := box.Run(ctx, turn)
 		if err != nil {
@@ -177,7 +180,7 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 // runLinesAgain re-runs a line game's turn: see RunAgain.
 func runLinesAgain(ctx context.Context, o RerunOptions, h transcript.Header, at State, turns []transcript.Turn) (*Rerun, error) {
 	t := at.Turn
-	out := &Rerun{Header: h, Recorded: t}
+	out := &Rerun{Header: h, Recorded: t, Limit: at.Ask.Timeout}
 	if t.Auto || t.StartError != "" {
 		return nil, fmt.Errorf("ply %d asked the bot nothing (%s): there is no answer to run again", o.Ply, map[bool]string{true: "an automatic move", false: "the bot did not start"}[t.Auto])
 	}
@@ -185,9 +188,9 @@ func runLinesAgain(ctx context.Context, o RerunOptions, h transcript.Header, at 
 	if err != nil {
 		return nil, err
 	}
-	earlierLimit := 5 * time.Second
+	earlierLimit, startTime := 5*time.Second, time.Duration(0)
 	if tc := h.TimeControl; tc != nil && tc.MoveTime > 0 {
-		earlierLimit = tc.MoveTime
+		earlierLimit, startTime = tc.MoveTime, tc.StartTime
 	}
 	box, err := o.Backend.Open(ctx, sandbox.Spec{Program: o.Bot.Program, Limits: h.Limits,
 		Labels: map[string]string{"org.arenabots.arena.rerun": fmt.Sprintf("ply-%d", o.Ply)}})
@@ -205,7 +208,7 @@ func runLinesAgain(ctx context.Context, o RerunOptions, h transcript.Header, at 
 				return out, err
 			}
 		}
-		a, err := talkAgain(ctx, sb, dialogue, at, earlierLimit)
+		a, err := talkAgain(ctx, sb, dialogue, at, earlierLimit, startTime)
 		if err != nil {
 			return out, err
 		}
@@ -215,8 +218,10 @@ func runLinesAgain(ctx context.Context, o RerunOptions, h transcript.Header, at 
 }
 
 // talkAgain starts the bot once and goes through its recorded dialogue up to
-// the disputed question, which it judges.
-func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript.Heard, at State, earlierLimit time.Duration) (Attempt, error) {
+// the disputed question, which it judges. Earlier questions get the move time
+// (the first of them also startTime, as the referee gives it); the disputed
+// one gets what the referee gave it.
+func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript.Heard, at State, earlierLimit, startTime time.Duration) (Attempt, error) {
 	var a Attempt
 	s, err := sb.StartSession(ctx, nil)
 	var sf *sandbox.StartFailure
@@ -235,7 +240,8 @@ func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript
 			continue
 		}
 		if step.Ply != at.Turn.Ply {
-			ex, err := s.Ask(ctx, step.Line, earlierLimit)
+			ex, err := s.Ask(ctx, step.Line, earlierLimit+startTime)
+			startTime = 0
 			if err != nil {
 				return a, err
 			}

@@ -17,11 +17,7 @@ import (
 // several runs, and whether they reproduce the record.
 func (r *Rerun) WriteText(w io.Writer) {
 	t := r.Recorded
-	limit := r.Header.Limits.TurnTimeout
-	if tc := r.Header.TimeControl; tc != nil {
-		limit = tc.MoveTime
-	}
-	fmt.Fprintf(w, "ply %d, %s (%s), %s; turn limit %v\n\n", t.Ply, t.Side, botName(r.Header, t.Side), t.Phase, limit)
+	fmt.Fprintf(w, "ply %d, %s (%s), %s; turn limit %v\n\n", t.Ply, t.Side, botName(r.Header, t.Side), t.Phase, r.Limit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tMOVE\tEXIT\tVERDICT\tWALL\tCPU")
 	row := func(name, move string, exit, sig int, verdict string, wall, cpu float64) {

@@ -56,7 +56,7 @@ func goldenHeader() Header {
 		Sandbox:     map[string]string{"backend": "docker", "image": "arena-runtime:latest", "imageId": "sha256:" + strings.Repeat("e5", 32)},
 		Host:        map[string]string{"hostname": "judge-1", "os": "linux", "cpus": "2"},
 		StartedAt:   "2026-03-01T10:00:00Z",
-		TimeControl: &TimeControl{MoveTime: 100 * time.Millisecond, GameTime: time.Minute, LateMove: "random", AutoSingle: true},
+		TimeControl: &TimeControl{MoveTime: 100 * time.Millisecond, GameTime: time.Minute, StartTime: time.Second, LateMove: "random", AutoSingle: true},
 		Opening:     &Lines{White: []string{"START", "SIZE 6"}, Black: []string{"START"}},
 		Evidence:    &Evidence{Keep: KeepChanged, Budget: 64 << 20},
 		SigningKey:  PublicKeyHex(testKey()),

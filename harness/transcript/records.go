@@ -219,8 +219,11 @@ const (
 
 // TimeControl is a line game's clock and what a late bot costs.
 type TimeControl struct {
-	MoveTime   time.Duration `json:"moveTime"` // nanoseconds
-	GameTime   time.Duration `json:"gameTime"` // nanoseconds; 0: no bank
+	MoveTime time.Duration `json:"moveTime"` // nanoseconds
+	GameTime time.Duration `json:"gameTime"` // nanoseconds; 0: no bank
+	// StartTime is added to each side's first answer (nanoseconds): its
+	// program starts inside that answer's clock.
+	StartTime  time.Duration `json:"startTime,omitempty"`
 	LateMove   string        `json:"lateMove"`
 	AutoSingle bool          `json:"autoSingle,omitempty"`
 }

@@ -124,12 +124,24 @@ func TestViewerInARealBrowser(t *testing.T) {
 		AfterKeys      int
 		Changed        bool
 		ModeAfterClick string
+		Opened         struct{ Step int }
 	}
 	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Steps != len(d.Steps) || got.AfterKeys != 2 || !got.Changed || got.ModeAfterClick != "black" {
 		t.Fatalf("stepping and toggling do not work: %+v", got)
+	}
+	// Opened without a step, the page shows the first position of play,
+	// not the empty board before the setup.
+	setup := 0
+	for i, s := range d.Steps {
+		if s.Phase == "setup" {
+			setup = i
+		}
+	}
+	if setup == 0 || got.Opened.Step != setup {
+		t.Fatalf("the page opened on step %d; the setup ends at step %d", got.Opened.Step, setup)
 	}
 	if got.FogStep < 0 {
 		t.Fatal("no fogged step in a game where greedy fogs its opponent")

@@ -230,11 +230,11 @@ func TestAPythonTilesSourcePasses(t *testing.T) {
 }
 
 // TestEveryStarterPassesItsEvent: every starter the site of an event of
-// checkers or tiles offers, downloaded as it is and uploaded, passes that
+// checkers, tiles, chess or ACM chess 6x6 offers, downloaded as it is and uploaded, passes that
 // event's validation on the real engine (Code Clash's is uploaded in the
 // browser test).
 func TestEveryStarterPassesItsEvent(t *testing.T) {
-	for _, game := range []string{"checkers", "tiles"} {
+	for _, game := range []string{"checkers", "tiles", "chess", "acm6x6"} {
 		t.Run(game, func(t *testing.T) {
 			t.Parallel()
 			e := newLiveEvent(t, "game = \""+game+"\"\n")

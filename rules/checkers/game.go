@@ -258,7 +258,9 @@ executable with no class bot in its submission)
   submission's files read-only in /bot). It reads lines on stdin and writes
   lines on stdout. Every line ends with a newline (a carriage return before
   it is ignored); an answer counts when its newline arrives, so flush stdout
-  after each one. stderr is free for logs (its last 8 KiB are kept).
+  after each one. The first answer may take 1 s longer than the move time,
+  since the program starts inside its clock (the time bank is charged as
+  usual). stderr is free for logs (its last 8 KiB are kept).
   1. At the start the bot reads its colour: "white" (the first player) or
      "black".
   2. On its turn it reads one line: "board=<64 characters> moves=<list>".

@@ -636,9 +636,17 @@ K . . . k`
 	if got := targetsOf(s, sq(0, 0)); !sameSquares(got, squares(0, 1, 0, 2, 0, 3, 0, 4, 1, 0, 2, 0, 3, 0)) {
 		t.Fatalf("default: blocked tiles are empty squares in play; rook moves %v", got)
 	}
+	// What means nothing is not drawn: the viewer and the terminal show
+	// an empty square.
+	if f := s.Frame(rules.NoSide); len(f.Blocked) != 0 || strings.Contains(s.Render(), "#") {
+		t.Fatalf("default: a blocked tile is drawn in play: %v\n%s", f.Blocked, s.Render())
+	}
 	s.opts.BlockedTilesInPlay = true
 	if got := targetsOf(s, sq(0, 0)); !sameSquares(got, squares(0, 1, 1, 0, 2, 0, 3, 0)) {
 		t.Fatalf("blockedTilesInPlay: rook moves %v", got)
+	}
+	if f := s.Frame(rules.NoSide); len(f.Blocked) != 1 || !strings.Contains(s.Render(), "#") {
+		t.Fatalf("blockedTilesInPlay: the blocked tile is not drawn: %v\n%s", f.Blocked, s.Render())
 	}
 	wantIllegal(t, s, mv(0, 0, 0, 3), "crosses the blocked tile")
 	wantIllegal(t, s, mv(0, 0, 0, 2), "blocked tile")

@@ -183,6 +183,14 @@ func (s *State) isBlocked(q Square) bool {
 	return slices.Contains(s.blocked, q)
 }
 
+// blockedShown reports whether the blocked tiles mean anything now: during
+// setup, where no piece may be placed on them, and in play only under
+// blockedTilesInPlay; elsewhere they are ordinary empty squares and are
+// drawn as such.
+func (s *State) blockedShown() bool {
+	return s.Phase() != "play" || s.opts.BlockedTilesInPlay
+}
+
 // inPlayObstacle is the obstacle function of the play phase.
 func (s *State) inPlayObstacle() obstacle {
 	if s.opts.BlockedTilesInPlay && len(s.blocked) > 0 {
@@ -609,7 +617,7 @@ func (s *State) Render() string {
 				ch = byte(p.Kind)
 			case !p.empty():
 				ch = byte(p.Kind) + 'a' - 'A'
-			case s.isBlocked(sq(r, c)):
+			case s.blockedShown() && s.isBlocked(sq(r, c)):
 				ch = '#'
 			}
 			b.WriteByte(ch)
@@ -645,8 +653,10 @@ func (s *State) Frame(viewer rules.Side) rules.Frame {
 			}
 		}
 	}
-	for _, q := range s.blocked {
-		f.Blocked = append(f.Blocked, [2]int{int(q.R), int(q.C)})
+	if s.blockedShown() {
+		for _, q := range s.blocked {
+			f.Blocked = append(f.Blocked, [2]int{int(q.R), int(q.C)})
+		}
 	}
 	if s.shieldOn {
 		f.Shielded = &[2]int{int(s.shieldSq.R), int(s.shieldSq.C)}

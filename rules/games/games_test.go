@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games"
@@ -43,6 +44,22 @@ func TestEveryExplanationHasAProtocolWithAnExample(t *testing.T) {
 				t.Errorf("a file game's example shows no %s and %s", p.Files.StateFile, p.Files.MoveFile)
 			}
 		})
+	}
+}
+
+// Every line game's explanation states the allowance the referee gives a
+// bot's first answer (the texts are constants, so they cannot be built from
+// rules.ProgramStart).
+func TestEveryLineGameStatesTheProgramStart(t *testing.T) {
+	want := map[time.Duration]string{time.Second: "first answer may take 1 s longer"}[rules.ProgramStart]
+	for _, name := range rules.Names() {
+		g, _ := rules.Lookup(name)
+		if g.Protocol().Lines == nil {
+			continue
+		}
+		if text := strings.Join(strings.Fields(g.Explain()), " "); want == "" || !strings.Contains(text, want) {
+			t.Errorf("rules.ProgramStart is %v; %s's explanation does not say %q", rules.ProgramStart, name, want)
+		}
 	}
 }
 
