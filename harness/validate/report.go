@@ -101,6 +101,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if u := r.Usage; u != nil {
 		fmt.Fprintf(w, "  usage: %s, p50 %.1f ms, max %.1f ms of %.0f ms; peak memory %.1f MiB of %d MiB\n",
 			words.Plural(u.Turns, "turn"), u.P50Ms, u.MaxMs, u.LimitMs, float64(u.PeakMemory)/(1<<20), u.MemLimit>>20)
+		if u.StartLimitMs > 0 {
+			fmt.Fprintf(w, "         first answer (starting the program included): at most %.1f ms of %.0f ms\n", u.StartMs, u.StartLimitMs)
+		}
 	}
 	fmt.Fprintln(w)
 	return ew.err

@@ -29,6 +29,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/match"
@@ -95,6 +96,11 @@ type Usage struct {
 	LimitMs    float64 `json:"limitMs"`
 	PeakMemory int64   `json:"peakMemory"`
 	MemLimit   int64   `json:"memoryLimit"`
+	// StartMs is the slowest first answer of a line-game bot, whose clock
+	// also covers starting its program, and StartLimitMs its limit (the move
+	// time and rules.ProgramStart); the turns above leave those answers out.
+	StartMs      float64 `json:"startMs,omitempty"`
+	StartLimitMs float64 `json:"startLimitMs,omitempty"`
 }
 
 // Report is the verdict on one submission.
@@ -467,7 +473,7 @@ func first(s []string, n int) []string {
 // match against the random bot as each colour.
 func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sandbox.File, o Options) error {
 	proto := o.Game.Protocol().Files
-	var walls []float64
+	var walls, firsts []float64
 	var peak int64
 	dataName := ""
 	ex, _ := o.Game.(rules.Exerciser)
@@ -537,28 +543,41 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 			rep.add(Check{Name: "match as " + side.String(), Status: Skip, Detail: "not run: there is no built-in random bot to play against"})
 			continue
 		}
-		w, ms, err := fullMatch(ctx, rep, bot, side, o)
+		w, first, ms, err := fullMatch(ctx, rep, bot, side, o)
 		if err != nil {
 			return err
 		}
 		walls = append(walls, w...)
+		if first > 0 {
+			firsts = append(firsts, first)
+		}
 		peak = max(peak, ms)
 	}
-	if len(walls) > 0 {
+	if len(walls)+len(firsts) > 0 {
 		slices.Sort(walls)
-		limit := o.Limits.TurnTimeout
+		limit, start := o.Limits.TurnTimeout, time.Duration(0)
 		if lp := o.Game.Protocol().Lines; lp != nil {
 			l, err := referee.LineTimes(*lp, o.Rules)
 			if err != nil {
 				return err
 			}
-			limit = l.MoveTime
+			limit, start = l.MoveTime, l.StartTime
 		}
-		rep.Usage = &Usage{Turns: len(walls), P50Ms: walls[len(walls)/2], MaxMs: walls[len(walls)-1],
-			LimitMs: float64(limit.Microseconds()) / 1000, PeakMemory: peak, MemLimit: o.Limits.Memory}
-		if rep.Usage.MaxMs > 0.8*rep.Usage.LimitMs && rep.Failures == 0 {
-			rep.add(Check{Name: "time", Status: Warn, Detail: fmt.Sprintf("the slowest turn took %.0f ms of the %.0f ms limit", rep.Usage.MaxMs, rep.Usage.LimitMs),
+		rep.Usage = &Usage{Turns: len(walls), LimitMs: float64(limit.Microseconds()) / 1000, PeakMemory: peak, MemLimit: o.Limits.Memory}
+		if len(walls) > 0 {
+			rep.Usage.P50Ms, rep.Usage.MaxMs = walls[len(walls)/2], walls[len(walls)-1]
+		}
+		if len(firsts) > 0 {
+			rep.Usage.StartMs, rep.Usage.StartLimitMs = slices.Max(firsts), float64((limit+start).Microseconds())/1000
+		}
+		switch u := rep.Usage; {
+		case rep.Failures > 0:
+		case u.MaxMs > 0.8*u.LimitMs:
+			rep.add(Check{Name: "time", Status: Warn, Detail: fmt.Sprintf("the slowest turn took %.0f ms of the %.0f ms limit", u.MaxMs, u.LimitMs),
 				Fix: "leave a margin: a loaded host is slower than yours"})
+		case u.StartMs > 0.8*u.StartLimitMs:
+			rep.add(Check{Name: "time", Status: Warn, Detail: fmt.Sprintf("the first answer, which includes starting the program, took %.0f ms of the %.0f ms limit", u.StartMs, u.StartLimitMs),
+				Fix: "start faster: load less before the first answer, or leave the work for later turns"})
 		}
 		if float64(peak) > 0.8*float64(o.Limits.Memory) && rep.Failures == 0 {
 			rep.add(Check{Name: "memory", Status: Warn, Detail: fmt.Sprintf("peak memory %d MiB of %d MiB", peak>>20, o.Limits.Memory>>20), Fix: "use less memory"})
@@ -694,15 +713,18 @@ func MatchDir(dir string, side rules.Side) string {
 	return filepath.Join(dir, "match-as-"+side.String())
 }
 
-// fullMatch plays the bot against the random bot with the bot on side.
-func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules.Side, o Options) ([]float64, int64, error) {
+// fullMatch plays the bot against the random bot with the bot on side. It
+// returns the bot's answers' wall times in ms, apart from its first answer
+// in a line game (first; 0 for none), whose clock also covers starting the
+// program, and its peak memory.
+func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules.Side, o Options) (walls []float64, first float64, peak int64, err error) {
 	dir := ""
 	if o.Dir != "" {
 		dir = MatchDir(o.Dir, side)
 	} else {
 		tmp, err := os.MkdirTemp("", "arena-validate-")
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "match")
@@ -714,18 +736,16 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 	res, err := match.Run(ctx, match.Config{Game: o.Game, Rules: o.Rules, Seed: o.Seed + uint64(side), White: white, Black: black,
 		Backend: o.Backend, Limits: o.Limits, Dir: dir, Labels: map[string]string{"org.arenabots.arena.validate": rep.Name}})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	name := "match as " + side.String()
 	if res.Reason == transcript.ReasonAborted {
-		return nil, 0, fmt.Errorf("%s aborted by the host or sandbox: %s", name, res.AbortReason)
+		return nil, 0, 0, fmt.Errorf("%s aborted by the host or sandbox: %s", name, res.AbortReason)
 	}
 	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	var walls []float64
-	var peak int64
 	var foot transcript.Footer
 	if lines[len(lines)-1].Decode(&foot) == nil {
 		for _, s := range foot.Sessions {
@@ -735,6 +755,7 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 		}
 	}
 	var turns []transcript.Turn
+	asked := false
 	for _, l := range lines {
 		var t transcript.Turn
 		if l.Type != transcript.TypeTurn || l.Decode(&t) != nil {
@@ -744,7 +765,11 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 		if t.Side != side.String() || t.Auto {
 			continue
 		}
-		walls = append(walls, t.WallMs)
+		if o.Game.Protocol().Lines != nil && !asked {
+			first, asked = t.WallMs, true
+		} else {
+			walls = append(walls, t.WallMs)
+		}
 		peak = max(peak, t.PeakMemory)
 		if t.Verdict != string(rules.OK) {
 			answer := ""
@@ -755,12 +780,12 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 				ExitCode: t.ExitCode, Signal: t.Signal, Verdict: t.Verdict, Reason: t.Reason, WallMs: t.WallMs,
 				PeakMemory: t.PeakMemory, StderrTail: t.StderrTail}
 			if err := lineEvidence(e, lines, dir, turns, t); err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 			detail, fix := failure(o.Game, rules.Verdict(t.Verdict), t.Reason, t.ExitCode, t.StderrTail)
 			rep.add(Check{Name: name, Status: Fail, Detail: fmt.Sprintf("ply %d: %s", t.Ply, detail), Fix: fix,
 				Evidence: e})
-			return walls, peak, nil
+			return walls, first, peak, nil
 		}
 	}
 	outcome := "a draw (" + res.Reason + ")"
@@ -772,7 +797,7 @@ func fullMatch(ctx context.Context, rep *Report, bot *submission.Bot, side rules
 		outcome = who + " won by " + res.Reason
 	}
 	rep.add(Check{Name: name, Status: Pass, Detail: fmt.Sprintf("a full match against the random bot: %s after %s, no faults", outcome, words.Plural(res.Plies, "ply"))})
-	return walls, peak, nil
+	return walls, first, peak, nil
 }
 
 // interpreterCheck reads a script's #! line as Linux will when the bot is

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/submission/submissiontest"
 	"github.com/arenabots/arena/internal/dockertest"
@@ -300,6 +301,14 @@ func TestValidateOtherGames(t *testing.T) {
 			}
 			if !rep.Pass || matches != 2 {
 				t.Fatalf("%+v", rep.Checks)
+			}
+			// A line game's first answers, whose clock covers the
+			// program's start, are counted apart with their own limit.
+			if lp := g.Protocol().Lines; lp != nil {
+				l, _ := referee.LineTimes(*lp, opts)
+				if u := rep.Usage; u == nil || u.StartLimitMs != float64((l.MoveTime+rules.ProgramStart).Milliseconds()) || u.LimitMs != float64(l.MoveTime.Milliseconds()) {
+					t.Fatalf("usage %+v, want the first answers' limit %v + %v", rep.Usage, l.MoveTime, rules.ProgramStart)
+				}
 			}
 		})
 	}
