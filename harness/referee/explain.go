@@ -106,7 +106,7 @@ type Explanation struct {
 // exit code) and printed nothing: its own error handler caught something
 // and kept it quiet.
 func ExplainExit(p *rules.FileProtocol, v rules.Verdict, exitCode int, stderr string) (Explanation, bool) {
-	if e, ok := syntaxError(stderr); ok {
+	if e, ok := SyntaxError(stderr); ok {
 		return e, true
 	}
 	if p != nil && v == rules.BotError && p.ExitVerdicts[exitCode] == v && strings.TrimSpace(stderr) == "" {
@@ -138,11 +138,11 @@ func ExplainExit(p *rules.FileProtocol, v rules.Verdict, exitCode int, stderr st
 	return e, true
 }
 
-var pythonSyntax = regexp.MustCompile(`(?m)^  File "([^"]*)", line ([0-9]+)\n(?:.*\n){0,3}?((?:SyntaxError|IndentationError|TabError): .*)$`)
+var pythonSyntax = regexp.MustCompile(`(?m)^ *File "([^"]*)", line ([0-9]+)\n(?:.*\n){0,3}?((?:SyntaxError|IndentationError|TabError): .*)$`)
 
-// syntaxError reads a Python script's failure to parse from its stderr:
+// SyntaxError reads a Python script's failure to parse from its stderr:
 // the file, the line and the error, and what to do.
-func syntaxError(stderr string) (Explanation, bool) {
+func SyntaxError(stderr string) (Explanation, bool) {
 	m := pythonSyntax.FindStringSubmatch(strings.ReplaceAll(stderr, "\r\n", "\n"))
 	if m == nil {
 		return Explanation{}, false

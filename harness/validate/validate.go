@@ -682,10 +682,13 @@ func buildChecks(ctx context.Context, rep *Report, b *build.Builder, bot *submis
 		return nil, "", false, err
 	}
 	if complaint != "" {
-		first := headline(complaint)
-		rep.add(Check{Name: "syntax", Status: Fail, Detail: bot.SourceEntry + ": " + first,
+		c := Check{Name: "syntax", Status: Fail, Detail: bot.SourceEntry + ": " + headline(complaint),
 			Fix:      "fix the errors shown; the check is: " + strings.ReplaceAll(lang.Check, "{src}", bot.SourceEntry),
-			Evidence: &Evidence{Label: "the syntax check of " + bot.SourceEntry, Verdict: "build-error", Output: complaint}})
+			Evidence: &Evidence{Label: "the syntax check of " + bot.SourceEntry, Verdict: "build-error", Output: complaint}}
+		if e, ok := referee.SyntaxError(complaint); ok {
+			c.Detail, c.Fix = e.Detail, e.Fix // the file, the line and the error
+		}
+		rep.add(c)
 		return nil, "", false, nil
 	}
 	if lang.Check != "" {

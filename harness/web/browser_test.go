@@ -435,6 +435,26 @@ func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
 	step("jump to ply 2", chromedp.Click(chromedp.CSS(`#turns div[data-i="2"]`), chromedp.FromNode(viewer)), "2")
 	b.screenshot("game")
 
+	// A Python file with a syntax error, from a Windows editor, alone (no
+	// README): its report's first failure is the syntax error, with its
+	// line and the fix that fits, not the missing README.
+	broken := writeFile(t, "bot.py", []byte("\xef\xbb\xbfimport sys\r\n\r\ndef main(:\r\n    pass\r\n"))
+	b.open("/team")
+	b.do("choose the broken file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{broken}))
+	b.follow(`#upload button[type=submit]`)
+	b.waitFor("the broken upload fails", `[...document.querySelectorAll("tr[data-submission] .state")].some(s => s.textContent === "failed")`, 3*time.Minute)
+	failedID := eval[string](b, `[...document.querySelectorAll("tr[data-submission]")].find(r => r.querySelector(".state").textContent === "failed").dataset.submission`)
+	b.open("/submissions/" + failedID)
+	b.waitFor("read the first failure", `!!document.querySelector("#report .first-failure")`, 10*time.Second)
+	first := value(b, "read the first failure", chromedp.Text(chromedp.CSS("#report .first-failure")))
+	if !strings.Contains(first, "SyntaxError") || !strings.Contains(first, "line 3") || !strings.Contains(first, "fix the syntax error") || strings.Contains(first, "README") {
+		t.Errorf("the first failure of a syntax error reads:\n%s", first)
+	}
+	if strings.Contains(first, "exit 0") {
+		t.Errorf("a check's output (exit status 1) is shown with a turn's exit 0:\n%s", first)
+	}
+	b.screenshot("report-syntax-error")
+
 	b.noExceptions()
 	b.noRefusals()
 	for _, r := range b.reported() {
