@@ -32,9 +32,9 @@ type Config struct {
 	// (runc; runsc for gVisor). Empty: the engine's default. Other backends
 	// refuse one.
 	Runtime string
-	// Sweep removes, when the backend opens and again when it closes, what
-	// runs of arena that were killed left on the engine (their last create
-	// request may complete after the first sweep).
+	// Sweep removes, when the backend opens, every 15 s while it is open and
+	// again when it closes, what runs of arena that were killed left on the
+	// engine (their last create request may complete after the first sweep).
 	Sweep bool
 	// Notify is told, in a sentence, what the user of a backend should know:
 	// that it is no security boundary, or what a sweep removed. Nil: nothing

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/sandbox"
@@ -12,9 +13,15 @@ import (
 
 func init() { sandbox.Register("docker", Open) }
 
+// sweepEvery is how often an open backend with Sweep sweeps again: a killed
+// run's last create request can complete after the sweep at the start, and
+// a server runs for days.
+var sweepEvery = 15 * time.Second
+
 // Open is the docker backend's sandbox.Opener: it dials the engine, sweeps
-// what killed runs left (when cfg.Sweep says so) and checks the runtime
-// image. Closing sweeps again, then lets the engine go.
+// what killed runs left (when cfg.Sweep says so, then every sweepEvery while
+// open) and checks the runtime image. Closing sweeps again, then lets the
+// engine go.
 func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() error, error) {
 	if cfg.Image == "" {
 		cfg.Image = images.DefaultRuntime
@@ -51,7 +58,28 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 		cl.Close()
 		return nil, nil, err
 	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if !cfg.Sweep {
+			return
+		}
+		tick := time.NewTicker(sweepEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if err := sweep(context.WithoutCancel(ctx)); err != nil {
+					slog.Warn(err.Error())
+				}
+			}
+		}
+	}()
 	return b, func() error {
+		close(stop)
+		<-stopped
 		return errors.Join(sweep(context.WithoutCancel(ctx)), cl.Close())
 	}, nil
 }
