@@ -65,8 +65,8 @@ func (b *Builder) Ready(ctx context.Context, bot *submission.Bot) (*submission.B
 	}
 	out := *bot
 	out.Language = lang.Ext
-	if !sourceName.MatchString(bot.SourceEntry) {
-		out.BuildError = fmt.Sprintf("%s: a source file's name must be letters, digits and _ then its extension (it names the program, or the Java class)", bot.SourceEntry)
+	if _, _, ok := sourcePath(bot.SourceEntry); !ok {
+		out.BuildError = fmt.Sprintf("%s: %s", bot.SourceEntry, sourceRule)
 		return &out, nil
 	}
 	image, err := b.imageID(ctx)
@@ -185,14 +185,32 @@ const (
 	exitCopy       = 97
 )
 
+// collectedName is where the build script leaves the artifact of a source
+// in a folder, at the top of the work directory, for the box to collect.
+const collectedName = "arena-artifact"
+
+// collected is the file the box collects after the build: the artifact, or
+// for a source in a folder the copy the script leaves at the top.
+func collected(bot *submission.Bot, lang Language) string {
+	dir, name, _ := sourcePath(bot.SourceEntry)
+	if dir != "" {
+		return collectedName
+	}
+	return expand(lang.Artifact, name, 0)
+}
+
 // script is the build, as the box runs it: copy the submission into the work
-// directory, print the toolchain's version, build with the output kept in a
-// file, then show the output's start (the compiler's first errors) on stderr.
+// directory, print the toolchain's version, build in the source's folder with
+// the output kept in a file, then show the output's start (the compiler's
+// first errors) on stderr.
 func script(bot *submission.Bot, lang Language) string {
-	src := bot.SourceEntry
+	dir, src, _ := sourcePath(bot.SourceEntry)
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\nd=$(dirname \"$0\")\n")
 	fmt.Fprintf(&b, "cp -R \"$d\"/. . && rm -f %s || exit %d\n", scriptName, exitCopy)
+	if dir != "" {
+		fmt.Fprintf(&b, "top=$(pwd) && cd %s || exit %d\n", shellWord(dir), exitCopy)
+	}
 	fmt.Fprintf(&b, "(%s) 2>&1 | head -n 1\n", lang.Version)
 	build := expand(lang.Build, src, 0)
 	if build == "" {
@@ -203,6 +221,9 @@ func script(bot *submission.Bot, lang Language) string {
 	b.WriteString("[ $code -eq 0 ] || exit $code\n")
 	art := expand(lang.Artifact, src, 0)
 	fmt.Fprintf(&b, "[ -f %s ] || { echo \"the build left no %s\" >&2; exit %d; }\n", art, art, exitNoArtifact)
+	if dir != "" {
+		fmt.Fprintf(&b, "cp -p %s \"$top\"/%s || exit %d\n", art, collectedName, exitCopy)
+	}
 	return b.String()
 }
 
@@ -226,7 +247,7 @@ func (b *Builder) run(ctx context.Context, bot *submission.Bot, lang Language) (
 		return nil, "", "", fmt.Errorf("open a box to build %s: %w", bot.Name, err)
 	}
 	defer box.Close(context.WithoutCancel(ctx))
-	artifact := expand(lang.Artifact, bot.SourceEntry, 0)
+	artifact := collected(bot, lang)
 	rep, err := box.Run(ctx, sandbox.Turn{Collect: artifact, CollectMax: MaxArtifact, Timeout: timeout})
 	if err != nil {
 		return nil, "", "", fmt.Errorf("build %s: %w", bot.Name, err)
@@ -278,7 +299,9 @@ func firstLines(s string, n int) string {
 // that starts it with the language's run command.
 func (b *Builder) program(bot *submission.Bot, lang Language, art []byte) sandbox.Program {
 	src := bot.SourceEntry
-	name := expand(lang.Artifact, src, 0)
+	// The artifact's path, not a shell word: an interpreted source is its
+	// own artifact and stays where it was.
+	name := strings.ReplaceAll(lang.Artifact, "{src}", src)
 	heap := max(b.Limits.Memory/2>>20, 16)
 	run := strings.ReplaceAll(expand(lang.Run, src, heap), "{dir}", "\"$d\"")
 	launcher := "#!/bin/sh\nd=$(dirname \"$0\")\nexec " + run + " \"$@\"\n"
@@ -309,7 +332,7 @@ func artifactMode(lang Language) os.FileMode {
 // passes or the language has no check.
 func (b *Builder) Check(ctx context.Context, bot *submission.Bot) (string, error) {
 	lang, ok := b.Langs.For(bot.SourceEntry)
-	if !ok || lang.Check == "" || !sourceName.MatchString(bot.SourceEntry) {
+	if _, _, named := sourcePath(bot.SourceEntry); !ok || lang.Check == "" || !named {
 		return "", nil
 	}
 	check := Language{Ext: lang.Ext, Build: lang.Check, Artifact: "{src}", Version: lang.Version}

@@ -25,9 +25,17 @@ import (
 // source writes a one-file submission and loads it as source.
 func source(t *testing.T, langs build.Languages, name, text string) *submission.Bot {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
+	// A name with a folder is handed in as a directory that holds it.
+	root := t.TempDir()
+	p := filepath.Join(root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if dir, _ := filepath.Split(name); dir != "" {
+		p = root
 	}
 	b, err := submission.LoadSource(p, submission.DefaultLimits(), nil, langs.Knows)
 	if err != nil {
@@ -179,9 +187,11 @@ func TestEveryLanguagePlaysFromSource(t *testing.T) {
 	langs := build.Default()
 	b := &build.Builder{Backend: be, Langs: langs, Limits: sandbox.DefaultLimits(), Cache: t.TempDir(), Labels: labels}
 	opponent := lineFixture(t, "tiles.legal")
-	for _, src := range []string{"walker.c", "walker.cpp", "Main.java", "walker.js", "walker.py"} {
+	// Two of them in a folder, as a folder zipped as it is holds them (on
+	// Windows, "New folder"): built there, run from there.
+	for _, src := range []string{"New folder/walker.c", "walker.cpp", "Main.java", "bot/walker.js", "walker.py"} {
 		t.Run(src, func(t *testing.T) {
-			bot, err := b.Ready(context.Background(), source(t, langs, src, testdata(t, src)))
+			bot, err := b.Ready(context.Background(), source(t, langs, src, testdata(t, filepath.Base(src))))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -134,9 +134,36 @@ func (ls Languages) Knows(name string) bool {
 // commands and, for Java, a class name.
 var sourceName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z0-9]+$`)
 
-// expand fills a template's placeholders for the source file src; {dir} is
-// left to the launcher.
+// sourcePath splits a source entry into its folder ("" at the top of the
+// submission) and its name, and says whether it can be built: a name that
+// sourceName allows, in a folder whose path holds no quote or control
+// character (a folder zipped on Windows, "New folder/main.cpp", builds). The
+// build runs in that folder.
+func sourcePath(entry string) (dir, name string, ok bool) {
+	dir, name = path.Split(entry)
+	dir = strings.TrimSuffix(dir, "/")
+	bad := strings.ContainsFunc(dir, func(r rune) bool { return r == '\'' || r < 0x20 || r == 0x7f })
+	return dir, name, sourceName.MatchString(name) && !bad
+}
+
+// sourceRule says what sourcePath allows, for a build error.
+const sourceRule = "a source file's name must be letters, digits and _ then its extension (it names the program, or the Java class), in a folder whose name holds no quote"
+
+// shellWord is s as one word of a shell command: as it is when it is made
+// of safe characters, else single-quoted (sourcePath allows no quote).
+func shellWord(s string) string {
+	if safeWord.MatchString(s) {
+		return s
+	}
+	return "'" + s + "'"
+}
+
+var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./-]+$`)
+
+// expand fills a template's placeholders for the source file src (a name,
+// or a path for the launcher); {class} is the name without its extension;
+// {dir} is left to the launcher.
 func expand(tmpl, src string, heapMiB int64) string {
-	class := strings.TrimSuffix(src, path.Ext(src))
-	return strings.NewReplacer("{src}", src, "{class}", class, "{heapMiB}", fmt.Sprint(heapMiB)).Replace(tmpl)
+	class := strings.TrimSuffix(path.Base(src), path.Ext(src))
+	return strings.NewReplacer("{src}", shellWord(src), "{class}", class, "{heapMiB}", fmt.Sprint(heapMiB)).Replace(tmpl)
 }

@@ -672,6 +672,9 @@ func buildChecks(ctx context.Context, rep *Report, b *build.Builder, bot *submis
 	if built.BuildError != "" {
 		first := headline(built.BuildError)
 		fix := "make it build in the runtime image with: " + strings.ReplaceAll(lang.Build, "{src}", bot.SourceEntry) + " (arena languages shows every language's build)"
+		if lang.Build == "" { // nothing to compile: what failed is the file's name or its copy
+			fix = "do what the line above says"
+		}
 		rep.add(Check{Name: "build", Status: Fail, Detail: first, Fix: fix,
 			Evidence: &Evidence{Label: "the build of " + bot.SourceEntry, Verdict: "build-error", Output: built.BuildError}})
 		return nil, "", false, nil

@@ -229,12 +229,12 @@ func TestAPythonTilesSourcePasses(t *testing.T) {
 	}
 }
 
-// TestEveryStarterPassesItsEvent: every starter the site of an event of
-// checkers, tiles, chess or ACM chess 6x6 offers, downloaded as it is and uploaded, passes that
-// event's validation on the real engine (Code Clash's is uploaded in the
-// browser test).
+// TestEveryStarterPassesItsEvent: every starter the site of an event of any
+// game offers, downloaded as it is and uploaded, passes that event's
+// validation on the real engine (the browser test also walks Code Clash's
+// first one through the pages).
 func TestEveryStarterPassesItsEvent(t *testing.T) {
-	for _, game := range []string{"checkers", "tiles", "chess", "acm6x6"} {
+	for _, game := range []string{"codeclash", "checkers", "tiles", "chess", "acm6x6"} {
 		t.Run(game, func(t *testing.T) {
 			t.Parallel()
 			e := newLiveEvent(t, "game = \""+game+"\"\n")
