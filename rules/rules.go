@@ -190,11 +190,7 @@ type LineProtocol struct {
 	LateMove string
 	// AutoSingle plays a move without asking when it is the only legal one.
 	AutoSingle bool
-	// StartTime is added to a bot's first answer, which also covers starting
-	// its program: ProgramStart for every line game (the harness sets it, a
-	// game does not).
-	StartTime time.Duration
-	Codec     LineCodec
+	Codec      LineCodec
 }
 
 // Clock is the time left in each side's bank when a question is asked.

@@ -133,7 +133,6 @@ func LineTimes(p rules.LineProtocol, opts map[string]string) (rules.LineProtocol
 		}
 		*o.dst = d
 	}
-	p.StartTime = rules.ProgramStart
 	return p, nil
 }
 
@@ -152,7 +151,7 @@ func (r *Referee) TimeControl() *transcript.TimeControl {
 		return nil
 	}
 	l := r.lines
-	return &transcript.TimeControl{MoveTime: l.MoveTime, GameTime: l.GameTime, StartTime: l.StartTime, LateMove: l.LateMove, AutoSingle: l.AutoSingle}
+	return &transcript.TimeControl{MoveTime: l.MoveTime, GameTime: l.GameTime, StartTime: rules.ProgramStart, LateMove: l.LateMove, AutoSingle: l.AutoSingle}
 }
 
 // Over reports whether the game has ended, by the rules or by a forfeit.
@@ -212,7 +211,7 @@ func (r *Referee) Next() (Ask, error) {
 			a.Timeout, a.bankOut = max(r.bank[a.Side], time.Millisecond), true
 		}
 		if !r.asked[a.Side] {
-			a.Timeout += l.StartTime
+			a.Timeout += rules.ProgramStart
 			r.asked[a.Side] = true
 		}
 		return a, nil

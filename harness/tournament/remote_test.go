@@ -192,18 +192,8 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	remoteDir := t.TempDir()
 	ro := options(t, remoteDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
 	ro.Config.Rules = lo.Config.Rules
-	ro.Remote = Sole(coordinator)
-	ro.Remote.Suspend = func(s distrib.Suspension) error { return distrib.Shut(coordinator, c.Server, c.Workers, s) }
-	ro.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
-	type ran struct {
-		sum *Summary
-		err error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		got, err := Run(context.Background(), ro)
-		done <- ran{got, err}
-	}()
+	remoteOn(&ro, c, coordinator)
+	done := runInBackground(ro)
 	for range 6 {
 		select {
 		case <-took:
@@ -346,18 +336,8 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 	ro := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
 	ro.Config.Rules = lo.Config.Rules
 	ro.MaxAttempts = 3
-	ro.Remote = Sole(coordinator)
-	ro.Remote.Suspend = func(s distrib.Suspension) error { return distrib.Shut(coordinator, c.Server, c.Workers, s) }
-	ro.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
-	type ran struct {
-		sum *Summary
-		err error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		got, err := Run(context.Background(), ro)
-		done <- ran{got, err}
-	}()
+	remoteOn(&ro, c, coordinator)
+	done := runInBackground(ro)
 	var s distrib.Suspension
 	select {
 	case s = <-told:
@@ -430,4 +410,29 @@ func joined(t *testing.T, c *distribtest.Cluster, name string) (*Worker, *distri
 		t.Fatal(err)
 	}
 	return &Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}, q, nc
+}
+
+// remoteOn sends o's games to the cluster c through coordinator, suspending
+// a worker whose result is refused and checking results against the keys c
+// enrolled.
+func remoteOn(o *Options, c *distribtest.Cluster, coordinator *distrib.Queue) {
+	o.Remote = Sole(coordinator)
+	o.Remote.Suspend = func(s distrib.Suspension) error { return distrib.Shut(coordinator, c.Server, c.Workers, s) }
+	o.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
+}
+
+// ran is how a tournament run in the background ended.
+type ran struct {
+	sum *Summary
+	err error
+}
+
+// runInBackground runs o and hands over how it ended.
+func runInBackground(o Options) <-chan ran {
+	done := make(chan ran, 1)
+	go func() {
+		got, err := Run(context.Background(), o)
+		done <- ran{got, err}
+	}()
+	return done
 }

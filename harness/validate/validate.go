@@ -561,7 +561,7 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 			if err != nil {
 				return err
 			}
-			limit, start = l.MoveTime, l.StartTime
+			limit, start = l.MoveTime, rules.ProgramStart
 		}
 		rep.Usage = &Usage{Turns: len(walls), LimitMs: float64(limit.Microseconds()) / 1000, PeakMemory: peak, MemLimit: o.Limits.Memory}
 		if len(walls) > 0 {

@@ -251,13 +251,7 @@ func opponent(t *testing.T) *submission.Bot {
 
 func TestValidateOtherGames(t *testing.T) {
 	t.Parallel()
-	cli, image := dockertest.Engine(t)
-	be := docker.New(cli, image)
-	lim := sandbox.DefaultLimits()
-	facts, err := ProbeImage(context.Background(), be, lim)
-	if err != nil {
-		t.Fatal(err)
-	}
+	be, lim, facts := probedEngine(t)
 	root, _ := gobuild.ModuleRoot()
 	pyBot, err := os.ReadFile(filepath.Join(root, "examples", "checkers", "random_bot.py"))
 	if err != nil {
@@ -293,13 +287,7 @@ func TestValidateOtherGames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			matches := 0
-			for _, ch := range rep.Checks {
-				if strings.HasPrefix(ch.Name, "match as") && ch.Status == Pass {
-					matches++
-				}
-			}
-			if !rep.Pass || matches != 2 {
+			if !rep.Pass || passedMatches(rep) != 2 {
 				t.Fatalf("%+v", rep.Checks)
 			}
 			// A line game's first answers, whose clock covers the
@@ -553,13 +541,7 @@ func TestTheInterpreterCheckReadsTheLineAsLinuxDoes(t *testing.T) {
 // Each passes and plays its full matches without a fault.
 func TestAPythonBotWrittenOnWindowsPlays(t *testing.T) {
 	t.Parallel()
-	cli, image := dockertest.Engine(t)
-	be := docker.New(cli, image)
-	lim := sandbox.DefaultLimits()
-	facts, err := ProbeImage(context.Background(), be, lim)
-	if err != nil {
-		t.Fatal(err)
-	}
+	be, lim, facts := probedEngine(t)
 	root, _ := gobuild.ModuleRoot()
 	py, err := os.ReadFile(filepath.Join(root, "examples", "python", "random_bot.py"))
 	if err != nil {
@@ -590,16 +572,12 @@ func TestAPythonBotWrittenOnWindowsPlays(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			matches := 0
 			for _, c := range rep.Checks {
-				if strings.HasPrefix(c.Name, "match as") && c.Status == Pass {
-					matches++
-				}
 				if c.Name == "executable" && !strings.Contains(c.Detail, "written on Windows") {
 					t.Errorf("the executable check does not say the script was written on Windows: %s", c.Detail)
 				}
 			}
-			if !rep.Pass || matches != 2 {
+			if !rep.Pass || passedMatches(rep) != 2 {
 				t.Fatalf("%+v", rep.Checks)
 			}
 		})
@@ -653,4 +631,29 @@ func TestTheFirstFailureIsTheOneToFixFirst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// probedEngine is the test engine's docker backend with the default limits
+// and the facts probed from its runtime image.
+func probedEngine(t *testing.T) (*docker.Backend, sandbox.Limits, *ImageFacts) {
+	t.Helper()
+	cli, image := dockertest.Engine(t)
+	be := docker.New(cli, image)
+	lim := sandbox.DefaultLimits()
+	facts, err := ProbeImage(context.Background(), be, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return be, lim, facts
+}
+
+// passedMatches counts the report's full matches that passed.
+func passedMatches(rep *Report) int {
+	n := 0
+	for _, c := range rep.Checks {
+		if strings.HasPrefix(c.Name, "match as") && c.Status == Pass {
+			n++
+		}
+	}
+	return n
 }
