@@ -97,6 +97,10 @@ type File struct {
 	Name string      // relative, slash-separated, no ".." elements
 	Data []byte      // contents
 	Mode fs.FileMode // permission bits; 0 means 0644
+	// Owned puts the file in the bot's name, as a file the bot wrote itself:
+	// a data file restored for a rerun is as writable by the bot as it was
+	// during play. Otherwise the sandbox owns it (the bot may only read it).
+	Owned bool
 }
 
 // Program is what a bot is made of: its files, placed read-only in the bot
@@ -162,6 +166,8 @@ type Entry struct {
 	Type   EntryType `json:"type"`
 	Size   int64     `json:"size"`
 	SHA256 string    `json:"sha256,omitempty"`
+	// Mode is the entry's permission bits as the bot left them.
+	Mode fs.FileMode `json:"mode,omitempty"`
 }
 
 // Collected is the answer file as found after the turn.
@@ -196,6 +202,15 @@ type Report struct {
 	Stderr     Tail          `json:"stderr"`
 	Answer     Collected     `json:"answer"`
 	GameDir    []Entry       `json:"gameDir"`
+	// HostWait is how long the host kept the bot's tasks waiting for a CPU
+	// that others held (never its own quota): the turn's deadline was moved
+	// past it. Zero where the backend does not measure it (HostWaitError
+	// then says why, when it tried).
+	HostWait      time.Duration `json:"hostWait,omitempty"`
+	HostWaitError string        `json:"hostWaitError,omitempty"`
+	// HostStalled: the turn reached WallCap with the bot's own time short of
+	// its limit. The host's fault: a backend returns it as a Fault.
+	HostStalled bool `json:"hostStalled,omitempty"`
 	// Hashed is how many bytes of the game directory were read to hash it
 	// after the turn: a file left unchanged since an earlier turn of the same
 	// box is not read again.
@@ -238,6 +253,10 @@ type Backend interface {
 // ErrBoxClosed is returned by a Box used after Close or after its runtime died.
 var ErrBoxClosed = errors.New("sandbox: box is closed")
 
+// ErrHostStalled is the fault of a turn that reached WallCap because the
+// host kept the bot waiting for a CPU.
+var ErrHostStalled = errors.New("the host was too busy")
+
 // Fault is a sandbox or host failure, never the bot's doing.
 type Fault struct {
 	Op  string
@@ -268,6 +287,11 @@ type Exchange struct {
 	TooLong  bool          `json:"tooLong,omitempty"` // the line exceeded the cap; Line holds its start
 	Exited   bool          `json:"exited,omitempty"`  // stdout closed or the process ended before answering
 	Wall     time.Duration `json:"wall"`              // from the question to the answer, next to the bot
+	// HostWait, HostWaitError and HostStalled are a Report's, for the
+	// question: the deadline was moved past the host's wait for a CPU.
+	HostWait      time.Duration `json:"hostWait,omitempty"`
+	HostWaitError string        `json:"hostWaitError,omitempty"`
+	HostStalled   bool          `json:"hostStalled,omitempty"`
 }
 
 // Session is one bot process that lives for a whole match and speaks lines on
@@ -302,3 +326,11 @@ const MaxLine = 64 * 1024
 type StartFailure struct{ Reason string }
 
 func (s *StartFailure) Error() string { return s.Reason }
+
+// WallCap is the longest a turn with the given time limit may last on the
+// wall clock when the host kept the bot waiting for a CPU: its deadline is
+// moved past the host's wait (a bot is timed by its own time, not the
+// host's load) up to twice the limit and a second more. A turn that reaches
+// it with the bot's own time still short of the limit is the host's fault
+// (Report.HostStalled): the game is played again, never charged to the bot.
+func WallCap(limit time.Duration) time.Duration { return 2*limit + time.Second }

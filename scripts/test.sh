@@ -4,7 +4,8 @@
 #   2. build the offline test base image (cached by its recipe's hash) and,
 #      beside it, gVisor's runsc from its pinned version (cached by version;
 #      the gVisor tests register it with an engine of their own)
-#   3. gofmt, go vet, staticcheck, and every test under -race, Docker-backed ones included
+#   3. gofmt, go vet, staticcheck; the busy-host test alone (it fills every
+#      core), then every test under -race, Docker-backed ones included
 # Under CI=true a missing engine is a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +69,18 @@ step "staticcheck"
 # Pinned in go.mod (tool directive): the same checker on every machine.
 go tool staticcheck ./...
 
+step "go test -race: a busy host decides no game (alone: it fills every core)"
+if [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]] || docker info >/dev/null 2>&1; then
+  set +e
+  busy=$(ARENA_BUSY_HOST=1 go test -race -count=1 -timeout 10m -run '^TestABusyHostDecidesNoGame$' -v ./harness/match 2>&1)
+  rc=$?
+  set -e
+  echo "$busy" | grep -v '^=== ' | tail -20
+  if [[ $rc != 0 ]]; then
+    exit 1
+  fi
+fi
+
 step "go test -race"
 go build -o /tmp/arena-testsummary ./internal/testsummary
 set +e
@@ -77,3 +90,4 @@ set -e
 if [[ ${codes[0]} != 0 || ${codes[1]} != 0 ]]; then
   exit 1
 fi
+

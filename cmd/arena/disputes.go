@@ -251,14 +251,14 @@ func viewCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "view",
 		Usage:     "write a match as one self-contained HTML page",
-		UsageText: "arena view TRANSCRIPT|MATCH_DIR [-o match.html]",
+		UsageText: "arena view TRANSCRIPT|MATCH_DIR [-o PAGE.html|-]",
 		Description: `Writes one HTML file (no network access, no other files) that shows the match
 ply by ply: the board, blocked tiles, the fog as each player saw it, shields,
 abilities, each turn's verdict, time and exit code, and the result. Step with
 the buttons or the arrow keys (Home/End for the ends), jump to any ply, and
 switch between the true board and White's or Black's view (t, w, b).`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where to write the page (default: match.html beside the transcript; - for stdout)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where to write the page (default: MATCH_DIR's name with .html, in the current directory: a match's own folder is evidence and is never written to; - for stdout)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -278,8 +278,7 @@ switch between the true board and White's or Black's view (t, w, b).`,
 				return err
 			}
 			if out == "" {
-				_, dir := replay.Locate(c.Args().First())
-				out = filepath.Join(dir, "match.html")
+				out = view.DefaultOutput(c.Args().First())
 			}
 			if err := os.WriteFile(out, page, 0o644); err != nil {
 				return err

@@ -79,8 +79,8 @@ Logs go to stderr; --log-level info (before 'serve') also logs each validation.`
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate (PEM; with --tls-key)", TakesFile: true},
 			&cli.StringFlag{Name: "tls-key", Usage: "the private key of --tls-cert (PEM)", TakesFile: true},
 			&cli.StringFlag{Name: "trust-proxy", Usage: "behind reverse proxies: how many stand in front (1 for one nginx), or their addresses and networks (10.0.0.5,10.1.0.0/16); the client's address is then the right-most hop of X-Forwarded-For they did not add, and the scheme X-Forwarded-Proto (without it, both are ignored: clients could forge them)"},
-			&cli.IntFlag{Name: "validators", Value: 2, Usage: "how many validations run at once"},
-			&cli.IntFlag{Name: "games", Value: 2, Usage: "how many scrimmages and ladder pairs are played at once (with workers: as many as their slots)"},
+			&cli.IntFlag{Name: "validators", Usage: "how many validations run at once (default: as many as the host's cores fit with the games, at the bots' CPU limit; more is taken with a warning)", DefaultText: "the host's"},
+			&cli.IntFlag{Name: "games", Usage: "how many scrimmages and ladder pairs are played at once (default: as many as the host's cores fit; with workers: as many as their slots)", DefaultText: "the host's"},
 			flagNamed(matchFlags(), "sandbox"),
 			imageFlag(),
 			flagNamed(matchFlags(), "runtime"),
@@ -115,9 +115,9 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 		return web.Options{}, usagef("--event is required: the event's directory (arena event init DIR --game G makes one)")
 	case (c.String("tls-cert") == "") != (c.String("tls-key") == ""):
 		return web.Options{}, usagef("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
-	case c.Int("validators") < 1:
+	case c.IsSet("validators") && c.Int("validators") < 1:
 		return web.Options{}, usagef("--validators: want 1 or more, got %d", c.Int("validators"))
-	case c.Int("games") < 1:
+	case c.IsSet("games") && c.Int("games") < 1:
 		return web.Options{}, usagef("--games: want 1 or more, got %d", c.Int("games"))
 	}
 	if _, err := os.Stat(filepath.Join(dir, event.ConfigFile)); errors.Is(err, fs.ErrNotExist) {

@@ -24,7 +24,10 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +35,7 @@ import (
 	units "github.com/docker/go-units"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
@@ -93,7 +97,47 @@ func Check(ctx context.Context, cfg Config) []docker.Check {
 		defer cli.Close()
 		checks = withImageOffers(ctx, cli, cfg.Image, cfg.Runtime, langs, docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime))
 	}
-	return append(checks, timerCheck(), spaceCheck(cfg.Out))
+	return append(checks, timerCheck(), loadCheck(readFile("/proc/loadavg"), readFile("/proc/pressure/cpu"), runtime.NumCPU(), sandbox.DefaultLimits().CPUs), spaceCheck(cfg.Out))
+}
+
+// readFile is a file's text, or "" when it cannot be read.
+func readFile(p string) string {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+// loadCheck reports the host's load headroom: its load average against its
+// cores, the CPU pressure where the kernel keeps it, and how many
+// validations and games an event server here runs at once by default.
+func loadCheck(loadavg, pressure string, cores int, botCPUs float64) docker.Check {
+	c := docker.Check{Name: "load headroom", Status: docker.OK}
+	capa := event.DefaultCapacity(cores, botCPUs)
+	serve := fmt.Sprintf("arena serve runs %d validations and %d games at once here (%g CPU a bot)", capa.Validators, capa.Games, botCPUs)
+	f := strings.Fields(loadavg)
+	if len(f) < 1 {
+		c.Status, c.Detail = docker.Warn, "no load average to read (/proc/loadavg); "+serve
+		return c
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		c.Status, c.Detail = docker.Warn, fmt.Sprintf("load average %q: %v; %s", f[0], err, serve)
+		return c
+	}
+	c.Detail = fmt.Sprintf("load %.2f over the last minute on %d cores: %.2f cores free", load, cores, max(float64(cores)-load, 0))
+	for _, line := range strings.Split(pressure, "\n") {
+		if rest, ok := strings.CutPrefix(line, "some avg10="); ok {
+			c.Detail += fmt.Sprintf("; tasks waited for a CPU %s%% of the last 10 s", strings.Fields(rest)[0])
+		}
+	}
+	c.Detail += "; " + serve
+	if load >= float64(cores) {
+		c.Status = docker.Warn
+		c.Fix = "the host is busy with other work: bots will wait for the CPU (their deadlines move past the wait, up to twice the turn limit and a second, past which a game is played again), so games take longer; run fewer things beside arena"
+	}
+	return c
 }
 
 // Failures counts the failed checks: official matches need there to be none.

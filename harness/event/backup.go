@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/arenabots/arena/harness/tournament"
@@ -137,6 +138,7 @@ func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
 			return rep, err
 		}
 	}
+	linked := map[fileID]string{}
 	err = filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed while the copy ran (a validation run again)
@@ -168,10 +170,24 @@ func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
 			return nil
 		}
 		to := filepath.Join(out, rel)
+		// A blob the games share (one file, many links) is copied once and
+		// linked as it is here.
+		var id fileID
+		if info, err := d.Info(); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				id = fileID{uint64(st.Dev), st.Ino}
+				if first, ok := linked[id]; ok && os.Link(first, to) == nil {
+					return nil
+				}
+			}
+		}
 		if err := copyFile(p, to); errors.Is(err, fs.ErrNotExist) {
 			return nil // removed while the copy ran
 		} else if err != nil {
 			return err
+		}
+		if id != (fileID{}) {
+			linked[id] = to
 		}
 		return counted(rel, to, false)
 	})
@@ -187,6 +203,9 @@ func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
 	rep.Took = time.Since(start)
 	return rep, syncDir(out)
 }
+
+// fileID is a file whatever its names: its device and inode.
+type fileID struct{ dev, ino uint64 }
 
 // isSQLiteSidecar says whether a file is a SQLite database's journal.
 func isSQLiteSidecar(name string) bool {

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
 )
 
 func TestABackupIsTheWholeEvent(t *testing.T) {
@@ -38,6 +40,10 @@ func TestABackupIsTheWholeEvent(t *testing.T) {
 		open = append(open, ts)
 		dir := filepath.Join(st.Dir, d, "game-1")
 		writeGame(t, dir, 1, []string{"a1", "b2"}, "white")
+		// A data file the three games kept: stored once, linked in each.
+		if _, _, err := transcript.PutShared(filepath.Join(st.Dir, EvidenceDir), dir, []byte(strings.Repeat("shared data file ", 1000))); err != nil {
+			t.Fatal(err)
+		}
 		g, err := st.AddGame(ctx, map[string]string{LadderDir: LadderGame, ScrimmagesDir: ScrimmageGame, FinalDir: FinalGame}[strings.Split(d, "/")[0]],
 			dir, Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID})
 		if err != nil {
@@ -96,6 +102,25 @@ func TestABackupIsTheWholeEvent(t *testing.T) {
 	}
 	if dbs != 4 {
 		t.Errorf("%d databases copied, want the event's and 3 tournaments'", dbs)
+	}
+	// The shared data file is copied once, its links kept.
+	var inodes []uint64
+	for _, d := range []string{filepath.Join(LadderDir, "1"), filepath.Join(ScrimmagesDir, "3"), FinalDir, EvidenceDir} {
+		des, err := os.ReadDir(filepath.Join(out, d, "game-1", transcript.BlobDir))
+		if d == EvidenceDir {
+			des, err = os.ReadDir(filepath.Join(out, d, transcript.BlobDir))
+		}
+		if err != nil || len(des) != 1 {
+			t.Fatalf("%s: %v %v", d, des, err)
+		}
+		fi, err := des[0].Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes = append(inodes, fi.Sys().(*syscall.Stat_t).Ino)
+	}
+	if inodes[0] != inodes[1] || inodes[1] != inodes[2] || inodes[2] != inodes[3] {
+		t.Errorf("the shared blob was copied apart: inodes %v", inodes)
 	}
 	// The copy is an event: every game it records is there whole.
 	cp, err := Open(out)

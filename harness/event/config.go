@@ -82,6 +82,10 @@ type Ladder struct {
 	// KeepDataFiles is what a ladder game keeps of its bots' data files
 	// (transcript.Keep*: all, changed, final, none).
 	KeepDataFiles string `toml:"keep_data_files"`
+	// EvidenceBudget caps the data-file bytes a ladder game adds to the
+	// event's evidence (versions already kept by another game cost
+	// nothing); versions beyond it are recorded by hash only. 0: no cap.
+	EvidenceBudget Size `toml:"evidence_budget"`
 }
 
 // Limits are the bots' resources and the uploads' size.
@@ -117,7 +121,7 @@ func DefaultConfig(game string) Config {
 		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
 	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3,
 		ScrimmagesPerHour: 6, PendingScrimmages: 2},
-		Ladder:     Ladder{Enabled: true, Share: 1, Far: ladder.DefaultOptions.Far, KeepDataFiles: transcript.KeepFinal},
+		Ladder:     Ladder{Enabled: true, Share: 1, Far: ladder.DefaultOptions.Far, KeepDataFiles: transcript.KeepChanged, EvidenceBudget: 16 << 20},
 		Validation: Validation{Require: gameDocuments(game)}}
 }
 
@@ -519,10 +523,19 @@ far = {{.Ladder.Far}}
 openings = ""
 # With PGN openings: the position after this many half-moves (0: the last).
 opening_plies = {{.Ladder.OpeningPlies}}
-# What a ladder game keeps of the bots' data files as evidence: final (each
-# side's last version), changed or all (every distinct version), none
-# (hashes only). Every version's hash is recorded whatever this says.
+# What a ladder game keeps of the bots' data files as evidence: changed or
+# all (every distinct version: every turn can be run again in a dispute),
+# final (each side's last version: a turn that began with an earlier one
+# cannot be run again), none (hashes only: no turn after a bot's first data
+# file can). Every version's hash is recorded whatever this says. Each
+# version is stored once for the whole event (evidence/), compressed, and
+# linked into the games that hold it.
 keep_data_files = {{q .Ladder.KeepDataFiles}}
+# The data-file bytes one ladder game may add to the event's evidence
+# (versions another game already kept cost nothing); past it, versions are
+# recorded by hash only and the turns that needed them cannot be run again.
+# 0: no cap.
+evidence_budget = {{q .Ladder.EvidenceBudget}}
 
 [validation]
 # The documents a submission must hold to pass: "source" (its source

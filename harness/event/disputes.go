@@ -257,6 +257,10 @@ func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (Dispute, error
 		fmt.Fprintln(&text, "warning:", drift)
 	}
 	out, err := replay.RunAgain(ctx, replay.RerunOptions{Path: path, Ply: ply, Bot: bot, Backend: r.Backend, Repeat: max(r.Repeat, 1)})
+	var unrerunnable *replay.UnrerunnableError
+	if errors.As(err, &unrerunnable) {
+		return d, &RefusedError{Msg: err.Error()}
+	}
 	if err != nil {
 		return d, err
 	}

@@ -394,7 +394,7 @@ func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
 	rec := &finalRecorder{store: s, dir: dir, sides: sides(p.entries), next: f.Progress}
 	o := tournament.Options{Dir: dir, Config: p.cfg, Bots: p.bots,
 		Game: f.Settings.Game, Backend: f.Backend, Concurrency: f.Concurrency, MaxAttempts: f.MaxAttempts,
-		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec}
+		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec, BlobStore: filepath.Join(s.Dir, EvidenceDir)}
 	f.Workers.apply(&o, jobsFinal)
 	sum, err := tournament.Run(ctx, o)
 	if ctx.Err() != nil {

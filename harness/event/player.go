@@ -374,7 +374,8 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	}
 	o := tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
 		Backend: p.Backend, Concurrency: 1, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
-		Labels: map[string]string{"org.arenabots.arena.event-games": kind}, NoViews: true}
+		Labels: map[string]string{"org.arenabots.arena.event-games": kind}, NoViews: true,
+		BlobStore: filepath.Join(p.Store.Dir, EvidenceDir)}
 	p.Workers.apply(&o, job)
 	if _, err := tournament.Run(ctx, o); err != nil {
 		return nil, 0, err

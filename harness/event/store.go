@@ -29,6 +29,10 @@ const (
 	UploadsDir     = "uploads"     // every upload, by content hash
 	ValidationsDir = "validations" // one directory per validated upload
 	tmpDir         = "tmp"         // uploads on their way in
+	// EvidenceDir holds the data-file versions every game of the event
+	// kept (its blobs/), each stored once and linked into the games that
+	// hold it: ladder, scrimmages and the final share them.
+	EvidenceDir = "evidence"
 )
 
 // Submission states.

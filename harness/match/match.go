@@ -73,6 +73,11 @@ type Config struct {
 	// Evidence is how much data-file content to keep (default: every
 	// changed version, no budget). Hashes are always recorded.
 	Evidence transcript.Evidence
+	// BlobStore, when set, is a directory whose blobs/ many matches share:
+	// each data-file version is stored there once and linked into the
+	// match's blobs/ (transcript.PutShared), and only what is new to it
+	// counts against Evidence.Budget.
+	BlobStore string
 	// Job, when set, names the tournament game and attempt this match is
 	// played for; the header records it (see Bound).
 	Job *transcript.Job
@@ -107,6 +112,9 @@ func Run(ctx context.Context, cfg Config) (transcript.Result, error) {
 	}
 	if cfg.Signer != nil {
 		tw.SetSigner(cfg.Signer)
+	}
+	if cfg.BlobStore != "" {
+		tw.ShareBlobs(cfg.BlobStore)
 	}
 	m := &runner{cfg: cfg, ref: ref, tw: tw, start: time.Now(), stored: map[string]bool{},
 		log: slog.With("match", filepath.Base(cfg.Dir), "game", cfg.Game.Name())}

@@ -225,7 +225,7 @@ func normalized(t *testing.T, dir string) []string {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"prev", "wallMs", "harnessMs", "cpuMs", "peakMemory", "startedAt", "finishedAt"} {
+		for _, k := range []string{"prev", "wallMs", "hostWaitMs", "harnessMs", "cpuMs", "peakMemory", "startedAt", "finishedAt"} {
 			delete(m, k)
 		}
 		if r, ok := m["result"].(map[string]any); ok {

@@ -284,21 +284,22 @@ func (r *Referee) Settle(a Ask, f Facts) (Step, error) {
 		s.Record.Auto = true
 	case r.lines != nil:
 		ex := f.Exchange
-		ex.Wall = ex.Wall.Truncate(time.Microsecond) // what the transcript keeps
+		ex.Wall, ex.HostWait = ex.Wall.Truncate(time.Microsecond), ex.HostWait.Truncate(time.Microsecond) // what the transcript keeps
 		if r.lines.GameTime > 0 {
-			r.bank[a.Side] -= ex.Wall
+			// The bot's own time: the host's wait for a CPU is not the bot's.
+			r.bank[a.Side] -= ex.Wall - ex.HostWait
 		}
 		s.Judgement = JudgeLine(st, ex, a.bankOut)
 		recordExchange(&s.Record, a.Question, ex)
 		forgiven = forgiven || (s.Judgement.Verdict == rules.Timeout && r.lines.LateMove == "random" && !a.bankOut)
 	default:
 		rep := f.Report
-		rep.Wall, rep.CPU = rep.Wall.Truncate(time.Microsecond), rep.CPU.Truncate(time.Microsecond)
+		rep.Wall, rep.CPU, rep.HostWait = rep.Wall.Truncate(time.Microsecond), rep.CPU.Truncate(time.Microsecond), rep.HostWait.Truncate(time.Microsecond)
 		s.Judgement = JudgeTurn(st, r.files, rep)
 		recordReport(&s.Record, a.View, rep)
 		for _, e := range s.Judgement.Data {
 			if e.SHA256 != "" {
-				s.Record.DataFiles = append(s.Record.DataFiles, transcript.DataFile{Name: e.Name, Size: e.Size, SHA256: e.SHA256})
+				s.Record.DataFiles = append(s.Record.DataFiles, transcript.DataFile{Name: e.Name, Size: e.Size, SHA256: e.SHA256, Mode: transcript.ModeString(e.Mode)})
 			}
 		}
 	}
@@ -444,6 +445,7 @@ func recordReport(rec *transcript.Turn, view []byte, rep sandbox.Report) {
 	rec.StartError, rec.ExitCode, rec.Signal = rep.StartError, rep.ExitCode, rep.Signal
 	rec.TimedOut, rec.OOMKilled = rep.TimedOut, rep.OOMKilled
 	rec.WallMs, rec.CPUMs, rec.PeakMemory, rec.Survivors = ms(rep.Wall), ms(rep.CPU), rep.PeakMemory, rep.Survivors
+	rec.HostWaitMs = ms(rep.HostWait)
 	if rep.GameDir != nil {
 		rec.GameDir = rep.GameDir
 	}
@@ -473,7 +475,7 @@ func recordExchange(rec *transcript.Turn, question string, ex sandbox.Exchange) 
 		rec.Answer, rec.AnswerSize = &a, int64(len(a))
 	}
 	rec.Early, rec.Late, rec.Exited, rec.TooLong, rec.TimedOut = ex.Early, ex.Late, ex.Exited, ex.TooLong, ex.TimedOut
-	rec.WallMs = ms(ex.Wall)
+	rec.WallMs, rec.HostWaitMs = ms(ex.Wall), ms(ex.HostWait)
 }
 
 // FactsOf reads back from a record the facts it was made from: Settle of
@@ -481,14 +483,14 @@ func recordExchange(rec *transcript.Turn, question string, ex sandbox.Exchange) 
 func FactsOf(rec transcript.Turn) (Facts, error) {
 	var f Facts
 	f.Exchange = sandbox.Exchange{Early: rec.Early, Late: rec.Late, TimedOut: rec.TimedOut, Exited: rec.Exited,
-		TooLong: rec.TooLong, Wall: duration(rec.WallMs)}
+		TooLong: rec.TooLong, Wall: duration(rec.WallMs), HostWait: duration(rec.HostWaitMs)}
 	if rec.Answer != nil {
 		f.Exchange.Line = *rec.Answer
 	}
 	rep := sandbox.Report{
 		StartError: rec.StartError, ExitCode: rec.ExitCode, Signal: rec.Signal,
 		TimedOut: rec.TimedOut, OOMKilled: rec.OOMKilled,
-		Wall: duration(rec.WallMs), CPU: duration(rec.CPUMs),
+		Wall: duration(rec.WallMs), CPU: duration(rec.CPUMs), HostWait: duration(rec.HostWaitMs),
 		PeakMemory: rec.PeakMemory, Survivors: rec.Survivors, GameDir: rec.GameDir,
 		Stdout: sandbox.Tail{Total: rec.StdoutBytes, Data: []byte(rec.StdoutTail)},
 		Stderr: sandbox.Tail{Total: rec.StderrBytes, Data: []byte(rec.StderrTail)},

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -248,5 +250,55 @@ func TestRerunReproducesADeterministicBot(t *testing.T) {
 	}
 	if _, _, _, err := FindTurn(dir, 9999); err == nil || !strings.Contains(err.Error(), "not in the transcript") {
 		t.Fatalf("ply 9999: %v", err)
+	}
+}
+
+// A turn whose data file was not kept (the organizer's evidence policy) is
+// refused with the reason and the turns that can be run again, which do.
+func TestATurnWithoutItsDataFileIsRefusedWithTheTurnsThatCanBe(t *testing.T) {
+	t.Parallel()
+	white, black := bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy")
+	dir := filepath.Join(t.TempDir(), "m")
+	res, err := match.Run(context.Background(), match.Config{
+		Game: codeclash.Game{}, Seed: 5, White: white, Black: black, Evidence: transcript.Evidence{Keep: transcript.KeepFinal},
+		Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Dir: dir,
+	})
+	if err != nil || res.Reason == transcript.ReasonAborted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	can, err := Rerunnable(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := File(dir)
+	// Each side's first two turns began with no data file or with one kept
+	// to the end only if unchanged: at least the first two plies can be run.
+	if len(can) < 2 || can[0] != 1 || can[1] != 2 || len(can) == rep.Turns {
+		t.Fatalf("rerunnable %v of %d turns", can, rep.Turns)
+	}
+	var refused int
+	for ply := 1; ply <= rep.Turns; ply++ {
+		if slices.Contains(can, ply) {
+			continue
+		}
+		refused = ply
+		break
+	}
+	_, at, _, _ := FindTurn(dir, refused)
+	b := white
+	if at.Turn.Side == "black" {
+		b = black
+	}
+	_, err = RunAgain(context.Background(), RerunOptions{Path: dir, Ply: refused, Bot: b, Backend: &local.Backend{Dir: t.TempDir()}})
+	var u *UnrerunnableError
+	if !errors.As(err, &u) || u.Ply != refused || !slices.Equal(u.Rerunnable, can) || !strings.Contains(err.Error(), "evidence policy: final") ||
+		!strings.Contains(err.Error(), "the turns that can be run again: "+Ranges(can)) {
+		t.Fatalf("ply %d: %v", refused, err)
+	}
+	if _, err := RunAgain(context.Background(), RerunOptions{Path: dir, Ply: 1, Bot: white, Backend: &local.Backend{Dir: t.TempDir()}}); err != nil {
+		t.Fatalf("ply 1: %v", err)
+	}
+	if got := Ranges([]int{1, 2, 3, 5, 7, 8}); got != "1-3, 5, 7-8" {
+		t.Errorf("ranges: %s", got)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/referee"
@@ -27,6 +29,9 @@ type Attempt struct {
 	WallMs   float64 `json:"wallMs"`
 	CPUMs    float64 `json:"cpuMs"`
 	Answer   string  `json:"answer,omitempty"`
+	// Stderr is the end of what the bot wrote to its standard error (a
+	// file game's turn; a line game's bot speaks to the end of its session).
+	Stderr string `json:"stderr,omitempty"`
 	// EarlierDiffer counts the earlier questions of a line game the bot
 	// answered otherwise than the transcript says (it was sent the recorded
 	// lines all the same); FirstDiffer is the ply of the first.
@@ -98,6 +103,80 @@ func findTurn(path string, ply int) (*Report, State, []transcript.DataFile, []tr
 	return rep, found, data, turns, nil
 }
 
+// UnrerunnableError is a turn that cannot be run again: the evidence it
+// needs was not kept. Rerunnable lists the turns of the game that can be.
+type UnrerunnableError struct {
+	Ply        int
+	Reason     string
+	Rerunnable []int
+}
+
+func (e *UnrerunnableError) Error() string {
+	if len(e.Rerunnable) == 0 {
+		return e.Reason + "; no turn of this game can be run again"
+	}
+	return e.Reason + "; the turns that can be run again: " + Ranges(e.Rerunnable)
+}
+
+// Ranges writes sorted turn numbers as ranges: "1-14, 16, 18-20".
+func Ranges(plies []int) string {
+	var parts []string
+	for i := 0; i < len(plies); {
+		j := i
+		for j+1 < len(plies) && plies[j+1] == plies[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(plies[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", plies[i], plies[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Rerunnable lists the turns of the match at path that can be run again:
+// every turn that asked a bot something, but those that began with a data
+// file whose content was not kept.
+func Rerunnable(path string) ([]int, error) {
+	file, dir := Locate(path)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := transcript.Read(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	last := map[string][]transcript.DataFile{}
+	var out, unstarted []int
+	rep := Lines(lines, dir, func(s State) {
+		t := s.Turn
+		ok := !t.Auto
+		for _, df := range last[t.Side] {
+			if df.NotKept || !transcript.HasBlob(dir, df.SHA256) {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, t.Ply)
+		}
+		if t.StartError != "" {
+			unstarted = append(unstarted, t.Ply)
+		}
+		last[t.Side] = t.DataFiles
+	})
+	if !rep.Consistent {
+		return nil, fmt.Errorf("the transcript does not replay consistently, so no turn of it is re-run: %s", rep.Problem())
+	}
+	if rep.Header.Protocol == "lines" {
+		// A line bot that did not start was asked nothing.
+		out = slices.DeleteFunc(out, func(p int) bool { return slices.Contains(unstarted, p) })
+	}
+	return out, nil
+}
+
 // RunAgain rebuilds the bot's game directory exactly as it was when the turn
 // began (the turn the referee built, with the data files from blobs/), runs the bot in a fresh
 // sandbox with the recorded limits, and judges what it does, Repeat times.
@@ -144,13 +223,17 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 					policy += fmt.Sprintf(", budget %d bytes", h.Evidence.Budget)
 				}
 			}
-			return nil, fmt.Errorf("ply %d began with %s's data file %s (sha256 %s, %d bytes), whose content was not kept (evidence policy: %s); "+
-				"the transcript proves its hash, but the turn cannot be run again without it", o.Ply, t.Side, df.Name, df.SHA256, df.Size, policy)
+			can, lerr := Rerunnable(o.Path)
+			if lerr != nil {
+				return nil, lerr
+			}
+			return nil, &UnrerunnableError{Ply: o.Ply, Rerunnable: can, Reason: fmt.Sprintf("ply %d began with %s's data file %s (sha256 %s, %d bytes), whose content was not kept (evidence policy: %s); "+
+				"the transcript proves its hash, but the turn cannot be run again without it", o.Ply, t.Side, df.Name, df.SHA256, df.Size, policy)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", df.Name, err)
 		}
-		turn.Put = append(turn.Put, sandbox.File{Name: df.Name, Data: content, Mode: 0o644})
+		turn.Put = append(turn.Put, sandbox.File{Name: df.Name, Data: content, Mode: df.FileMode(), Owned: true})
 	}
 	repeat := max(o.Repeat, 1)
 	box, err := o.Backend.Open(ctx, sandbox.Spec{Program: o.Bot.Program, Limits: h.Limits,
@@ -168,7 +251,7 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 		j := referee.JudgeTurn(at.Before.Clone(), proto, r)
 		a := Attempt{Verdict: string(j.Verdict), Reason: j.Reason, ExitCode: r.ExitCode, Signal: r.Signal,
 			TimedOut: r.TimedOut, WallMs: float64(r.Wall.Microseconds()) / 1000, CPUMs: float64(r.CPU.Microseconds()) / 1000,
-			Answer: string(r.Answer.Data)}
+			Answer: string(r.Answer.Data), Stderr: string(r.Stderr.Data)}
 		if j.Move != nil {
 			a.Move = j.Move.String()
 		}

@@ -53,12 +53,26 @@ func (r *Rerun) WriteText(w io.Writer) {
 	default:
 		fmt.Fprintln(w, "\nthe run does not reproduce the recorded move and verdict")
 	}
+	if t.StderrTail != "" {
+		fmt.Fprintf(w, "\nrecorded stderr:\n%s", indent(t.StderrTail))
+	}
+	for i, a := range r.Attempts {
+		if a.Stderr != "" && (i == 0 || a.Stderr != r.Attempts[i-1].Stderr) {
+			fmt.Fprintf(w, "\nrun %d stderr:\n%s", i+1, indent(a.Stderr))
+		}
+	}
 	for i, a := range r.Attempts {
 		if a.EarlierDiffer > 0 {
 			fmt.Fprintf(w, "run %d: %d of the %d earlier answers differ from the record (the first at ply %d); the bot was sent the recorded lines all the same\n",
 				i+1, a.EarlierDiffer, a.Earlier, a.FirstDiffer)
 		}
 	}
+}
+
+// indent sets text off by four spaces a line, ending it with a newline.
+func indent(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return "    " + strings.Join(lines, "\n    ") + "\n"
 }
 
 // Reproduced counts the runs that played the recorded move with the

@@ -50,6 +50,9 @@ type Options struct {
 	// renders it from the transcript when it is asked for needs none, and
 	// it is as large as the transcript.
 	NoViews bool
+	// BlobStore is a directory whose blobs/ the games share (see
+	// match.Config.BlobStore); "" keeps each game's blobs its own.
+	BlobStore string
 	// Remote, when set, spreads the games over workers through this queue
 	// instead of playing them here (see playRemote).
 	Remote *Exchange
@@ -397,8 +400,8 @@ func (o *Options) matchConfig(g Record, tournament, dir string) match.Config {
 		White: o.Bots[g.White], Black: o.Bots[g.Black],
 		Backend: o.Backend, Limits: o.Config.Limits, OnFault: match.Policy(o.Config.OnFault),
 		Dir: dir, ArenaVersion: o.ArenaVersion, Labels: labels, Signer: o.Signer,
-		Evidence: o.Config.Evidence,
-		Job:      &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Try(), Pair: g.Pair, Opening: opening},
+		Evidence: o.Config.Evidence, BlobStore: o.BlobStore,
+		Job: &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Try(), Pair: g.Pair, Opening: opening},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -75,6 +76,71 @@ func PutBlob(dir string, data []byte) (string, int64, error) {
 		return "", 0, err
 	}
 	return sum, int64(len(body)), nil
+}
+
+// PutShared stores data once in store, a directory of blobs shared by many
+// matches (its layout is a blobs/ directory's), and links it into
+// dir/blobs: a data file that many games keep takes its room once. It
+// returns the hash and the bytes the store grew by (0 when it held the
+// content already). Where a link cannot be made (another file system), the
+// blob is copied. A match's blobs/ is whole either way: it is read, checked
+// and backed up as every other.
+func PutShared(store, dir string, data []byte) (string, int64, error) {
+	if err := os.MkdirAll(filepath.Join(store, BlobDir), 0o755); err != nil {
+		return "", 0, err
+	}
+	var grew int64
+	// Twice at most: a blob the last match that held it let go of can
+	// leave the store between the store's write and the link.
+	for range 2 {
+		sum, wrote, err := PutBlob(store, data)
+		if err != nil {
+			return "", 0, err
+		}
+		grew += wrote
+		if HasBlob(dir, sum) {
+			return sum, grew, nil
+		}
+		for _, name := range []string{sum, sum + zstdSuffix} {
+			from, to := filepath.Join(store, BlobDir, name), filepath.Join(dir, BlobDir, name)
+			err := os.Link(from, to)
+			switch {
+			case err == nil || errors.Is(err, fs.ErrExist):
+				return sum, grew, nil
+			case errors.Is(err, fs.ErrNotExist):
+				continue // the other form, or gone
+			}
+			// No link here (another file system): a copy of its own.
+			if _, _, err := PutBlob(dir, data); err != nil {
+				return "", 0, err
+			}
+			return sum, grew, nil
+		}
+	}
+	return "", 0, fmt.Errorf("a blob kept leaving the shared store %s", store)
+}
+
+// ReleaseShared removes a blob from store when no match links it any more
+// (its only link is the store's own).
+func ReleaseShared(store, sum string) error {
+	var errs []error
+	for _, name := range []string{sum, sum + zstdSuffix} {
+		p := filepath.Join(store, BlobDir, name)
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink == 1 {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // HasBlob reports whether a blob with this hash is stored, in either form.

@@ -75,9 +75,9 @@ func goldenTurns() (files, lines Turn) {
 		StartError: "exec format error", ExitCode: -1, Signal: 9, TimedOut: true, OOMKilled: true,
 		Verdict: "timeout", Reason: "no answer within 5s", Review: true, Move: "place K [0,2]",
 		Played: `{"place":"K","at":[0,2]}`, Substituted: true,
-		WallMs: 5000.5, HarnessMs: 5012.25, CPUMs: 4990.75, PeakMemory: 12 * sandbox.MiB, Survivors: 2,
-		DataFiles:   []DataFile{{Name: "random-bot.json", Size: 17, SHA256: strings.Repeat("f6", 32), NotKept: true}},
-		GameDir:     []sandbox.Entry{{Name: "random-bot.json", Type: sandbox.TypeFile, Size: 17, SHA256: strings.Repeat("f6", 32)}},
+		WallMs: 5000.5, HostWaitMs: 0.25, HarnessMs: 5012.25, CPUMs: 4990.75, PeakMemory: 12 * sandbox.MiB, Survivors: 2,
+		DataFiles:   []DataFile{{Name: "random-bot.json", Size: 17, SHA256: strings.Repeat("f6", 32), NotKept: true, Mode: "0600"}},
+		GameDir:     []sandbox.Entry{{Name: "random-bot.json", Type: sandbox.TypeFile, Size: 17, SHA256: strings.Repeat("f6", 32), Mode: 0o600}},
 		StdoutBytes: 10, StderrBytes: 20, StdoutTail: "thinking\n", StderrTail: "panic: no\n",
 	}
 	answer := "e2e4"

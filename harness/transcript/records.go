@@ -1,6 +1,9 @@
 package transcript
 
 import (
+	"fmt"
+	"io/fs"
+	"strconv"
 	"time"
 
 	"github.com/arenabots/arena/sandbox"
@@ -92,6 +95,27 @@ type DataFile struct {
 	Size    int64  `json:"size"`
 	SHA256  string `json:"sha256"`
 	NotKept bool   `json:"notKept,omitempty"`
+	// Mode is the file's permission bits as the bot left them (octal, as
+	// "0644"); a rerun restores the file with them, in the bot's name.
+	Mode string `json:"mode,omitempty"`
+}
+
+// FileMode is the data file's recorded permission bits, 0644 when none were
+// recorded (a transcript from before they were) or they do not parse.
+func (d DataFile) FileMode() fs.FileMode {
+	m, err := strconv.ParseUint(d.Mode, 8, 32)
+	if err != nil || m == 0 || m > 0o777 {
+		return 0o644
+	}
+	return fs.FileMode(m)
+}
+
+// ModeString writes permission bits as a DataFile records them.
+func ModeString(m fs.FileMode) string {
+	if m == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%04o", uint32(m.Perm()))
 }
 
 // Turn is one bot invocation: what it was given, what it did, how it was judged.
@@ -141,7 +165,11 @@ type Turn struct {
 	Played      string `json:"played,omitempty"`
 	Substituted bool   `json:"substituted,omitempty"`
 
-	WallMs     float64 `json:"wallMs"`    // measured next to the bot
+	WallMs float64 `json:"wallMs"` // measured next to the bot
+	// HostWaitMs is how much of WallMs the host kept the bot waiting for a
+	// CPU others held: the turn's deadline was moved past it, so the bot's
+	// own time (WallMs - HostWaitMs) is what met or missed the limit.
+	HostWaitMs float64 `json:"hostWaitMs,omitempty"`
 	HarnessMs  float64 `json:"harnessMs"` // measured by the harness around the turn
 	CPUMs      float64 `json:"cpuMs"`
 	PeakMemory int64   `json:"peakMemory"`

@@ -59,7 +59,13 @@ type Writer struct {
 	provisional func() any
 	signer      ed25519.PrivateKey
 	closed      bool
+	shared      string // a store shared with other matches, "" for none
 }
+
+// ShareBlobs makes the writer store blobs once in store, a directory
+// shared by many matches (an event's games), and link them into the
+// match's blobs/: see PutShared.
+func (w *Writer) ShareBlobs(store string) { w.shared = store }
 
 // Create starts a transcript in dir, which must exist.
 func Create(dir string) (*Writer, error) {
@@ -164,6 +170,9 @@ func (w *Writer) Close() error {
 // PutBlob stores data under its SHA-256 unless it is there already, and returns
 // the hash and the bytes it wrote.
 func (w *Writer) PutBlob(data []byte) (string, int64, error) {
+	if w.shared != "" {
+		return PutShared(w.shared, w.dir, data)
+	}
 	return PutBlob(w.dir, data)
 }
 
@@ -171,7 +180,15 @@ func (w *Writer) PutBlob(data []byte) (string, int64, error) {
 func (w *Writer) HasBlob(sum string) bool { return HasBlob(w.dir, sum) }
 
 // RemoveBlob deletes a stored blob.
-func (w *Writer) RemoveBlob(sum string) error { return RemoveBlob(w.dir, sum) }
+func (w *Writer) RemoveBlob(sum string) error {
+	if err := RemoveBlob(w.dir, sum); err != nil {
+		return err
+	}
+	if w.shared != "" {
+		return ReleaseShared(w.shared, sum)
+	}
+	return nil
+}
 
 // EncodeResult is result.json as a match directory holds it: indented by two
 // spaces, with a final newline.

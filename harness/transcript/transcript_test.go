@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -338,5 +339,53 @@ func TestDialogueFollowsTheDeliveryOrder(t *testing.T) {
 	}
 	if _, err := Dialogue(h, turns, "red", 0); err == nil {
 		t.Error("side red accepted")
+	}
+}
+
+// A data file many matches keep is stored once, linked into each match's
+// blobs/, read back as any blob; the store lets it go with the last match.
+func TestSharedBlobsAreStoredOnce(t *testing.T) {
+	t.Parallel()
+	store, a, b := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(filepath.Join(d, BlobDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := bytes.Repeat([]byte("the same data file "), 500)
+	sum, grew, err := PutShared(store, a, data)
+	if err != nil || grew == 0 || grew >= int64(len(data)) {
+		t.Fatalf("first: %s grew %d (%v)", sum, grew, err)
+	}
+	sum2, grew2, err := PutShared(store, b, data)
+	if err != nil || sum2 != sum || grew2 != 0 {
+		t.Fatalf("second: %s grew %d (%v)", sum2, grew2, err)
+	}
+	for _, d := range []string{a, b} {
+		got, err := ReadBlob(d, sum)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s: %v", d, err)
+		}
+	}
+	links := func() uint64 {
+		fi, err := os.Stat(filepath.Join(store, BlobDir, sum+zstdSuffix))
+		if err != nil {
+			return 0
+		}
+		return uint64(fi.Sys().(*syscall.Stat_t).Nlink)
+	}
+	if n := links(); n != 3 {
+		t.Fatalf("%d links, want the store's and two matches'", n)
+	}
+	for i, d := range []string{a, b} {
+		if err := RemoveBlob(d, sum); err != nil {
+			t.Fatal(err)
+		}
+		if err := ReleaseShared(store, sum); err != nil {
+			t.Fatal(err)
+		}
+		if held := HasBlob(store, sum); held != (i == 0) {
+			t.Fatalf("after %d matches let go, the store holds it: %v", i+1, held)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"html"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -212,4 +213,17 @@ func (d *Data) Redact(keep string) {
 			s.Late = Hidden
 		}
 	}
+}
+
+// DefaultOutput is where arena view writes the page of the match at path
+// (a transcript or a match directory) when told nowhere: the match
+// directory's name with .html, in the current directory. A match's own
+// directory is evidence, never written to after its game.
+func DefaultOutput(path string) string {
+	_, dir := replay.Locate(path)
+	name := filepath.Base(filepath.Clean(dir))
+	if name == "." || name == string(filepath.Separator) || name == "" {
+		name = "match"
+	}
+	return name + ".html"
 }

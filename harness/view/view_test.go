@@ -256,3 +256,25 @@ func TestViewOfALineGame(t *testing.T) {
 		t.Fatalf("%d steps, start %v", len(d.Steps), start)
 	}
 }
+
+// arena view never writes into a match's folder unless told to: the page
+// goes to the current directory, named after the match.
+func TestDefaultOutputIsOutsideTheMatch(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, d := range []string{"matches/20261125-random-vs-greedy", "final/games/0003-a-vs-b"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for in, want := range map[string]string{
+		"matches/20261125-random-vs-greedy":                  "20261125-random-vs-greedy.html",
+		"matches/20261125-random-vs-greedy/":                 "20261125-random-vs-greedy.html",
+		"matches/20261125-random-vs-greedy/transcript.jsonl": "20261125-random-vs-greedy.html",
+		"final/games/0003-a-vs-b":                            "0003-a-vs-b.html",
+	} {
+		if got := DefaultOutput(filepath.Join(root, in)); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}

@@ -11,21 +11,21 @@
 package web
 
 import (
-	"sync"
-
-	"github.com/arenabots/arena/harness/ladder"
-	"github.com/arenabots/arena/harness/transcript"
-
 	"context"
 	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -41,9 +41,11 @@ type Options struct {
 	// TrustProxy names the reverse proxies in front (ParseProxies: a hop
 	// count, or their addresses); "": none, X-Forwarded-* are ignored.
 	TrustProxy string
-	// Validators is how many validations run at once.
+	// Validators is how many validations run at once; 0 follows the host
+	// (event.DefaultCapacity of its cores and the bots' CPU limit).
 	Validators int
-	// Games is how many scrimmages and ladder pairs are played at once.
+	// Games is how many scrimmages and ladder pairs are played at once; 0
+	// follows the host, as Validators.
 	Games int
 	// Workers, when enabled, sends every game (scrimmages, the ladder, the
 	// final) to arena workers enrolled in EventDir (its Dir is EventDir).
@@ -57,6 +59,34 @@ type Options struct {
 	Ready func(addr string)
 	// ArenaVersion goes into every transcript's header.
 	ArenaVersion string
+}
+
+// capacity settles how many validations and games run at once: what o says,
+// else what the sandbox's host fits (a setting above that is taken, with a
+// warning).
+func (o *Options) capacity(ctx context.Context, backend sandbox.Backend, botCPUs float64) error {
+	cores := runtime.NumCPU()
+	d, err := backend.Describe(ctx)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(d["cpus"]); err == nil && n > 0 {
+		cores = n
+	}
+	def := event.DefaultCapacity(cores, botCPUs)
+	set := event.Capacity{Validators: o.Validators, Games: o.Games}
+	if set.Validators < 1 {
+		set.Validators = def.Validators
+	}
+	if set.Games < 1 {
+		set.Games = def.Games
+	}
+	if w := set.Oversubscribed(cores, botCPUs); w != "" && set != def {
+		o.Log.Warn("the host is oversubscribed: " + w)
+	}
+	o.Validators, o.Games = set.Validators, set.Games
+	o.Log.Info("at once", "validations", set.Validators, "games", set.Games, "cores", cores, "cpusPerBot", botCPUs)
+	return nil
 }
 
 // Serve runs the event in o.EventDir until ctx ends: it reads event.toml
@@ -96,6 +126,9 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, release()) }()
+	if err := o.capacity(ctx, backend, resolved.Limits.CPUs); err != nil {
+		return err
+	}
 
 	builder, err := cfg.Builder(o.EventDir, backend, resolved.Limits, o.BuildCache)
 	if err != nil {
@@ -154,7 +187,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
 		Ladder: cfg.Ladder.Enabled, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
-		Openings: openings, LadderEvidence: transcript.Evidence{Keep: cfg.Ladder.KeepDataFiles}}
+		Openings: openings, LadderEvidence: transcript.Evidence{Keep: cfg.Ladder.KeepDataFiles, Budget: int64(cfg.Ladder.EvidenceBudget)}}
 	s.WakePlayer = player.Wake
 	finals := &finalRunner{base: event.Final{Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), ArenaVersion: o.ArenaVersion, Signer: key, Workers: workers}, st: st, s: s}

@@ -46,7 +46,7 @@ import (
 
 // Version is the protocol version. The docker backend refuses an image whose agent
 // speaks another one.
-const Version = 4
+const Version = 5
 
 // Paths inside the runtime image.
 const (
@@ -65,6 +65,9 @@ type Hello struct {
 	Version    int
 	PID        int
 	OOMCounter string // file the OOM kill count is read from, "" if none
+	// NoHostWait says why the host's wait for a CPU is not measured here (a
+	// turn's deadline is then the wall clock's alone); "" when it is.
+	NoHostWait string
 	Err        string // set when the agent cannot serve
 }
 
@@ -106,6 +109,9 @@ type Config struct {
 	MQueue   string
 	UID, GID int
 	Env      []string
+	// Cgroup is the container's own cgroup directory, where the host's wait
+	// for a CPU is measured from (with /proc); "" measures nothing.
+	Cgroup string
 }
 
 // DefaultConfig is the configuration used inside the runtime image.
@@ -117,6 +123,7 @@ func DefaultConfig() Config {
 		MQueue:  MQueueDir,
 		UID:     BotUID,
 		GID:     BotGID,
+		Cgroup:  "/sys/fs/cgroup",
 		Env: []string{
 			"PATH=/usr/local/bin:/usr/bin:/bin",
 			"HOME=" + ScratchDir,
@@ -140,6 +147,14 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 		return bw.Flush()
 	}
 	hello := Hello{Version: Version, PID: os.Getpid(), OOMCounter: oomCounterFile()}
+	var meter *proc.Meter
+	if cfg.Cgroup == "" {
+		hello.NoHostWait = "no cgroup to measure from"
+	} else if m, err := proc.OpenMeter(cfg.Cgroup, "/proc", os.Getpid()); err != nil {
+		hello.NoHostWait = err.Error()
+	} else {
+		meter = m
+	}
 	if err := prepareGameDir(cfg); err != nil {
 		hello.Err = err.Error()
 	}
@@ -149,7 +164,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 	if hello.Err != "" {
 		return errors.New(hello.Err)
 	}
-	sv := &server{cfg: cfg, oomFile: hello.OOMCounter, hashes: &proc.Hashes{}}
+	sv := &server{cfg: cfg, oomFile: hello.OOMCounter, hashes: &proc.Hashes{}, meter: meter}
 	defer func() {
 		if sv.session != nil {
 			_, serr := sv.stopSession()
@@ -177,6 +192,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 type server struct {
 	cfg     Config
 	oomFile string // the OOM kill counter, "" if none
+	meter   *proc.Meter
 	session *proc.Session
 	// hashes remembers the game directory's file hashes from turn to turn
 	// (one box, one game; a reset forgets them).
@@ -235,7 +251,7 @@ func (sv *server) turn(req Request) Reply {
 	if err := sv.refuseUnclean(); err != nil {
 		return Reply{Err: err.Error()}
 	}
-	report, err := runTurn(sv.cfg, req, sv.oomFile, sv.hashes)
+	report, err := runTurn(sv.cfg, req, sv.oomFile, sv.hashes, sv.meter)
 	if err != nil {
 		sv.markUnclean(err)
 	}
@@ -254,7 +270,7 @@ func (sv *server) start(req Request) Reply {
 	args := botArgs(sv.cfg, req.Exec, req.Args)
 	s, err := proc.StartSession(proc.Spec{Path: args[0], Args: args, Dir: sv.cfg.Game, Env: sv.cfg.Env,
 		Cred: botCredential(sv.cfg),
-		Tail: req.Tail, Reaping: proc.ReapAll, Started: favourForOOM})
+		Tail: req.Tail, Reaping: proc.ReapAll, Started: favourForOOM, Meter: sv.meter})
 	var ee *proc.ExecError
 	switch {
 	case errors.As(err, &ee):
@@ -457,7 +473,7 @@ func botArgs(cfg Config, exec string, rest []string) []string {
 	return args
 }
 
-func runTurn(cfg Config, req Request, oomFile string, hashes *proc.Hashes) (sandbox.Report, error) {
+func runTurn(cfg Config, req Request, oomFile string, hashes *proc.Hashes, meter *proc.Meter) (sandbox.Report, error) {
 	args := botArgs(cfg, req.Exec, req.Turn.Args)
 	var oomKills func() int64
 	if oomFile != "" {
@@ -473,6 +489,7 @@ func runTurn(cfg Config, req Request, oomFile string, hashes *proc.Hashes) (sand
 		Tail:    req.Tail,
 		Reaping: proc.ReapAll,
 		Started: favourForOOM,
+		Meter:   meter,
 	}, oomKills, hashes)
 }
 

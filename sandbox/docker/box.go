@@ -194,6 +194,13 @@ func (bx *box) kill(ctx context.Context) {
 	}
 }
 
+// hostStalled is the fault of a turn the host kept waiting until its wall
+// clock cap.
+func hostStalled(wait, wall, limit time.Duration) error {
+	return fmt.Errorf("%w: it kept the bot waiting for a CPU for %v of the %v its turn lasted (limit %v)",
+		sandbox.ErrHostStalled, wait.Round(time.Millisecond), wall.Round(time.Millisecond), limit)
+}
+
 // errOOM marks an agent killed by the kernel for memory: the bot's doing.
 var errOOM = errors.New("container was killed for exceeding its memory limit")
 
@@ -233,7 +240,7 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 	}
 	start := time.Now()
 	kills := bx.hostOOMKills()
-	rep, err := bx.call(ctx, agent.Request{Op: "turn", Turn: t, Exec: bx.exec, Timeout: timeout, Tail: bx.limits.OutputTail}, timeout+grace(timeout))
+	rep, err := bx.call(ctx, agent.Request{Op: "turn", Turn: t, Exec: bx.exec, Timeout: timeout, Tail: bx.limits.OutputTail}, sandbox.WallCap(timeout)+grace(timeout))
 	if err == nil {
 		bx.hostSawOOM(&rep.Report, kills)
 	}
@@ -246,6 +253,9 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 	}
 	if rep.Err != "" {
 		return rep.Report, sandbox.Faultf("turn", errors.New("agent: "+rep.Err))
+	}
+	if r := rep.Report; r.HostStalled {
+		return r, sandbox.Faultf("turn", hostStalled(r.HostWait, r.Wall, timeout))
 	}
 	if bx.log.Enabled(ctx, slog.LevelDebug) {
 		bx.log.Debug("docker: turn", "wall", rep.Report.Wall, "took", time.Since(start), "exit", rep.Report.ExitCode)
@@ -398,7 +408,7 @@ func (s *session) Send(_ context.Context, line string) error {
 func (s *session) Ask(ctx context.Context, line string, timeout time.Duration) (sandbox.Exchange, error) {
 	lines := s.pending
 	s.pending = nil
-	rep, err := s.bx.call(ctx, agent.Request{Op: "ask", Lines: lines, Line: line, Timeout: timeout}, timeout+grace(timeout))
+	rep, err := s.bx.call(ctx, agent.Request{Op: "ask", Lines: lines, Line: line, Timeout: timeout}, sandbox.WallCap(timeout)+grace(timeout))
 	if errors.Is(err, errOOM) {
 		return sandbox.Exchange{Exited: true}, nil
 	}
@@ -407,6 +417,9 @@ func (s *session) Ask(ctx context.Context, line string, timeout time.Duration) (
 	}
 	if rep.Err != "" {
 		return sandbox.Exchange{}, sandbox.Faultf("ask", errors.New("agent: "+rep.Err))
+	}
+	if ex := rep.Exchange; ex.HostStalled {
+		return ex, sandbox.Faultf("ask", hostStalled(ex.HostWait, ex.Wall, timeout))
 	}
 	return rep.Exchange, nil
 }

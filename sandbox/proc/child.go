@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -256,7 +257,7 @@ func (c *child) abort(cause error) error {
 		return errors.Join(cause, fmt.Errorf("proc: kill the bot (pid %d) whose setup failed, so it may still run: %w", c.pid, err))
 	}
 	var res Result
-	if _, err := c.waitBot(&res); err != nil {
+	if _, err := c.waitBot(&res, nil); err != nil {
 		return errors.Join(cause, fmt.Errorf("proc: reap the bot (pid %d) whose setup failed: %w", c.pid, err))
 	}
 	if err := c.reapRest(&res); err != nil {
@@ -316,9 +317,20 @@ func (c *child) waitNext() (int, syscall.WaitStatus, syscall.Rusage, error) {
 
 // waitBot waits until the bot itself has ended and returns its status. The
 // usage of every process reaped meanwhile (orphans too, in ReapAll mode) is
-// added to res, and res.Wall is set.
-func (c *child) waitBot(res *Result) (syscall.WaitStatus, error) {
+// added to res, and res.Wall is set. atExit, when set, runs once the bot has
+// ended but before it is reaped, while the kernel still shows its figures.
+func (c *child) waitBot(res *Result, atExit func()) (syscall.WaitStatus, error) {
 	for {
+		if atExit != nil {
+			pid, err := c.peekNext()
+			if err != nil {
+				return 0, err
+			}
+			if pid == c.pid {
+				atExit()
+				atExit = nil
+			}
+		}
 		wpid, ws, ru, err := c.waitNext()
 		if err != nil {
 			return 0, err
@@ -328,6 +340,26 @@ func (c *child) waitBot(res *Result) (syscall.WaitStatus, error) {
 			res.Wall = time.Since(c.start)
 			return ws, nil
 		}
+	}
+}
+
+// peekNext waits until a process of the bot has ended, as waitNext would
+// reap it, and returns its pid without reaping it.
+func (c *child) peekNext() (int, error) {
+	idType, id := unix.P_PID, c.pid
+	if c.reaping == ReapAll {
+		idType, id = unix.P_ALL, 0
+	}
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(idType, id, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("proc: wait: %w", err)
+		}
+		return int(siginfoPid(&info)), nil
 	}
 }
 
@@ -393,4 +425,10 @@ func (r *tailReader) finish(deadline time.Time) sandbox.Tail {
 	r.f.Close() // a read end: unblocks the reader, loses nothing
 	<-r.done
 	return r.t.result()
+}
+
+// siginfoPid is the pid in a SIGCHLD siginfo_t: the first field of its union,
+// after three ints and the padding that aligns the union on 64-bit Linux.
+func siginfoPid(info *unix.Siginfo) int32 {
+	return *(*int32)(unsafe.Add(unsafe.Pointer(info), 16))
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -28,8 +29,9 @@ func CheckName(name string) error {
 
 // Prepare readies the game directory for a turn: optionally empties it, removes
 // the named files and writes the turn's files. A planted symlink or directory
-// under a name we write is removed, never followed.
-func Prepare(dir string, t sandbox.Turn) error {
+// under a name we write is removed, never followed. A file marked Owned is
+// given to owner (the bot's user) when owner is set.
+func Prepare(dir string, t sandbox.Turn, owner *syscall.Credential) error {
 	if t.Clean {
 		if err := Wipe(dir); err != nil {
 			return err
@@ -44,7 +46,11 @@ func Prepare(dir string, t sandbox.Turn) error {
 		}
 	}
 	for _, f := range t.Put {
-		if err := WriteFile(dir, f); err != nil {
+		to := owner
+		if !f.Owned {
+			to = nil
+		}
+		if err := writeFile(dir, f, to); err != nil {
 			return err
 		}
 	}
@@ -52,7 +58,10 @@ func Prepare(dir string, t sandbox.Turn) error {
 }
 
 // WriteFile creates f in dir, replacing whatever had its name.
-func WriteFile(dir string, f sandbox.File) error {
+func WriteFile(dir string, f sandbox.File) error { return writeFile(dir, f, nil) }
+
+// writeFile is WriteFile that gives the file to owner when set.
+func writeFile(dir string, f sandbox.File, owner *syscall.Credential) error {
 	if err := CheckName(f.Name); err != nil {
 		return err
 	}
@@ -73,7 +82,13 @@ func WriteFile(dir string, f sandbox.File) error {
 		file.Close()
 		return fmt.Errorf("write %s: %w", f.Name, err)
 	}
-	// The umask may have narrowed the mode.
+	if owner != nil {
+		if err := file.Chown(int(owner.Uid), int(owner.Gid)); err != nil {
+			file.Close()
+			return fmt.Errorf("give %s to the bot: %w", f.Name, err)
+		}
+	}
+	// The umask may have narrowed the mode (and a chown cleared set-id bits).
 	if err := file.Chmod(mode); err != nil {
 		file.Close()
 		return fmt.Errorf("chmod %s: %w", f.Name, err)
@@ -169,7 +184,7 @@ func List(dir string, hashMax int64, h *Hashes) ([]sandbox.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := sandbox.Entry{Name: de.Name(), Type: typeOf(fi.Mode()), Size: fi.Size()}
+		e := sandbox.Entry{Name: de.Name(), Type: typeOf(fi.Mode()), Size: fi.Size(), Mode: fi.Mode().Perm()}
 		if e.Type == sandbox.TypeFile && e.Size <= hashMax {
 			// A file the bot made unreadable, or replaced or grew since it was
 			// listed, is listed without a hash: the bot's doing, for the
@@ -337,7 +352,7 @@ func typeOf(m fs.FileMode) sandbox.EntryType {
 // to turn; Report.Hashed says how many bytes this turn read to hash.
 func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Turn, s Spec, oomKills func() int64, h *Hashes) (sandbox.Report, error) {
 	var rep sandbox.Report
-	if err := Prepare(gameDir, t); err != nil {
+	if err := Prepare(gameDir, t, s.Cred); err != nil {
 		return rep, fmt.Errorf("prepare game_dir: %w", err)
 	}
 	var before int64
@@ -360,6 +375,10 @@ func RunTurn(ctx context.Context, gameDir string, scratch []string, t sandbox.Tu
 		Stdout:     res.Stdout,
 		Stderr:     res.Stderr,
 		OOMKilled:  oomKills != nil && oomKills() > before,
+
+		HostWait:      res.HostWait,
+		HostWaitError: res.MeterError,
+		HostStalled:   res.HostStalled,
 	}
 	if err := WipeScratch(scratch); err != nil {
 		return rep, err

@@ -71,6 +71,11 @@ type Spec struct {
 	// (e.g. to adjust its OOM score). An error fails the start: the process is
 	// killed and reaped.
 	Started func(pid int) error
+	// Meter, when set, measures how long the host keeps the bot off the
+	// CPU: the deadline is moved past that wait (see hostwait.go), up to
+	// sandbox.WallCap of the timeout, where the turn is the host's fault
+	// (Result.HostStalled). Without it the deadline is the wall clock's.
+	Meter *Meter
 	// Rlimits are applied to the process right after it starts (local
 	// backend). A limit that cannot be set fails the start: the process is
 	// killed and reaped.
@@ -95,6 +100,14 @@ type Result struct {
 	Survivors  int
 	Stdout     sandbox.Tail
 	Stderr     sandbox.Tail
+	// HostWait is how long the host kept the bot off the CPU (Spec.Meter).
+	HostWait time.Duration
+	// HostStalled: the turn reached its wall-clock cap with the bot's own
+	// time still short of the timeout. The host's fault, never the bot's.
+	HostStalled bool
+	// MeterError says why the host's wait could not be measured, when the
+	// meter failed (the deadline was then the wall clock's).
+	MeterError string
 }
 
 // Run starts the process, waits for it under the deadline, and kills everything it
@@ -109,9 +122,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err
 	}
 	out, errOut := readTail(c.stdout, s.Tail), readTail(c.stderr, s.Tail)
-	d := c.armDeadline(ctx, s.Timeout)
+	d := c.armDeadline(ctx, s.Timeout, s.Meter)
 	var res Result
-	status, err := c.waitBot(&res)
+	status, err := c.waitBot(&res, d.sampleAtExit)
 	d.stop()
 	if err != nil {
 		err = errors.Join(fmt.Errorf("proc: wait: %w", err), wrapKill(c.kill()))
@@ -124,7 +137,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.TimedOut = d.fired.Load() && res.Wall >= s.Timeout
+	res.HostWait, res.HostStalled, res.MeterError = d.hostWait(), d.stalled.Load(), d.meterError()
+	res.TimedOut = d.fired.Load() && res.Wall-res.HostWait >= s.Timeout
 	res.setStatus(status)
 	if err := d.killErr(); err != nil {
 		return res, wrapKill(err)
@@ -138,7 +152,7 @@ func (r *Result) setStatus(status syscall.WaitStatus) {
 	case status.Signaled():
 		r.ExitCode = -1
 		r.Signal = int(status.Signal())
-	case r.TimedOut:
+	case r.TimedOut || r.HostStalled:
 		r.ExitCode = -1
 	default:
 		r.ExitCode = status.ExitStatus()
@@ -150,15 +164,35 @@ type deadline struct {
 	timer   *time.Timer
 	stopCtx func() bool
 	fired   atomic.Bool // the time ran out
+	stalled atomic.Bool // the wall-clock cap came first (the host's fault)
 
-	mu  sync.Mutex
-	err error // every kill that failed
+	meter *Meter
+
+	mu      sync.Mutex
+	err     error    // every kill that failed
+	base    CPUTimes // when the bot started
+	last    CPUTimes // the latest reading
+	wait    time.Duration
+	unmet   error // a reading that failed: the deadline is the wall clock's
+	stopped bool
 }
 
+// minStep is the shortest a deadline moved past the host's wait is re-armed
+// for: the bot is not woken for less.
+const minStep = 2 * time.Millisecond
+
 // armDeadline arms the kill of c when ctx is done or timeout after its fork
-// and exec returned.
-func (c *child) armDeadline(ctx context.Context, timeout time.Duration) *deadline {
-	d := &deadline{}
+// and exec returned. With a meter, a deadline that comes while the host has
+// kept the bot waiting is moved on by that wait, until sandbox.WallCap.
+func (c *child) armDeadline(ctx context.Context, timeout time.Duration, meter *Meter) *deadline {
+	d := &deadline{meter: meter}
+	if meter != nil {
+		var err error
+		if d.base, err = meter.Read(); err != nil {
+			d.meter, d.unmet = nil, err
+		}
+		d.last = d.base
+	}
 	kill := func() {
 		if err := c.kill(); err != nil {
 			d.mu.Lock()
@@ -166,17 +200,85 @@ func (c *child) armDeadline(ctx context.Context, timeout time.Duration) *deadlin
 			d.mu.Unlock()
 		}
 	}
-	d.timer = time.AfterFunc(timeout-time.Since(c.forked), func() {
+	limit := sandbox.WallCap(timeout)
+	fire := func() {
+		if d.meter != nil {
+			elapsed := time.Since(c.forked)
+			own := elapsed - d.sample()
+			switch {
+			case own < timeout && elapsed < limit:
+				d.mu.Lock()
+				if !d.stopped {
+					d.timer.Reset(max(min(timeout-own, limit-elapsed), minStep))
+				}
+				d.mu.Unlock()
+				return
+			case own < timeout:
+				d.stalled.Store(true)
+				kill()
+				return
+			}
+		}
 		d.fired.Store(true)
 		kill()
-	})
+	}
+	d.mu.Lock() // fire must not see d.timer unset
+	d.timer = time.AfterFunc(timeout-time.Since(c.forked), fire)
+	d.mu.Unlock()
 	d.stopCtx = context.AfterFunc(ctx, kill)
 	return d
 }
 
+// sample reads the meter and returns the host's wait so far.
+func (d *deadline) sample() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.meter == nil {
+		return d.wait
+	}
+	t, err := d.meter.Read()
+	if err != nil {
+		d.unmet = err
+		return d.wait
+	}
+	d.last = t
+	if w := HostWait(d.base, t); w > d.wait {
+		d.wait = w
+	}
+	return d.wait
+}
+
+// sampleAtExit takes the last reading, with the bot ended but not yet
+// reaped (its tasks' figures are still there).
+func (d *deadline) sampleAtExit() {
+	if d.meter != nil {
+		d.sample()
+	}
+}
+
+// hostWait is the host's wait over the whole turn.
+func (d *deadline) hostWait() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.wait
+}
+
+// meterError says why the meter failed, if it did.
+func (d *deadline) meterError() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.unmet == nil {
+		return ""
+	}
+	return d.unmet.Error()
+}
+
 // stop disarms the deadline.
 func (d *deadline) stop() {
+	d.mu.Lock()
+	d.stopped = true
 	d.timer.Stop()
+	d.mu.Unlock()
 	d.stopCtx()
 }
 

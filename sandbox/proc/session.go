@@ -25,6 +25,7 @@ type Session struct {
 	exited chan struct{} // closed when the bot process has ended
 	waited chan struct{} // closed when every child has been reaped
 	stderr *tailReader
+	meter  *Meter // the host's wait is measured per question (Spec.Meter)
 
 	// late counts questions that timed out and whose answers have not been
 	// read yet: when they come, they are late answers, not early output.
@@ -55,7 +56,7 @@ func StartSession(s Spec) (*Session, error) {
 		return nil, err
 	}
 	ss := &Session{c: c, lines: make(chan line, 16), eof: make(chan struct{}), exited: make(chan struct{}),
-		waited: make(chan struct{})}
+		waited: make(chan struct{}), meter: s.Meter}
 	ss.in = newInbox(c.stdin)
 	go ss.in.run()
 	go ss.readLines(c.stdout)
@@ -189,38 +190,77 @@ drain:
 		}
 	}()
 	start := time.Now()
+	var base CPUTimes
+	meter := ss.meter
+	if meter != nil {
+		var merr error
+		if base, merr = meter.Read(); merr != nil {
+			meter, ex.HostWaitError = nil, merr.Error()
+		}
+	}
 	if text != "" {
 		ss.Send(text)
 	}
+	// hostWait reads the host's wait since the question, at most once more
+	// than it was read before; a reading that fails ends the measure.
+	hostWait := func() {
+		if meter == nil {
+			return
+		}
+		now, merr := meter.Read()
+		if merr != nil {
+			meter, ex.HostWaitError = nil, merr.Error()
+			return
+		}
+		ex.HostWait = max(ex.HostWait, HostWait(base, now))
+	}
+	limit := sandbox.WallCap(timeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case l, ok := <-ss.lines:
-		ex.Wall = time.Since(start)
-		if !ok {
-			ex.Exited = true
-			return ex, nil
-		}
-		ex.Line, ex.TooLong = l.text, l.tooLong
-	case <-ss.exited:
-		ex.Wall = time.Since(start)
-		// The last words of a bot that exited still count.
+	for {
 		select {
 		case l, ok := <-ss.lines:
-			if ok {
-				ex.Line, ex.TooLong = l.text, l.tooLong
+			ex.Wall = time.Since(start)
+			hostWait()
+			if !ok {
+				ex.Exited = true
 				return ex, nil
 			}
-		case <-time.After(50 * time.Millisecond):
+			ex.Line, ex.TooLong = l.text, l.tooLong
+			return ex, nil
+		case <-ss.exited:
+			ex.Wall = time.Since(start)
+			// The last words of a bot that exited still count.
+			select {
+			case l, ok := <-ss.lines:
+				if ok {
+					ex.Line, ex.TooLong = l.text, l.tooLong
+					return ex, nil
+				}
+			case <-time.After(50 * time.Millisecond):
+			}
+			ex.Exited = true
+			return ex, nil
+		case <-timer.C:
+			elapsed := time.Since(start)
+			hostWait()
+			own := elapsed - ex.HostWait
+			if meter != nil && own < timeout {
+				if elapsed < limit {
+					// The host kept the bot waiting: its deadline moves on.
+					timer.Reset(max(min(timeout-own, limit-elapsed), minStep))
+					continue
+				}
+				ex.HostStalled = true
+			} else {
+				ex.TimedOut = true
+			}
+			ex.Wall = elapsed
+			ss.late++
+			paused = false
+			return ex, nil
 		}
-		ex.Exited = true
-	case <-timer.C:
-		ex.Wall = time.Since(start)
-		ex.TimedOut = true
-		ss.late++
-		paused = false
 	}
-	return ex, nil
 }
 
 // Stop kills the bot and everything it started and reports how it ended. The

@@ -1,0 +1,200 @@
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A bot's turn is timed on the wall clock, next to it. On a busy host the
+// wall clock runs on while the bot's tasks wait for a CPU that others hold:
+// that wait is the host's doing, and a turn's deadline is moved past it
+// (see Spec.Meter). What counts as the host's wait is measured so that the
+// bot cannot make it grow:
+//
+//   - the run delay: how long the bot's tasks were runnable but not running,
+//     from the kernel's per-task schedstat (/proc/PID/task/TID/schedstat,
+//     its second field), summed over the bot's live tasks;
+//   - less the time its cgroup was held back by its own CPU quota (cpu.stat:
+//     throttled_usec on cgroup v2, throttled_time on v1): a bot that wants
+//     more CPU than it was given waits for itself;
+//   - and never more than the time its cgroup was neither throttled nor
+//     running (elapsed - throttled - CPU used, the cgroup's usage_usec on v2,
+//     cpuacct.usage on v1): tasks of a bot that keep each other waiting keep
+//     its CPUs busy, so a bot can only be credited with time in which it got
+//     no CPU at all.
+//
+// A bot that sleeps is not waiting for a CPU, and a bot that spins runs: both
+// use up their time as before.
+
+// CPUTimes are a bot's cumulative CPU facts at one instant, as the kernel
+// keeps them.
+type CPUTimes struct {
+	At        time.Time
+	RunDelay  time.Duration // its live tasks' time runnable but not running
+	Throttled time.Duration // its cgroup's time held back by its CPU quota
+	Usage     time.Duration // its cgroup's CPU time
+}
+
+// HostWait is how long, between a and b, the bot was kept off the CPU by
+// others: see the rules above. It is never negative.
+func HostWait(a, b CPUTimes) time.Duration {
+	elapsed := b.At.Sub(a.At)
+	throttled := max(b.Throttled-a.Throttled, 0)
+	w := b.RunDelay - a.RunDelay - throttled
+	idle := elapsed - throttled - max(b.Usage-a.Usage, 0)
+	return max(min(w, idle), 0)
+}
+
+// A Meter reads a bot's CPUTimes: its cgroup's from the files below root, its
+// tasks' from /proc (every process but self: a container's PID 1 watches
+// everything else in it).
+type Meter struct {
+	proc      string // the proc file system, "/proc"
+	self      int
+	throttled statField
+	usage     statField
+}
+
+// statField is one number in a cgroup file: the line starting with key (or
+// the file's whole content when key is ""), in units of unit.
+type statField struct {
+	file string
+	key  string
+	unit time.Duration
+}
+
+func (f statField) read() (time.Duration, error) {
+	data, err := os.ReadFile(f.file)
+	if err != nil {
+		return 0, err
+	}
+	return parseStatField(data, f.key, f.unit)
+}
+
+func parseStatField(data []byte, key string, unit time.Duration) (time.Duration, error) {
+	for _, line := range strings.Split(string(data), "\n") {
+		v := strings.TrimSpace(line)
+		if key != "" {
+			rest, ok := strings.CutPrefix(line, key+" ")
+			if !ok {
+				continue
+			}
+			v = strings.TrimSpace(rest)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", line, err)
+		}
+		return time.Duration(n) * unit, nil
+	}
+	return 0, fmt.Errorf("no %q", key)
+}
+
+// OpenMeter finds the cgroup files under root (the container's own cgroup,
+// "/sys/fs/cgroup"): cgroup v2's unified cpu.stat, else v1's cpu and cpuacct
+// controllers. procRoot is the proc file system; self is left out of the
+// tasks. It fails when the machine keeps none of what is needed, and the
+// bot's deadline is then the wall clock's alone.
+func OpenMeter(root, procRoot string, self int) (*Meter, error) {
+	m := &Meter{proc: procRoot, self: self}
+	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+		stat := filepath.Join(root, "cpu.stat")
+		m.throttled = statField{stat, "throttled_usec", time.Microsecond}
+		m.usage = statField{stat, "usage_usec", time.Microsecond}
+	} else {
+		cpu := firstDir(root, "cpu", "cpu,cpuacct", "cpuacct,cpu")
+		acct := firstDir(root, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")
+		if cpu == "" || acct == "" {
+			return nil, errors.New("no cgroup v2 cpu.stat and no cgroup v1 cpu and cpuacct controllers under " + root)
+		}
+		m.throttled = statField{filepath.Join(cpu, "cpu.stat"), "throttled_time", time.Nanosecond}
+		m.usage = statField{filepath.Join(acct, "cpuacct.usage"), "", time.Nanosecond}
+	}
+	if _, err := m.Read(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func firstDir(root string, names ...string) string {
+	for _, n := range names {
+		p := filepath.Join(root, n)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// Read takes the bot's CPUTimes now.
+func (m *Meter) Read() (CPUTimes, error) {
+	t := CPUTimes{At: time.Now()}
+	var err error
+	if t.Throttled, err = m.throttled.read(); err != nil {
+		return t, fmt.Errorf("read %s: %w", m.throttled.file, err)
+	}
+	if t.Usage, err = m.usage.read(); err != nil {
+		return t, fmt.Errorf("read %s: %w", m.usage.file, err)
+	}
+	if t.RunDelay, err = m.runDelay(); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// runDelay sums the run delay of every task in /proc but self's. A task that
+// ends while it is read is skipped.
+func (m *Meter) runDelay() (time.Duration, error) {
+	des, err := os.ReadDir(m.proc)
+	if err != nil {
+		return 0, err
+	}
+	self := strconv.Itoa(m.self)
+	var sum time.Duration
+	for _, de := range des {
+		name := de.Name()
+		if name == self || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		tasks, err := os.ReadDir(filepath.Join(m.proc, name, "task"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		for _, task := range tasks {
+			data, err := os.ReadFile(filepath.Join(m.proc, name, "task", task.Name(), "schedstat"))
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+				continue
+			}
+			if err != nil {
+				continue // ended meanwhile (ESRCH)
+			}
+			d, err := parseSchedstat(data)
+			if err != nil {
+				return 0, err
+			}
+			sum += d
+		}
+	}
+	return sum, nil
+}
+
+// parseSchedstat reads a task's run delay: the second of schedstat's three
+// numbers (time on the CPU, time runnable but waiting, timeslices), in ns.
+func parseSchedstat(data []byte) (time.Duration, error) {
+	f := bytes.Fields(data)
+	if len(f) < 2 {
+		return 0, fmt.Errorf("schedstat %q: want three numbers", data)
+	}
+	n, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat %q: %w", data, err)
+	}
+	return time.Duration(n), nil
+}
