@@ -75,7 +75,7 @@ if [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]] || docker info >/dev/null 2>&1; then
   busy=$(ARENA_BUSY_HOST=1 go test -race -count=1 -timeout 10m -run '^TestABusyHostDecidesNoGame$' -v ./harness/match 2>&1)
   rc=$?
   set -e
-  echo "$busy" | grep -v '^=== ' | tail -20
+  echo "$busy" | grep -v '^=== '
   if [[ $rc != 0 ]]; then
     exit 1
   fi

@@ -52,7 +52,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 	for _, ext := range build.Default().Exts() {
 		want = append(want, "language "+ext)
 	}
-	want = append(want, "hardened container", "out-of-memory detection", "turn deadline", "host timers", "free space")
+	want = append(want, "hardened container", "out-of-memory detection", "turn deadline", "host timers", "load headroom", "free space")
 	if got := names(checks); !slices.Equal(got, want) {
 		t.Fatalf("rows %q\nwant %q", got, want)
 	}

@@ -134,7 +134,7 @@ func TestCheckWithBadEngineSettings(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	checks := Check(context.Background(), Config{Engine: sandbox.Engine{Host: "nonsense"}, Out: dir})
-	if got := rowsOf(checks); !strings.HasPrefix(got, "engine=fail host timers=") || len(checks) != 3 {
+	if got := rowsOf(checks); !strings.HasPrefix(got, "engine=fail host timers=") || !strings.Contains(got, " load headroom=") || len(checks) != 4 {
 		t.Fatalf("rows %s", got)
 	}
 	if c := checks[0]; !strings.Contains(c.Detail, `docker client for "nonsense"`) || c.Fix != "check --docker-host and the TLS flags" {

@@ -335,6 +335,11 @@ func (c Config) Settings() match.Settings {
 //
 // What an upload unpacks to is capped at four times the upload size (at
 // most the default 512 MiB): a validation holds its files in memory, so
+// LadderEvidence is what a ladder game keeps of its bots' data files.
+func (c Config) LadderEvidence() transcript.Evidence {
+	return transcript.Evidence{Keep: c.Ladder.KeepDataFiles, Budget: int64(c.Ladder.EvidenceBudget)}
+}
+
 // this bounds its memory too.
 func (c Config) Intake() submission.Limits {
 	l := submission.DefaultLimits()

@@ -466,6 +466,9 @@ func (s *Store) recordFinalGames(ctx context.Context, dir string, sides []Side) 
 	if err != nil {
 		return err
 	}
+	if err := s.HostReplays(ctx, FinalGame, dir, recs); err != nil {
+		return err
+	}
 	for _, g := range recs {
 		if g.Status != tournament.Done || g.Dir == "" {
 			continue

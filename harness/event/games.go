@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 )
 
@@ -183,4 +184,44 @@ func (s *Store) ListGames(ctx context.Context, q GameQuery) ([]Game, int, error)
 	}
 	games, err := s.games(ctx, `SELECT `+gameColumns+` FROM games `+where+` ORDER BY id DESC LIMIT ?3 OFFSET ?4`, q.Team, q.Kind, q.Limit, q.Offset)
 	return games, total, err
+}
+
+// HostReplays records how many tries of the games of the tournament in dir
+// (a ladder pair, a scrimmage, the final) were played again because the host
+// kept a bot waiting for a CPU past its turn's cap (recorded again, never
+// added twice, when the tournament resumes).
+func (s *Store) HostReplays(ctx context.Context, kind, dir string, recs []tournament.Record) error {
+	n := 0
+	for _, r := range recs {
+		n += r.HostBusy
+	}
+	if n == 0 {
+		return nil
+	}
+	rel, err := filepath.Rel(s.Dir, dir)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.ExecContext(ctx, `INSERT INTO host_replays (dir, kind, n) VALUES (?, ?, ?) ON CONFLICT(dir) DO UPDATE SET n = excluded.n`, rel, kind, n)
+	return err
+}
+
+// HostReplayCounts are the games played again because the host was too
+// busy, by kind of game.
+func (s *Store) HostReplayCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT kind, SUM(n) FROM host_replays GROUP BY kind`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var kind string
+		var n int
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, err
+		}
+		out[kind] = n
+	}
+	return out, rows.Err()
 }

@@ -389,6 +389,9 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := p.Store.HostReplays(ctx, kind, dir, recs); err != nil {
+		return nil, 0, err
+	}
 	for _, rec := range recs {
 		if rec.Status != tournament.Done || rec.Dir == "" {
 			unplayed++

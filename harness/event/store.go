@@ -138,6 +138,11 @@ CREATE TABLE IF NOT EXISTS ladder_pairs (
 	finished TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS ladder_pairs_state ON ladder_pairs(state, id);
+CREATE TABLE IF NOT EXISTS host_replays (
+	dir TEXT PRIMARY KEY,
+	kind TEXT NOT NULL,
+	n INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS closing (
 	id INTEGER PRIMARY KEY CHECK (id = 1),
 	closed TEXT NOT NULL

@@ -18,6 +18,7 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/gobuild"
 	_ "github.com/arenabots/arena/rules/games"
 	"github.com/arenabots/arena/sandbox/local"
@@ -85,6 +86,8 @@ type throughputEvent struct {
 	backend  *local.Backend
 	builder  *build.Builder
 	signer   ed25519.PrivateKey
+	// evidence is what its ladder games keep (zero: the match's default).
+	evidence transcript.Evidence
 }
 
 func newThroughputEvent(b *testing.B) *throughputEvent {
@@ -159,7 +162,7 @@ func (e *throughputEvent) playLadder(b *testing.B, pairs int) (wall, cpu time.Du
 	finished := make(chan struct{}, 2*pairs+8)
 	p := &Player{Store: e.store, Settings: e.settings, Backend: e.backend, Builder: e.builder, Intake: e.cfg.Intake(),
 		ArenaVersion: "bench", Signer: e.signer, Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelError})),
-		Ladder: true, Open: e.cfg.Open, Seed: 7, Slots: 2,
+		Ladder: true, Open: e.cfg.Open, Seed: 7, Slots: 2, LadderEvidence: e.evidence,
 		// Told each team of a pair once the pair is rated.
 		Changed: func(int64) {
 			select {
@@ -257,6 +260,61 @@ func BenchmarkLadderThroughput(b *testing.B) {
 			}
 			b.ReportMetric(float64(games)/wall.Minutes(), "games/min")
 			reportCPU(b, wall, cpu, games)
+		})
+	}
+}
+
+// diskUse is the room the files under roots take on disk (their blocks), a
+// file of many links counted once.
+func diskUse(b *testing.B, roots ...string) int64 {
+	b.Helper()
+	seen := map[[2]uint64]bool{}
+	var sum int64
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			id := [2]uint64{uint64(st.Dev), st.Ino}
+			if !seen[id] {
+				seen[id] = true
+				sum += st.Blocks * 512
+			}
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			b.Fatal(err)
+		}
+	}
+	return sum
+}
+
+// BenchmarkLadderEvidenceDisk plays ladderPairs ladder pairs of the 4
+// example bots (each keeps a data file it rewrites every turn) under each
+// data-file retention, and reports the disk a ladder game takes: its
+// transcript and result, its data files (in the event's shared evidence/),
+// and its share of its pair's tournament database. "final" keeps each
+// side's last version (the turns before it cannot be run again);
+// "changed", the default, keeps every version: every turn can be.
+func BenchmarkLadderEvidenceDisk(b *testing.B) {
+	for _, keep := range []string{"final", "changed"} {
+		b.Run(keep, func(b *testing.B) {
+			for b.Loop() {
+				e := newThroughputEvent(b)
+				e.evidence = e.cfg.LadderEvidence()
+				e.evidence.Keep = keep
+				_, _, games := e.playLadder(b, ladderPairs)
+				dir := e.store.Dir
+				all := diskUse(b, filepath.Join(dir, LadderDir), filepath.Join(dir, EvidenceDir))
+				blobs := diskUse(b, filepath.Join(dir, EvidenceDir))
+				b.ReportMetric(float64(all)/float64(games)/1024, "KiB/game")
+				b.ReportMetric(float64(blobs)/float64(games)/1024, "evidence-KiB/game")
+			}
 		})
 	}
 }

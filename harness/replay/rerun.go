@@ -28,7 +28,10 @@ type Attempt struct {
 	TimedOut bool    `json:"timedOut,omitempty"`
 	WallMs   float64 `json:"wallMs"`
 	CPUMs    float64 `json:"cpuMs"`
-	Answer   string  `json:"answer,omitempty"`
+	// HostWaitMs is how much of WallMs the host kept the bot waiting for a
+	// CPU (its deadline moved past it, as in play).
+	HostWaitMs float64 `json:"hostWaitMs,omitempty"`
+	Answer     string  `json:"answer,omitempty"`
 	// Stderr is the end of what the bot wrote to its standard error (a
 	// file game's turn; a line game's bot speaks to the end of its session).
 	Stderr string `json:"stderr,omitempty"`
@@ -251,7 +254,8 @@ func RunAgain(ctx context.Context, o RerunOptions) (*Rerun, error) {
 		j := referee.JudgeTurn(at.Before.Clone(), proto, r)
 		a := Attempt{Verdict: string(j.Verdict), Reason: j.Reason, ExitCode: r.ExitCode, Signal: r.Signal,
 			TimedOut: r.TimedOut, WallMs: float64(r.Wall.Microseconds()) / 1000, CPUMs: float64(r.CPU.Microseconds()) / 1000,
-			Answer: string(r.Answer.Data), Stderr: string(r.Stderr.Data)}
+			HostWaitMs: float64(r.HostWait.Microseconds()) / 1000,
+			Answer:     string(r.Answer.Data), Stderr: string(r.Stderr.Data)}
 		if j.Move != nil {
 			a.Move = j.Move.String()
 		}
@@ -343,7 +347,7 @@ func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript
 		}
 		j := referee.JudgeLine(at.Before.Clone(), ex, at.Ask.BankOut())
 		a.Verdict, a.Reason, a.TimedOut, a.Answer = string(j.Verdict), j.Reason, ex.TimedOut, ex.Line
-		a.WallMs = float64(ex.Wall.Microseconds()) / 1000
+		a.WallMs, a.HostWaitMs = float64(ex.Wall.Microseconds())/1000, float64(ex.HostWait.Microseconds())/1000
 		if j.Move != nil {
 			a.Move = j.Move.String()
 		}

@@ -13,14 +13,15 @@ import (
 )
 
 // WriteText prints the rerun beside the record: a row for the recorded turn
-// and one per run (move, exit, verdict, wall and CPU time), the spread of
+// and one per run (move, exit, verdict, wall and CPU time, and how long the
+// host kept the bot waiting for a CPU), the spread of
 // several runs, and whether they reproduce the record.
 func (r *Rerun) WriteText(w io.Writer) {
 	t := r.Recorded
 	fmt.Fprintf(w, "ply %d, %s (%s), %s; turn limit %v\n\n", t.Ply, t.Side, botName(r.Header, t.Side), t.Phase, r.Limit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tMOVE\tEXIT\tVERDICT\tWALL\tCPU")
-	row := func(name, move string, exit, sig int, verdict string, wall, cpu float64) {
+	fmt.Fprintln(tw, "\tMOVE\tEXIT\tVERDICT\tWALL\tCPU\tHOST WAIT")
+	row := func(name, move string, exit, sig int, verdict string, wall, cpu, wait float64) {
 		e := fmt.Sprint(exit)
 		if sig != 0 {
 			e = fmt.Sprintf("signal %d", sig)
@@ -28,11 +29,11 @@ func (r *Rerun) WriteText(w io.Writer) {
 		if move == "" {
 			move = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f ms\t%.1f ms\n", name, move, e, verdict, wall, cpu)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f ms\t%.1f ms\t%.1f ms\n", name, move, e, verdict, wall, cpu, wait)
 	}
-	row("recorded", t.Move, t.ExitCode, t.Signal, t.Verdict, t.WallMs, t.CPUMs)
+	row("recorded", t.Move, t.ExitCode, t.Signal, t.Verdict, t.WallMs, t.CPUMs, t.HostWaitMs)
 	for i, a := range r.Attempts {
-		row(fmt.Sprintf("run %d", i+1), a.Move, a.ExitCode, a.Signal, a.Verdict, a.WallMs, a.CPUMs)
+		row(fmt.Sprintf("run %d", i+1), a.Move, a.ExitCode, a.Signal, a.Verdict, a.WallMs, a.CPUMs, a.HostWaitMs)
 	}
 	tw.Flush()
 	if len(r.Attempts) > 1 {

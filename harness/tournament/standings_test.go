@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/arenabots/arena/sandbox"
 )
 
 const (
@@ -392,5 +394,30 @@ func TestPairsSidesAndLOS(t *testing.T) {
 	}
 	if s := String(rows); !strings.Contains(s, "1ST/2ND") || !strings.Contains(s, "%") {
 		t.Errorf("%s", s)
+	}
+}
+
+// A try the host stalled is counted apart from other aborts: the event's
+// page says how often the host was too busy.
+func TestAbortsOfABusyHostAreCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := OpenStore(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Init(ctx, Config{Format: RoundRobin, Game: "codeclash", GamesPerPair: 1, Scoring: DefaultScoring(), TieBreaks: DefaultTieBreaks(),
+		Bots: []BotEntry{{Name: "a"}, {Name: "b"}}}, []Game{{ID: 1, White: 0, Black: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, reason := range []string{"sandbox: turn: the engine went away", "sandbox: turn: " + sandbox.ErrHostStalled.Error() + ": it kept the bot waiting", "sandbox: ask: " + sandbox.ErrHostStalled.Error()} {
+		if _, err := st.Abort(ctx, 1, reason, 5, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := st.Games(ctx)
+	if err != nil || len(recs) != 1 || recs[0].HostBusy != 2 || recs[0].Attempts != 3 {
+		t.Fatalf("%+v %v", recs, err)
 	}
 }

@@ -165,6 +165,10 @@ type Record struct {
 	// AbortedBy are the hosts whose aborts were charged to the game
 	// (a worker's name, "" for this machine), in order.
 	AbortedBy []string `json:"abortedBy,omitempty"`
+	// HostBusy counts the tries aborted because the host kept a bot waiting
+	// for a CPU past its turn's wall-clock cap (sandbox.ErrHostStalled):
+	// played again, never charged to a bot.
+	HostBusy int `json:"hostBusy,omitempty"`
 }
 
 // Try is the number of the game's next try: the job's attempt number,
@@ -213,6 +217,7 @@ var migrations = []struct{ table, column, def string }{
 	{"games", "tries", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "rejected", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "aborted_by", "TEXT NOT NULL DEFAULT '[]'"},
+	{"games", "host_busy", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // hasColumn says whether table has column ("": whether table exists).
@@ -433,8 +438,12 @@ func (s *Store) Abort(ctx context.Context, id int, reason string, maxAttempts in
 	if err != nil {
 		return "", err
 	}
-	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = ?, attempts = ?, tries = tries + 1, aborted_by = ?, abort_reason = ? WHERE id = ?`,
-		status, attempts, string(list), reason, id)
+	busy := 0
+	if strings.Contains(reason, sandbox.ErrHostStalled.Error()) {
+		busy = 1
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = ?, attempts = ?, tries = tries + 1, aborted_by = ?, abort_reason = ?, host_busy = host_busy + ? WHERE id = ?`,
+		status, attempts, string(list), reason, busy, id)
 	return status, err
 }
 
@@ -466,7 +475,7 @@ func (s *Store) Release(ctx context.Context, id int) error {
 }
 
 const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker, pair, opening,
-	tries, rejected, aborted_by`
+	tries, rejected, aborted_by, host_busy`
 
 func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var r Record
@@ -474,7 +483,7 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var faults, abortedBy string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
 		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker, &r.Pair, &r.Opening,
-		&r.Tries, &r.Rejected, &abortedBy)
+		&r.Tries, &r.Rejected, &abortedBy, &r.HostBusy)
 	if err != nil {
 		return r, err
 	}

@@ -33,6 +33,9 @@ type adminData struct {
 	Workers []event.EventWorker
 	// Unplayed counts the final's games its last run left unplayed.
 	Unplayed int
+	// HostReplays count the games played again because the host kept a
+	// bot waiting for a CPU past its turn's cap, by kind of game.
+	HostReplays map[string]int
 	// Refused is why the action just asked for was refused ("": none).
 	Refused string
 	// Notice says what the action just asked for did.
@@ -65,6 +68,9 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Pr
 		return err
 	}
 	if d.Workers, err = s.Store.EventWorkers(); err != nil {
+		return err
+	}
+	if d.HostReplays, err = s.Store.HostReplayCounts(r.Context()); err != nil {
 		return err
 	}
 	if d.Teams, err = s.Store.Teams(r.Context()); err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -143,8 +144,14 @@ func (s *Server) rerun(r *http.Request) (event.Dispute, error) {
 // disputeAction is an organizer's action on a dispute, answered by a
 // redirect to the organizer's page (a form) or the dispute as JSON.
 func (s *Server) disputeAction(api bool, act func(*http.Request) (event.Dispute, error)) func(http.ResponseWriter, *http.Request, *event.Principal) error {
-	return func(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
 		d, err := act(r)
+		var re *event.RefusedError
+		if !api && errors.As(err, &re) {
+			// The organizer's page again, saying why (which turns can be
+			// run again, when that is why).
+			return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+		}
 		if err != nil {
 			return err
 		}

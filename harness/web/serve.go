@@ -25,7 +25,6 @@ import (
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/tournament"
-	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -187,7 +186,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
 		Ladder: cfg.Ladder.Enabled, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
-		Openings: openings, LadderEvidence: transcript.Evidence{Keep: cfg.Ladder.KeepDataFiles, Budget: int64(cfg.Ladder.EvidenceBudget)}}
+		Openings: openings, LadderEvidence: cfg.LadderEvidence()}
 	s.WakePlayer = player.Wake
 	finals := &finalRunner{base: event.Final{Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), ArenaVersion: o.ArenaVersion, Signer: key, Workers: workers}, st: st, s: s}

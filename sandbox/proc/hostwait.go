@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,7 +53,8 @@ func HostWait(a, b CPUTimes) time.Duration {
 	return max(min(w, idle), 0)
 }
 
-// A Meter reads a bot's CPUTimes: its cgroup's from the files below root, its
+// A Meter reads a bot's CPUTimes (one reading at a time: it is not safe for
+// concurrent use): its cgroup's from the files below root, its
 // tasks' from /proc (every process but self: a container's PID 1 watches
 // everything else in it).
 type Meter struct {
@@ -63,19 +65,30 @@ type Meter struct {
 }
 
 // statField is one number in a cgroup file: the line starting with key (or
-// the file's whole content when key is ""), in units of unit.
+// the file's whole content when key is ""), in units of unit. The file is
+// kept open and read from its start each time (a cgroup file's content is
+// made at each read).
 type statField struct {
 	file string
 	key  string
 	unit time.Duration
+	f    *os.File
+	buf  []byte
 }
 
-func (f statField) read() (time.Duration, error) {
-	data, err := os.ReadFile(f.file)
-	if err != nil {
+func (f *statField) read() (time.Duration, error) {
+	if f.f == nil {
+		fd, err := os.Open(f.file)
+		if err != nil {
+			return 0, err
+		}
+		f.f, f.buf = fd, make([]byte, 4096)
+	}
+	n, err := f.f.ReadAt(f.buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, err
 	}
-	return parseStatField(data, f.key, f.unit)
+	return parseStatField(f.buf[:n], f.key, f.unit)
 }
 
 func parseStatField(data []byte, key string, unit time.Duration) (time.Duration, error) {
@@ -106,16 +119,16 @@ func OpenMeter(root, procRoot string, self int) (*Meter, error) {
 	m := &Meter{proc: procRoot, self: self}
 	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
 		stat := filepath.Join(root, "cpu.stat")
-		m.throttled = statField{stat, "throttled_usec", time.Microsecond}
-		m.usage = statField{stat, "usage_usec", time.Microsecond}
+		m.throttled = statField{file: stat, key: "throttled_usec", unit: time.Microsecond}
+		m.usage = statField{file: stat, key: "usage_usec", unit: time.Microsecond}
 	} else {
 		cpu := firstDir(root, "cpu", "cpu,cpuacct", "cpuacct,cpu")
 		acct := firstDir(root, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")
 		if cpu == "" || acct == "" {
 			return nil, errors.New("no cgroup v2 cpu.stat and no cgroup v1 cpu and cpuacct controllers under " + root)
 		}
-		m.throttled = statField{filepath.Join(cpu, "cpu.stat"), "throttled_time", time.Nanosecond}
-		m.usage = statField{filepath.Join(acct, "cpuacct.usage"), "", time.Nanosecond}
+		m.throttled = statField{file: filepath.Join(cpu, "cpu.stat"), key: "throttled_time", unit: time.Nanosecond}
+		m.usage = statField{file: filepath.Join(acct, "cpuacct.usage"), unit: time.Nanosecond}
 	}
 	if _, err := m.Read(); err != nil {
 		return nil, err
@@ -145,6 +158,21 @@ func (m *Meter) Read() (CPUTimes, error) {
 	}
 	if t.RunDelay, err = m.runDelay(); err != nil {
 		return t, err
+	}
+	return t, nil
+}
+
+// start is Read at a bot's start, when all its tasks are new: their run
+// delay is taken as none so far (what they waited since the fork is the
+// host's, and counts), which spares reading them.
+func (m *Meter) start() (CPUTimes, error) {
+	t := CPUTimes{At: time.Now()}
+	var err error
+	if t.Throttled, err = m.throttled.read(); err != nil {
+		return t, fmt.Errorf("read %s: %w", m.throttled.file, err)
+	}
+	if t.Usage, err = m.usage.read(); err != nil {
+		return t, fmt.Errorf("read %s: %w", m.usage.file, err)
 	}
 	return t, nil
 }

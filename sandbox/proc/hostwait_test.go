@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -145,6 +147,63 @@ func TestPrepareGivesOwnedFilesToTheBot(t *testing.T) {
 		st := fi.Sys().(*syscall.Stat_t)
 		if st.Uid != want[0] || st.Gid != want[1] || uint32(fi.Mode().Perm()) != want[2] {
 			t.Errorf("%s: uid %d gid %d mode %v, want %v", name, st.Uid, st.Gid, fi.Mode().Perm(), want)
+		}
+	}
+}
+
+// fakeProc is a /proc holding n bot tasks (and PID 1, the agent), as a
+// container's own /proc shows them.
+func fakeProc(tb testing.TB, n int) string {
+	tb.Helper()
+	root := tb.TempDir()
+	for i := range n + 1 {
+		pid := fmt.Sprint(i + 1)
+		d := filepath.Join(root, pid, "task", pid)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "schedstat"), []byte("123456 7890 12\n"), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return root
+}
+
+// BenchmarkTurn is one turn of /bin/true through Run, without the meter and
+// with it (this host's cgroup files, a container's /proc of four tasks): the
+// difference is what measuring the host's wait costs a turn.
+func BenchmarkTurn(b *testing.B) {
+	if _, err := os.Stat("/bin/true"); err != nil {
+		b.Skip("no /bin/true")
+	}
+	m, err := OpenMeter("/sys/fs/cgroup", fakeProc(b, 4), 1)
+	if err != nil {
+		b.Skipf("no cgroup to measure from: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		meter *Meter
+	}{{"bare", nil}, {"metered", m}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := Run(context.Background(), Spec{Path: "/bin/true", Args: []string{"true"}, Timeout: 5 * time.Second, Meter: c.meter})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMeterRead is one reading of the meter, as above.
+func BenchmarkMeterRead(b *testing.B) {
+	m, err := OpenMeter("/sys/fs/cgroup", fakeProc(b, 4), 1)
+	if err != nil {
+		b.Skipf("no cgroup to measure from: %v", err)
+	}
+	for b.Loop() {
+		if _, err := m.Read(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

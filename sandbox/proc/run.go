@@ -188,7 +188,7 @@ func (c *child) armDeadline(ctx context.Context, timeout time.Duration, meter *M
 	d := &deadline{meter: meter}
 	if meter != nil {
 		var err error
-		if d.base, err = meter.Read(); err != nil {
+		if d.base, err = meter.start(); err != nil {
 			d.meter, d.unmet = nil, err
 		}
 		d.last = d.base
