@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/distrib/distribtest"
@@ -166,6 +167,24 @@ func TestOnlyEnrolledWorkersOverTLSGetIn(t *testing.T) {
 		nc.Close()
 		t.Fatal("a worker that was not enrolled got in")
 	}
+	// An enrolled worker's public key, with the nonce signed by another key.
+	impostor, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1Key, err := nkeys.FromSeed([]byte(c.Creds["w1"].Seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1Pub, err := w1Key.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caOpts, _ := stranger.Options() // the right authority, the stranger's key
+	if nc, err := nats.Connect(url, append(caOpts, nats.Nkey(w1Pub, impostor.Sign), nats.MaxReconnects(0), nats.Timeout(2*time.Second))...); err == nil {
+		nc.Close()
+		t.Fatal("a client that only knew a worker's public key got in")
+	}
 	// An enrolled key that trusts another authority does not talk to this
 	// server (it could be an impostor's).
 	wrongCA := *c.Creds["w1"]
@@ -193,6 +212,11 @@ func TestOnlyEnrolledWorkersOverTLSGetIn(t *testing.T) {
 	}
 	if nc.IsConnected() {
 		t.Fatal("a revoked worker stays connected")
+	}
+	opts, _ = c.Creds["w2"].Options()
+	if again, err := nats.Connect(url, append(opts, nats.MaxReconnects(0), nats.Timeout(2*time.Second))...); err == nil {
+		again.Close()
+		t.Fatal("a revoked worker came back")
 	}
 	c.Conn(t, "w1") // still welcome
 }

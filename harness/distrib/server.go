@@ -2,11 +2,13 @@ package distrib
 
 import (
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,12 +23,23 @@ import (
 // (made at each start, never on disk, reached in process) and one per
 // enrolled worker, whose rights stop at taking this tournament's games,
 // reading its bots and handing in its own results.
+//
+// Who may connect is arena's to say, at each connection (the server's
+// custom client authentication, see Check), never by reloading the
+// server's options while it runs: the set of admitted keys changes under
+// the Server's own lock, and a worker shut out has its connections closed
+// by id.
 type Server struct {
 	s          *server.Server
-	mu         sync.Mutex
-	opts       *server.Options
 	tournament string
 	admin      nkeys.KeyPair
+	adminKey   string
+
+	mu sync.Mutex
+	// byKey names the admitted workers by public user key.
+	byKey map[string]string
+	// conns are the connections each worker holds, by the server's ids.
+	conns map[string]map[uint64]bool
 }
 
 // ServerOptions say where a coordinator's server listens and whom it admits.
@@ -55,6 +68,14 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	adminKey, err := admin.PublicKey()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{tournament: t, admin: admin, adminKey: adminKey, conns: map[string]map[uint64]bool{}}
+	if s.byKey, err = admitted(o.Workers); err != nil {
+		return nil, err
+	}
 	port := o.Port
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -65,31 +86,25 @@ func StartServer(o ServerOptions) (*Server, error) {
 		TLS: true, TLSConfig: o.TLS, TLSTimeout: 5,
 		// A result's archive travels in chunks; messages stay small.
 		MaxPayload: 8 << 20,
-	}
-	s := &Server{opts: opts, tournament: t, admin: admin}
-	opts.Nkeys, err = s.users(o.Workers)
-	if err != nil {
-		return nil, err
+		// Every client signs a nonce with its key; Check verifies it.
+		AlwaysEnableNonce: true, CustomClientAuthentication: s,
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("start the embedded NATS server: %w", err)
 	}
+	s.s = ns
 	go ns.Start()
 	if !ns.ReadyForConnections(10 * time.Second) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("the embedded NATS server did not become ready within 10 s (is %s free?)", net.JoinHostPort(o.Host, strconv.Itoa(o.Port)))
 	}
-	s.s = ns
 	return s, nil
 }
 
-func (s *Server) users(workers map[string]string) ([]*server.NkeyUser, error) {
-	pub, err := s.admin.PublicKey()
-	if err != nil {
-		return nil, err
-	}
-	users := []*server.NkeyUser{{Nkey: pub}}
+// admitted checks the workers' names and keys and indexes them by key.
+func admitted(workers map[string]string) (map[string]string, error) {
+	byKey := make(map[string]string, len(workers))
 	for _, name := range Names(workers) {
 		if err := CheckName(name); err != nil {
 			return nil, err
@@ -97,27 +112,87 @@ func (s *Server) users(workers map[string]string) ([]*server.NkeyUser, error) {
 		if !nkeys.IsValidPublicUserKey(workers[name]) {
 			return nil, fmt.Errorf("worker %s: %q is not a public user key", name, workers[name])
 		}
-		users = append(users, &server.NkeyUser{Nkey: workers[name], Permissions: WorkerPermissions(s.tournament, name)})
+		byKey[workers[name]] = name
 	}
-	return users, nil
+	return byKey, nil
+}
+
+// Check admits a client that proves it holds an admitted key (it signed
+// the server's nonce with it): the coordinator's, with every right, or an
+// admitted worker's, with the worker's rights alone (WorkerPermissions). It
+// is the server's custom client authentication: it runs for every
+// connection, under the Server's lock.
+func (s *Server) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	if o == nil || o.Nkey == "" || !verifyNonce(o.Nkey, o.Sig, c.GetNonce()) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o.Nkey == s.adminKey {
+		c.RegisterUser(&server.User{Username: "arena-coordinator", Account: s.s.GlobalAccount()})
+		return true
+	}
+	name, ok := s.byKey[o.Nkey]
+	if !ok {
+		return false
+	}
+	c.RegisterUser(&server.User{Username: name, Account: s.s.GlobalAccount(), Permissions: WorkerPermissions(s.tournament, name)})
+	if s.conns[name] == nil {
+		s.conns[name] = map[uint64]bool{}
+	}
+	s.conns[name][c.GetID()] = true
+	return true
+}
+
+// verifyNonce says whether sig (base64, URL or standard alphabet) is the
+// signature of nonce by the public user key pub.
+func verifyNonce(pub, sig string, nonce []byte) bool {
+	if !nkeys.IsValidPublicUserKey(pub) || len(nonce) == 0 {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		if raw, err = base64.StdEncoding.DecodeString(sig); err != nil {
+			return false
+		}
+	}
+	kp, err := nkeys.FromPublicKey(pub)
+	if err != nil {
+		return false
+	}
+	return kp.Verify(nonce, raw) == nil
 }
 
 // SetWorkers admits exactly these workers from now on: a worker no longer
-// listed is disconnected, a new one may join.
+// listed is disconnected (every connection it holds, by id), a new one may
+// join. The server's options are never reloaded.
 func (s *Server) SetWorkers(workers map[string]string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	users, err := s.users(workers)
+	byKey, err := admitted(workers)
 	if err != nil {
 		return err
 	}
-	next := *s.opts
-	next.Nkeys = users
-	if err := s.s.ReloadOptions(&next); err != nil {
-		return fmt.Errorf("admit the enrolled workers: %w", err)
+	s.mu.Lock()
+	s.byKey = byKey
+	var drop []uint64
+	for name, ids := range s.conns {
+		if _, ok := workers[name]; ok {
+			continue
+		}
+		for id := range ids {
+			drop = append(drop, id)
+		}
+		delete(s.conns, name)
 	}
-	s.opts = &next
-	return nil
+	s.mu.Unlock()
+	var errs []error
+	for _, id := range drop {
+		// A connection already gone is not there to close.
+		if err := s.s.DisconnectClientByID(id); err != nil && !strings.Contains(err.Error(), "no such client") {
+			errs = append(errs, fmt.Errorf("disconnect a shut-out worker's connection %d: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Addr is the address the server listens on.
@@ -139,11 +214,7 @@ func (s *Server) URL() string {
 
 // Connect connects the coordinator, in process, with every right.
 func (s *Server) Connect(name string) (*nats.Conn, error) {
-	pub, err := s.admin.PublicKey()
-	if err != nil {
-		return nil, err
-	}
-	return nats.Connect("", nats.InProcessServer(s.s), nats.Nkey(pub, s.admin.Sign), nats.Name(name))
+	return nats.Connect("", nats.InProcessServer(s.s), nats.Nkey(s.adminKey, s.admin.Sign), nats.Name(name))
 }
 
 // Close stops the server and waits for it.

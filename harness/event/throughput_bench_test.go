@@ -92,6 +92,13 @@ type throughputEvent struct {
 
 func newThroughputEvent(b *testing.B) *throughputEvent {
 	b.Helper()
+	return newEventOf(b, "./examples/greedy", "./examples/random", "./examples/greedy", "./examples/random")
+}
+
+// newEventOf is an event of one team per bot package, each with a passed
+// submission.
+func newEventOf(b *testing.B, pkgs ...string) *throughputEvent {
+	b.Helper()
 	dir := b.TempDir()
 	cfg, err := ParseConfig(filepath.Join(dir, ConfigFile), []byte("game = \"codeclash\"\n"))
 	if err != nil {
@@ -104,7 +111,7 @@ func newThroughputEvent(b *testing.B) *throughputEvent {
 	b.Cleanup(func() { st.Close() })
 	e := &throughputEvent{store: st, cfg: cfg}
 	ctx := context.Background()
-	for i, pkg := range []string{"./examples/greedy", "./examples/random", "./examples/greedy", "./examples/random"} {
+	for i, pkg := range pkgs {
 		team, err := st.AddTeam(ctx, fmt.Sprintf("Team %c", 'A'+i), "", "")
 		if err != nil {
 			b.Fatal(err)
@@ -294,21 +301,27 @@ func diskUse(b *testing.B, roots ...string) int64 {
 	return sum
 }
 
-// BenchmarkLadderEvidenceDisk plays ladderPairs ladder pairs of the 4
-// example bots (each keeps a data file it rewrites every turn) under each
-// data-file retention, and reports the disk a ladder game takes: its
-// transcript and result, its data files (in the event's shared evidence/),
-// and its share of its pair's tournament database. "final" keeps each
-// side's last version (the turns before it cannot be run again);
-// "changed", the default, keeps every version: every turn can be.
+// BenchmarkLadderEvidenceDisk plays the ladder of 8 teams (the greedy and
+// the random example 4 times each: each keeps a data file it rewrites every
+// turn) until every pair has met once a side (28 pairs: the ladder pairs
+// two deterministic bots no more), under each data-file retention, and
+// reports the disk a ladder game takes: its transcript and result, its data
+// files (in the event's shared evidence/), and its share of its pair's
+// tournament database. "final" keeps each side's last version (the turns
+// before it cannot be run again); "changed", the default, keeps every
+// version: every turn can be.
 func BenchmarkLadderEvidenceDisk(b *testing.B) {
 	for _, keep := range []string{"final", "changed"} {
 		b.Run(keep, func(b *testing.B) {
 			for b.Loop() {
-				e := newThroughputEvent(b)
+				var pkgs []string
+				for range 4 {
+					pkgs = append(pkgs, "./examples/greedy", "./examples/random")
+				}
+				e := newEventOf(b, pkgs...)
 				e.evidence = e.cfg.LadderEvidence()
 				e.evidence.Keep = keep
-				_, _, games := e.playLadder(b, ladderPairs)
+				_, _, games := e.playLadder(b, 8*7/2)
 				dir := e.store.Dir
 				all := diskUse(b, filepath.Join(dir, LadderDir), filepath.Join(dir, EvidenceDir))
 				blobs := diskUse(b, filepath.Join(dir, EvidenceDir))

@@ -66,8 +66,15 @@ func PutBlob(dir string, data []byte) (string, int64, error) {
 	if z := encoder.EncodeAll(data, nil); len(z) < len(data)-len(data)/8 {
 		p, body = p+zstdSuffix, z
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, body, 0o644); err != nil {
+	// A temporary name of its own: matches that share a store may write
+	// the same blob at once (the last rename wins; the content is one).
+	f, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
+	if err != nil {
+		return "", 0, err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(body)
+	if err := errors.Join(werr, f.Chmod(0o644), f.Close()); err != nil {
 		os.Remove(tmp) // best effort: the write error is the one to report
 		return "", 0, err
 	}

@@ -389,3 +389,41 @@ func TestSharedBlobsAreStoredOnce(t *testing.T) {
 		}
 	}
 }
+
+// Matches that share a store may keep the same data file at the same time:
+// each gets it whole.
+func TestSharedBlobsWrittenAtOnce(t *testing.T) {
+	t.Parallel()
+	data := bytes.Repeat([]byte("written by many at once "), 3000)
+	for range 50 {
+		store := t.TempDir()
+		start := make(chan struct{})
+		errs := make(chan error, 8)
+		dirs := make([]string, 8)
+		for i := range dirs {
+			dirs[i] = t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dirs[i], BlobDir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				<-start
+				_, _, err := PutShared(store, dirs[i], data)
+				errs <- err
+			}()
+		}
+		close(start)
+		for range dirs {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, d := range dirs {
+			if got, err := ReadBlob(d, Hash(data)); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%s: %v", d, err)
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(store, BlobDir, "*.tmp")); len(left) > 0 {
+			t.Fatalf("temporary files left: %v", left)
+		}
+	}
+}
