@@ -115,7 +115,7 @@ func readFile(p string) string {
 func loadCheck(loadavg, pressure string, cores int, botCPUs float64) docker.Check {
 	c := docker.Check{Name: "load headroom", Status: docker.OK}
 	capa := event.DefaultCapacity(cores, botCPUs)
-	serve := fmt.Sprintf("arena serve runs %d validations and %d games at once here (%g CPU a bot)", capa.Validators, capa.Games, botCPUs)
+	serve := fmt.Sprintf("arena serve runs %s at once here (%g CPU a bot)", capa, botCPUs)
 	f := strings.Fields(loadavg)
 	if len(f) < 1 {
 		c.Status, c.Detail = docker.Warn, "no load average to read (/proc/loadavg); "+serve

@@ -214,7 +214,7 @@ func TestSpaceCheckNamesTheDirectoryAndItsFreeSpace(t *testing.T) {
 func TestLoadCheckReportsTheHeadroom(t *testing.T) {
 	t.Parallel()
 	c := loadCheck("0.50 0.40 0.30 1/200 999\n", "some avg10=61.44 avg60=27.27 avg300=7.31 total=25131974\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", 2, 1)
-	for _, want := range []string{"load 0.50", "2 cores: 1.50 cores free", "waited for a CPU 61.44% of the last 10 s", "1 validations and 1 games at once"} {
+	for _, want := range []string{"load 0.50", "2 cores: 1.50 cores free", "waited for a CPU 61.44% of the last 10 s", "1 validation and 1 game at once"} {
 		if c.Status != docker.OK || !strings.Contains(c.Detail, want) {
 			t.Errorf("quiet host: %+v lacks %q", c, want)
 		}

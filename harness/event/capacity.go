@@ -44,8 +44,20 @@ func (c Capacity) Oversubscribed(cores int, botCPUs float64) string {
 	if cores < 1 || need <= float64(cores)+1e-9 {
 		return ""
 	}
-	return fmt.Sprintf("%d validations and %d games at once run up to %d bots of %g CPU each (%g cores) on %d cores: "+
+	return fmt.Sprintf("%s at once run up to %d bots of %g CPU each (%g cores) on %d cores: "+
 		"bots will wait for the CPU (no verdict depends on it, the deadlines move past the wait, but games take longer); "+
-		"%d validations and %d games fit", c.Validators, c.Games, at*BotsPerGame, botCPUs, need, cores,
-		DefaultCapacity(cores, botCPUs).Validators, DefaultCapacity(cores, botCPUs).Games)
+		"%s fit", c, at*BotsPerGame, botCPUs, need, cores, DefaultCapacity(cores, botCPUs))
+}
+
+// String says c as a person reads it: "1 validation and 2 games".
+func (c Capacity) String() string {
+	return count(c.Validators, "validation") + " and " + count(c.Games, "game")
+}
+
+// count is n things, "1 game" or "2 games".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

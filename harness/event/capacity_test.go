@@ -29,7 +29,7 @@ func TestCapacityFollowsTheCoresAndTheBotsCPU(t *testing.T) {
 		t.Errorf("the default oversubscribes: %s", w)
 	}
 	w := (Capacity{Validators: 2, Games: 2}).Oversubscribed(2, 1)
-	if !strings.Contains(w, "4 bots of 1 CPU each (4 cores) on 2 cores") || !strings.Contains(w, "1 validations and 1 games fit") {
+	if !strings.Contains(w, "4 bots of 1 CPU each (4 cores) on 2 cores") || !strings.Contains(w, "2 validations and 2 games at once") || !strings.Contains(w, "1 validation and 1 game fit") {
 		t.Errorf("warning: %q", w)
 	}
 }
