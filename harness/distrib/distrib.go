@@ -18,6 +18,8 @@ package distrib
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,6 +83,10 @@ type Queue struct {
 	bots       jetstream.ObjectStore
 	upload     jetstream.ObjectStore            // a worker's own
 	uploads    map[string]jetstream.ObjectStore // the coordinator's view of each worker's
+	// run marks the games this coordinator's run publishes: a game its run
+	// publishes twice is one, but a run after it (a restart) publishes it
+	// again whatever the stream's duplicate window remembers of it.
+	run string
 }
 
 // uploadsOf is worker's upload bucket, as the coordinator reads it.
@@ -169,6 +175,11 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	if err != nil {
 		return nil, err
 	}
+	var run [8]byte
+	if _, err := rand.Read(run[:]); err != nil {
+		return nil, err
+	}
+	q.run = hex.EncodeToString(run[:])
 	js := q.js
 	if q.games, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: gamesStream(q.tournament), Subjects: []string{gamesSubject(q.tournament)},
@@ -227,7 +238,7 @@ func (q *Queue) Publish(ctx context.Context, j Job) (duplicate bool, err error) 
 	if err != nil {
 		return false, err
 	}
-	ack, err := q.js.Publish(ctx, gamesSubject(q.tournament), data, jetstream.WithMsgID(fmt.Sprintf("game-%d-attempt-%d", j.Game, j.Attempt)))
+	ack, err := q.js.Publish(ctx, gamesSubject(q.tournament), data, jetstream.WithMsgID(fmt.Sprintf("game-%d-attempt-%d-run-%s", j.Game, j.Attempt, q.run)))
 	if err != nil {
 		return false, fmt.Errorf("publish game %d: %w", j.Game, err)
 	}

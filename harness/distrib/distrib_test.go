@@ -99,8 +99,8 @@ func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
 	}
 }
 
-// Publishing a game again (a coordinator resuming) is harmless, and the
-// queue outlives the server: a restarted coordinator finds its games.
+// Publishing a game again within a run is harmless, and the queue outlives
+// the server: a restarted coordinator finds its games, and publishes anew.
 func TestRepublishingIsHarmlessAndTheQueueSurvivesARestart(t *testing.T) {
 	c := distribtest.Start(t, "cup-2026", 2*time.Second)
 	q := c.Coordinator(t)
@@ -125,6 +125,15 @@ func TestRepublishingIsHarmlessAndTheQueueSurvivesARestart(t *testing.T) {
 	q = c.Coordinator(t)
 	if n, err := q.Pending(context.Background()); err != nil || n != 4 {
 		t.Fatalf("after a restart %d games queued (%v), want 4", n, err)
+	}
+	// A restarted coordinator publishes again what it finds without a
+	// result (a game a worker took and dropped is gone from the stream),
+	// whatever the duplicate window remembers.
+	if dup, err := q.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 1}); err != nil || dup {
+		t.Fatalf("a resumed coordinator's game was taken for a duplicate: %v %v", dup, err)
+	}
+	if n, _ := q.Pending(context.Background()); n != 5 {
+		t.Fatalf("%d games queued, want 5", n)
 	}
 }
 

@@ -32,8 +32,9 @@ type Attempt struct {
 	// CPU (its deadline moved past it, as in play).
 	HostWaitMs float64 `json:"hostWaitMs,omitempty"`
 	Answer     string  `json:"answer,omitempty"`
-	// Stderr is the end of what the bot wrote to its standard error (a
-	// file game's turn; a line game's bot speaks to the end of its session).
+	// Stderr is the end of what the bot wrote to its standard error: in its
+	// turn (a file game), or from its start to the disputed answer (a line
+	// game's bot, stopped then).
 	Stderr string `json:"stderr,omitempty"`
 	// EarlierDiffer counts the earlier questions of a line game the bot
 	// answered otherwise than the transcript says (it was sent the recorded
@@ -318,7 +319,12 @@ func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript
 	if err != nil {
 		return a, err
 	}
-	defer s.Stop(context.WithoutCancel(ctx))
+	stopped := false
+	defer func() {
+		if !stopped {
+			s.Stop(context.WithoutCancel(ctx)) // a fault is already being returned
+		}
+	}()
 	for _, step := range dialogue {
 		if !step.Question {
 			if err := s.Send(ctx, step.Line); err != nil {
@@ -351,6 +357,13 @@ func talkAgain(ctx context.Context, sb sandbox.SessionBox, dialogue []transcript
 		if j.Move != nil {
 			a.Move = j.Move.String()
 		}
+		// What the bot wrote to its standard error up to its answer.
+		stopped = true
+		rep, err := s.Stop(context.WithoutCancel(ctx))
+		if err != nil {
+			return a, err
+		}
+		a.Stderr = string(rep.Stderr.Data)
 		return a, nil
 	}
 	return a, fmt.Errorf("ply %d: the transcript holds no question to %s at that ply", at.Turn.Ply, at.Turn.Side)
