@@ -137,13 +137,22 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	if err := q.SetFacts(ctx, data); err != nil {
 		return err
 	}
-	if a, ok := o.Progress.(Assignments); ok {
-		stop, err := q.WatchPlaying(func(p distrib.Playing) { a.Playing(p.Game-o.JobOffset, p.Worker) })
-		if err != nil {
-			return err
+	// Who says it plays each game: the holder a game past its deadline is
+	// charged to.
+	var held sync.Mutex
+	holders := map[int]distrib.Playing{}
+	stopWatch, err := q.WatchPlaying(func(p distrib.Playing) {
+		held.Lock()
+		holders[p.Game] = p
+		held.Unlock()
+		if a, ok := o.Progress.(Assignments); ok {
+			a.Playing(p.Game-o.JobOffset, p.Worker)
 		}
-		defer stop()
+	})
+	if err != nil {
+		return err
 	}
+	defer stopWatch()
 	rt := x.open()
 	defer x.close(rt)
 	// What was published for each game in flight, by its job's number: a
@@ -151,6 +160,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	type published struct {
 		rec Record
 		cfg match.Config
+		due time.Time // past it without a result, the game goes to another worker
 	}
 	inflight := map[int]published{}
 	publish := func() error {
@@ -179,7 +189,11 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if _, err := q.Publish(ctx, job); err != nil {
 				return err
 			}
-			inflight[job.Game] = published{g, cfg}
+			due := time.Now()
+			if job.NotBefore.After(due) {
+				due = job.NotBefore
+			}
+			inflight[job.Game] = published{g, cfg, due.Add(x.deadline(cfg))}
 		}
 	}
 	if err := publish(); err != nil {
@@ -250,9 +264,51 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	if !x.shared {
 		go func() { collected <- x.Collect(cctx) }()
 	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	overdue := map[string]int{} // games each worker held past their deadline
+	expire := func(now time.Time) error {
+		for game, p := range inflight {
+			if now.Before(p.due) {
+				continue
+			}
+			held.Lock()
+			h, ok := holders[game]
+			held.Unlock()
+			holder := ""
+			if ok && h.Attempt == p.cfg.Job.Attempt {
+				holder = h.Worker
+			}
+			reason := fmt.Sprintf("no result within its deadline (%v from when it was handed out)", x.deadline(p.cfg).Round(time.Second))
+			if holder != "" {
+				reason += "; worker " + holder + " said it was playing it"
+			}
+			slog.Warn("tournament: game "+strconv.Itoa(game)+": "+reason, "worker", holder)
+			delete(inflight, game)
+			x.remove(rt, game)
+			g := p.rec
+			g.Worker = holder
+			if err := o.abortAttempt(context.WithoutCancel(ctx), st, g, reason, mu); err != nil {
+				return err
+			}
+			if holder != "" {
+				if overdue[holder]++; overdue[holder] >= maxOverdue {
+					if err := o.suspend(x, distrib.Suspension{Worker: holder, At: now.UTC(), Game: game,
+						Reason: fmt.Sprintf("%d games it took passed their deadlines without a result", overdue[holder])}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return publish()
+	}
 	err = func() error {
 		for len(inflight) > 0 {
 			select {
+			case now := <-tick.C:
+				if err := expire(now); err != nil {
+					return err
+				}
 			case d := <-rt.in:
 				err := accept(d.r, d.archive)
 				d.taken <- err
@@ -299,6 +355,10 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	}
 	return nil
 }
+
+// maxOverdue is how many games a worker may hold past their deadlines
+// before it is suspended: one may be a machine that died.
+const maxOverdue = 2
 
 // Suspensions is a Progress told of each worker suspended.
 type Suspensions interface {

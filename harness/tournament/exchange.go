@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/sandbox"
 )
 
 // Exchange is the queue a tournament's games reach workers through, with the
@@ -25,6 +30,9 @@ type Exchange struct {
 	// directory: a readmitted worker is not); nil: whether Suspend was
 	// called for it.
 	Suspended func(worker string) bool
+	// Deadline is how long a worker may hold a game without a result
+	// (nil: GameDeadline).
+	Deadline func(match.Config) time.Duration
 
 	mu     sync.Mutex
 	routes map[int]*route
@@ -162,4 +170,49 @@ func (x *Exchange) suspend(s distrib.Suspension) (first bool, err error) {
 		err = x.Suspend(s)
 	}
 	return true, err
+}
+
+// deadline is how long a worker may hold a game of cfg without a result.
+func (x *Exchange) deadline(cfg match.Config) time.Duration {
+	if x.Deadline != nil {
+		return x.Deadline(cfg)
+	}
+	return GameDeadline(cfg)
+}
+
+// setupTurns is the room a game's deadline leaves for the turns its ply
+// limit does not count (Code Clash's 18 setup turns, a line game's first
+// answer).
+const setupTurns = 64
+
+// unlimitedTurns bounds the turns of a game that has no ply limit option.
+const unlimitedTurns = 1000
+
+// deadlineMargin is what a game's deadline allows beyond its turns: the
+// containers' starts, the builds of its bots, the archive's upload.
+const deadlineMargin = 2 * time.Minute
+
+// GameDeadline is the longest a worker may hold a game of cfg without a
+// result: its most turns (its ply limit, from its rules or the game's
+// default, and setupTurns; unlimitedTurns for a game without a ply limit),
+// each lasting at most its wall-clock cap (sandbox.WallCap of the turn
+// limit: the host's wait included) and its program's start, and
+// deadlineMargin. Past it the coordinator gives the game to another worker
+// and charges its holder.
+func GameDeadline(cfg match.Config) time.Duration {
+	turns := unlimitedTurns
+	if opt := rules.PlyLimitOption(cfg.Game); opt != "" {
+		v, ok := cfg.Rules[opt]
+		if !ok {
+			for _, o := range cfg.Game.Options() {
+				if o.Name == opt {
+					v = o.Default
+				}
+			}
+		}
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			turns = n + setupTurns
+		}
+	}
+	return time.Duration(turns)*(sandbox.WallCap(cfg.Limits.TurnTimeout)+rules.ProgramStart) + deadlineMargin
 }

@@ -14,11 +14,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/distrib/distribtest"
+	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/rules"
+	"github.com/arenabots/arena/rules/codeclash"
+	"github.com/arenabots/arena/rules/tiles"
+	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/local"
 )
 
@@ -435,4 +441,112 @@ func runInBackground(o Options) <-chan ran {
 		done <- ran{got, err}
 	}()
 	return done
+}
+
+// A worker that takes games and drops them (it terminates them in the queue
+// without a result, saying it plays them) stalls nothing: each game goes to
+// another worker once its deadline passes, the dropper is charged and, at
+// its second, suspended; the standings are a local run's.
+func TestAGameAWorkerDropsGoesToAnother(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
+	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	lo.Config.Rules = map[string]string{"maxPlies": "20"}
+	want, err := Run(context.Background(), lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := distribtest.Start(t, "drop-test", 2*time.Second, "dropper", "honest")
+	coordinator := c.Coordinator(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ro := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	ro.Config.Rules = lo.Config.Rules
+	ro.MaxAttempts = 3
+	remoteOn(&ro, c, coordinator)
+	ro.Remote.Deadline = func(match.Config) time.Duration { return 8 * time.Second }
+	done := runInBackground(ro)
+
+	// The dropper, speaking to the queue with its own credentials.
+	_, nc := c.Worker(t, "dropper")
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.Consumer(ctx, "GAMES_drop-test", "workers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dropped := 0; dropped < 2; {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			var j distrib.Job
+			if err := json.Unmarshal(m.Data(), &j); err != nil {
+				t.Fatal(err)
+			}
+			playing, _ := json.Marshal(distrib.Playing{Game: j.Game, Attempt: j.Attempt, Worker: "dropper"})
+			if err := nc.Publish("arena.drop-test.playing.dropper", playing); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Term(); err != nil {
+				t.Fatal(err)
+			}
+			dropped++
+		}
+	}
+	honest, hq, _ := joined(t, c, "honest")
+	hw := &distrib.Worker{Queue: hq, Slots: 2, Play: honest.Play, Machine: json.RawMessage(`{"host":"honest","cpus":2,"sandbox":"local"}`)}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Add(1)
+	go func() { defer wg.Done(); hw.Run(ctx) }()
+	var r ran
+	select {
+	case r = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the tournament did not end within 3 minutes")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.sum.Done != 6 || r.sum.Unplayed != 0 {
+		t.Fatalf("%d of %d played, %d unplayed: want every game played", r.sum.Done, r.sum.Total, r.sum.Unplayed)
+	}
+	if g, w := String(r.sum.Standings), String(want.Standings); g != w {
+		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
+	}
+	out, err := distrib.Suspended(c.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := out["dropper"]; !ok || !strings.Contains(s.Reason, "2 games it took passed their deadlines without a result") {
+		t.Errorf("the dropper's suspension: %+v (%v)", s, ok)
+	}
+	if _, ok := out["honest"]; ok {
+		t.Error("the honest worker was suspended")
+	}
+}
+
+// A game's deadline is its most turns, each at its wall-clock cap and its
+// program's start, and a margin: from its ply limit, or the game's default.
+func TestGameDeadline(t *testing.T) {
+	t.Parallel()
+	lim := sandbox.DefaultLimits()
+	lim.TurnTimeout = time.Second
+	turn := sandbox.WallCap(time.Second) + rules.ProgramStart
+	for _, c := range []struct {
+		cfg  match.Config
+		want time.Duration
+	}{
+		{match.Config{Game: codeclash.Game{}, Rules: map[string]string{"maxPlies": "20"}, Limits: lim}, (20+setupTurns)*turn + deadlineMargin},
+		{match.Config{Game: codeclash.Game{}, Limits: lim}, (200+setupTurns)*turn + deadlineMargin}, // the game's default
+		{match.Config{Game: tiles.Game{}, Limits: lim}, unlimitedTurns*turn + deadlineMargin},       // no ply limit
+	} {
+		if got := GameDeadline(c.cfg); got != c.want {
+			t.Errorf("%s %v: %v, want %v", c.cfg.Game.Name(), c.cfg.Rules, got, c.want)
+		}
+	}
 }
