@@ -105,6 +105,40 @@ func (q *Queue) uploadsOf(ctx context.Context, worker string) (jetstream.ObjectS
 	return s, nil
 }
 
+// MaxArchive is the most a result's archive may weigh, and each worker's
+// upload bucket holds (a worker's archives wait there until judged): a
+// match directory is a transcript (at most 64 MiB a line, far less in
+// practice) and the data files its evidence budget kept.
+const MaxArchive = 1 << 30
+
+// fetchRate is the slowest a coordinator expects to read an archive from
+// its server: a fetch may take 30 s and a second per 4 MiB.
+const fetchRate = 4 << 20
+
+// fetch reads a result's archive: its size first, refused past MaxArchive,
+// then the archive within a time that grows with its size. It returns why
+// the archive could not be had, or "".
+func (q *Queue) fetch(ctx context.Context, r Result) ([]byte, string) {
+	store, err := q.uploadsOf(ctx, r.Worker)
+	if err != nil {
+		return nil, err.Error()
+	}
+	info, err := store.GetInfo(ctx, r.Object)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if info.Size > MaxArchive {
+		return nil, fmt.Sprintf("its archive is %d bytes, more than the %d a result may bring", info.Size, MaxArchive)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(info.Size/fetchRate)*time.Second)
+	defer cancel()
+	data, err := store.GetBytes(fctx, r.Object)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return data, ""
+}
+
 // DefaultAckWait is how long a game may go without news from its worker
 // before it is handed to another.
 const DefaultAckWait = 30 * time.Second
@@ -223,6 +257,9 @@ func (q *Queue) AddWorkers(ctx context.Context, workers []string) error {
 		}
 		if _, err := q.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket: uploadBucket(q.tournament, w), Storage: jetstream.FileStorage,
+			// Its archives wait here until judged: at most two results'
+			// worth at once.
+			MaxBytes: 2 * MaxArchive,
 		}); err != nil {
 			return fmt.Errorf("worker %s's upload bucket: %w", w, err)
 		}
@@ -440,15 +477,9 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 	}
 	var archive []byte
 	if r.Object != "" {
-		store, err := q.uploadsOf(ctx, r.Worker)
-		if err == nil {
-			archive, err = store.GetBytes(ctx, r.Object)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			r.Lost = err.Error()
+		archive, r.Lost = q.fetch(ctx, r)
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
 	// A result taken is finished even if a stop came meanwhile.
@@ -461,7 +492,8 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 	} else if err != nil {
 		return err
 	}
-	if r.Object != "" && r.Lost == "" {
+	if r.Object != "" {
+		// Judged: its archive goes, read or not.
 		store, err := q.uploadsOf(done, r.Worker)
 		if err == nil {
 			err = store.Delete(done, r.Object)

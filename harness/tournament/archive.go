@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/transcript"
@@ -88,6 +89,51 @@ func unpack(data []byte, dir string) error {
 	}
 	if !seen[transcript.FileName] {
 		return errors.New("no transcript")
+	}
+	return nil
+}
+
+// onlyNamed checks that the match directory dir (a worker's, unpacked and
+// replayed) holds nothing its transcript does not name: its transcript,
+// result.json, and in blobs/ the data files its turns recorded, in all at
+// most ev's budget when it has one. Anything else is refused: a result
+// brings its evidence, nothing more.
+func onlyNamed(dir string, ev transcript.Evidence) error {
+	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	for _, l := range lines {
+		if l.Type != transcript.TypeTurn {
+			continue
+		}
+		var t transcript.Turn
+		if err := l.Decode(&t); err != nil {
+			return err
+		}
+		for _, df := range t.DataFiles {
+			named[df.SHA256] = true
+		}
+	}
+	des, err := os.ReadDir(filepath.Join(dir, transcript.BlobDir))
+	if err != nil {
+		return err
+	}
+	var blobs int64
+	for _, de := range des {
+		sum := strings.TrimSuffix(de.Name(), ".zst")
+		if !named[sum] {
+			return fmt.Errorf("blobs/%s is no data file its transcript names", de.Name())
+		}
+		fi, err := de.Info()
+		if err != nil {
+			return err
+		}
+		blobs += fi.Size()
+	}
+	if ev.Budget > 0 && blobs > ev.Budget {
+		return fmt.Errorf("its data files take %d bytes, more than the evidence budget of %d", blobs, ev.Budget)
 	}
 	return nil
 }

@@ -432,6 +432,9 @@ func (o *Options) received(dir string, want match.Config, facts Facts, r distrib
 	if !rep.Consistent {
 		return reject("it does not replay: " + rep.Problem())
 	}
+	if err := onlyNamed(dir, want.Evidence); err != nil {
+		return reject("its match directory holds more than its evidence: " + err.Error())
+	}
 	// The transcript must be signed with the key this worker was enrolled
 	// with: a result is bound to a registered machine.
 	if o.WorkerKey == nil {

@@ -550,3 +550,29 @@ func TestGameDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A result brings its evidence and nothing more: a blob its transcript does
+// not name (150 MB of noise beside an honest game, a zstd bomb), or data
+// files past its evidence budget, refuse it.
+func TestAResultHoldsOnlyWhatItsTranscriptNames(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "m")
+	if _, err := match.Run(context.Background(), match.Config{Game: codeclash.Game{}, Seed: 3, Rules: map[string]string{"maxPlies": "12"},
+		White: fixtureBot(t, "legal"), Black: fixtureBot(t, "legal"), Backend: &local.Backend{Dir: t.TempDir()},
+		Limits: sandbox.DefaultLimits(), Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if err := onlyNamed(dir, transcript.Evidence{}); err != nil {
+		t.Fatalf("an honest game: %v", err)
+	}
+	if err := onlyNamed(dir, transcript.Evidence{Budget: 1}); err == nil || !strings.Contains(err.Error(), "more than the evidence budget of 1") {
+		t.Errorf("past its budget: %v", err)
+	}
+	extra, _, err := transcript.PutBlob(dir, []byte("noise the transcript never names"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := onlyNamed(dir, transcript.Evidence{}); err == nil || !strings.Contains(err.Error(), extra) {
+		t.Errorf("an unnamed blob: %v", err)
+	}
+}
