@@ -228,12 +228,21 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		}
 		delete(inflight, r.Game)
 		x.remove(rt, r.Game)
-		if len(r.Machine) > 0 {
-			var m Machine
-			if json.Unmarshal(r.Machine, &m) != nil {
-				refused = fmt.Sprintf("worker %s: what it says of its machine does not read", r.Worker)
-			} else if err := st.SetMachine(context.WithoutCancel(ctx), r.Worker, r.Machine); err != nil {
-				return err
+		if len(r.Machine) > 0 && !lie && refused == "" {
+			// What a worker says of its machine is its word, shown as such;
+			// its sandbox is what its transcript records. A description that
+			// does not hold is dropped, never the result with it.
+			if m, err := checkMachine(r.Machine); err != nil {
+				slog.Warn("tournament: what a worker says of its machine is not kept", "worker", r.Worker, "why", err)
+			} else {
+				m.Sandbox = facts.Sandbox
+				data, err := json.Marshal(m)
+				if err != nil {
+					return err
+				}
+				if err := st.SetMachine(context.WithoutCancel(ctx), r.Worker, data); err != nil {
+					return err
+				}
 			}
 		}
 		switch {

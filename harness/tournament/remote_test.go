@@ -576,3 +576,26 @@ func TestAResultHoldsOnlyWhatItsTranscriptNames(t *testing.T) {
 		t.Errorf("an unnamed blob: %v", err)
 	}
 }
+
+// What a worker says of its machine is checked: a description that cannot
+// be true is dropped (never the result with it).
+func TestAWorkersMachineIsChecked(t *testing.T) {
+	t.Parallel()
+	if m, err := checkMachine(json.RawMessage(`{"host":"w1","cpus":8,"sandbox":"docker","bench":[{"name":"turn","p50Ms":1.5,"p99Ms":3}]}`)); err != nil || m.CPUs != 8 {
+		t.Fatalf("an honest machine: %+v %v", m, err)
+	}
+	for _, bad := range []string{
+		`{"host":"w1","cpus":4096,"sandbox":"docker"}`,
+		`{"host":"w1","cpus":0,"sandbox":"docker"}`,
+		`{"host":"w1","cpus":2.5}`,
+		`{"host":"w1","cpus":2,"owner":"me"}`,
+		`{"host":"` + strings.Repeat("x", 300) + `","cpus":2}`,
+		`{"host":"a\u0007b","cpus":2}`,
+		`{"host":"w1","cpus":2,"bench":[{"name":"turn","p50Ms":-1}]}`,
+		`[1]`,
+	} {
+		if _, err := checkMachine(json.RawMessage(bad)); err == nil {
+			t.Errorf("accepted %.60s", bad)
+		}
+	}
+}

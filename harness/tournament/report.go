@@ -413,7 +413,7 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 			fmt.Fprintf(&b, `<tr><td>%s</td><td class="num">%d</td><td class="num">%.2f ms</td><td>%s</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
 				e(w.Name), w.Games, w.TurnMs, e(w.Machine.Host), w.Machine.CPUs, e(w.Machine.Sandbox), e(shortID(w.Machine.ImageID)), e(strings.Join(bench, "; ")))
 		}
-		b.WriteString("</table><p>Each worker's machine as it described itself when it joined; the median turn is the median over its games of each game's median turn.</p>")
+		b.WriteString("</table><p>Each worker's machine as it described itself (host, CPUs, engine and bench figures are its own word); its sandbox is what its transcripts record; the median turn is the median over its games of each game's median turn.</p>")
 	}
 	if len(s.Suspensions) > 0 {
 		b.WriteString("<h2>Suspended workers</h2><ul>")

@@ -1,18 +1,23 @@
 package tournament
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/match"
@@ -32,6 +37,45 @@ type Machine struct {
 	ImageID string   `json:"imageId,omitempty"`
 	Engine  string   `json:"engine,omitempty"`
 	Bench   []Figure `json:"bench,omitempty"` // doctor --bench's figures
+}
+
+// checkMachine reads what a worker says of its machine, refusing a
+// description that cannot be true or that would not fit a report.
+func checkMachine(raw json.RawMessage) (Machine, error) {
+	var m Machine
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("does not read: %w", err)
+	}
+	text := func(what, v string, n int) error {
+		if len(v) > n || !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
+			return fmt.Errorf("%s: want at most %d printable characters", what, n)
+		}
+		return nil
+	}
+	switch {
+	case m.CPUs < 1 || m.CPUs > 1024:
+		return m, fmt.Errorf("%d CPUs: want 1 to 1024", m.CPUs)
+	case len(m.Bench) > 64:
+		return m, fmt.Errorf("%d bench figures: want at most 64", len(m.Bench))
+	}
+	for what, v := range map[string]string{"host": m.Host, "sandbox": m.Sandbox, "image id": m.ImageID, "engine": m.Engine} {
+		if err := text(what, v, 255); err != nil {
+			return m, err
+		}
+	}
+	for _, f := range m.Bench {
+		if err := text("bench figure", f.Name, 64); err != nil {
+			return m, err
+		}
+		for _, v := range []float64{f.P50Ms, f.P99Ms} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e7 {
+				return m, fmt.Errorf("bench figure %s: %v ms", f.Name, v)
+			}
+		}
+	}
+	return m, nil
 }
 
 // Figure is one measurement of a machine.
