@@ -1,6 +1,7 @@
 package distrib_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -53,9 +54,29 @@ func TestAWorkersRightsStopAtItsOwnGamesAndResults(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A consumer someone else holds on the bots.
+	ajs, err := jetstream.New(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ajs.CreateOrUpdateConsumer(ctx, "OBJ_BOTS_cup", jetstream.ConsumerConfig{Durable: "keeper"}); err != nil {
+		t.Fatal(err)
+	}
+
+	big := bytes.Repeat([]byte("a bot of many chunks "), 100000) // 2 MB: 16 chunks
+	if err := coord.Put(ctx, "bot-big", big); err != nil {
+		t.Fatal(err)
+	}
+
 	q, nc := c.Worker(t, "w1")
 	if data, err := q.Get(ctx, "bot-1"); err != nil || string(data) != "a bot" {
 		t.Fatalf("a worker cannot read its tournament's bot: %q %v", data, err)
+	}
+	if data, err := q.Get(ctx, "bot-big"); err != nil || !bytes.Equal(data, big) {
+		t.Fatalf("a worker cannot read a bot of many chunks: %d bytes, %v", len(data), err)
+	}
+	if _, err := q.Get(ctx, "no-such-bot"); !errors.Is(err, jetstream.ErrObjectNotFound) {
+		t.Fatalf("a bot that is not there: %v", err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -78,6 +99,17 @@ func TestAWorkersRightsStopAtItsOwnGamesAndResults(t *testing.T) {
 		"publish a result as w2": func(ctx context.Context) error {
 			_, err := js.Publish(ctx, "arena.cup.results.w2", []byte(`{"worker":"w2"}`))
 			return err
+		},
+		"make a consumer on the bots": func(ctx context.Context) error {
+			_, err := js.CreateOrUpdateConsumer(ctx, "OBJ_BOTS_cup", jetstream.ConsumerConfig{Durable: "hog"})
+			return err
+		},
+		"make an ephemeral consumer on the bots": func(ctx context.Context) error {
+			_, err := js.OrderedConsumer(ctx, "OBJ_BOTS_cup", jetstream.OrderedConsumerConfig{})
+			return err
+		},
+		"delete a consumer of the bots": func(ctx context.Context) error {
+			return js.DeleteConsumer(ctx, "OBJ_BOTS_cup", "keeper")
 		},
 		"make a consumer on the results": func(ctx context.Context) error {
 			_, err := js.CreateOrUpdateConsumer(ctx, "RESULTS_cup", jetstream.ConsumerConfig{Durable: "spy"})
@@ -125,6 +157,9 @@ func TestAWorkersRightsStopAtItsOwnGamesAndResults(t *testing.T) {
 	}
 	if data, err := coord.Get(ctx, "bot-1"); err != nil || string(data) != "a bot" {
 		t.Fatalf("the bot: %q %v", data, err)
+	}
+	if _, err := ajs.Consumer(ctx, "OBJ_BOTS_cup", "keeper"); err != nil {
+		t.Fatalf("the consumer someone else holds on the bots: %v", err)
 	}
 	// A subscription to another worker's inbox or the results is refused.
 	errc := make(chan error, 4)

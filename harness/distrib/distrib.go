@@ -81,6 +81,7 @@ type Queue struct {
 	games      jetstream.Stream
 	results    jetstream.Stream
 	bots       jetstream.ObjectStore
+	botsStream jetstream.Stream                 // a worker reads the bots through it (readObject)
 	upload     jetstream.ObjectStore            // a worker's own
 	uploads    map[string]jetstream.ObjectStore // the coordinator's view of each worker's
 	// run marks the games this coordinator's run publishes: a game its run
@@ -193,6 +194,9 @@ func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue
 	if q.bots, err = q.js.ObjectStore(ctx, botsBucket(q.tournament)); err != nil {
 		return nil, fmt.Errorf("the tournament's bots: %w", err)
 	}
+	if q.botsStream, err = q.js.Stream(ctx, "OBJ_"+botsBucket(q.tournament)); err != nil {
+		return nil, fmt.Errorf("the tournament's bots: %w", err)
+	}
 	if q.upload, err = q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker)); err != nil {
 		return nil, fmt.Errorf("worker %s has no upload bucket (the coordinator makes one for each enrolled worker when it starts, or within seconds of the enrolment): %w", worker, err)
 	}
@@ -303,8 +307,12 @@ func (q *Queue) Put(ctx context.Context, name string, data []byte) error {
 	return err
 }
 
-// Get reads a bot; the store checks its digest.
+// Get reads a bot, its size and digest checked: a worker through direct
+// gets alone (readObject), the coordinator through the store.
 func (q *Queue) Get(ctx context.Context, name string) ([]byte, error) {
+	if q.botsStream != nil {
+		return readObject(ctx, q.botsStream, botsBucket(q.tournament), name)
+	}
 	return q.bots.GetBytes(ctx, name)
 }
 
@@ -320,7 +328,7 @@ func (q *Queue) SetFacts(ctx context.Context, data []byte) error {
 
 // Facts reads what SetFacts stored.
 func (q *Queue) Facts(ctx context.Context) ([]byte, error) {
-	data, err := q.bots.GetBytes(ctx, factsObject)
+	data, err := q.Get(ctx, factsObject)
 	if err != nil {
 		return nil, fmt.Errorf("the tournament's facts: %w", err)
 	}

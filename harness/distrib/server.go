@@ -241,9 +241,8 @@ func WorkerPermissions(t, worker string) *server.Permissions {
 		"$JS.ACK." + games + "." + consumerName + ".>",
 		resultsSubject(t, worker), playingSubject(t, worker),
 		// The bots and the tournament's facts: read only.
+		// Direct gets only (readObject): no consumer is made or deleted.
 		api + "STREAM.INFO." + bots, api + "DIRECT.GET." + bots, api + "DIRECT.GET." + bots + ".>", api + "STREAM.MSG.GET." + bots,
-		api + "CONSUMER.CREATE." + bots, api + "CONSUMER.CREATE." + bots + ".>", api + "CONSUMER.DELETE." + bots + ".>",
-		"$JS.FC." + bots + ".>",
 		// Its own archives.
 		api + "STREAM.INFO." + up, api + "DIRECT.GET." + up, api + "DIRECT.GET." + up + ".>", api + "STREAM.MSG.GET." + up,
 		api + "STREAM.PURGE." + up, "$O." + uploadBucket(t, worker) + ".>",
