@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,7 +212,10 @@ commented out. An existing event.toml is never overwritten.`,
 and a contact (a first line starting with "name" is a header). Prints each
 new team's token: it is shown only this once (the event keeps only its hash),
 so hand it to the team now. Teams that exist already are skipped, and said
-so: importing the file again after adding lines adds only the new ones.`,
+so: importing the file again after adding lines adds only the new ones.
+--format csv or json prints the new teams (name, members, contact, the
+name their bot plays as, token) for a mail merge, the notes on stderr.`,
+					Flags:  []cli.Flag{&cli.StringFlag{Name: "format", Value: "table", Usage: "how the new teams' tokens are printed: table, csv or json"}},
 					Action: eventTeamsImport,
 				}},
 			},
@@ -321,7 +325,11 @@ func eventLadder(c *cli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tTEAM\tRATING\tGAMES\tSUBMISSION\tSINCE")
 	for _, s := range table {
-		fmt.Fprintf(tw, "%d\t%s\t%.0f ± %.0f\t%d\t#%d %.12s\t%s\n", s.Rank, s.Name, s.Rating.Rating, s.Rating.Deviation, s.Games,
+		rank, rated := fmt.Sprint(s.Rank), fmt.Sprintf("%.0f ± %.0f", s.Rating.Rating, s.Rating.Deviation)
+		if s.Rank == 0 {
+			rank, rated = "-", "not yet rated"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t#%d %.12s\t%s\n", rank, s.Name, rated, s.Games,
 			s.Submission, s.SHA256, s.Since.UTC().Format("2006-01-02 15:04"))
 	}
 	if len(table) == 0 {
@@ -375,6 +383,10 @@ func eventTeamsImport(c *cli.Context) error {
 		return usagef("event teams import takes two arguments: the event's directory and a CSV file of teams (- for standard input)")
 	}
 	dir, file := c.Args().Get(0), c.Args().Get(1)
+	format := c.String("format")
+	if format != "table" && format != "csv" && format != "json" {
+		return usagef("--format: want table, csv or json, got %q", format)
+	}
 	return withEvent(dir, func(st *event.Store) error {
 		var r io.Reader = c.App.Reader
 		if r == nil {
@@ -390,7 +402,15 @@ func eventTeamsImport(c *cli.Context) error {
 		}
 		added, existing, err := st.ImportTeams(c.Context, r)
 		w := c.App.Writer
-		if len(added) > 0 {
+		if format != "table" {
+			// The tokens alone on stdout, for a program; the notes beside.
+			if perr := printNewTeams(w, format, added); perr != nil {
+				return fmt.Errorf("print the tokens: %w (the teams were added: give them new ones with the organizer's pages)", perr)
+			}
+			w = c.App.ErrWriter
+			fmt.Fprintf(w, "%s added. Each token is shown only this once (the event keeps only its hash): hand each team its own now.\n",
+				words.Plural(len(added), "team"))
+		} else if len(added) > 0 {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tPLAYS AS\tTOKEN")
 			for _, t := range added {
@@ -402,13 +422,13 @@ func eventTeamsImport(c *cli.Context) error {
 			fmt.Fprintf(w, "\n%s added. Each token is shown only this once (the event keeps only its hash): hand each team its own now.\n",
 				words.Plural(len(added), "team"))
 			fmt.Fprintln(w, "PLAYS AS is the name each team's bot plays under in games and file names; pages show the team's own name.")
-			for _, t := range added {
-				if t.Collided != "" {
-					fmt.Fprintf(w, "note: %q plays as %s: its name reduces to the same bot name as %q's\n", t.Name, t.BotName, t.Collided)
-				}
-			}
 		} else {
 			fmt.Fprintln(w, "no team added")
+		}
+		for _, t := range added {
+			if t.Collided != "" {
+				fmt.Fprintf(w, "note: %q plays as %s: its name reduces to the same bot name as %q's\n", t.Name, t.BotName, t.Collided)
+			}
 		}
 		if len(existing) > 0 {
 			fmt.Fprintf(w, "already there, skipped: %s\n", strings.Join(existing, ", "))
@@ -421,6 +441,39 @@ func eventTeamsImport(c *cli.Context) error {
 		}
 		return nil
 	})
+}
+
+// printNewTeams writes the teams just added, with their tokens, as CSV (a
+// header line, then name, members, contact, plays as, token) or as a JSON
+// array.
+func printNewTeams(w io.Writer, format string, added []event.NewTeam) error {
+	if format == "json" {
+		type row struct {
+			Name    string `json:"name"`
+			Members string `json:"members"`
+			Contact string `json:"contact"`
+			PlaysAs string `json:"playsAs"`
+			Token   string `json:"token"`
+		}
+		rows := make([]row, 0, len(added))
+		for _, t := range added {
+			rows = append(rows, row{t.Name, t.Members, t.Contact, t.BotName, t.Token})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"name", "members", "contact", "plays_as", "token"}); err != nil {
+		return err
+	}
+	for _, t := range added {
+		if err := cw.Write([]string{t.Name, t.Members, t.Contact, t.BotName, t.Token}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 func eventAdminToken(c *cli.Context) error {

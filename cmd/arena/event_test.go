@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -500,5 +501,34 @@ func TestTheFinalIsTheTournamentOfThePinnedSubmissions(t *testing.T) {
 		if len(final[i]) != len(cup[i]) {
 			t.Errorf("row %d: fields %v and %v", i+1, final[i], cup[i])
 		}
+	}
+}
+
+// A mail merge reads the new teams' tokens as CSV or JSON, the notes apart
+// on stderr.
+func TestEventTeamsImportPrintsCSVAndJSON(t *testing.T) {
+	dir := newEvent(t)
+	teams := writeFile(t, filepath.Join(t.TempDir(), "teams.csv"), "name,members,contact\n\"Rooks, the\",Ann and Bo,rooks@example.org\n")
+	code, out, errs := runArena("event", "teams", "import", "--format", "csv", dir, teams)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 2 || strings.Join(rows[0], ",") != "name,members,contact,plays_as,token" ||
+		rows[1][0] != "Rooks, the" || rows[1][2] != "rooks@example.org" || rows[1][4] == "" || !strings.Contains(errs, "only this once") {
+		t.Fatalf("csv: %v %q\nstderr: %s", err, rows, errs)
+	}
+	more := writeFile(t, filepath.Join(t.TempDir(), "more.csv"), "Bishops\n")
+	code, out, errs = runArena("event", "teams", "import", "--format", "json", dir, more)
+	var got []struct{ Name, PlaysAs, Token string }
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got) != 1 || got[0].Name != "Bishops" || got[0].PlaysAs != "Bishops" || got[0].Token == "" {
+		t.Fatalf("json: exit %d %q\nstderr: %s", code, out, errs)
+	}
+	st := openStore(t, dir)
+	if p, err := st.Authenticate(context.Background(), got[0].Token); err != nil || p.Team == 0 {
+		t.Errorf("the printed token does not log in: %+v %v", p, err)
+	}
+	if code, _, errs := runArena("event", "teams", "import", "--format", "xml", dir, more); code != exitUsage || !strings.Contains(errs, "--format") {
+		t.Errorf("--format xml: exit %d %s", code, errs)
 	}
 }

@@ -3,6 +3,8 @@ package event
 import (
 	"fmt"
 	"math"
+
+	"github.com/arenabots/arena/internal/words"
 )
 
 // Capacity is how many validations and how many games (scrimmages and ladder
@@ -51,13 +53,5 @@ func (c Capacity) Oversubscribed(cores int, botCPUs float64) string {
 
 // String says c as a person reads it: "1 validation and 2 games".
 func (c Capacity) String() string {
-	return count(c.Validators, "validation") + " and " + count(c.Games, "game")
-}
-
-// count is n things, "1 game" or "2 games".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
+	return words.Plural(c.Validators, "validation") + " and " + words.Plural(c.Games, "game")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/words"
 )
 
 // Game kinds.
@@ -33,13 +34,16 @@ type Side struct {
 
 // Game is one played game of the event.
 type Game struct {
-	ID       int64     `json:"id"`
-	Kind     string    `json:"kind"`
-	White    Side      `json:"white"`
-	Black    Side      `json:"black"`
-	Winner   string    `json:"winner"`
-	Reason   string    `json:"reason"`
-	Plies    int       `json:"plies"`
+	ID     int64  `json:"id"`
+	Kind   string `json:"kind"`
+	White  Side   `json:"white"`
+	Black  Side   `json:"black"`
+	Winner string `json:"winner"`
+	Reason string `json:"reason"`
+	Plies  int    `json:"plies"`
+	// Turns counts every turn, setup included: a game lost in its setup
+	// has turns but no play ply (0 for a game recorded before turns were).
+	Turns    int       `json:"turns"`
 	Finished time.Time `json:"finished"`
 	// Rated: a ladder game that counted for the ratings (a repeat of an
 	// earlier game of the same two submissions, move for move, does not).
@@ -48,6 +52,16 @@ type Game struct {
 	Dir string `json:"-"`
 	// Course is the game move for move (transcript.Course).
 	Course string `json:"-"`
+}
+
+// Length says how long the game went as a person reads it: "34 turns (16
+// play plies)", or its play plies alone for a game recorded before its
+// turns were.
+func (g Game) Length() string {
+	if g.Turns == 0 {
+		return words.Plural(g.Plies, "play ply")
+	}
+	return fmt.Sprintf("%s (%s)", words.Plural(g.Turns, "turn"), words.Plural(g.Plies, "play ply"))
 }
 
 // Involves says whether team played in the game.
@@ -89,14 +103,14 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	if err != nil {
 		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, transcript.FileName), err)
 	}
-	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies,
+	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies, Turns: res.Turns,
 		Finished: time.Now().UTC(), Dir: rel, Course: course}
 	// A game is recorded once: a resumed scrimmage records its games again.
 	r, err := s.w.ExecContext(ctx, `INSERT OR IGNORE INTO games (kind, white_team, black_team, white_submission, black_submission,
-		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished, course)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
+		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, course)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
 		nullable(white.Submission), nullable(black.Submission), white.Name, black.Name, white.SHA256, black.SHA256,
-		rel, g.Winner, g.Reason, g.Plies, g.Finished.Format(time.RFC3339Nano), course)
+		rel, g.Winner, g.Reason, g.Plies, g.Turns, g.Finished.Format(time.RFC3339Nano), course)
 	if err != nil {
 		return Game{}, err
 	}
@@ -111,14 +125,14 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 }
 
 const gameColumns = `id, kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-	white_sha256, black_sha256, dir, winner, reason, plies, finished, rated, course`
+	white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, rated, course`
 
 func scanGame(row interface{ Scan(...any) error }) (Game, error) {
 	var g Game
 	var wt, bt, ws, bs sql.NullInt64
 	var fin string
 	err := row.Scan(&g.ID, &g.Kind, &wt, &bt, &ws, &bs, &g.White.Name, &g.Black.Name, &g.White.SHA256, &g.Black.SHA256,
-		&g.Dir, &g.Winner, &g.Reason, &g.Plies, &fin, &g.Rated, &g.Course)
+		&g.Dir, &g.Winner, &g.Reason, &g.Plies, &g.Turns, &fin, &g.Rated, &g.Course)
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, ErrNotFound
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/ladder"
@@ -31,6 +32,8 @@ type LadderPair struct {
 
 // Standing is one line of the ladder.
 type Standing struct {
+	// Rank is the team's place among the rated teams; 0 for a team whose
+	// active submission has no rated game yet (listed after the rated).
 	Rank       int           `json:"rank"`
 	Team       int64         `json:"team"`
 	Name       string        `json:"name"`
@@ -291,8 +294,9 @@ func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game
 	return len(count), tx.Commit()
 }
 
-// Ladder is the ladder's table: every team with an active submission, by
-// rating.
+// Ladder is the ladder's table: every team with an active submission, the
+// rated by rating, then those with no rated game yet by name, unranked
+// (a new player's 1500 ± 350 says nothing of its strength).
 func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
 	playing, err := s.activeTeams(ctx)
 	if err != nil {
@@ -309,6 +313,13 @@ func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
 	}
 	slices.SortStableFunc(out, func(x, y Standing) int {
 		switch {
+		case (x.Games > 0) != (y.Games > 0):
+			if x.Games > 0 {
+				return -1
+			}
+			return 1
+		case x.Games == 0:
+			return strings.Compare(x.Name, y.Name)
 		case x.Rating.Rating > y.Rating.Rating:
 			return -1
 		case x.Rating.Rating < y.Rating.Rating:
@@ -317,7 +328,9 @@ func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
 		return 0
 	})
 	for i := range out {
-		out[i].Rank = i + 1
+		if out[i].Games > 0 {
+			out[i].Rank = i + 1
+		}
 	}
 	return out, nil
 }

@@ -217,7 +217,7 @@ func TestTheOrganizersDay(t *testing.T) {
 		t.Errorf("the organizer's page before the close lists as missing: %q", missing)
 	}
 	// The failed upload is admitted from the page, with a reason.
-	b.do("give the reason", chromedp.SendKeys(chromedp.CSS(`#admit-`+late+` input[name=reason]`), "Its README came by mail before the deadline."))
+	b.do("give the reason", chromedp.SendKeys(chromedp.CSS(`#admit-`+late+` textarea[name=reason]`), "Its README came by mail before the deadline."))
 	b.follow(`#admit-` + late + ` button`)
 	if !strings.Contains(b.path(), "notice=admitted") {
 		t.Errorf("after the admission the page is %s", b.path())

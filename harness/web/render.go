@@ -51,6 +51,19 @@ var funcs = template.FuncMap{
 	"inc":    func(n int) int { return n + 1 },
 	"dec":    func(n int) int { return n - 1 },
 	"elo":    tournament.FormatElo,
+	// sentence ends free text (a reason, a summary) with one full stop:
+	// none is added to text that ends with its own.
+	"sentence": sentence,
+}
+
+// sentence is text ending with a full stop, unless it ends with a stop,
+// a question or an exclamation mark already.
+func sentence(text string) string {
+	t := strings.TrimRight(text, " \t\r\n")
+	if t == "" || strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?") {
+		return t
+	}
+	return t + "."
 }
 
 // pages are the templates, each page with the layout.

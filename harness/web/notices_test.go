@@ -1,0 +1,78 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/harness/event"
+)
+
+// After the close, a team's page says once that uploads are closed (with
+// when, and the submission the final plays), and free text ends with one
+// full stop whatever its author typed.
+func TestTheTeamPageAfterTheCloseSaysItOnce(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n")
+	passedUpload(t, e, e.a.ID, "./examples/random")
+	if _, err := e.store.CloseUploads(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, body := e.do(t, http.MethodGet, "/team", e.a.Token, nil, "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/team: %d", res.StatusCode)
+	}
+	if n := strings.Count(body, "Uploads closed at") + strings.Count(body, "Uploads are closed"); n != 1 || !strings.Contains(body, "The final plays your submission") {
+		t.Errorf("the team page says %d times that uploads closed:\n%s", n, body)
+	}
+	for in, want := range map[string]string{
+		"Its README came by mail.":  "Its README came by mail.",
+		"Its README came by mail":   "Its README came by mail.",
+		"Is it late?":               "Is it late?",
+		"late fix  ":                "late fix.",
+		"":                          "",
+		"the build failed: exit 1.": "the build failed: exit 1.",
+	} {
+		if got := sentence(in); got != want {
+			t.Errorf("sentence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A team with no rated game is not ranked among the rated (its 1500 ± 350
+// says nothing): the home page lists it apart, "not yet rated".
+func TestUnratedTeamsAreListedApart(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n")
+	passedUpload(t, e, e.a.ID, "./examples/random")
+	passedUpload(t, e, e.b.ID, "./examples/greedy")
+	table, err := e.store.Ladder(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table) != 2 || table[0].Rank != 0 || table[1].Rank != 0 || table[0].Name != "Alpha" {
+		t.Fatalf("the ladder of two unrated teams: %+v", table)
+	}
+	res, body := e.do(t, http.MethodGet, "/", "", nil, "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/: %d", res.StatusCode)
+	}
+	if !strings.Contains(body, `<p id="unrated"><strong>Not yet rated</strong>`) || !strings.Contains(body, "Alpha, Beta.") || strings.Contains(body, "1500 ± 350") {
+		t.Errorf("the home page does not list the unrated apart:\n%s", body)
+	}
+}
+
+// A game says how long it went in turns, setup included, beside its play
+// plies: a game lost in its setup shows its turns, not "0 plies".
+func TestAGameSaysItsTurns(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n")
+	sub := passedUpload(t, e, e.a.ID, "./examples/random")
+	g := playGame(t, e, event.Side{Team: e.a.ID, Submission: sub.ID}, event.ValidationGame)
+	if g.Turns <= g.Plies || g.Turns == 0 {
+		t.Fatalf("the game recorded %d turns and %d plies", g.Turns, g.Plies)
+	}
+	res, body := e.do(t, http.MethodGet, fmt.Sprintf("/games/%d", g.ID), e.a.Token, nil, "")
+	if want := fmt.Sprintf("after %d turns (%d play plies)", g.Turns, g.Plies); res.StatusCode != http.StatusOK || !strings.Contains(body, want) {
+		t.Errorf("the game page does not say %q: %d", want, res.StatusCode)
+	}
+}
