@@ -570,6 +570,9 @@ type Board struct {
 type BoardRow struct {
 	tournament.Row
 	Team string `json:"team"`
+	// ByLot: this place and the one it was told apart from were drawn at
+	// random (seeded), their points and every other tie-break equal.
+	ByLot bool `json:"byLot,omitempty"`
 }
 
 // boardRows are rows with their teams' names.
@@ -580,7 +583,13 @@ func boardRows(rows []tournament.Row, names TeamNames) []BoardRow {
 		if team == "" {
 			team = r.Name
 		}
-		out = append(out, BoardRow{Row: r, Team: team})
+		out = append(out, BoardRow{Row: r, Team: team, ByLot: r.DecidedBy == tournament.RandomDraw})
+	}
+	// A draw separates a row from the next: both places were drawn.
+	for i := 1; i < len(out); i++ {
+		if out[i-1].DecidedBy == tournament.RandomDraw {
+			out[i].ByLot = true
+		}
 	}
 	return out
 }

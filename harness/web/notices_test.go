@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
 )
 
 // After the close, a team's page says once that uploads are closed (with
@@ -74,5 +76,29 @@ func TestAGameSaysItsTurns(t *testing.T) {
 	res, body := e.do(t, http.MethodGet, fmt.Sprintf("/games/%d", g.ID), e.a.Token, nil, "")
 	if want := fmt.Sprintf("after %d turns (%d play plies)", g.Turns, g.Plies); res.StatusCode != http.StatusOK || !strings.Contains(body, want) {
 		t.Errorf("the game page does not say %q: %d", want, res.StatusCode)
+	}
+}
+
+// Places decided by a random draw are marked so on the final's standings,
+// as arena standings says it.
+func TestPlacesDrawnByLotAreMarked(t *testing.T) {
+	rows := []tournament.Row{
+		{Rank: 1, Name: "a", Points: 6, DecidedBy: tournament.SonnebornBerger},
+		{Rank: 2, Name: "b", Points: 6, DecidedBy: tournament.RandomDraw},
+		{Rank: 3, Name: "c", Points: 6},
+		{Rank: 4, Name: "d", Points: 0},
+	}
+	var board event.Board
+	for _, r := range rows {
+		board.Standings = append(board.Standings, event.BoardRow{Row: r, Team: r.Name, ByLot: r.DecidedBy == tournament.RandomDraw || r.Name == "c"})
+	}
+	board.Games = map[string]int{"done": 6, "total": 6}
+	var buf bytes.Buffer
+	if err := pages["home"].ExecuteTemplate(&buf, "board", boardData{Board: &board}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if n := strings.Count(page, "(drawn)</span>"); n != 2 || !strings.Contains(page, `id="by-lot"`) {
+		t.Errorf("%d places marked drawn, want 2:\n%s", n, page)
 	}
 }

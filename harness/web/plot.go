@@ -23,6 +23,12 @@ type ratingPlot struct {
 	Versions []float64
 	Last     event.RatingPoint
 	Pairs    int
+	// XLabel and YLabel name the axes; XLabelAt and YLabelAt are where
+	// they are written (the x axis' centre under the plot, the y axis'
+	// centre left of its ticks, turned upright).
+	XLabel, YLabel string
+	XLabelAt       [2]float64
+	YLabelAt       [2]float64
 }
 
 type plotTick struct {
@@ -35,8 +41,15 @@ func newRatingPlot(points []event.RatingPoint) *ratingPlot {
 	if len(points) == 0 {
 		return nil
 	}
-	p := &ratingPlot{W: 640, H: 220, Left: 48, Top: 10, Last: points[len(points)-1], Pairs: len(points)}
+	p := &ratingPlot{W: 640, H: 220, Left: 62, Top: 10, Last: points[len(points)-1], Pairs: len(points)}
 	p.PW, p.PH = p.W-p.Left-10, p.H-p.Top-24
+	p.YLabel = "Rating (± one deviation)"
+	p.XLabel = fmt.Sprintf("Rated pairs, oldest first (1 to %d)", len(points))
+	if len(points) == 1 {
+		p.XLabel = "The first rated pair"
+	}
+	p.XLabelAt = [2]float64{p.Left + p.PW/2, p.H - 6}
+	p.YLabelAt = [2]float64{12, p.Top + p.PH/2}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, pt := range points {
 		lo, hi = math.Min(lo, pt.Rating-pt.Deviation), math.Max(hi, pt.Rating+pt.Deviation)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,10 +44,21 @@ func TestTheRatingPlotIsLaidOutFromTheHistory(t *testing.T) {
 	if !(line[2][1] < line[1][1] && line[1][1] < line[0][1] && line[3][1] > line[2][1]) {
 		t.Errorf("heights %v do not follow the ratings 1500, 1620, 1700, 1650", line)
 	}
-	if len(p.Versions) != 1 || p.Versions[0] != line[2][0] {
+	if len(p.Versions) != 1 || math.Abs(p.Versions[0]-line[2][0]) > 0.05 { // the line's points are written to 0.1
 		t.Errorf("version marks at %v, want one at the third pair (%v)", p.Versions, line[2][0])
 	}
 	if len(p.Ticks) < 2 || p.Ticks[0].Label != "1100" {
 		t.Errorf("ticks %+v, want the axis from 1100 (1500-350 rounded down)", p.Ticks)
+	}
+	// Both axes say what they measure, outside the plot area and inside
+	// the picture.
+	if p.XLabel != "Rated pairs, oldest first (1 to 4)" || p.YLabel == "" {
+		t.Errorf("axis labels %q and %q", p.XLabel, p.YLabel)
+	}
+	if x, y := p.XLabelAt[0], p.XLabelAt[1]; y <= p.Top+p.PH || y > p.H || x < p.Left || x > p.Left+p.PW {
+		t.Errorf("the x axis' label at %v, outside the room under the plot", p.XLabelAt)
+	}
+	if x, y := p.YLabelAt[0], p.YLabelAt[1]; x <= 0 || x >= p.Left-30 || y < p.Top || y > p.Top+p.PH {
+		t.Errorf("the y axis' label at %v, in the ticks' way or outside the picture", p.YLabelAt)
 	}
 }
