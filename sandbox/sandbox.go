@@ -330,7 +330,7 @@ func (s *StartFailure) Error() string { return s.Reason }
 // WallCap is the longest a turn with the given time limit may last on the
 // wall clock when the host kept the bot waiting for a CPU: its deadline is
 // moved past the host's wait (a bot is timed by its own time, not the
-// host's load) up to twice the limit and a second more. A turn that reaches
+// host's load) up to three times the limit and two seconds more. A turn that reaches
 // it with the bot's own time still short of the limit is the host's fault
 // (Report.HostStalled): the game is played again, never charged to the bot.
-func WallCap(limit time.Duration) time.Duration { return 2*limit + time.Second }
+func WallCap(limit time.Duration) time.Duration { return 3*limit + 2*time.Second }

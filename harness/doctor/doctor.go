@@ -135,7 +135,7 @@ func loadCheck(loadavg, pressure string, cores int, botCPUs float64) docker.Chec
 	c.Detail += "; " + serve
 	if load >= float64(cores) {
 		c.Status = docker.Warn
-		c.Fix = "the host is busy with other work: bots will wait for the CPU (their deadlines move past the wait, up to twice the turn limit and a second, past which a game is played again), so games take longer; run fewer things beside arena"
+		c.Fix = "the host is busy with other work: bots will wait for the CPU (their deadlines move past the wait, up to three times the turn limit and two seconds, past which a game is played again), so games take longer; run fewer things beside arena"
 	}
 	return c
 }
