@@ -368,6 +368,23 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 		t.Error("the suspended worker connects again")
 	}
 
+	honestFinishes(t, ctx, c, &wg, done, want)
+	st, err := Load(context.Background(), ro.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range st.Games {
+		if g.Worker != "honest" || g.Attempts != 1 {
+			t.Errorf("game %d: played by %q after %d attempts, want the honest worker's first", g.ID, g.Worker, g.Attempts)
+		}
+	}
+}
+
+// honestFinishes joins the honest worker of c (playing until ctx ends, on
+// wg) and waits for the run done to end with every one of its 6 games
+// played and the standings of the local run want.
+func honestFinishes(t *testing.T, ctx context.Context, c *distribtest.Cluster, wg *sync.WaitGroup, done <-chan ran, want *Summary) {
+	t.Helper()
 	honest, hq, _ := joined(t, c, "honest")
 	hw := &distrib.Worker{Queue: hq, Slots: 2, Play: honest.Play, Machine: json.RawMessage(`{"host":"honest","cpus":2,"sandbox":"local"}`)}
 	wg.Add(1)
@@ -386,15 +403,6 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 	}
 	if g, w := String(r.sum.Standings), String(want.Standings); g != w {
 		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
-	}
-	st, err := Load(context.Background(), ro.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range st.Games {
-		if g.Worker != "honest" || g.Attempts != 1 {
-			t.Errorf("game %d: played by %q after %d attempts, want the honest worker's first", g.ID, g.Worker, g.Attempts)
-		}
 	}
 }
 
@@ -496,28 +504,10 @@ func TestAGameAWorkerDropsGoesToAnother(t *testing.T) {
 			dropped++
 		}
 	}
-	honest, hq, _ := joined(t, c, "honest")
-	hw := &distrib.Worker{Queue: hq, Slots: 2, Play: honest.Play, Machine: json.RawMessage(`{"host":"honest","cpus":2,"sandbox":"local"}`)}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Add(1)
-	go func() { defer wg.Done(); hw.Run(ctx) }()
-	var r ran
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the tournament did not end within 3 minutes")
-	}
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if r.sum.Done != 6 || r.sum.Unplayed != 0 {
-		t.Fatalf("%d of %d played, %d unplayed: want every game played", r.sum.Done, r.sum.Total, r.sum.Unplayed)
-	}
-	if g, w := String(r.sum.Standings), String(want.Standings); g != w {
-		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
-	}
+	honestFinishes(t, ctx, c, &wg, done, want)
 	out, err := distrib.Suspended(c.Workers)
 	if err != nil {
 		t.Fatal(err)

@@ -25,10 +25,8 @@ import (
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/match"
-	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/dockertest"
-	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/local"
@@ -669,15 +667,8 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 func seedGames(t *testing.T, st *event.Store, team, rival event.NewTeam, n int) {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "match")
-	load := func(pkg string) *submission.Bot {
-		b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
 	if _, err := match.Run(context.Background(), match.Config{Game: codeclash.Game{}, Seed: 3, Rules: map[string]string{"maxPlies": "12"},
-		White: load("./examples/random"), Black: load("./examples/greedy"), Backend: &local.Backend{Dir: t.TempDir()},
+		White: loadBot(t, "./examples/random"), Black: loadBot(t, "./examples/greedy"), Backend: &local.Backend{Dir: t.TempDir()},
 		Limits: sandbox.DefaultLimits(), Dir: src}); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
-	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/local"
@@ -40,10 +39,7 @@ func TestALadderDisputeRerunsAnyTurn(t *testing.T) {
 	defer cancel()
 	passedUpload(t, e, e.a.ID, "./examples/random")
 	passedUpload(t, e, e.b.ID, "./examples/greedy")
-	greedy, err := submission.Load(gobuild.MustStatic(t, "./examples/greedy"), submission.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
+	greedy := loadBot(t, "./examples/greedy")
 	playsFinals(t, ctx, e, greedy) // the server's rerunner
 
 	resolved, err := e.server.Config.Settings().Resolve()
@@ -167,13 +163,4 @@ func fileDispute(t *testing.T, e *testEvent, game int64, message string) int64 {
 		t.Fatal(err)
 	}
 	return filed.Dispute.ID
-}
-
-func loadBot(t *testing.T, pkg string) *submission.Bot {
-	t.Helper()
-	b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

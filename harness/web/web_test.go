@@ -126,18 +126,21 @@ func multipartFile(t *testing.T, name string, data []byte) (io.Reader, string) {
 // playGame plays a real Code Clash match (the example random bot against
 // the example greedy one, on the local backend) into the event as white's
 // team's game.
+// loadBot is an example bot (a Go package) built and loaded.
+func loadBot(t *testing.T, pkg string) *submission.Bot {
+	t.Helper()
+	b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func playGame(t *testing.T, e *testEvent, white event.Side, kind string) event.Game {
 	t.Helper()
-	load := func(pkg string) *submission.Bot {
-		b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
 	dir := filepath.Join(e.dir, "games", strings.ReplaceAll(t.Name(), "/", "_"))
 	if _, err := match.Run(context.Background(), match.Config{Game: codeclash.Game{}, Seed: 3,
-		White: load("./examples/random"), Black: load("./examples/greedy"),
+		White: loadBot(t, "./examples/random"), Black: loadBot(t, "./examples/greedy"),
 		Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Dir: dir}); err != nil {
 		t.Fatal(err)
 	}

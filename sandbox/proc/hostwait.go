@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arenabots/arena/sandbox"
 )
 
 // A bot's turn is timed on the wall clock, next to it. On a busy host the
@@ -148,13 +150,9 @@ func firstDir(root string, names ...string) string {
 
 // Read takes the bot's CPUTimes now.
 func (m *Meter) Read() (CPUTimes, error) {
-	t := CPUTimes{At: time.Now()}
-	var err error
-	if t.Throttled, err = m.throttled.read(); err != nil {
-		return t, fmt.Errorf("read %s: %w", m.throttled.file, err)
-	}
-	if t.Usage, err = m.usage.read(); err != nil {
-		return t, fmt.Errorf("read %s: %w", m.usage.file, err)
+	t, err := m.start()
+	if err != nil {
+		return t, err
 	}
 	if t.RunDelay, err = m.runDelay(); err != nil {
 		return t, err
@@ -176,6 +174,80 @@ func (m *Meter) start() (CPUTimes, error) {
 	}
 	return t, nil
 }
+
+// waitClock follows the host's wait over one turn or one question, and
+// moves its deadline past it. A reading that fails ends the measure: the
+// deadline is then the wall clock's. It is not safe for concurrent use.
+type waitClock struct {
+	meter *Meter // nil: nothing (more) to measure
+	base  CPUTimes
+	wait  time.Duration // the most the host's wait was read at
+	err   error         // the reading that failed
+}
+
+// startClock starts following the host's wait with m (nil: none). fresh
+// says every task of the bot is new (a turn's process), whose run delay so
+// far need not be read.
+func startClock(m *Meter, fresh bool) *waitClock {
+	c := &waitClock{meter: m}
+	if m == nil {
+		return c
+	}
+	read := m.Read
+	if fresh {
+		read = m.start
+	}
+	var err error
+	if c.base, err = read(); err != nil {
+		c.meter, c.err = nil, err
+	}
+	return c
+}
+
+// sample reads the host's wait so far.
+func (c *waitClock) sample() time.Duration {
+	if c.meter == nil {
+		return c.wait
+	}
+	t, err := c.meter.Read()
+	if err != nil {
+		c.meter, c.err = nil, err
+		return c.wait
+	}
+	c.wait = max(c.wait, HostWait(c.base, t))
+	return c.wait
+}
+
+// extend is the deadline's decision when timeout has passed elapsed after
+// the start: again > 0 is how much longer the bot may run (the host kept
+// it waiting, and sandbox.WallCap is not reached); stalled, that the cap
+// came with the bot's own time short of timeout (the host's fault);
+// neither, that the bot's time is up.
+func (c *waitClock) extend(elapsed, timeout time.Duration) (again time.Duration, stalled bool) {
+	if c.meter == nil {
+		return 0, false
+	}
+	own, limit := elapsed-c.sample(), sandbox.WallCap(timeout)
+	switch {
+	case own >= timeout:
+		return 0, false
+	case elapsed < limit:
+		return max(min(timeout-own, limit-elapsed), minStep), false
+	}
+	return 0, true
+}
+
+// errString says why the measure ended early, or "".
+func (c *waitClock) errString() string {
+	if c.err == nil {
+		return ""
+	}
+	return c.err.Error()
+}
+
+// minStep is the shortest a deadline moved past the host's wait is re-armed
+// for: the bot is not woken for less.
+const minStep = 2 * time.Millisecond
 
 // runDelay sums the run delay of every task in /proc but self's. A task that
 // ends while it is read is skipped.

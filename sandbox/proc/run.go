@@ -137,7 +137,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.HostWait, res.HostStalled, res.MeterError = d.hostWait(), d.stalled.Load(), d.meterError()
+	res.HostWait, res.MeterError = d.hostWait()
+	res.HostStalled = d.stalled.Load()
 	res.TimedOut = d.fired.Load() && res.Wall-res.HostWait >= s.Timeout
 	res.setStatus(status)
 	if err := d.killErr(); err != nil {
@@ -166,33 +167,17 @@ type deadline struct {
 	fired   atomic.Bool // the time ran out
 	stalled atomic.Bool // the wall-clock cap came first (the host's fault)
 
-	meter *Meter
-
 	mu      sync.Mutex
-	err     error    // every kill that failed
-	base    CPUTimes // when the bot started
-	last    CPUTimes // the latest reading
-	wait    time.Duration
-	unmet   error // a reading that failed: the deadline is the wall clock's
+	err     error      // every kill that failed
+	clock   *waitClock // the host's wait
 	stopped bool
 }
-
-// minStep is the shortest a deadline moved past the host's wait is re-armed
-// for: the bot is not woken for less.
-const minStep = 2 * time.Millisecond
 
 // armDeadline arms the kill of c when ctx is done or timeout after its fork
 // and exec returned. With a meter, a deadline that comes while the host has
 // kept the bot waiting is moved on by that wait, until sandbox.WallCap.
 func (c *child) armDeadline(ctx context.Context, timeout time.Duration, meter *Meter) *deadline {
-	d := &deadline{meter: meter}
-	if meter != nil {
-		var err error
-		if d.base, err = meter.start(); err != nil {
-			d.meter, d.unmet = nil, err
-		}
-		d.last = d.base
-	}
+	d := &deadline{clock: startClock(meter, true)}
 	kill := func() {
 		if err := c.kill(); err != nil {
 			d.mu.Lock()
@@ -200,26 +185,21 @@ func (c *child) armDeadline(ctx context.Context, timeout time.Duration, meter *M
 			d.mu.Unlock()
 		}
 	}
-	limit := sandbox.WallCap(timeout)
 	fire := func() {
-		if d.meter != nil {
-			elapsed := time.Since(c.forked)
-			own := elapsed - d.sample()
-			switch {
-			case own < timeout && elapsed < limit:
-				d.mu.Lock()
-				if !d.stopped {
-					d.timer.Reset(max(min(timeout-own, limit-elapsed), minStep))
-				}
-				d.mu.Unlock()
-				return
-			case own < timeout:
-				d.stalled.Store(true)
-				kill()
-				return
-			}
+		d.mu.Lock()
+		again, stalled := d.clock.extend(time.Since(c.forked), timeout)
+		if again > 0 && !d.stopped {
+			d.timer.Reset(again)
 		}
-		d.fired.Store(true)
+		d.mu.Unlock()
+		switch {
+		case again > 0:
+			return
+		case stalled:
+			d.stalled.Store(true)
+		default:
+			d.fired.Store(true)
+		}
 		kill()
 	}
 	d.mu.Lock() // fire must not see d.timer unset
@@ -229,48 +209,20 @@ func (c *child) armDeadline(ctx context.Context, timeout time.Duration, meter *M
 	return d
 }
 
-// sample reads the meter and returns the host's wait so far.
-func (d *deadline) sample() time.Duration {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.meter == nil {
-		return d.wait
-	}
-	t, err := d.meter.Read()
-	if err != nil {
-		d.unmet = err
-		return d.wait
-	}
-	d.last = t
-	if w := HostWait(d.base, t); w > d.wait {
-		d.wait = w
-	}
-	return d.wait
-}
-
 // sampleAtExit takes the last reading, with the bot ended but not yet
 // reaped (its tasks' figures are still there).
 func (d *deadline) sampleAtExit() {
-	if d.meter != nil {
-		d.sample()
-	}
-}
-
-// hostWait is the host's wait over the whole turn.
-func (d *deadline) hostWait() time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.wait
+	d.clock.sample()
 }
 
-// meterError says why the meter failed, if it did.
-func (d *deadline) meterError() string {
+// hostWait is the host's wait over the whole turn, and why its measure
+// ended early, if it did.
+func (d *deadline) hostWait() (time.Duration, string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.unmet == nil {
-		return ""
-	}
-	return d.unmet.Error()
+	return d.clock.wait, d.clock.errString()
 }
 
 // stop disarms the deadline.

@@ -190,38 +190,18 @@ drain:
 		}
 	}()
 	start := time.Now()
-	var base CPUTimes
-	meter := ss.meter
-	if meter != nil {
-		var merr error
-		if base, merr = meter.Read(); merr != nil {
-			meter, ex.HostWaitError = nil, merr.Error()
-		}
-	}
+	clock := startClock(ss.meter, false)
+	defer func() { ex.HostWait, ex.HostWaitError = clock.wait, clock.errString() }()
 	if text != "" {
 		ss.Send(text)
 	}
-	// hostWait reads the host's wait since the question, at most once more
-	// than it was read before; a reading that fails ends the measure.
-	hostWait := func() {
-		if meter == nil {
-			return
-		}
-		now, merr := meter.Read()
-		if merr != nil {
-			meter, ex.HostWaitError = nil, merr.Error()
-			return
-		}
-		ex.HostWait = max(ex.HostWait, HostWait(base, now))
-	}
-	limit := sandbox.WallCap(timeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
 		select {
 		case l, ok := <-ss.lines:
 			ex.Wall = time.Since(start)
-			hostWait()
+			clock.sample()
 			if !ok {
 				ex.Exited = true
 				return ex, nil
@@ -243,18 +223,13 @@ drain:
 			return ex, nil
 		case <-timer.C:
 			elapsed := time.Since(start)
-			hostWait()
-			own := elapsed - ex.HostWait
-			if meter != nil && own < timeout {
-				if elapsed < limit {
-					// The host kept the bot waiting: its deadline moves on.
-					timer.Reset(max(min(timeout-own, limit-elapsed), minStep))
-					continue
-				}
-				ex.HostStalled = true
-			} else {
-				ex.TimedOut = true
+			again, stalled := clock.extend(elapsed, timeout)
+			if again > 0 {
+				// The host kept the bot waiting: its deadline moves on.
+				timer.Reset(again)
+				continue
 			}
+			ex.HostStalled, ex.TimedOut = stalled, !stalled
 			ex.Wall = elapsed
 			ss.late++
 			paused = false
