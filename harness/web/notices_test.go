@@ -59,7 +59,8 @@ func TestUnratedTeamsAreListedApart(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/: %d", res.StatusCode)
 	}
-	if !strings.Contains(body, `<p id="unrated"><strong>Not yet rated</strong>`) || !strings.Contains(body, "Alpha, Beta.") || strings.Contains(body, "1500 ± 350") {
+	if !strings.Contains(body, `<p id="unrated"><strong>Not yet rated</strong>`) || !strings.Contains(body, "Alpha, Beta.") || strings.Contains(body, "1500 ± 350") ||
+		strings.Contains(body, `id="ladder"`) {
 		t.Errorf("the home page does not list the unrated apart:\n%s", body)
 	}
 }
