@@ -50,6 +50,7 @@ func TestAWorkersRightsStopAtItsOwnGamesAndResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer other.Close()
 	if err := other.Put(ctx, "bot-2", []byte("another tournament's bot")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,20 @@
 // Package distrib spreads a tournament's games over machines through NATS
-// JetStream: the coordinator publishes each unplayed game to a work-queue
-// stream (one message id per game and attempt, so publishing again on resume
-// is harmless), workers pull one game per free slot, keep it alive with
-// in-progress acks while it plays, put the match directory in their own
-// upload bucket and publish a result naming it; the coordinator takes
-// results in order. The queue costs one round trip per game, never per turn:
-// a game is played wholly on the worker's machine.
+// JetStream: the coordinator hands each unplayed game to a worker that asks
+// for one (one request per free slot), and records the hand-out; the worker
+// says it still plays it while it does, puts the match directory in its own
+// upload bucket and publishes a result naming it on a results stream; the
+// coordinator takes results in order. The queue costs one round trip per
+// game, never per turn: a game is played wholly on the worker's machine.
 //
 // Every connection is TLS with a user key per worker, whose rights stop at
-// its own tournament's games and its own results (WorkerPermissions).
+// asking for games, speaking of its own, handing in its own results and
+// reading the bots (WorkerPermissions): no stream's acknowledgement, no
+// consumer, no bucket but its own uploads.
 //
-// It must never count a result twice, nor drop a game: a game is acked only
-// once its result is published, so a worker that dies loses nothing (the game
-// is redelivered once its ack wait runs out). It does not judge results; the
+// It must never count a result twice, nor drop a game: a game ends only
+// when the coordinator takes a result of its hand-out, so a worker that
+// dies or lies loses nothing (the game goes to another worker once its
+// holder is silent for an ack wait). It does not judge results; the
 // coordinator re-judges each one (replay) before it counts.
 package distrib
 
@@ -23,8 +25,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,8 +46,15 @@ type Job struct {
 	// rules); distrib does not read it.
 	Spec json.RawMessage `json:"spec"`
 	// NotBefore delays a game an earlier attempt of which failed on a host:
-	// a worker that takes it sooner hands it back until then.
+	// the coordinator hands it out no sooner.
 	NotBefore time.Time `json:"notBefore,omitzero"`
+	// Set as the game is handed out: the hand-out's token (a result and
+	// every notice name it), how many times the game has been handed out
+	// (2 or more: an earlier worker did not finish it), and how often the
+	// holder says it still plays it.
+	Handout   string        `json:"handout,omitempty"`
+	Delivered uint64        `json:"delivered,omitempty"`
+	News      time.Duration `json:"news,omitempty"`
 }
 
 // Result is a played game: the worker that played it, and the name of its
@@ -52,8 +64,10 @@ type Result struct {
 	Game       int    `json:"game"`
 	Attempt    int    `json:"attempt"`
 	Worker     string `json:"worker"`
-	// Delivered is how many times the game was handed out before this
-	// result (2 or more: an earlier worker did not finish it).
+	Handout    string `json:"handout"`
+	// Delivered is how many times the game was handed out up to this
+	// result's hand-out (2 or more: an earlier worker did not finish it),
+	// as the coordinator recorded it.
 	Delivered uint64 `json:"delivered"`
 	Object    string `json:"object"`
 	Error     string `json:"error,omitempty"` // the worker could not play it (a host fault)
@@ -63,6 +77,13 @@ type Result struct {
 	// Lost, set by Collect, says why the archive could not be fetched: the
 	// result cannot count.
 	Lost string `json:"-"`
+	// Forged, set by Collect, says why the result is of no game handed to
+	// its sender: it cannot count, and its sender lied.
+	Forged string `json:"-"`
+	// Stale, set by Collect: the result is of a hand-out no longer known
+	// (an earlier run's, expired, or its upload swept); it counts for
+	// nothing, and says nothing of its sender.
+	Stale bool `json:"-"`
 }
 
 // Playing says a worker has taken a game.
@@ -78,16 +99,15 @@ type Queue struct {
 	js         jetstream.JetStream
 	tournament string
 	worker     string // "" for the coordinator
-	games      jetstream.Stream
 	results    jetstream.Stream
 	bots       jetstream.ObjectStore
 	botsStream jetstream.Stream                 // a worker reads the bots through it (readObject)
 	upload     jetstream.ObjectStore            // a worker's own
 	uploads    map[string]jetstream.ObjectStore // the coordinator's view of each worker's
-	// run marks the games this coordinator's run publishes: a game its run
-	// publishes twice is one, but a run after it (a restart) publishes it
-	// again whatever the stream's duplicate window remembers of it.
-	run string
+	// run marks this coordinator's hand-outs: a token names its run.
+	run      string
+	dispatch *dispatcher // the coordinator's; nil for a worker
+	spool    string      // where archives wait while judged
 }
 
 // uploadsOf is worker's upload bucket, as the coordinator reads it.
@@ -116,29 +136,78 @@ const MaxArchive = 1 << 30
 // its server: a fetch may take 30 s and a second per 4 MiB.
 const fetchRate = 4 << 20
 
-// fetch reads a result's archive: its size first, refused past MaxArchive,
-// then the archive within a time that grows with its size. It returns why
-// the archive could not be had, or "".
-func (q *Queue) fetch(ctx context.Context, r Result) ([]byte, string) {
+// fetch spools a result's archive to a file of its own in the queue's
+// spool directory (SpoolIn): its size first, refused past MaxArchive, then
+// the archive, streamed, within a time that grows with its size; the
+// object store checks its digest. The archive is never held in memory. It
+// returns the file (the caller removes it) or why the archive could not be
+// had.
+func (q *Queue) fetch(ctx context.Context, r Result) (*os.File, string, error) {
 	store, err := q.uploadsOf(ctx, r.Worker)
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), nil
 	}
 	info, err := store.GetInfo(ctx, r.Object)
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), nil
 	}
 	if info.Size > MaxArchive {
-		return nil, fmt.Sprintf("its archive is %d bytes, more than the %d a result may bring", info.Size, MaxArchive)
+		return nil, fmt.Sprintf("its archive is %d bytes, more than the %d a result may bring", info.Size, MaxArchive), nil
 	}
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(info.Size/fetchRate)*time.Second)
 	defer cancel()
-	data, err := store.GetBytes(fctx, r.Object)
+	obj, err := store.Get(fctx, r.Object)
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), nil
 	}
-	return data, ""
+	defer obj.Close()
+	if q.spool != "" {
+		if err := os.MkdirAll(q.spool, 0o700); err != nil {
+			return nil, "", err
+		}
+	}
+	f, err := os.CreateTemp(q.spool, "result-*.tar")
+	if err != nil {
+		return nil, "", fmt.Errorf("spool a result: %w", err)
+	}
+	fail := func(why string, err error) (*os.File, string, error) {
+		f.Close()
+		return nil, why, errors.Join(err, os.Remove(f.Name()))
+	}
+	w := &spoolWriter{f: f}
+	n, err := io.Copy(w, io.LimitReader(obj, MaxArchive+1))
+	switch {
+	case w.err != nil:
+		return fail("", fmt.Errorf("spool a result: %w", w.err)) // this machine's fault, not the worker's
+	case err != nil:
+		return fail(err.Error(), nil)
+	case n != int64(info.Size):
+		return fail(fmt.Sprintf("its archive is %d bytes, not the %d it said", n, info.Size), nil)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail("", err)
+	}
+	return f, "", nil
 }
+
+// spoolWriter writes to the spool file and keeps its own error apart from
+// the archive's.
+type spoolWriter struct {
+	f   *os.File
+	err error
+}
+
+func (w *spoolWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
+}
+
+// SpoolIn sets where results' archives are spooled while they are judged
+// (default: the system's temporary directory).
+func (q *Queue) SpoolIn(dir string) { q.spool = dir }
 
 // DefaultAckWait is how long a game may go without news from its worker
 // before it is handed to another.
@@ -157,11 +226,9 @@ func queueName(tournament string) (string, error) {
 
 // The names of a tournament t's streams, buckets and subjects, which
 // WorkerPermissions grants rights on.
-func gamesStream(t string) string            { return "GAMES_" + t }
 func resultsStream(t string) string          { return "RESULTS_" + t }
 func botsBucket(t string) string             { return "BOTS_" + t }
 func uploadBucket(t, worker string) string   { return "UP_" + t + "_W_" + worker }
-func gamesSubject(t string) string           { return "arena." + t + ".games" }
 func resultsSubject(t, worker string) string { return "arena." + t + ".results." + worker }
 func playingSubject(t, worker string) string { return "arena." + t + ".playing." + worker }
 func controlSubject(t string) string         { return "arena." + t + ".control" }
@@ -188,14 +255,8 @@ func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue
 		return nil, err
 	}
 	q.worker = worker
-	if q.games, err = q.js.Stream(ctx, gamesStream(q.tournament)); err != nil {
-		return nil, fmt.Errorf("tournament %q has no games queue here, or this worker may not see it (is its coordinator running, and was %s enrolled in it?): %w", tournament, worker, err)
-	}
-	if q.bots, err = q.js.ObjectStore(ctx, botsBucket(q.tournament)); err != nil {
-		return nil, fmt.Errorf("the tournament's bots: %w", err)
-	}
 	if q.botsStream, err = q.js.Stream(ctx, "OBJ_"+botsBucket(q.tournament)); err != nil {
-		return nil, fmt.Errorf("the tournament's bots: %w", err)
+		return nil, fmt.Errorf("tournament %q has no queue here, or this worker may not see it (is its coordinator running, and was %s enrolled in it?): %w", tournament, worker, err)
 	}
 	if q.upload, err = q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker)); err != nil {
 		return nil, fmt.Errorf("worker %s has no upload bucket (the coordinator makes one for each enrolled worker when it starts, or within seconds of the enrolment): %w", worker, err)
@@ -203,11 +264,11 @@ func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue
 	return q, nil
 }
 
-// Open creates (or finds) the tournament's streams: games as a work queue,
-// results, the bots' object store, and the workers' consumer, whose games go
-// to another worker after ackWait without news (0: DefaultAckWait). Only the
+// Open creates (or finds) the tournament's results stream and bots' object
+// store, and starts handing out games: a game whose holder says nothing
+// for ackWait (0: DefaultAckWait) goes to another worker. Only the
 // coordinator opens; workers join. AddWorkers makes each worker's upload
-// bucket.
+// bucket. Close stops it.
 func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Duration) (*Queue, error) {
 	q, err := newQueue(nc, tournament)
 	if err != nil {
@@ -219,12 +280,9 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	}
 	q.run = hex.EncodeToString(run[:])
 	js := q.js
-	if q.games, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: gamesStream(q.tournament), Subjects: []string{gamesSubject(q.tournament)},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-		Duplicates: 7 * 24 * time.Hour,
-	}); err != nil {
-		return nil, fmt.Errorf("the games stream: %w", err)
+	// Games were once a stream that workers acknowledged; no more.
+	if err := js.DeleteStream(ctx, "GAMES_"+q.tournament); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("remove the old games stream: %w", err)
 	}
 	if q.results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: resultsStream(q.tournament), Subjects: []string{resultsSubject(q.tournament, "*")},
@@ -241,11 +299,8 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	if ackWait <= 0 {
 		ackWait = DefaultAckWait
 	}
-	if _, err := q.games.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: consumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
-		MaxDeliver: -1, FilterSubject: gamesSubject(q.tournament),
-	}); err != nil {
-		return nil, fmt.Errorf("the workers' consumer: %w", err)
+	if err := q.startDispatch(ctx, ackWait); err != nil {
+		return nil, err
 	}
 	return q, nil
 }
@@ -268,31 +323,80 @@ func (q *Queue) AddWorkers(ctx context.Context, workers []string) error {
 			return fmt.Errorf("worker %s's upload bucket: %w", w, err)
 		}
 	}
+	if d := q.dispatch; d != nil {
+		d.mu.Lock()
+		for _, w := range workers {
+			if !slices.Contains(d.workers, w) {
+				d.workers = append(d.workers, w)
+			}
+		}
+		d.mu.Unlock()
+	}
 	return nil
 }
 
-// Publish queues a game. Publishing the same game and attempt again is a
-// no-op on the server (its message id is seen): duplicate says so.
+// Publish queues a game for the next worker that asks. Publishing the same
+// game and attempt again in this run is a no-op: duplicate says so. A
+// coordinator that starts again starts with no game queued, and publishes
+// every game that has no result.
 func (q *Queue) Publish(ctx context.Context, j Job) (duplicate bool, err error) {
+	d := q.dispatch
+	if d == nil {
+		return false, errors.New("distrib: only the coordinator queues games")
+	}
 	j.Tournament = q.tournament
-	data, err := json.Marshal(j)
-	if err != nil {
-		return false, err
+	d.mu.Lock()
+	k := gameKey{j.Game, j.Attempt}
+	if d.published[k] {
+		d.mu.Unlock()
+		return true, nil
 	}
-	ack, err := q.js.Publish(ctx, gamesSubject(q.tournament), data, jetstream.WithMsgID(fmt.Sprintf("game-%d-attempt-%d-run-%s", j.Game, j.Attempt, q.run)))
-	if err != nil {
-		return false, fmt.Errorf("publish game %d: %w", j.Game, err)
-	}
-	return ack.Duplicate, nil
+	d.published[k] = true
+	d.queue = append(d.queue, stripped(j))
+	d.mu.Unlock()
+	d.serve()
+	return false, nil
 }
 
-// Pending is how many games wait in the queue (not yet handed out or acked).
-func (q *Queue) Pending(ctx context.Context) (uint64, error) {
-	info, err := q.games.Info(ctx)
-	if err != nil {
-		return 0, err
+// Withdraw takes a game's attempt out of the queue, and from its holder:
+// the coordinator gave up on it (a new attempt is queued instead). A result
+// of it that comes later is the coordinator's to ignore.
+func (q *Queue) Withdraw(game, attempt int) {
+	d := q.dispatch
+	if d == nil {
+		return
 	}
-	return info.State.Msgs, nil
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.queue = slices.DeleteFunc(d.queue, func(j Job) bool { return j.Game == game && j.Attempt == attempt })
+	for tok, h := range d.held {
+		if h.job.Game == game && h.job.Attempt == attempt {
+			d.release(tok, now)
+		}
+	}
+}
+
+// Pending is how many games are queued or held by a worker, without a
+// result yet.
+func (q *Queue) Pending(ctx context.Context) (uint64, error) {
+	d := q.dispatch
+	if d == nil {
+		return 0, errors.New("distrib: only the coordinator holds the games")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return uint64(len(d.queue) + len(d.held)), nil
+}
+
+// OnStrike calls fn (on a goroutine of its own) each time a worker sends
+// what the protocol never sends.
+func (q *Queue) OnStrike(fn func(Strike)) {
+	if d := q.dispatch; d != nil {
+		d.mu.Lock()
+		d.onStrike = fn
+		d.mu.Unlock()
+	}
 }
 
 // Put stores a bot under name, unless an object of that name is there
@@ -335,21 +439,23 @@ func (q *Queue) Facts(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
-// WatchPlaying calls fn as workers take games, until stop is called.
+// WatchPlaying calls fn as the coordinator hands games to workers, until
+// stop is called.
 func (q *Queue) WatchPlaying(fn func(Playing)) (stop func(), err error) {
-	sub, err := q.nc.Subscribe(playingSubject(q.tournament, "*"), func(m *nats.Msg) {
-		var p Playing
-		if json.Unmarshal(m.Data, &p) != nil {
-			return
-		}
-		// The subject is the worker's own (its rights allow no other).
-		p.Worker = m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
-		fn(p)
-	})
-	if err != nil {
-		return nil, err
+	d := q.dispatch
+	if d == nil {
+		return nil, errors.New("distrib: only the coordinator hands out games")
 	}
-	return func() { sub.Unsubscribe() }, nil
+	d.mu.Lock()
+	d.watch = append(d.watch, fn)
+	i := len(d.watch) - 1
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		d.watch = slices.Clone(d.watch)
+		d.watch[i] = func(Playing) {}
+		d.mu.Unlock()
+	}, nil
 }
 
 // Finished tells the workers the tournament has no game left for them.
@@ -428,7 +534,7 @@ func Shut(q *Queue, srv *Server, dir string, s Suspension) error {
 // another worker played too): accept must take a game it already holds
 // without counting it again. An archive that cannot be fetched is handed on
 // with Lost set: that result cannot count.
-func (q *Queue) Collect(ctx context.Context, accept func(Result, []byte) error) error {
+func (q *Queue) Collect(ctx context.Context, accept func(Result, io.Reader) error) error {
 	cons, err := q.js.CreateOrUpdateConsumer(ctx, resultsStream(q.tournament), jetstream.ConsumerConfig{
 		Durable: "coordinator", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: -1,
 	})
@@ -472,7 +578,7 @@ const (
 	NotYetTimes = 120
 )
 
-func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, []byte) error) error {
+func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, io.Reader) error) error {
 	var r Result
 	if err := json.Unmarshal(m.Data(), &r); err != nil {
 		slog.Warn("distrib: dropped a message that is not a result", "err", err)
@@ -483,11 +589,25 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 		slog.Warn("distrib: dropped a result that names another worker than its sender", "sender", w, "named", r.Worker)
 		return m.Term()
 	}
-	var archive []byte
-	if r.Object != "" {
-		archive, r.Lost = q.fetch(ctx, r)
+	q.check(ctx, &r)
+	var archive io.Reader
+	if r.Object != "" && r.Forged == "" && !r.Stale {
+		f, lost, err := q.fetch(ctx, r)
+		if err != nil {
+			return err // the coordinator's own disk: the result stays queued
+		}
 		if ctx.Err() != nil {
+			if f != nil {
+				f.Close()
+				os.Remove(f.Name())
+			}
 			return nil
+		}
+		r.Lost = lost
+		if f != nil {
+			defer os.Remove(f.Name())
+			defer f.Close()
+			archive = f
 		}
 	}
 	// A result taken is finished even if a stop came meanwhile.
@@ -500,6 +620,14 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 	} else if err != nil {
 		return err
 	}
+	if d := q.dispatch; d != nil && r.Forged == "" {
+		// The game's hand-out ends with its result, whatever it said.
+		d.mu.Lock()
+		if h := d.held[r.Handout]; h != nil && h.worker == r.Worker {
+			d.release(r.Handout, time.Now())
+		}
+		d.mu.Unlock()
+	}
 	if r.Object != "" {
 		// Judged: its archive goes, read or not.
 		store, err := q.uploadsOf(done, r.Worker)
@@ -511,6 +639,44 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, [
 		}
 	}
 	return m.DoubleAck(done)
+}
+
+// check says whether a result is of a hand-out to its sender (Forged if
+// not, Stale if of one no longer known), and sets Delivered from the
+// coordinator's own record.
+func (q *Queue) check(ctx context.Context, r *Result) {
+	d := q.dispatch
+	if d == nil {
+		return
+	}
+	thisRun := strings.HasPrefix(r.Handout, q.run+"-")
+	e, err := d.kv.Get(ctx, r.Handout)
+	if r.Handout == "" || err != nil {
+		if errors.Is(err, jetstream.ErrInvalidKey) || r.Handout == "" || thisRun && errors.Is(err, jetstream.ErrKeyNotFound) {
+			r.Forged = fmt.Sprintf("its result names hand-out %q, which the coordinator never made", r.Handout)
+		} else {
+			r.Stale = true // an earlier run's, since forgotten
+		}
+		return
+	}
+	var h handoutRecord
+	if err := json.Unmarshal(e.Value(), &h); err != nil {
+		r.Stale = true
+		return
+	}
+	switch {
+	case h.Worker != r.Worker:
+		r.Forged = fmt.Sprintf("its result names hand-out %s, which went to worker %s", r.Handout, h.Worker)
+	case h.Game != r.Game || h.Attempt != r.Attempt:
+		r.Forged = fmt.Sprintf("its result says game %d (attempt %d) of hand-out %s, which was game %d (attempt %d)", r.Game, r.Attempt, r.Handout, h.Game, h.Attempt)
+	case r.Object != "" && r.Object != resultObject(r.Handout):
+		r.Forged = fmt.Sprintf("its result names upload %q, not %q", r.Object, resultObject(r.Handout))
+	default:
+		r.Delivered = h.Delivered
+		d.mu.Lock()
+		r.Stale = d.swept[r.Object]
+		d.mu.Unlock()
+	}
 }
 
 // retryWarning logs an error of a loop that tries again, once until

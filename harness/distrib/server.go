@@ -224,22 +224,20 @@ func (s *Server) Close() {
 }
 
 // WorkerPermissions are an enrolled worker's rights on tournament t's queue
-// (t as queueName makes it): take its games and keep them alive, read its
-// bots and its facts, put archives in its own upload bucket, publish its own
-// results and progress, and hear the end of the tournament. Nothing else: no
-// stream or consumer can be made, changed, purged or deleted but its own
-// uploads, no other tournament's or worker's subject reached. An organizer
-// running their own NATS cluster gives each worker's user these.
+// (t as queueName makes it): ask the coordinator for games and speak of
+// those it holds, read the bots and the tournament's facts, put archives in
+// its own upload bucket, publish its own results, and hear the
+// coordinator's word. Nothing else: no stream's acknowledgement (a game
+// ends when the coordinator takes its result), no consumer made or
+// deleted, no stream or bucket administered but its own uploads, no other
+// tournament's or worker's subject reached. An organizer running their own
+// NATS cluster gives each worker's user these.
 func WorkerPermissions(t, worker string) *server.Permissions {
 	const api = "$JS.API."
-	games, bots, up := gamesStream(t), "OBJ_"+botsBucket(t), "OBJ_"+uploadBucket(t, worker)
+	bots, up := "OBJ_"+botsBucket(t), "OBJ_"+uploadBucket(t, worker)
 	pub := []string{
 		api + "INFO",
-		api + "STREAM.INFO." + games,
-		api + "CONSUMER.INFO." + games + "." + consumerName,
-		api + "CONSUMER.MSG.NEXT." + games + "." + consumerName,
-		"$JS.ACK." + games + "." + consumerName + ".>",
-		resultsSubject(t, worker), playingSubject(t, worker),
+		wantSubject(t, worker), playingSubject(t, worker), resultsSubject(t, worker),
 		// The bots and the tournament's facts: read only.
 		// Direct gets only (readObject): no consumer is made or deleted.
 		api + "STREAM.INFO." + bots, api + "DIRECT.GET." + bots, api + "DIRECT.GET." + bots + ".>", api + "STREAM.MSG.GET." + bots,

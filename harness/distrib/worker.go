@@ -28,34 +28,15 @@ type Worker struct {
 	// coordinator cannot be reached (default 10 minutes); after that the
 	// game is left to its ack wait and another worker.
 	Deliver time.Duration
-	// ackWait is the queue's: a playing worker says it is still at it every
-	// third of it.
-	ackWait time.Duration
 }
 
-const consumerName = "workers"
-
 // Run plays games until ctx ends. A game in play when ctx ends is handed
-// back (nak) so that another worker plays it at once. While the coordinator
+// back so that another worker plays it at once. While the coordinator
 // cannot be reached it keeps trying.
 func (w *Worker) Run(ctx context.Context) error {
 	if w.Queue.worker == "" {
 		return errors.New("distrib: a worker needs a queue it joined")
 	}
-	var cons jetstream.Consumer
-	var joinWarning retryWarning
-	for {
-		var err error
-		if cons, err = w.Queue.games.Consumer(ctx, consumerName); err == nil {
-			break
-		}
-		if ctx.Err() != nil || w.Queue.nc.IsClosed() {
-			return fmt.Errorf("join the games queue: %w", err)
-		}
-		joinWarning.warn("distrib: the games queue cannot be reached; trying again", err)
-		sleep(ctx, time.Second)
-	}
-	w.ackWait = cons.CachedInfo().Config.AckWait
 	if w.Deliver <= 0 {
 		w.Deliver = 10 * time.Minute
 	}
@@ -67,25 +48,26 @@ func (w *Worker) Run(ctx context.Context) error {
 			defer wg.Done()
 			var warned retryWarning
 			for ctx.Err() == nil {
-				batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+				j, ok, err := w.Queue.next(ctx)
 				if err != nil {
 					if ctx.Err() != nil {
 						return
 					}
 					if w.Queue.nc.IsClosed() {
-						errs <- fmt.Errorf("fetch a game: %w", err)
+						errs <- fmt.Errorf("ask for a game: %w", err)
 						return
 					}
-					warned.warn("distrib: fetching a game failed; trying again", err)
+					warned.warn("distrib: the coordinator cannot be reached; asking again", err)
 					sleep(ctx, time.Second)
 					continue
 				}
 				warned.reset()
-				for m := range batch.Messages() {
-					if err := w.handle(ctx, m); err != nil {
-						errs <- err
-						return
-					}
+				if !ok {
+					continue // none yet: ask again
+				}
+				if err := w.handle(ctx, j); err != nil {
+					errs <- err
+					return
 				}
 			}
 		}()
@@ -99,62 +81,75 @@ func (w *Worker) Run(ctx context.Context) error {
 	return errors.Join(all...)
 }
 
-// handle plays one game: in-progress acks while it plays, the archive to the
-// worker's upload bucket, the result published, then the ack. Only then is
-// the game done; a worker that dies before loses nothing.
-func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
-	q := w.Queue
-	var j Job
-	if err := json.Unmarshal(m.Data(), &j); err != nil {
-		// Not a game: it can never be played; keep it out of the queue.
-		slog.Warn("distrib: dropped a message that is not a game", "err", err)
-		return m.Term()
-	}
-	meta, err := m.Metadata()
+// next asks the coordinator for a game: ok is false when it has none yet.
+func (q *Queue) next(ctx context.Context) (Job, bool, error) {
+	rctx, cancel := context.WithTimeout(ctx, longPoll+10*time.Second)
+	defer cancel()
+	m, err := q.nc.RequestWithContext(rctx, wantSubject(q.tournament, q.worker), nil)
 	if err != nil {
-		return err
+		return Job{}, false, err
 	}
-	if wait := time.Until(j.NotBefore); wait > 0 {
-		return m.NakWithDelay(wait)
+	if len(m.Data) == 0 {
+		return Job{}, false, nil
 	}
-	if data, err := json.Marshal(Playing{Game: j.Game, Attempt: j.Attempt, Worker: q.worker}); err == nil {
-		q.nc.Publish(playingSubject(q.tournament, q.worker), data) // progress only: a lost notice costs nothing
+	var j Job
+	if err := json.Unmarshal(m.Data, &j); err != nil || j.Handout == "" {
+		return Job{}, false, fmt.Errorf("the coordinator's answer is not a game: %q", m.Data)
 	}
+	return j, true, nil
+}
+
+// tell sends the coordinator news of a game this worker holds.
+func (q *Queue) tell(j Job, back bool) {
+	data, err := json.Marshal(Notice{Handout: j.Handout, Game: j.Game, Attempt: j.Attempt, Back: back})
+	if err == nil {
+		q.nc.Publish(playingSubject(q.tournament, q.worker), data) // a lost one is sent again, or the game's hold runs out
+	}
+}
+
+// handle plays one game: news that it still plays while it plays, the
+// archive to the worker's upload bucket, then the result published. The
+// coordinator ends the game when it takes the result; a worker that dies
+// before loses nothing.
+func (w *Worker) handle(ctx context.Context, j Job) error {
+	q := w.Queue
 	alive := make(chan struct{})
 	go func() {
-		t := time.NewTicker(max(w.ackWait/3, 10*time.Millisecond))
+		t := time.NewTicker(max(j.News, 10*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
 			case <-alive:
 				return
 			case <-t.C:
-				m.InProgress() // a lost one is retried at the next tick
+				q.tell(j, false)
 			}
 		}
 	}()
+	// News goes on until the result is handed in: an upload of a large
+	// archive is part of the game's time.
+	defer close(alive)
 	archive, playErr := w.Play(ctx, j)
-	close(alive)
 	if ctx.Err() != nil {
 		// Stopping: hand the game back for another worker, now.
-		m.Nak() // if it is lost, the ack wait hands the game on
+		q.tell(j, true) // if it is lost, the hold runs out and the game goes on
 		return nil
 	}
 	// The game is played: its result is delivered even if a stop comes now,
 	// unless the coordinator cannot be reached (then the stop wins, and the
-	// game is left to its ack wait).
+	// game is left to its hold running out).
 	stopping := ctx
 	ctx = context.WithoutCancel(ctx)
-	res := Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: q.worker, Delivered: meta.NumDelivered, Machine: w.Machine}
+	res := Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: q.worker, Handout: j.Handout, Delivered: j.Delivered, Machine: w.Machine}
 	if playErr != nil {
 		res.Error = playErr.Error()
 	} else {
-		res.Object = fmt.Sprintf("game-%d-attempt-%d-%d", res.Game, res.Attempt, res.Delivered)
+		res.Object = resultObject(j.Handout)
 		if err := w.retry(ctx, stopping, "upload game", j.Game, func(ctx context.Context) error {
 			_, err := q.upload.PutBytes(ctx, res.Object, archive)
 			return err
 		}); err != nil {
-			return nil // left to the ack wait: another worker plays it
+			return nil // left to its hold running out: another worker plays it
 		}
 	}
 	data, err := json.Marshal(res)
@@ -162,15 +157,10 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) error {
 		return err
 	}
 	if err := w.retry(ctx, stopping, "publish the result of game", j.Game, func(ctx context.Context) error {
-		_, err := q.js.Publish(ctx, resultsSubject(q.tournament, q.worker), data, jetstream.WithMsgID(fmt.Sprintf("%s-%d-%d-%d", res.Worker, res.Game, res.Attempt, res.Delivered)))
+		_, err := q.js.Publish(ctx, resultsSubject(q.tournament, q.worker), data, jetstream.WithMsgID(j.Handout))
 		return err
 	}); err != nil {
 		return nil
-	}
-	// A lost ack costs a second play of the game, which the coordinator
-	// does not count twice.
-	if err := m.DoubleAck(ctx); err != nil {
-		slog.Warn("distrib: a game's ack was lost; it may be played again", "game", j.Game, "err", err)
 	}
 	return nil
 }

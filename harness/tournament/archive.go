@@ -56,11 +56,14 @@ func pack(dir string) ([]byte, error) {
 // unpack writes a worker's archive into dir, which must not exist, taking
 // only the files a match directory holds, as regular files, within a size
 // cap: the archive is untrusted.
-func unpack(data []byte, dir string) error {
+func unpack(archive io.Reader, dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, transcript.BlobDir), 0o755); err != nil {
 		return err
 	}
-	tr := tar.NewReader(bytes.NewReader(data))
+	if archive == nil {
+		return errors.New("no archive came with it")
+	}
+	tr := tar.NewReader(archive)
 	var total int64
 	seen := map[string]bool{}
 	for {

@@ -1,6 +1,7 @@
 package tournament
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -67,7 +68,7 @@ func TestAResultMustBeTheGameItWasSent(t *testing.T) {
 	}
 	judge := func(t *testing.T, archive []byte) (transcript.Result, string) {
 		t.Helper()
-		res, refused, lie, err := o.received(t.TempDir()+"/game", want, facts, distrib.Result{Game: 3, Attempt: 1, Worker: "w1"}, archive)
+		res, refused, lie, err := o.received(t.TempDir()+"/game", want, facts, distrib.Result{Game: 3, Attempt: 1, Worker: "w1"}, bytes.NewReader(archive))
 		if err != nil {
 			t.Fatal(err)
 		}

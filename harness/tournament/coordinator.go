@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -205,7 +206,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		}
 		return nil
 	}
-	accept := func(r distrib.Result, archive []byte) error {
+	accept := func(r distrib.Result, archive io.Reader) error {
 		p, ok := inflight[r.Game]
 		g := p.rec
 		if !ok || r.Attempt != p.cfg.Job.Attempt {
@@ -295,6 +296,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			slog.Warn("tournament: game "+strconv.Itoa(game)+": "+reason, "worker", holder)
 			delete(inflight, game)
 			x.remove(rt, game)
+			q.Withdraw(game, p.cfg.Job.Attempt)
 			g := p.rec
 			g.Worker = holder
 			if err := o.abortAttempt(context.WithoutCancel(ctx), st, g, reason, mu); err != nil {
@@ -365,6 +367,11 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	return nil
 }
 
+// maxStrikes is how many times a worker may send what the protocol never
+// sends (news of a game it does not hold, a flood) before it is suspended:
+// one may be a message delayed past a coordinator's restart.
+const maxStrikes = 10
+
 // maxOverdue is how many games a worker may hold past their deadlines
 // before it is suspended: one may be a machine that died.
 const maxOverdue = 2
@@ -417,7 +424,7 @@ func (o *Options) finished(q *distrib.Queue) {
 // it claims (lie, and refused says why; kept aside as evidence): the worker
 // is to be suspended, the game played again. Neither is ever charged to a
 // bot.
-func (o *Options) received(dir string, want match.Config, facts Facts, r distrib.Result, archive []byte) (res transcript.Result, refused string, lie bool, err error) {
+func (o *Options) received(dir string, want match.Config, facts Facts, r distrib.Result, archive io.Reader) (res transcript.Result, refused string, lie bool, err error) {
 	if r.Error != "" {
 		return res, fmt.Sprintf("worker %s could not play it: %s", r.Worker, r.Error), false, nil
 	}
@@ -623,15 +630,19 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 	}
 	wctx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	watched := make(chan struct{})
+	var q *distrib.Queue
 	c := &Coordinator{URL: url, Name: name, close: func() {
 		stopWatch()
 		<-watched
+		if q != nil {
+			q.Close()
+		}
 		nc.Close()
 		if srv != nil {
 			srv.Close()
 		}
 	}}
-	q, err := distrib.Open(ctx, nc, name, r.AckWait)
+	q, err = distrib.Open(ctx, nc, name, r.AckWait)
 	if err == nil {
 		err = q.AddWorkers(ctx, distrib.Names(enrolled))
 	}
@@ -641,6 +652,7 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 		return nil, err
 	}
 	c.Queue = q
+	q.SpoolIn(filepath.Join(r.Dir, "spool"))
 	c.Suspend = func(s distrib.Suspension) error {
 		if err := distrib.Shut(q, srv, wdir, s); err != nil {
 			return err
@@ -649,6 +661,18 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 		return nil
 	}
 	c.Suspended = func(worker string) bool { return distrib.IsSuspended(wdir, worker) }
+	q.OnStrike(func(s distrib.Strike) {
+		// What the protocol never sends: ignored, counted, and at
+		// maxStrikes the worker is shut out.
+		if s.Count != maxStrikes {
+			return
+		}
+		err := c.Suspend(distrib.Suspension{Worker: s.Worker, At: time.Now().UTC(),
+			Reason: fmt.Sprintf("%d times it sent what no worker sends (the last: %s)", s.Count, s.Why)})
+		if err != nil {
+			slog.Warn("suspend a worker", "worker", s.Worker, "err", err)
+		}
+	})
 	go func() {
 		defer close(watched)
 		watchEnrolment(wctx, r.Notify, wdir, q, srv, enrolled)

@@ -3,6 +3,7 @@ package tournament
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -50,7 +51,7 @@ type route struct {
 // delivery is a result on its way to its run, which answers on taken.
 type delivery struct {
 	r       distrib.Result
-	archive []byte
+	archive io.Reader
 	taken   chan error
 }
 
@@ -69,7 +70,19 @@ func Shared(q *distrib.Queue) *Exchange {
 // Collect takes the results and hands each to its run until ctx ends or a
 // run fails to record one (its error).
 func (x *Exchange) Collect(ctx context.Context) error {
-	err := x.Queue.Collect(ctx, func(r distrib.Result, archive []byte) error {
+	err := x.Queue.Collect(ctx, func(r distrib.Result, archive io.Reader) error {
+		if r.Forged != "" {
+			// Of no game handed to it: nothing in flight is touched, and
+			// its sender is shut out.
+			reason := "it handed in a result of no game it was given: " + r.Forged
+			slog.Warn("tournament: "+reason, "worker", r.Worker, "game", r.Game)
+			_, err := x.suspend(distrib.Suspension{Worker: r.Worker, At: time.Now().UTC(), Game: r.Game, Reason: reason})
+			return err
+		}
+		if r.Stale {
+			slog.Info("tournament: a result of a hand-out no longer held", "game", r.Game, "attempt", r.Attempt, "worker", r.Worker)
+			return nil
+		}
 		x.mu.Lock()
 		rt := x.routes[r.Game]
 		x.mu.Unlock()

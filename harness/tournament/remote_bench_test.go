@@ -1,6 +1,7 @@
 package tournament
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -190,7 +191,7 @@ func BenchmarkJudgeResult(b *testing.B) {
 	dir := b.TempDir()
 	b.ResetTimer()
 	for i := range b.N {
-		res, refused, _, err := o.received(fmt.Sprintf("%s/%d", dir, i), want, Facts{Sandbox: sb}, distrib.Result{Game: 1, Attempt: 1, Worker: "w1", Object: "x"}, archive)
+		res, refused, _, err := o.received(fmt.Sprintf("%s/%d", dir, i), want, Facts{Sandbox: sb}, distrib.Result{Game: 1, Attempt: 1, Worker: "w1", Object: "x"}, bytes.NewReader(archive))
 		if err != nil || refused != "" || res.Plies == 0 {
 			b.Fatalf("%v %s %+v", err, refused, res)
 		}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/distrib/distribtest"
@@ -188,7 +187,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	}), gq)
 	_, lq, lconn := worker("loser")
 	start(first("loser", func(ctx context.Context, j distrib.Job) ([]byte, error) {
-		res, _ := json.Marshal(distrib.Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: "loser", Object: "never-uploaded"})
+		res, _ := json.Marshal(distrib.Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: "loser", Handout: j.Handout, Object: "result-" + j.Handout})
 		lconn.Publish("arena."+j.Tournament+".results.loser", res)
 		lconn.Flush()
 		<-ctx.Done() // the game itself is never handed back: its ack wait does
@@ -474,36 +473,33 @@ func TestAGameAWorkerDropsGoesToAnother(t *testing.T) {
 	ro.Remote.Deadline = func(match.Config) time.Duration { return 8 * time.Second }
 	done := runInBackground(ro)
 
-	// The dropper, speaking to the queue with its own credentials.
+	// The dropper, speaking to the queue with its own credentials: it asks
+	// for two games and says it plays them for as long as it likes.
 	_, nc := c.Worker(t, "dropper")
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := js.Consumer(ctx, "GAMES_drop-test", "workers")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for dropped := 0; dropped < 2; {
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+	var held []distrib.Job
+	for len(held) < 2 {
+		m, err := nc.Request("arena.drop-test.want.dropper", nil, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for m := range batch.Messages() {
-			var j distrib.Job
-			if err := json.Unmarshal(m.Data(), &j); err != nil {
-				t.Fatal(err)
-			}
-			playing, _ := json.Marshal(distrib.Playing{Game: j.Game, Attempt: j.Attempt, Worker: "dropper"})
-			if err := nc.Publish("arena.drop-test.playing.dropper", playing); err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Term(); err != nil {
-				t.Fatal(err)
-			}
-			dropped++
+		if len(m.Data) == 0 {
+			continue
 		}
+		var j distrib.Job
+		if err := json.Unmarshal(m.Data, &j); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, j)
 	}
+	go func() {
+		for ctx.Err() == nil {
+			for _, j := range held {
+				news, _ := json.Marshal(distrib.Notice{Handout: j.Handout, Game: j.Game, Attempt: j.Attempt, Plies: 1})
+				nc.Publish("arena.drop-test.playing.dropper", news)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()

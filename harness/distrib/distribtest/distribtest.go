@@ -79,6 +79,7 @@ func (c *Cluster) Coordinator(t testing.TB) *distrib.Queue {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(q.Close)
 	names := make([]string, 0, len(c.Creds))
 	for w := range c.Creds {
 		names = append(names, w)

@@ -1,0 +1,352 @@
+package distrib_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/distrib/distribtest"
+)
+
+// A hostile worker, speaking NATS itself with an enrolled worker's real
+// credentials, tries everything its rights leave it, against an honest
+// worker's games: it cannot end, hide, steal or hold another worker's game,
+// nor count a result of a game it was not given; each attempt is refused
+// or counted against it, and every game is played once, by the honest
+// worker, whose games are never handed out twice.
+func TestAHostileWorkerCanNeitherEndStealNorHoldAGame(t *testing.T) {
+	c := distribtest.Start(t, "cup", time.Second, "honest", "hostile")
+	coord := c.Coordinator(t)
+	var smu sync.Mutex
+	strikes := map[string][]string{}
+	coord.OnStrike(func(s distrib.Strike) {
+		smu.Lock()
+		strikes[s.Worker] = append(strikes[s.Worker], s.Why)
+		smu.Unlock()
+	})
+	const games = 8
+	for g := 1; g <= games; g++ {
+		if _, err := coord.Publish(context.Background(), distrib.Job{Game: g, Attempt: 1, Spec: json.RawMessage(fmt.Sprintf(`{"seed":%d}`, g))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// The hostile worker takes a game first, then goes silent on it.
+	h := c.Conn(t, "hostile")
+	ask := func() distrib.Job {
+		t.Helper()
+		for {
+			m, err := h.Request("arena.cup.want.hostile", nil, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Data) > 0 {
+				var j distrib.Job
+				if err := json.Unmarshal(m.Data, &j); err != nil {
+					t.Fatal(err)
+				}
+				return j
+			}
+		}
+	}
+	mine := ask()
+
+	// The honest worker plays slowly enough that its games are held while
+	// the hostile one works.
+	hq, _ := c.Worker(t, "honest")
+	var pmu sync.Mutex
+	handouts := map[int][]string{}
+	held := make(chan distrib.Job, games)
+	honest := &distrib.Worker{Queue: hq, Slots: 2, Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		pmu.Lock()
+		handouts[j.Game] = append(handouts[j.Game], j.Handout)
+		pmu.Unlock()
+		held <- j
+		time.Sleep(400 * time.Millisecond)
+		return []byte(fmt.Sprintf("game %d: %s", j.Game, j.Spec)), nil
+	}}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); honest.Run(ctx) }()
+	theirs := <-held
+
+	// Rights it does not have: acknowledging, terminating or delaying a
+	// message of any stream, asking as another worker, reading the
+	// hand-outs.
+	denied := make(chan error, 16)
+	h.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err })
+	for _, subj := range []string{
+		"$JS.ACK.GAMES_cup.workers.1.1.1.0.0", "$JS.ACK.RESULTS_cup.coordinator.1.1.1.0.0",
+		"arena.cup.want.honest", "arena.cup.playing.honest", "$JS.API.STREAM.MSG.GET.KV_HANDOUTS_cup",
+		"$JS.API.CONSUMER.CREATE.KV_HANDOUTS_cup",
+	} {
+		if err := h.Publish(subj, []byte("+TERM")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-denied:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Fatalf("publish to %s: %v", subj, err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("the hostile worker may publish to %s", subj)
+		}
+	}
+
+	// News of a game it does not hold: the honest worker's (given back, or
+	// kept alive), and a hand-out never made.
+	notice := func(n distrib.Notice) {
+		data, _ := json.Marshal(n)
+		if err := h.Publish("arena.cup.playing.hostile", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notice(distrib.Notice{Handout: theirs.Handout, Game: theirs.Game, Attempt: theirs.Attempt, Back: true})
+	notice(distrib.Notice{Handout: theirs.Handout, Game: theirs.Game, Attempt: theirs.Attempt, Plies: 3})
+	run := mine.Handout[:strings.LastIndexByte(mine.Handout, '-')]
+	notice(distrib.Notice{Handout: run + "-999", Game: 1, Attempt: 1})
+	notice(distrib.Notice{Handout: "x", Game: 1})
+	h.Publish("arena.cup.playing.hostile", []byte("not json"))
+
+	// Results of games it was not given: the honest worker's hand-out, its
+	// own hand-out said to be another game, a hand-out never made.
+	hjs := c.Conn(t, "hostile")
+	result := func(r distrib.Result) {
+		t.Helper()
+		r.Worker, r.Tournament = "hostile", "cup"
+		data, _ := json.Marshal(r)
+		if err := hjs.Publish("arena.cup.results.hostile", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result(distrib.Result{Game: theirs.Game, Attempt: 1, Handout: theirs.Handout})
+	other := 1
+	if mine.Game == 1 {
+		other = 2
+	}
+	result(distrib.Result{Game: other, Attempt: 1, Handout: mine.Handout})
+	result(distrib.Result{Game: 3, Attempt: 1, Handout: run + "-777"})
+	hjs.Flush()
+
+	// A flood of requests for games.
+	for range 2000 {
+		h.Publish("arena.cup.want.hostile", nil)
+	}
+	h.Flush()
+
+	seen := map[int][]distrib.Result{}
+	var forged []distrib.Result
+	cctx, stop := context.WithTimeout(ctx, 60*time.Second)
+	defer stop()
+	err := coord.Collect(cctx, func(r distrib.Result, ar io.Reader) error {
+		if r.Forged != "" {
+			forged = append(forged, r)
+			return nil
+		}
+		if r.Stale {
+			return nil
+		}
+		data, err := io.ReadAll(ar)
+		if err != nil {
+			return err
+		}
+		if want := fmt.Sprintf(`game %d: {"seed":%d}`, r.Game, r.Game); string(data) != want {
+			return fmt.Errorf("game %d: archive %q", r.Game, data)
+		}
+		seen[r.Game] = append(seen[r.Game], r)
+		if len(seen) == games {
+			stop()
+		}
+		return nil
+	})
+	cancel()
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := 1; g <= games; g++ {
+		rs := seen[g]
+		if len(rs) != 1 || rs[0].Worker != "honest" {
+			t.Errorf("game %d: results %+v, want one by the honest worker", g, rs)
+			continue
+		}
+		// Only the game the hostile worker took and dropped went out twice.
+		if want := uint64(1); g == mine.Game {
+			if rs[0].Delivered != 2 {
+				t.Errorf("the game the hostile worker dropped: delivered %d times", rs[0].Delivered)
+			}
+		} else if rs[0].Delivered != want || len(handouts[g]) != 1 {
+			t.Errorf("game %d was handed out %d times (%v): the hostile worker took it from its holder", g, rs[0].Delivered, handouts[g])
+		}
+	}
+	if len(forged) != 3 {
+		t.Fatalf("%d forged results seen, want 3: %+v", len(forged), forged)
+	}
+	for i, why := range []string{"went to worker honest", "which was game", "never made"} {
+		if !strings.Contains(forged[i].Forged, why) {
+			t.Errorf("forged result %d: %q, want %q", i, forged[i].Forged, why)
+		}
+	}
+	smu.Lock()
+	defer smu.Unlock()
+	all := fmt.Sprint(strikes["hostile"])
+	for _, why := range []string{"which it does not hold", "not one", "a flood"} {
+		if !strings.Contains(all, why) {
+			t.Errorf("the hostile worker's strikes %q say nothing of %q", strikes["hostile"], why)
+		}
+	}
+	if len(strikes["honest"]) != 0 {
+		t.Errorf("the honest worker was struck: %q", strikes["honest"])
+	}
+	if n, err := coord.Pending(context.Background()); err != nil || n != 0 {
+		t.Errorf("%d games still queued or held (%v)", n, err)
+	}
+}
+
+// What a worker uploads that no result names is deleted once its hand-out
+// has ended long enough (sweepAfter): its bucket cannot be kept full. A
+// hand-out still held keeps its upload.
+func TestUploadsNoResultNamesAreSwept(t *testing.T) {
+	t.Cleanup(distrib.SetSweep(50*time.Millisecond, 300*time.Millisecond))
+	c := distribtest.Start(t, "cup", 5*time.Second, "hostile")
+	coord := c.Coordinator(t)
+	if _, err := coord.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h := c.Conn(t, "hostile")
+	m, err := h.Request("arena.cup.want.hostile", nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j distrib.Job
+	if err := json.Unmarshal(m.Data, &j); err != nil || j.Handout == "" {
+		t.Fatalf("no game: %q %v", m.Data, err)
+	}
+	js, err := jetstream.New(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	up, err := js.ObjectStore(ctx, "UP_cup_W_hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := strings.Repeat("junk ", 200000)
+	for _, name := range []string{"junk-1", "junk-2", "result-" + j.Handout} {
+		if _, err := up.PutString(ctx, name, junk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Kept alive: the held game's upload stays; the junk goes. (Read as the
+	// organizer: a worker may not list its bucket, which needs a consumer.)
+	admin, err := c.Server.Connect("admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ajs, err := jetstream.New(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := ajs.ObjectStore(ctx, "UP_cup_W_hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		news, _ := json.Marshal(distrib.Notice{Handout: j.Handout, Game: j.Game, Attempt: j.Attempt})
+		h.Publish("arena.cup.playing.hostile", news)
+		left := map[string]bool{}
+		objs, err := seen.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			left[o.Name] = true
+		}
+		if !left["junk-1"] && !left["junk-2"] {
+			if !left["result-"+j.Handout] {
+				t.Fatal("the upload of a game still held was swept")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("uploads no result names are still there: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// An honest worker's large archive (an event that raised its evidence
+// budget) arrives whole: streamed to the coordinator's spool, never held in
+// its memory, within a time that grows with its size. Its worker is not
+// taken for a liar.
+func TestAnHonestWorkersLargeArchiveArrives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 160 MiB")
+	}
+	c := distribtest.Start(t, "cup", distrib.DefaultAckWait, "w1")
+	coord := c.Coordinator(t)
+	spool := t.TempDir()
+	coord.SpoolIn(spool)
+	if _, err := coord.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	const size = 160 << 20
+	archive := make([]byte, size)
+	for i := range archive {
+		archive[i] = byte(i * 7 / 3)
+	}
+	want := sha256.Sum256(archive)
+	q, _ := c.Worker(t, "w1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &distrib.Worker{Queue: q, Slots: 1, Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		defer func() { archive = nil }()
+		return archive, nil
+	}}
+	go w.Run(ctx)
+	cctx, stop := context.WithTimeout(ctx, 3*time.Minute)
+	defer stop()
+	var got distrib.Result
+	var spooled bool
+	var sum [32]byte
+	var n int64
+	err := coord.Collect(cctx, func(r distrib.Result, ar io.Reader) error {
+		got = r
+		_, spooled = ar.(*os.File)
+		h := sha256.New()
+		var err error
+		if n, err = io.Copy(h, ar); err != nil {
+			return err
+		}
+		copy(sum[:], h.Sum(nil))
+		stop()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Lost != "" || got.Forged != "" || got.Stale || got.Delivered != 1 {
+		t.Fatalf("the large archive did not arrive: %+v", got)
+	}
+	if !spooled || n != size || sum != want {
+		t.Fatalf("the archive as judged: spooled to a file %v, %d bytes (want %d), digest equal %v", spooled, n, size, sum == want)
+	}
+	if left, _ := os.ReadDir(spool); len(left) != 0 {
+		t.Fatalf("the spool keeps %d files after judging", len(left))
+	}
+}
