@@ -18,12 +18,43 @@ type Suspension struct {
 	Worker string    `json:"worker"`
 	At     time.Time `json:"at"`
 	// Game is the job's number of the result refused.
-	Game   int    `json:"game"`
+	Game int `json:"game"`
+	// Reason says why in a sentence a person reads at a glance; Detail,
+	// when there is more (the field that differs, with both values), has
+	// the rest.
 	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
 }
 
 func (s Suspension) String() string {
-	return fmt.Sprintf("worker %s suspended at %s: game %d, %s", s.Worker, s.At.UTC().Format("15:04:05"), s.Game, s.Reason)
+	out := fmt.Sprintf("worker %s suspended at %s: game %d, %s", s.Worker, s.At.UTC().Format("15:04:05"), s.Game, s.Reason)
+	if s.Detail != "" {
+		out += " (" + s.Detail + ")"
+	}
+	return out
+}
+
+// maxReason is the longest reason a suspension states in its sentence.
+const maxReason = 160
+
+// Why splits a refusal into a reason a person reads at a glance and the
+// rest: the values a differing field held (": the transcript has ...")
+// go to the detail, and a reason past maxReason runes is cut at a word,
+// the whole of it kept as the detail.
+func Why(full string) (reason, detail string) {
+	if i := strings.Index(full, ": the transcript has "); i >= 0 {
+		reason, detail = full[:i], full[i+2:]
+	} else {
+		reason = full
+	}
+	if r := []rune(reason); len(r) > maxReason {
+		cut := string(r[:maxReason])
+		if i := strings.LastIndexByte(cut, ' '); i > maxReason/2 {
+			cut = cut[:i]
+		}
+		return cut + " …", full
+	}
+	return reason, detail
 }
 
 const suspendedSuffix = ".suspended"

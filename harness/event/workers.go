@@ -46,6 +46,26 @@ func (w *Workers) apply(o *tournament.Options, offset int) {
 type EventWorker struct {
 	Name      string              `json:"name"`
 	Suspended *distrib.Suspension `json:"suspended,omitempty"`
+	// Game names the game of the suspension as the event's pages do
+	// ("ladder pair 12, game 2"), not by its job number.
+	Game string `json:"game,omitempty"`
+}
+
+// JobName names an event's game sent to workers by its job number as a
+// person reads it: "scrimmage 5, game 1", "ladder pair 12, game 2", "the
+// final, game 34".
+func JobName(job int) string {
+	switch {
+	case job > jobsFinal:
+		return fmt.Sprintf("the final, game %d", job-jobsFinal)
+	case job > jobsLadder:
+		return fmt.Sprintf("ladder pair %d, game %d", (job-jobsLadder)/4, (job-jobsLadder)%4)
+	case job > jobsScrimmage:
+		return fmt.Sprintf("scrimmage %d, game %d", (job-jobsScrimmage)/4, (job-jobsScrimmage)%4)
+	case job > 0:
+		return fmt.Sprintf("game %d", job)
+	}
+	return "no game"
 }
 
 // EventWorkers lists the worker machines enrolled in the event (arena enroll
@@ -65,6 +85,9 @@ func (s *Store) EventWorkers() ([]EventWorker, error) {
 		w := EventWorker{Name: name}
 		if su, ok := out[name]; ok {
 			w.Suspended = &su
+			if su.Game != 0 {
+				w.Game = JobName(su.Game)
+			}
 		}
 		list = append(list, w)
 	}
@@ -79,6 +102,10 @@ func (s *Store) Readmit(ctx context.Context, worker string) error {
 		if err != nil {
 			return "", &RefusedError{err.Error()}
 		}
-		return fmt.Sprintf("worker %s (it was suspended at %s: game %d, %s)", worker, su.At.UTC().Format(time.RFC3339), su.Game, su.Reason), nil
+		at := su.At.UTC().Format(time.RFC3339)
+		if su.Game == 0 {
+			return fmt.Sprintf("worker %s (it was suspended at %s: %s)", worker, at, su.Reason), nil
+		}
+		return fmt.Sprintf("worker %s (it was suspended at %s: %s, %s)", worker, at, JobName(su.Game), su.Reason), nil
 	})
 }

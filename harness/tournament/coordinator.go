@@ -250,7 +250,8 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		case lie:
 			// Charged to the worker, never to the game: the worker is shut
 			// out, and the game goes back to the queue at once.
-			if err := o.suspend(x, distrib.Suspension{Worker: r.Worker, At: time.Now().UTC(), Game: r.Game, Reason: refused}); err != nil {
+			reason, detail := distrib.Why(refused)
+			if err := o.suspend(x, distrib.Suspension{Worker: r.Worker, At: time.Now().UTC(), Game: r.Game, Reason: reason, Detail: detail}); err != nil {
 				return err
 			}
 			err = st.Reject(context.WithoutCancel(ctx), g.ID)
@@ -668,7 +669,7 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 			return
 		}
 		err := c.Suspend(distrib.Suspension{Worker: s.Worker, At: time.Now().UTC(),
-			Reason: fmt.Sprintf("%d times it sent what no worker sends (the last: %s)", s.Count, s.Why)})
+			Reason: fmt.Sprintf("%d times it sent what no worker sends", s.Count), Detail: "the last: " + s.Why})
 		if err != nil {
 			slog.Warn("suspend a worker", "worker", s.Worker, "err", err)
 		}

@@ -74,9 +74,9 @@ func (x *Exchange) Collect(ctx context.Context) error {
 		if r.Forged != "" {
 			// Of no game handed to it: nothing in flight is touched, and
 			// its sender is shut out.
-			reason := "it handed in a result of no game it was given: " + r.Forged
-			slog.Warn("tournament: "+reason, "worker", r.Worker, "game", r.Game)
-			_, err := x.suspend(distrib.Suspension{Worker: r.Worker, At: time.Now().UTC(), Game: r.Game, Reason: reason})
+			reason := "it handed in a result of no game it was given"
+			slog.Warn("tournament: "+reason, "worker", r.Worker, "game", r.Game, "why", r.Forged)
+			_, err := x.suspend(distrib.Suspension{Worker: r.Worker, At: time.Now().UTC(), Game: r.Game, Reason: reason, Detail: r.Forged})
 			return err
 		}
 		if r.Stale {

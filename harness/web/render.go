@@ -12,6 +12,8 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
@@ -54,6 +56,15 @@ var funcs = template.FuncMap{
 	// sentence ends free text (a reason, a summary) with one full stop:
 	// none is added to text that ends with its own.
 	"sentence": sentence,
+	// capital starts text with a capital letter: a reason written to
+	// follow "because" read as a sentence of its own.
+	"capital": func(text string) string {
+		r, n := utf8.DecodeRuneInString(text)
+		if r == utf8.RuneError {
+			return text
+		}
+		return string(unicode.ToUpper(r)) + text[n:]
+	},
 }
 
 // sentence is text ending with a full stop, unless it ends with a stop,
