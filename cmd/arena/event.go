@@ -292,8 +292,8 @@ closed.`,
 				Name:      "ladder",
 				Usage:     "print the rated ladder",
 				UsageText: "arena event ladder DIR [--json]",
-				Description: `Prints the ladder of the event in DIR as its home page shows it: rank, team,
-Glicko-2 rating with its deviation, rated games, and the active submission's
+				Description: `Prints the ladder of the event in DIR as its home page shows it: rank, team
+(and the name its bot plays under), Glicko-2 rating with its deviation, rated games, and the active submission's
 hash and age. A team's new active submission keeps its rating and starts
 again from the deviation of a new player.`,
 				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
@@ -323,13 +323,13 @@ func eventLadder(c *cli.Context) error {
 		return enc.Encode(table)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tTEAM\tRATING\tGAMES\tSUBMISSION\tSINCE")
+	fmt.Fprintln(tw, "RANK\tTEAM\tBOT\tRATING\tGAMES\tSUBMISSION\tSINCE")
 	for _, s := range table {
 		rank, rated := fmt.Sprint(s.Rank), fmt.Sprintf("%.0f ± %.0f", s.Rating.Rating, s.Rating.Deviation)
 		if s.Rank == 0 {
 			rank, rated = "-", "not yet rated"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t#%d %.12s\t%s\n", rank, s.Name, rated, s.Games,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t#%d %.12s\t%s\n", rank, s.Name, s.Bot, rated, s.Games,
 			s.Submission, s.SHA256, s.Since.UTC().Format("2006-01-02 15:04"))
 	}
 	if len(table) == 0 {

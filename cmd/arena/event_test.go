@@ -390,7 +390,9 @@ func TestEventLadderPrintsTheRatedTeams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"Alpha", "Beta"} {
+	// A team's bot plays under a name made of its team's: the table gives
+	// both, so that "C++ Beta" is not read as its bot "C-Beta".
+	for _, name := range []string{"Alpha", "C++ Beta"} {
 		team, err := st.AddTeam(ctx, name, "", "")
 		if err != nil {
 			t.Fatal(err)
@@ -416,12 +418,12 @@ func TestEventLadderPrintsTheRatedTeams(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := runArena("event", "ladder", dir)
-	if code != 0 || !regexp.MustCompile(`(?m)^1\s+Beta\s+1\d\d\d ± \d+\s+2\s+#2 `).MatchString(out) || !strings.Contains(out, "Alpha") {
+	if code != 0 || !regexp.MustCompile(`(?m)^1\s+C\+\+ Beta\s+C-Beta\s+1\d\d\d ± \d+\s+2\s+#2 `).MatchString(out) || !strings.Contains(out, "Alpha") {
 		t.Errorf("event ladder: exit %d\n%s%s", code, out, errs)
 	}
 	code, out, _ = runArena("event", "ladder", dir, "--json")
 	var table []event.Standing
-	if err := json.Unmarshal([]byte(out), &table); code != 0 || err != nil || len(table) != 2 || table[0].Name != "Beta" || table[0].Games != 2 {
+	if err := json.Unmarshal([]byte(out), &table); code != 0 || err != nil || len(table) != 2 || table[0].Name != "C++ Beta" || table[0].Bot != "C-Beta" || table[0].Games != 2 {
 		t.Errorf("event ladder --json: exit %d, %v\n%s", code, err, out)
 	}
 }

@@ -381,6 +381,9 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 func (p *FinalPlan) config() (tournament.Config, error) {
 	cfg := tournament.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
 	cfg.GamesPerPair, cfg.Seed = p.f.GamesPerPair, p.f.Seed
+	for i, e := range p.entries {
+		cfg.Bots[i].Team = e.Name // arena standings names the team, its bot beside it
+	}
 	return cfg, cfg.Validate()
 }
 

@@ -37,6 +37,7 @@ type Standing struct {
 	Rank       int           `json:"rank"`
 	Team       int64         `json:"team"`
 	Name       string        `json:"name"`
+	Bot        string        `json:"bot"` // the name the team's bot plays under
 	Rating     rating.Rating `json:"rating"`
 	Games      int           `json:"games"`
 	Submission int64         `json:"submission"`
@@ -309,7 +310,7 @@ func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Standing{Team: t.ID, Name: t.Name, Rating: r, Games: games, Submission: sub.ID, SHA256: sub.SHA256, Since: sub.Uploaded})
+		out = append(out, Standing{Team: t.ID, Name: t.Name, Bot: t.BotName, Rating: r, Games: games, Submission: sub.ID, SHA256: sub.SHA256, Since: sub.Uploaded})
 	}
 	slices.SortStableFunc(out, func(x, y Standing) int {
 		switch {

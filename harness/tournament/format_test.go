@@ -23,7 +23,7 @@ func goldenState() *State {
 	return &State{
 		Config: Config{Format: RoundRobin, Game: "codeclash", Seed: 2026, Scoring: Scoring{Win: 3, Draw: 1, Loss: -1}, TieBreaks: DefaultTieBreaks()},
 		Summary: Summary{Total: 12, Done: 9, Unplayed: 2, Pending: 1, Standings: []Row{
-			{Rank: 1, Bot: 2, Name: "greedy", Games: 5, Wins: 3, Draws: 1, Losses: 1, Points: 9, SB: 13.5, Direct: &direct, Random: &random,
+			{Rank: 1, Bot: 2, Name: "greedy", Team: "Greedy & Sons", Games: 5, Wins: 3, Draws: 1, Losses: 1, Points: 9, SB: 13.5, Direct: &direct, Random: &random,
 				Elo: 1563.5, EloMargin: 212.25, DecidedBy: DirectEncounter, LOS: &los, DrawRatio: 0.2, AsWhite: 3, AsBlack: 2},
 			{Rank: 2, Bot: 1, Name: "random", Games: 4, Wins: 2, Draws: 3, Losses: 2, Points: 7, SB: 8, Direct: &random, Random: &direct,
 				Elo: 1436.5, EloMargin: 230.75, DecidedBy: RandomDraw, LOS: &los, DrawRatio: 0.75, AsWhite: 2, AsBlack: 2},

@@ -139,6 +139,13 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	s.Summary.BotTime = time.Duration(bot * float64(time.Millisecond))
 	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
 	s.Summary.Standings = Standings(names(cfg.Bots), outcomes(recs), cfg.Scoring, cfg.TieBreaks, cfg.Seed)
+	for i, r := range s.Summary.Standings {
+		for _, b := range cfg.Bots {
+			if b.Name == r.Name {
+				s.Summary.Standings[i].Team = b.Team
+			}
+		}
+	}
 	s.Pairs = pairRows(cfg.Bots, recs)
 	return s, nil
 }

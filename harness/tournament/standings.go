@@ -55,9 +55,12 @@ type Outcome struct {
 
 // Row is one line of the standings.
 type Row struct {
-	Rank   int     `json:"rank"`
-	Bot    int     `json:"-"`
-	Name   string  `json:"name"`
+	Rank int    `json:"rank"`
+	Bot  int    `json:"-"`
+	Name string `json:"name"`
+	// Team is the team the bot plays for, when the tournament names one
+	// (BotEntry.Team).
+	Team   string  `json:"team,omitempty"`
 	Games  int     `json:"games"`
 	Wins   int     `json:"wins"`
 	Draws  int     `json:"draws"`
@@ -372,18 +375,30 @@ func FormatElo(r Row) string {
 // String renders the standings as a table; the bot column is as wide as the
 // longest name.
 func String(rows []Row) string {
-	name := 24
+	name, team := 24, 0
 	for _, r := range rows {
 		name = max(name, utf8.RuneCountInString(r.Name))
+		if r.Team != "" {
+			team = max(team, utf8.RuneCountInString(r.Team), len("TEAM"))
+		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s\n", "RANK", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND")
+	teamColumn := func(t string) {
+		if team > 0 {
+			fmt.Fprintf(&b, "%-*s ", team, t)
+		}
+	}
+	fmt.Fprintf(&b, "%-4s ", "RANK")
+	teamColumn("TEAM")
+	fmt.Fprintf(&b, "%-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s\n", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND")
 	for _, r := range rows {
 		los := "-"
 		if r.LOS != nil {
 			los = fmt.Sprintf("%.1f%%", 100**r.LOS)
 		}
-		fmt.Fprintf(&b, "%-4d %-*s %5d %4d %4d %4d %7g %7g %-11s %6s %4.0f%% %9s", r.Rank, name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r),
+		fmt.Fprintf(&b, "%-4d ", r.Rank)
+		teamColumn(r.Team)
+		fmt.Fprintf(&b, "%-*s %5d %4d %4d %4d %7g %7g %-11s %6s %4.0f%% %9s", name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r),
 			los, 100*r.DrawRatio, fmt.Sprintf("%d/%d", r.AsWhite, r.AsBlack))
 		if r.DecidedBy != "" {
 			fmt.Fprintf(&b, "  (tie broken by %s)", r.DecidedBy)

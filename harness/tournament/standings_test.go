@@ -421,3 +421,24 @@ func TestAbortsOfABusyHostAreCounted(t *testing.T) {
 		t.Fatalf("%+v %v", recs, err)
 	}
 }
+
+// A tournament that names its bots' teams (an event's final) prints each
+// team beside its bot: C++ Wizards and C# Wizards are told apart, though
+// their bots are C-Wizards and C-Wizards-2.
+func TestStandingsNameTheTeams(t *testing.T) {
+	t.Parallel()
+	rows := []Row{{Rank: 1, Name: "C-Wizards-2", Team: "C# Wizards", Games: 2, Wins: 2, Points: 2}, {Rank: 2, Name: "C-Wizards", Team: "C++ Wizards", Games: 2, Losses: 2}}
+	lines := strings.Split(String(rows), "\n")
+	if !strings.HasPrefix(lines[0], "RANK TEAM") || !strings.Contains(lines[0], " BOT ") {
+		t.Fatalf("the header: %q", lines[0])
+	}
+	for i, want := range [][2]string{{"C# Wizards", "C-Wizards-2"}, {"C++ Wizards", "C-Wizards "}} {
+		if !strings.Contains(lines[i+1], want[0]) || !strings.Contains(lines[i+1], want[1]) || strings.Index(lines[i+1], want[0]) > strings.Index(lines[i+1], want[1]) {
+			t.Errorf("row %d: %q, want the team %q then its bot %q", i+1, lines[i+1], want[0], want[1])
+		}
+	}
+	rows[0].Team, rows[1].Team = "", ""
+	if s := String(rows); strings.Contains(s, "TEAM") {
+		t.Errorf("a tournament of bots alone prints a team column:\n%s", s)
+	}
+}

@@ -59,6 +59,9 @@ type BotEntry struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
 	Source string `json:"source"`
+	// Team is the name of the team the bot plays for, when it is not the
+	// bot's (an event's final): people read it, the games name the bot.
+	Team string `json:"team,omitempty"`
 }
 
 // Diff lists how now differs from stored, one line per field, for a refusal

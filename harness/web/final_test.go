@@ -118,6 +118,12 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	if !slices.EqualFunc(b.Standings, state.Summary.Standings, sameBoardRow) {
 		t.Errorf("the served standings %+v are not the final directory's %+v", b.Standings, state.Summary.Standings)
 	}
+	// arena standings DIR/final names each team beside its bot.
+	for _, r := range state.Summary.Standings {
+		if r.Team == "" || !strings.Contains(tournament.String(state.Summary.Standings), r.Team) {
+			t.Errorf("the final directory's standings do not name bot %s's team: %+v", r.Name, r)
+		}
+	}
 	// Every game is the event's, once, with its team's pinned submission.
 	entries, err := e.store.FinalEntries(ctx)
 	if err != nil {
