@@ -211,12 +211,16 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	// packaged: the game's adapter runs the submission as a module; a game
 	// that takes modules also takes an executable speaking its protocol.
 	packaged := false
+	// nothingToBuild: the bot runs as it was handed in (a script, a
+	// module), so its README need give no build steps.
+	nothingToBuild := false
 	if pack, ok := o.Game.(rules.Packager); ok {
 		files, entry, err = submission.Package(files, pack)
 		why = "the module is run by arena's adapter (" + entry + ")"
 		if err != nil {
 			rep.add(Check{Name: "module", Status: Fail, Detail: err.Error(), Fix: pack.Submission()})
 		} else if packaged = entry != ""; packaged {
+			nothingToBuild = true
 			rep.add(Check{Name: "module", Status: Pass, Detail: why})
 			moduleChecks(rep, pack, o.Facts)
 		}
@@ -235,6 +239,9 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 			}
 			rep.add(Check{Name: "executable", Status: Fail, Detail: err.Error(), Fix: fix})
 		case src != "":
+			if lang, ok := o.Builder.Langs.For(src); ok && lang.Build == "" {
+				nothingToBuild = true
+			}
 			o.progress(StageBuilding)
 			var built bool
 			if files, entry, built, err = buildChecks(ctx, rep, o.Builder, &submission.Bot{Name: rep.Name, Source: cmp.Or(o.Label, p),
@@ -257,6 +264,9 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 				exe = f.Data
 			}
 		}
+		if bytes.HasPrefix(exe, []byte("#!")) {
+			nothingToBuild = true // a script: it runs as written
+		}
 	}
 	if exe != nil && !packaged && rep.SourceBuilt == "" {
 		binaryChecks(rep, entry, exe, o.Facts)
@@ -265,7 +275,8 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 	if require == nil {
 		require = rules.Documents(o.Game)
 	}
-	docChecks(rep, submitted, require)
+	single := len(submitted) == 1 && submitted[0].Name == filepath.Base(filepath.Clean(p)) && !strings.EqualFold(filepath.Ext(p), ".zip")
+	docChecks(rep, submitted, require, single, nothingToBuild)
 
 	// The bot is run whatever the static checks said (a failure there still
 	// fails the submission): its behaviour is what a team needs to see next.
@@ -423,8 +434,10 @@ func moduleChecks(rep *Report, pack rules.Packager, facts *ImageFacts) {
 }
 
 // docChecks looks for the source and the README: a missing one fails when
-// require names it, else it warns.
-func docChecks(rep *Report, files []sandbox.File, require []string) {
+// require names it, else it warns. A single file handed in (single) is told
+// how to package it with its README; a bot with nothing to build (a
+// script, a module) is not asked for build steps.
+func docChecks(rep *Report, files []sandbox.File, require []string, single, nothingToBuild bool) {
 	missing := func(doc string) Status {
 		if slices.Contains(require, doc) {
 			return Fail
@@ -450,14 +463,25 @@ func docChecks(rep *Report, files []sandbox.File, require []string) {
 		rep.add(Check{Name: "source", Status: Pass, Detail: fmt.Sprintf("%s (%s)", words.Plural(len(sources), "source file"), strings.Join(first(sources, 3), ", "))})
 	}
 	if readme == nil {
-		rep.add(Check{Name: "readme", Status: missing(rules.DocReadme), Detail: "no README.md or README.txt", Fix: "add a README with the algorithm, the build steps and the data file's name, format and purpose"})
+		c := Check{Name: "readme", Status: missing(rules.DocReadme), Detail: "no README.md or README.txt", Fix: "add a README with the algorithm, the build steps and the data file's name, format and purpose"}
+		if single {
+			name := files[0].Name
+			base := strings.TrimSuffix(name, path.Ext(name))
+			c.Detail = "a single file holds no README.md or README.txt"
+			c.Fix = fmt.Sprintf("upload a ZIP instead, with %s and a README.md side by side at its top level (no folder around them): for example zip %s.zip %s README.md; the README says how the bot chooses its moves", name, base, name)
+			if !nothingToBuild {
+				c.Fix += ", how to build it"
+			}
+			c.Fix += " and the name, format and purpose of any data file it keeps"
+		}
+		rep.add(c)
 		return
 	}
 	rep.add(Check{Name: "readme", Status: Pass, Detail: readme.Name})
 	if !algorithmWords.Match(readme.Data) {
 		rep.add(Check{Name: "readme: algorithm", Status: Warn, Detail: "the README does not seem to describe the algorithm", Fix: "say briefly how the bot chooses its moves"})
 	}
-	if !buildWords.Match(readme.Data) {
+	if !nothingToBuild && !buildWords.Match(readme.Data) {
 		rep.add(Check{Name: "readme: build", Status: Warn, Detail: "the README does not seem to give build instructions", Fix: "give the commands that build the executable"})
 	}
 }
