@@ -170,9 +170,98 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request, _ *event.Princip
 // prettyJSON is a state given to a bot as a person reads it: JSON indented
 // (the turn's exact bytes are in the transcript); anything else as it is.
 func prettyJSON(s string) string {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, []byte(s), "", "  "); err != nil {
+	var b strings.Builder
+	if err := writePretty(&b, json.RawMessage(strings.TrimSpace(s)), ""); err != nil {
 		return s
 	}
-	return buf.String()
+	return b.String()
+}
+
+// prettyLine is the widest a JSON array is written on one line.
+const prettyLine = 72
+
+// writePretty writes JSON as a person reads a game's state: an object a key
+// a line, in its own order; an array of plain values (a board's row) on
+// one line when it fits, an array of such rows a row a line.
+func writePretty(b *strings.Builder, raw json.RawMessage, indent string) error {
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+		b.WriteString("{")
+		first := true
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return err
+			}
+			if !first {
+				b.WriteString(",")
+			}
+			first = false
+			k, err := json.Marshal(key)
+			if err != nil {
+				return err
+			}
+			b.WriteString("\n" + indent + "  " + string(k) + ": ")
+			if err := writePretty(b, v, indent+"  "); err != nil {
+				return err
+			}
+		}
+		if !first {
+			b.WriteString("\n" + indent)
+		}
+		b.WriteString("}")
+		return nil
+	case len(raw) > 0 && raw[0] == '[':
+		var elems []json.RawMessage
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			return err
+		}
+		var one bytes.Buffer
+		if err := json.Compact(&one, raw); err != nil {
+			return err
+		}
+		if flat(elems) && one.Len() <= prettyLine {
+			b.Write(one.Bytes())
+			return nil
+		}
+		b.WriteString("[")
+		for i, e := range elems {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n" + indent + "  ")
+			if err := writePretty(b, e, indent+"  "); err != nil {
+				return err
+			}
+		}
+		if len(elems) > 0 {
+			b.WriteString("\n" + indent)
+		}
+		b.WriteString("]")
+		return nil
+	}
+	var one bytes.Buffer
+	if err := json.Compact(&one, raw); err != nil {
+		return err
+	}
+	b.Write(one.Bytes())
+	return nil
+}
+
+// flat says whether every element is a plain value or an empty container.
+func flat(elems []json.RawMessage) bool {
+	for _, e := range elems {
+		if t := bytes.TrimSpace(e); len(t) > 2 && (t[0] == '[' || t[0] == '{') {
+			return false
+		}
+	}
+	return true
 }
