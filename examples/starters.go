@@ -10,7 +10,7 @@ import (
 	"io/fs"
 )
 
-//go:embed python javascript checkers tiles chess acm6x6
+//go:embed python javascript c cpp java checkers tiles chess acm6x6
 var starters embed.FS
 
 // Starter is an example bot a team can start from: its language, and its
@@ -26,7 +26,9 @@ type Starter struct {
 
 // starterDirs are the starters of each game, by the game's name.
 var starterDirs = map[string][]Starter{
-	"codeclash": {{Name: "python", Language: "Python 3"}, {Name: "javascript", Language: "JavaScript (Node.js)"}},
+	"codeclash": {{Name: "python", Language: "Python 3"}, {Name: "javascript", Language: "JavaScript (Node.js)"},
+		{Name: "c", Language: "C (one source file, built by the event)"}, {Name: "cpp", Language: "C++ (one source file, built by the event)"},
+		{Name: "java", Language: "Java (one source file, built by the event)"}},
 	"checkers":  {{Name: "checkers", Language: "Python 3 (a bot class, run by the game's adapter)"}},
 	"tiles":     {{Name: "tiles", Language: "Python 3"}},
 	"chess":     {{Name: "chess", Language: "Python 3"}},

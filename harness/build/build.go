@@ -295,6 +295,10 @@ func firstLines(s string, n int) string {
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
+// HeapMiB is {heapMiB} of a run command for a bot with memory bytes of
+// memory: half of it, in MiB, at least 16.
+func HeapMiB(memory int64) int64 { return max(memory/2>>20, 16) }
+
 // program is what runs: the submission's files, the artifact, and a launcher
 // that starts it with the language's run command.
 func (b *Builder) program(bot *submission.Bot, lang Language, art []byte) sandbox.Program {
@@ -302,8 +306,7 @@ func (b *Builder) program(bot *submission.Bot, lang Language, art []byte) sandbo
 	// The artifact's path, not a shell word: an interpreted source is its
 	// own artifact and stays where it was.
 	name := strings.ReplaceAll(lang.Artifact, "{src}", src)
-	heap := max(b.Limits.Memory/2>>20, 16)
-	run := strings.ReplaceAll(expand(lang.Run, src, heap), "{dir}", "\"$d\"")
+	run := strings.ReplaceAll(expand(lang.Run, src, HeapMiB(b.Limits.Memory)), "{dir}", "\"$d\"")
 	launcher := "#!/bin/sh\nd=$(dirname \"$0\")\nexec " + run + " \"$@\"\n"
 	files := []sandbox.File{}
 	for _, f := range bot.Program.Files {

@@ -743,10 +743,10 @@ func pickEntry(files []sandbox.File, named string) (entry, why string, err error
 		return "", "", fmt.Errorf("no ELF executable and %d scripts with #! lines (%s): %s", len(scripts), strings.Join(scripts, ", "), advice)
 	}
 	if len(pe) > 0 {
-		return "", "", fmt.Errorf("%s is a Windows executable; build the bot for Linux x86-64 on Ubuntu 24.04", pe[0])
+		return "", "", fmt.Errorf("%s is a Windows executable; build the bot for Linux x86-64", pe[0])
 	}
 	if len(macho) > 0 {
-		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64 on Ubuntu 24.04", macho[0])
+		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64", macho[0])
 	}
 	if len(skipped) > 0 {
 		return "", "", fmt.Errorf("%w; not programs: %s", ErrNoExecutable, list(skipped))
@@ -786,9 +786,9 @@ func pickNamed(files []sandbox.File, named string) (entry, why string, err error
 	case ELF, Script:
 		return f.Name, fmt.Sprintf("%s was named as the entry point", f.Name), nil
 	case PE:
-		return "", "", fmt.Errorf("%s is a Windows executable; build the bot for Linux x86-64 on Ubuntu 24.04", f.Name)
+		return "", "", fmt.Errorf("%s is a Windows executable; build the bot for Linux x86-64", f.Name)
 	case MachO:
-		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64 on Ubuntu 24.04", f.Name)
+		return "", "", fmt.Errorf("%s is a macOS executable; build the bot for Linux x86-64", f.Name)
 	default:
 		return "", "", &notProgramError{name: f.Name, kind: k}
 	}

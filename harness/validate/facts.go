@@ -15,8 +15,15 @@ import (
 
 // ImageFacts is what the runtime image offers a bot, read from inside it.
 type ImageFacts struct {
-	Glibc     string          `json:"glibc"`
-	Libraries map[string]bool `json:"-"`
+	Glibc string `json:"glibc"`
+	// OS is the image's operating system as its /etc/os-release names it
+	// ("Debian GNU/Linux 13 (trixie)", "Ubuntu 24.04.3 LTS").
+	OS string `json:"os,omitempty"`
+	// Libraries by language (a source file's extension): what a bot in it
+	// may use, as the image's build listed it (/usr/share/arena/libraries);
+	// none for an image built before the list was.
+	LanguageLibraries map[string]string `json:"languageLibraries,omitempty"`
+	Libraries         map[string]bool   `json:"-"`
 	// Commands holds the names and absolute paths of the interpreters
 	// present, and "python3-<module>" for each of PythonModules python3
 	// imports.
@@ -50,6 +57,15 @@ type Toolchain struct {
 	Error string `json:"error,omitempty"`
 }
 
+// System is the system a bot's executable is built for: the image's OS as
+// it names itself, or, before the image was read, the one the rules name.
+func (f *ImageFacts) System() string {
+	if f == nil || f.OS == "" {
+		return "Ubuntu 24.04"
+	}
+	return f.OS
+}
+
 // OK reports whether every program is there and the version command worked.
 func (t Toolchain) OK() bool { return t.Version != "" && t.Error == "" && len(t.Missing) == 0 }
 
@@ -74,6 +90,8 @@ func probeScript(tcs ...ToolchainQuery) string {
 	return `#!/bin/sh
 {
 echo "glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
+[ -r /etc/os-release ] && (. /etc/os-release && echo "os=$PRETTY_NAME")
+[ -r /usr/share/arena/libraries ] && sed -n 's/^\(\.[A-Za-z0-9]*\)=/langlib=\1=/p' /usr/share/arena/libraries
 ldconfig -p 2>/dev/null | awk 'NR > 1 {print "lib=" $1}'
 for d in /lib64 /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib /usr/lib /usr/local/lib; do
   for f in "$d"/*.so*; do [ -e "$f" ] && echo "lib=${f##*/}"; done
@@ -183,6 +201,15 @@ func parseFacts(data []byte, tcs ...ToolchainQuery) *ImageFacts {
 		switch k {
 		case "glibc":
 			f.Glibc = v
+		case "os":
+			f.OS = v
+		case "langlib":
+			if ext, what, ok := strings.Cut(v, "="); ok && what != "" {
+				if f.LanguageLibraries == nil {
+					f.LanguageLibraries = map[string]string{}
+				}
+				f.LanguageLibraries[ext] = what
+			}
 		case "lib":
 			f.Libraries[v] = true
 		case "cmd":

@@ -24,6 +24,10 @@ func TestParseFactsReadsVersions(t *testing.T) {
 			t.Errorf("version of %s: %q, want %q", k, got, v)
 		}
 	}
+	f = parseFacts([]byte("glibc=2.41\nos=Debian GNU/Linux 13 (trixie)\nlanglib=.py=the standard library of Python 3.13, numpy 2.2.4\nlanglib=.c=the C standard library of glibc 2.41 and libm (-lm); no JSON library\nlanglib=.x=\n"))
+	if f.OS != "Debian GNU/Linux 13 (trixie)" || len(f.LanguageLibraries) != 2 || !strings.Contains(f.LanguageLibraries[".py"], "numpy 2.2.4") || !strings.Contains(f.LanguageLibraries[".c"], "no JSON library") {
+		t.Errorf("the image's OS and its languages' libraries: %q %q", f.OS, f.LanguageLibraries)
+	}
 }
 
 // The probe script on this host, as a plain process, with stand-ins for the

@@ -233,7 +233,7 @@ func Validate(ctx context.Context, p string, o Options) (*Report, error) {
 		}
 		switch {
 		case err != nil:
-			fix := "put exactly one executable, built for Linux x86-64 on Ubuntu 24.04, in the ZIP (or call the one that runs \"" + submission.RunName + "\")"
+			fix := "put exactly one executable, built for Linux x86-64 on " + o.Facts.System() + ", in the ZIP (or call the one that runs \"" + submission.RunName + "\")"
 			if o.Builder != nil {
 				fix += ", or one source file (" + strings.Join(o.Builder.Langs.Exts(), ", ") + "; see arena languages)"
 			}
@@ -353,7 +353,7 @@ func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 	defer f.Close()
 	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
 		rep.add(Check{Name: "format", Status: Fail, Detail: fmt.Sprintf("%s is built for %s (%s), not x86-64", entry, f.Machine, f.Class),
-			Fix: "build for Linux x86-64 on Ubuntu 24.04 (a Docker container of that image works on any machine)"})
+			Fix: "build for Linux x86-64 on " + facts.System() + " (a Docker container of that system works on any machine)"})
 		return
 	}
 	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
@@ -395,7 +395,7 @@ func binaryChecks(rep *Report, entry string, exe []byte, facts *ImageFacts) {
 		rep.add(Check{Name: "glibc", Status: Pass, Detail: "no glibc symbol versions required"})
 	case version.Less(facts.Glibc, newest):
 		rep.add(Check{Name: "glibc", Status: Fail, Detail: fmt.Sprintf("needs GLIBC_%s (from %s); the runtime image has glibc %s", newest, need, facts.Glibc),
-			Fix: "build on Ubuntu 24.04 (or older), or link statically"})
+			Fix: "build on " + facts.System() + " (or older), or link statically"})
 	default:
 		rep.add(Check{Name: "glibc", Status: Pass, Detail: fmt.Sprintf("needs GLIBC_%s at most; the image has %s", newest, facts.Glibc)})
 	}
@@ -877,7 +877,7 @@ func interpreterCheck(rep *Report, entry string, exe []byte, facts *ImageFacts) 
 		rep.add(Check{Name: "interpreter", Status: Pass, Detail: fmt.Sprintf("%s runs under %s, which the runtime image has", entry, prog)})
 	default:
 		rep.add(Check{Name: "interpreter", Status: Fail, Detail: fmt.Sprintf("%s needs %s, which the runtime image does not have", entry, prog),
-			Fix: "use an interpreter the image has (python3, node...), or hand in source in a language of the event (arena languages), or a one-file executable built on Ubuntu 24.04"})
+			Fix: "use an interpreter the image has (python3, node...), or hand in source in a language of the event (arena languages), or a one-file executable built on " + facts.System()})
 	}
 }
 

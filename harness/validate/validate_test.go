@@ -111,6 +111,11 @@ func TestValidateNamesTheFailingCheck(t *testing.T) {
 	if facts.Glibc == "" || !facts.Libraries["libc.so.6"] || !facts.HasCommand("python3") {
 		t.Fatalf("probe: glibc %q, libc %v, python3 %v", facts.Glibc, facts.Libraries["libc.so.6"], facts.HasCommand("python3"))
 	}
+	// What "How to submit" says of the image is read from it: its OS, and
+	// the libraries of each language as the image's build listed them.
+	if facts.OS == "" || !strings.Contains(facts.LanguageLibraries[".py"], "numpy") || !strings.Contains(facts.LanguageLibraries[".cpp"], "g++") || !strings.Contains(facts.LanguageLibraries[".js"], "Node.js") {
+		t.Errorf("probe: the OS %q, the languages' libraries %q", facts.OS, facts.LanguageLibraries)
+	}
 	dir := t.TempDir()
 	build := t.TempDir()
 	pe := append([]byte("MZ\x90\x00"), make([]byte, 64)...)

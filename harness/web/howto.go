@@ -3,9 +3,15 @@ package web
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
+	"runtime"
 	"sync"
 	"time"
 
@@ -16,25 +22,34 @@ import (
 	"github.com/arenabots/arena/rules"
 )
 
-// toolchains are the versions of the languages' toolchains the runtime
-// image has, read once the server has started (the probe takes seconds).
+// toolchains are what the runtime image offers the languages (their
+// toolchains' versions, their libraries) and its OS, read once the server
+// has started (the probe takes seconds).
 type toolchains struct {
 	mu    sync.Mutex
 	found map[string]validate.Toolchain
+	libs  map[string]string
+	os    string
 }
 
-// SetToolchains tells the server what the image probe found of each
-// language's toolchain.
-func (s *Server) SetToolchains(found map[string]validate.Toolchain) {
+// SetImage tells the server what the image probe found: each language's
+// toolchain and libraries, and the image's OS.
+func (s *Server) SetImage(f *validate.ImageFacts) {
 	s.tools.mu.Lock()
 	defer s.tools.mu.Unlock()
-	s.tools.found = found
+	s.tools.found, s.tools.libs, s.tools.os = f.Toolchains, f.LanguageLibraries, f.OS
+	if s.tools.found == nil {
+		s.tools.found = map[string]validate.Toolchain{}
+	}
 }
 
 type languageRow struct {
 	Ext, Run, Build string
 	Version         string
 	Missing         []string
+	// Libraries is what a bot in the language may use, as the image's
+	// build listed it.
+	Libraries string
 }
 
 type howtoData struct {
@@ -54,10 +69,14 @@ type howtoData struct {
 	}
 	Languages []languageRow
 	Probed    bool
-	Starters  []examples.Starter
-	Closed    bool
+	// OS is the runtime image's operating system ("" until it is read).
+	OS       string
+	Starters []examples.Starter
+	Closed   bool
 	// Site is this site's address, for the commands that upload.
 	Site string
+	// Arena is the arena binary the site offers (nil: none).
+	Arena *ownBinary
 }
 
 // howTo is "How to submit", made from the event's own configuration and
@@ -86,16 +105,20 @@ func (s *Server) howTo(w http.ResponseWriter, r *http.Request, p *event.Principa
 		langs = build.Default()
 	}
 	s.tools.mu.Lock()
-	found := s.tools.found
+	found, libs := s.tools.found, s.tools.libs
+	d.OS = s.tools.os
 	s.tools.mu.Unlock()
 	d.Probed = found != nil
 	for _, ext := range langs.Exts() {
 		l := langs[ext]
-		row := languageRow{Ext: ext, Run: l.Run, Build: l.Build}
+		row := languageRow{Ext: ext, Run: l.Run, Build: l.Build, Libraries: libs[ext]}
 		if tc, ok := found[ext]; ok {
 			row.Version, row.Missing = tc.Version, tc.Missing
 		}
 		d.Languages = append(d.Languages, row)
+	}
+	if b, err := s.arenaBinary(); err == nil {
+		d.Arena = b
 	}
 	if _, closed, err := s.Store.Closed(r.Context()); err != nil {
 		return err
@@ -148,4 +171,70 @@ func (s *Server) starter(w http.ResponseWriter, r *http.Request, _ *event.Princi
 		return err
 	}
 	return &httpError{http.StatusNotFound, "not_found", "no such starter"}
+}
+
+// ownBinary is the server's own executable, which the site offers teams
+// when it is built for the system bots run on (linux/amd64): every command
+// a report suggests (arena rules legal, arena validate) can then be run by
+// a team. Its digest is read once.
+type ownBinary struct {
+	once sync.Once
+	path string
+	Sum  string
+	Size int64
+	err  error
+}
+
+// arenaBinary is the server's executable and its SHA-256, or why it is not
+// offered.
+func (s *Server) arenaBinary() (*ownBinary, error) {
+	b := &s.self
+	b.once.Do(func() {
+		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+			b.err = fmt.Errorf("this server runs on %s/%s; teams need arena for linux/amd64", runtime.GOOS, runtime.GOARCH)
+			return
+		}
+		if b.path, b.err = os.Executable(); b.err != nil {
+			return
+		}
+		f, err := os.Open(b.path)
+		if err != nil {
+			b.err = err
+			return
+		}
+		defer f.Close()
+		h := sha256.New()
+		if b.Size, b.err = io.Copy(h, f); b.err == nil {
+			b.Sum = hex.EncodeToString(h.Sum(nil))
+		}
+	})
+	return b, b.err
+}
+
+// downloadArena serves the server's own arena binary.
+func (s *Server) downloadArena(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	b, err := s.arenaBinary()
+	if err != nil {
+		return &httpError{http.StatusNotFound, "not_found", "arena is not offered here: " + err.Error()}
+	}
+	f, err := os.Open(b.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="arena"`)
+	http.ServeContent(w, r, "arena", time.Time{}, f)
+	return nil
+}
+
+// downloadArenaSum serves the binary's SHA-256 as sha256sum -c reads it.
+func (s *Server) downloadArenaSum(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	b, err := s.arenaBinary()
+	if err != nil {
+		return &httpError{http.StatusNotFound, "not_found", "arena is not offered here: " + err.Error()}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, err = fmt.Fprintf(w, "%s  arena\n", b.Sum)
+	return err
 }

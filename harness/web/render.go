@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
 )
@@ -51,6 +52,7 @@ var funcs = template.FuncMap{
 	"done":   event.Done,
 	"pretty": prettyJSON,
 	"inc":    func(n int) int { return n + 1 },
+	"heap":   build.HeapMiB,
 	"dec":    func(n int) int { return n - 1 },
 	"elo":    tournament.FormatElo,
 	// sentence ends free text (a reason, a summary) with one full stop:

@@ -158,7 +158,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 			}
 			return
 		}
-		s.SetToolchains(f.Toolchains)
+		s.SetImage(f)
 	}()
 	if s.Proxies, err = ParseProxies(o.TrustProxy); err != nil {
 		return &ProxyError{err}

@@ -44,6 +44,7 @@ type Server struct {
 	Languages build.Languages
 
 	tools toolchains
+	self  ownBinary
 
 	boards boards
 
@@ -119,6 +120,8 @@ func (s *Server) Routes() []Route {
 		page("GET /login", Public, s.loginPage),
 		page("GET /how-to-submit", Public, s.howTo),
 		page("GET /how-to-submit/{starter}", Public, s.starter),
+		page("GET /download/arena", Public, s.downloadArena),
+		page("GET /download/arena.sha256", Public, s.downloadArenaSum),
 		page("POST /login", Public, s.login),
 		page("POST /logout", Member, s.logout),
 		page("GET /team", Member, s.teamPage),

@@ -1,0 +1,58 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"html"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/harness/validate"
+)
+
+// "How to submit" says what the event's own image holds, as its probe read
+// it: the system executables are built for, each language's libraries,
+// what the run commands' placeholders stand for; and it offers the
+// server's own arena, whose download matches the checksum beside it.
+func TestHowToSubmitIsTheImagesAndOffersArena(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "")
+	_, page := api(t, e.http.URL, "GET", "/how-to-submit", "", "")
+	if !strings.Contains(page, "being read") || strings.Contains(page, "Ubuntu 24.04") {
+		t.Errorf("before the probe the page names a system it has not read")
+	}
+	e.server.SetImage(&validate.ImageFacts{OS: "Debian GNU/Linux 13 (trixie)", LanguageLibraries: map[string]string{
+		".py": "the standard library of Python 3.13, numpy 2.2.4", ".cpp": "the C++ standard library of g++ 14.2.0; no JSON library"}})
+	_, page = api(t, e.http.URL, "GET", "/how-to-submit", "", "")
+	page = html.UnescapeString(page)
+	for _, want := range []string{"the bots run on Debian GNU/Linux 13 (trixie)", "numpy 2.2.4", "g++ 14.2.0; no JSON library",
+		"<code>{class}</code> that name without its extension", "<code>{heapMiB}</code> half the bot's memory limit", "<code>{dir}</code>",
+		`href="/download/arena"`, "sha256sum -c arena.sha256"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not say %q", want)
+		}
+	}
+	get := func(path string) []byte {
+		t.Helper()
+		res, err := http.Get(e.http.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		data, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", path, res.StatusCode, err)
+		}
+		return data
+	}
+	bin, sum := get("/download/arena"), string(get("/download/arena.sha256"))
+	got := sha256.Sum256(bin)
+	if want := hex.EncodeToString(got[:]) + "  arena\n"; sum != want || len(bin) < 1<<20 || !strings.HasPrefix(string(bin), "\x7fELF") {
+		t.Errorf("the download (%d bytes) and its checksum %q do not match (%q)", len(bin), sum, want)
+	}
+	if !strings.Contains(page, hex.EncodeToString(got[:])) {
+		t.Error("the page does not give the download's SHA-256")
+	}
+}
