@@ -68,6 +68,13 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if err != nil {
 		return err
 	}
+	// The header names the teams as people read them, each bot's own name
+	// beside it: "C++ Wizards (C-Wizards)".
+	names, err := s.Store.Names(r.Context())
+	if err != nil {
+		return err
+	}
+	d.White, d.Black = withBot(names.Of(g.White), d.White), withBot(names.Of(g.Black), d.Black)
 	if keep, redact := ownSide(p, g); redact {
 		d.Redact(keep)
 	}
@@ -102,6 +109,14 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, err = w.Write(page)
 	return err
+}
+
+// withBot is a team's name with its bot's beside it, when they differ.
+func withBot(team, bot string) string {
+	if team == "" || team == bot {
+		return bot
+	}
+	return team + " (" + bot + ")"
 }
 
 // ownSide says which side of game g is the asker's, and whether the other

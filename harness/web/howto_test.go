@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -54,5 +56,22 @@ func TestHowToSubmitIsTheImagesAndOffersArena(t *testing.T) {
 	}
 	if !strings.Contains(page, hex.EncodeToString(got[:])) {
 		t.Error("the page does not give the download's SHA-256")
+	}
+}
+
+// The viewer of an event's game names each side by its team, its bot's
+// name beside it, as the game page does.
+func TestTheViewerNamesTheTeams(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "")
+	seedGames(t, e.store, e.a, e.b, 1)
+	games, err := e.store.GamesOf(context.Background(), e.a.ID, 1)
+	if err != nil || len(games) == 0 {
+		t.Fatalf("no game: %v", err)
+	}
+	code, page := api(t, e.http.URL, "GET", fmt.Sprintf("/games/%d/view", games[0].ID), e.admin, "")
+	page = html.UnescapeString(page)
+	if code != http.StatusOK || !strings.Contains(page, "Alpha (random)") || !strings.Contains(page, "Beta (greedy)") {
+		t.Errorf("the viewer (%d) does not name the teams beside their bots: %s", code, page[:min(len(page), 300)])
 	}
 }
