@@ -256,11 +256,12 @@ func opt(p *float64) string {
 func (s *State) CSV() ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write([]string{"rank", "bot", "games", "wins", "draws", "losses", "points", "sonneborn_berger", "direct_encounter", "random_draw", "elo", "elo_margin", "decided_by"})
+	w.Write([]string{"rank", "bot", "games", "wins", "draws", "losses", "points", "sonneborn_berger", "direct_encounter", "random_draw", "elo", "elo_margin", "decided_by", "rank_low", "rank_high", "separated_from_next"})
 	for _, r := range s.Summary.Standings {
 		w.Write([]string{strconv.Itoa(r.Rank), r.Name, strconv.Itoa(r.Games), strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses),
 			strconv.FormatFloat(r.Points, 'g', -1, 64), strconv.FormatFloat(r.SB, 'g', -1, 64), opt(r.Direct), opt(r.Random),
-			strconv.FormatFloat(r.Elo, 'f', 0, 64), strconv.FormatFloat(r.EloMargin, 'f', 0, 64), r.DecidedBy})
+			strconv.FormatFloat(r.Elo, 'f', 0, 64), strconv.FormatFloat(r.EloMargin, 'f', 0, 64), r.DecidedBy,
+			strconv.Itoa(r.RankSet.Low), strconv.Itoa(r.RankSet.High), strconv.FormatBool(r.Separated)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -371,16 +372,17 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 	}
 	fmt.Fprintf(&b, "; scoring %g/%g/%g; tie-breaks: %s.</p>", s.Config.Scoring.Win, s.Config.Scoring.Draw, s.Config.Scoring.Loss, e(strings.Join(s.Config.TieBreaks, ", ")))
 
-	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th><th>SB</th><th>Elo (95%)</th><th>LOS over next</th><th>Draws</th><th>1st / 2nd player</th><th>Tie broken by</th></tr>")
-	for _, r := range s.Summary.Standings {
+	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th><th>SB</th><th>Elo (95%)</th><th>LOS over next</th><th>Draws</th><th>1st / 2nd player</th><th>Tie broken by</th><th>95% ranks</th></tr>")
+	for i, r := range s.Summary.Standings {
 		los := "&mdash;"
 		if r.LOS != nil {
 			los = fmt.Sprintf("%.1f%%", 100**r.LOS)
 		}
-		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td><td class="num">%g</td><td>%s</td><td class="num">%s</td><td class="num">%.0f%%</td><td class="num">%d / %d</td><td>%s</td></tr>`,
-			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, e(FormatElo(r)), los, 100*r.DrawRatio, r.AsWhite, r.AsBlack, e(r.DecidedBy))
+		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td><td class="num">%g</td><td>%s</td><td class="num">%s</td><td class="num">%.0f%%</td><td class="num">%d / %d</td><td>%s</td><td>%s</td></tr>`,
+			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, e(FormatElo(r)), los, 100*r.DrawRatio, r.AsWhite, r.AsBlack, e(r.DecidedBy),
+			e(FormatRanks(r, i == len(s.Summary.Standings)-1)))
 	}
-	b.WriteString("</table><h2>Pairs</h2>")
+	b.WriteString("</table><p>95% ranks: the places each bot's strength may hold given every game, at 95% confidence (a Bradley-Terry model fitted to all games, draws half a win, with simultaneous intervals of each bot's differences with every other); ~ marks a bot not told apart from the next one.</p><h2>Pairs</h2>")
 	if ok, why := SidesBalanced(s.Pairs); ok {
 		b.WriteString("<p>Sides were balanced: every bot had the first move as often as each opponent (within one game), and each pair of games shared its seed and its opening, sides swapped.</p>")
 	} else {

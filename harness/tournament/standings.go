@@ -1,15 +1,17 @@
 package tournament
 
 import (
-	"github.com/arenabots/arena/harness/stats"
-
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/arenabots/arena/harness/ranks"
+	"github.com/arenabots/arena/harness/stats"
 )
 
 // Scoring is the points a game is worth.
@@ -85,6 +87,14 @@ type Row struct {
 	// DecidedBy names the tie-break that separated this bot from the next one
 	// level on points, if any.
 	DecidedBy string `json:"decidedBy,omitempty"`
+	// RankSet is the ranks this bot's strength may hold, at 95% confidence,
+	// from every game (package ranks: Bradley-Terry, simultaneous intervals
+	// of its differences with every other bot).
+	RankSet ranks.Set `json:"rankSet"`
+	// Separated says this bot's set lies wholly above the next one's: the
+	// games tell the two apart. Adjacent bots not separated may be in either
+	// order.
+	Separated bool `json:"separatedFromNext,omitempty"`
 }
 
 // Standings ranks the bots by points, then the tie-breaks in order.
@@ -124,8 +134,11 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 			rows[g.Black].SB += rows[g.White].Points
 		}
 	}
-	elo, margin := Elo(n, games, 1)
+	fit := ranks.Estimate(n, rankGames(games), ranks.Prior)
+	elo, margin := eloOf(fit)
+	sets := fit.Sets(ranks.Level)
 	for i := range rows {
+		rows[i].RankSet = sets[i]
 		rows[i].Elo, rows[i].EloMargin = elo[i], margin[i]
 		if rows[i].Games > 0 {
 			rows[i].DrawRatio = float64(rows[i].Draws) / float64(rows[i].Games)
@@ -170,6 +183,7 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 			los := stats.LOS(a.Elo-b.Elo, se)
 			out[i].LOS = &los
 		}
+		out[i].Separated = a.RankSet.High < b.RankSet.Low
 	}
 	return out
 }
@@ -284,84 +298,54 @@ func ExpectedScore(d float64) float64 { return 1 / (1 + math.Pow(10, -d/400)) }
 // opponent so that a perfect score stays finite. margin is the 95% confidence
 // half-width from the Fisher information of each rating against the field.
 func Elo(n int, games []Outcome, prior float64) (ratings, margin []float64) {
-	score := make([][]float64, n)
-	count := make([][]float64, n)
-	for i := range score {
-		score[i], count[i] = make([]float64, n), make([]float64, n)
-	}
-	for _, g := range games {
-		w, b := g.White, g.Black
-		count[w][b]++
-		count[b][w]++
-		switch g.Winner {
-		case -1:
-			score[w][b] += 0.5
-			score[b][w] += 0.5
-		case w:
-			score[w][b]++
-		default:
-			score[b][w]++
-		}
-	}
-	gamma := make([]float64, n)
-	for i := range gamma {
-		gamma[i] = 1
-	}
-	// Minorization-maximization for Bradley-Terry (Hunter 2004); the prior is
-	// `prior` draws against a player of strength 1.
-	for iter := 0; iter < 10000; iter++ {
-		maxStep := 0.0
-		next := make([]float64, n)
-		for i := 0; i < n; i++ {
-			num, den := prior*0.5, prior/(gamma[i]+1)
-			for j := 0; j < n; j++ {
-				if count[i][j] > 0 {
-					num += score[i][j]
-					den += count[i][j] / (gamma[i] + gamma[j])
-				}
-			}
-			if den == 0 || num == 0 {
-				next[i] = gamma[i]
-				if num == 0 && den > 0 {
-					next[i] = 1e-9
-				}
-				continue
-			}
-			next[i] = num / den
-		}
-		// Anchor the geometric mean at 1 (rating 1500).
-		logMean := 0.0
-		for _, g := range next {
-			logMean += math.Log(g)
-		}
-		logMean /= float64(n)
-		for i := range next {
-			next[i] /= math.Exp(logMean)
-			maxStep = max(maxStep, math.Abs(math.Log(next[i])-math.Log(gamma[i])))
-		}
-		gamma = next
-		if maxStep < 1e-10 {
-			break
-		}
-	}
+	return eloOf(ranks.Estimate(n, rankGames(games), prior))
+}
+
+// eloOf is a fitted model's strengths as Elo ratings with their margins.
+func eloOf(f *ranks.Fit) (ratings, margin []float64) {
+	n := len(f.Strength)
 	ratings, margin = make([]float64, n), make([]float64, n)
 	scale := 400 / math.Ln10
-	for i := range gamma {
-		ratings[i] = 1500 + scale*math.Log(gamma[i])
-		info := prior * gamma[i] / (gamma[i] + 1) * (1 / (gamma[i] + 1))
-		for j := 0; j < n; j++ {
-			if count[i][j] > 0 {
-				p := gamma[i] / (gamma[i] + gamma[j])
-				info += count[i][j] * p * (1 - p)
-			}
-		}
-		if info > 0 {
-			margin[i] = 1.96 * scale / math.Sqrt(info)
+	for i := range n {
+		ratings[i] = 1500 + scale*f.Strength[i]
+		if f.Info[i] > 0 {
+			margin[i] = 1.96 * scale / math.Sqrt(f.Info[i])
 		} else {
 			margin[i] = math.Inf(1)
 		}
 	}
 	return ratings, margin
+}
+
+// rankGames are games as the ranks model reads them.
+func rankGames(games []Outcome) []ranks.Game {
+	out := make([]ranks.Game, len(games))
+	for i, g := range games {
+		out[i] = ranks.Game{A: g.White, B: g.Black, ScoreA: 0.5}
+		switch g.Winner {
+		case g.White:
+			out[i].ScoreA = 1
+		case g.Black:
+			out[i].ScoreA = 0
+		}
+	}
+	return out
+}
+
+// RanksLegend says what String's 95% RANKS column means.
+const RanksLegend = "95% RANKS: the places each bot's strength may hold given every game (Bradley-Terry, 95% confidence); ~: not told apart from the next bot\n"
+
+// FormatRanks prints a row's 95% set of ranks ("3-6", or "3" when it is
+// sure), marked "~" when the row is not separated from the next one.
+func FormatRanks(r Row, last bool) string {
+	s := strconv.Itoa(r.RankSet.Low)
+	if r.RankSet.High != r.RankSet.Low {
+		s += "-" + strconv.Itoa(r.RankSet.High)
+	}
+	if !r.Separated && !last {
+		s += " ~"
+	}
+	return s
 }
 
 // FormatElo prints a rating and its margin.
@@ -390,8 +374,8 @@ func String(rows []Row) string {
 	}
 	fmt.Fprintf(&b, "%-4s ", "RANK")
 	teamColumn("TEAM")
-	fmt.Fprintf(&b, "%-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s\n", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND")
-	for _, r := range rows {
+	fmt.Fprintf(&b, "%-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s %-9s\n", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND", "95% RANKS")
+	for i, r := range rows {
 		los := "-"
 		if r.LOS != nil {
 			los = fmt.Sprintf("%.1f%%", 100**r.LOS)
@@ -400,6 +384,7 @@ func String(rows []Row) string {
 		teamColumn(r.Team)
 		fmt.Fprintf(&b, "%-*s %5d %4d %4d %4d %7g %7g %-11s %6s %4.0f%% %9s", name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r),
 			los, 100*r.DrawRatio, fmt.Sprintf("%d/%d", r.AsWhite, r.AsBlack))
+		fmt.Fprintf(&b, " %-9s", FormatRanks(r, i == len(rows)-1))
 		if r.DecidedBy != "" {
 			fmt.Fprintf(&b, "  (tie broken by %s)", r.DecidedBy)
 		}

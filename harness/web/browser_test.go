@@ -619,6 +619,15 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 	if first != state.Summary.Standings[0].Name {
 		t.Errorf("the page's leader is %q, the final's %q", first, state.Summary.Standings[0].Name)
 	}
+	// Each team's 95% set of ranks, as arena standings gives it.
+	sets := eval[[]string](b, `[...document.querySelectorAll("#standings td.rank-set")].map(td => td.textContent)`)
+	rows := state.Summary.Standings
+	for i, r := range rows {
+		if want := tournament.FormatRanks(r, i == len(rows)-1); i >= len(sets) || sets[i] != want {
+			t.Errorf("row %d's ranks on the page: %q, want %q (all: %q)", i+1, sets, want, sets)
+			break
+		}
+	}
 	b.screenshot("final-live")
 
 	games, err := e.store.GamesOf(ctx, e.a.ID, 10)

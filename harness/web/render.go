@@ -55,6 +55,7 @@ var funcs = template.FuncMap{
 	"heap":   build.HeapMiB,
 	"dec":    func(n int) int { return n - 1 },
 	"elo":    tournament.FormatElo,
+	"ranks":  tournament.FormatRanks,
 	// sentence ends free text (a reason, a summary) with one full stop:
 	// none is added to text that ends with its own.
 	"sentence": sentence,
