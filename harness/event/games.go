@@ -107,10 +107,10 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 		Finished: time.Now().UTC(), Dir: rel, Course: course}
 	// A game is recorded once: a resumed scrimmage records its games again.
 	r, err := s.w.ExecContext(ctx, `INSERT OR IGNORE INTO games (kind, white_team, black_team, white_submission, black_submission,
-		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, course)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
+		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, course, duration_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
 		nullable(white.Submission), nullable(black.Submission), white.Name, black.Name, white.SHA256, black.SHA256,
-		rel, g.Winner, g.Reason, g.Plies, g.Turns, g.Finished.Format(time.RFC3339Nano), course)
+		rel, g.Winner, g.Reason, g.Plies, g.Turns, g.Finished.Format(time.RFC3339Nano), course, res.DurationMs)
 	if err != nil {
 		return Game{}, err
 	}

@@ -209,6 +209,7 @@ var columns = []struct{ table, column, def string }{
 	{"games", "rated", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "course", "TEXT NOT NULL DEFAULT ''"},
 	{"games", "turns", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "duration_ms", "REAL NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "opening", "TEXT NOT NULL DEFAULT ''"},
 	{"ladder_pairs", "played", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "repeats", "INTEGER NOT NULL DEFAULT 0"},

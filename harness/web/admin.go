@@ -33,6 +33,9 @@ type adminData struct {
 	Workers []event.EventWorker
 	// Unplayed counts the final's games its last run left unplayed.
 	Unplayed int
+	// Estimate is what the final plays and how long it takes, from the
+	// games played here.
+	Estimate event.Estimate
 	// HostReplays count the games played again because the host kept a
 	// bot waiting for a CPU past its turn's cap, by kind of game.
 	HostReplays map[string]int

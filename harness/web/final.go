@@ -479,5 +479,10 @@ func (s *Server) adminFinal(r *http.Request, d *adminData) error {
 	if d.Final.Board != nil && !d.Run.Running() {
 		d.Unplayed = d.Final.Board.Games["unplayed"]
 	}
-	return nil
+	teams, perPair, atOnce := len(d.Outlook.Playing), 2, 1
+	if d.Started {
+		teams, perPair, atOnce = len(d.Entries), d.Run.GamesPerPair, d.Run.Concurrency
+	}
+	d.Estimate, err = s.Store.FinalEstimate(ctx, teams, perPair, atOnce)
+	return err
 }

@@ -52,10 +52,14 @@ var funcs = template.FuncMap{
 	"done":   event.Done,
 	"pretty": prettyJSON,
 	"inc":    func(n int) int { return n + 1 },
+	"sub":    func(a, b int) int { return a - b },
 	"heap":   build.HeapMiB,
 	"dec":    func(n int) int { return n - 1 },
 	"elo":    tournament.FormatElo,
 	"ranks":  tournament.FormatRanks,
+	// about says a duration as a person plans with it ("about 43 h").
+	"about": event.About,
+	"ms":    func(d time.Duration) int64 { return d.Milliseconds() },
 	// sentence ends free text (a reason, a summary) with one full stop:
 	// none is added to text that ends with its own.
 	"sentence": sentence,

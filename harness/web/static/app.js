@@ -116,6 +116,35 @@ function standings() {
   };
 }
 
+// estimate follows the final's form: the games a round robin plays and
+// how long they take, at the mean game time the server gave, as the
+// organizer changes the games per pair and how many play at once.
+function estimate() {
+  var p = document.getElementById("estimate"), form = document.getElementById("start-final");
+  if (!p || !form) { return; }
+  var teams = Number(p.dataset.teams), mean = Number(p.dataset.meanMs);
+  var about = function (ms) {
+    var s = ms / 1000;
+    if (s >= 7200) { return "about " + (s / 3600).toFixed(s >= 35820 ? 0 : 1) + " h"; }
+    if (s >= 120) { return "about " + (s / 60).toFixed(s >= 597 ? 0 : 1) + " min"; }
+    return "about " + s.toFixed(s >= 9.95 ? 0 : 1) + " s";
+  };
+  var update = function () {
+    var pair = Math.max(1, Number(form.elements.games_per_pair.value) || 1);
+    var once = Math.max(1, Number(form.elements.concurrency.value) || 1);
+    var games = teams * (teams - 1) / 2 * pair;
+    document.getElementById("estimate-games").textContent = String(games);
+    document.getElementById("estimate-pair").textContent = String(pair);
+    var time = document.getElementById("estimate-time");
+    if (time && mean > 0) {
+      time.textContent = about(games * mean / once);
+      document.getElementById("estimate-once").textContent = String(once);
+    }
+  };
+  form.addEventListener("input", update);
+  update();
+}
+
 // viewerAt opens the embedded viewer at the ply the page's address names
 // (/games/ID#ply=N).
 function viewerAt() {
@@ -127,6 +156,7 @@ function viewerAt() {
 
 document.addEventListener("DOMContentLoaded", function () {
   viewerAt();
+  estimate();
   countdown();
   standings();
   dropzone();
