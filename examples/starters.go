@@ -29,10 +29,10 @@ var starterDirs = map[string][]Starter{
 	"codeclash": {{Name: "python", Language: "Python 3"}, {Name: "javascript", Language: "JavaScript (Node.js)"},
 		{Name: "c", Language: "C (one source file, built by the event)"}, {Name: "cpp", Language: "C++ (one source file, built by the event)"},
 		{Name: "java", Language: "Java (one source file, built by the event)"}},
-	"checkers":  {{Name: "checkers", Language: "Python 3 (a bot class, run by the game's adapter)"}},
-	"tiles":     {{Name: "tiles", Language: "Python 3"}},
-	"chess":     {{Name: "chess", Language: "Python 3"}},
-	"acm6x6":    {{Name: "acm6x6", Language: "Python 3"}},
+	"checkers": {{Name: "checkers", Language: "Python 3 (a bot class, run by the game's adapter)"}},
+	"tiles":    {{Name: "tiles", Language: "Python 3"}},
+	"chess":    {{Name: "chess", Language: "Python 3"}},
+	"acm6x6":   {{Name: "acm6x6", Language: "Python 3"}},
 }
 
 // Starters are the starters offered for game (none for a game without).
