@@ -374,7 +374,7 @@ func String(rows []Row) string {
 	}
 	fmt.Fprintf(&b, "%-4s ", "RANK")
 	teamColumn("TEAM")
-	fmt.Fprintf(&b, "%-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s %-9s\n", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND", "95% RANKS")
+	fmt.Fprintf(&b, "%-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s %s\n", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND", "95% RANKS")
 	for i, r := range rows {
 		los := "-"
 		if r.LOS != nil {
@@ -384,9 +384,10 @@ func String(rows []Row) string {
 		teamColumn(r.Team)
 		fmt.Fprintf(&b, "%-*s %5d %4d %4d %4d %7g %7g %-11s %6s %4.0f%% %9s", name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r),
 			los, 100*r.DrawRatio, fmt.Sprintf("%d/%d", r.AsWhite, r.AsBlack))
-		fmt.Fprintf(&b, " %-9s", FormatRanks(r, i == len(rows)-1))
 		if r.DecidedBy != "" {
-			fmt.Fprintf(&b, "  (tie broken by %s)", r.DecidedBy)
+			fmt.Fprintf(&b, " %-9s  (tie broken by %s)", FormatRanks(r, i == len(rows)-1), r.DecidedBy)
+		} else {
+			fmt.Fprintf(&b, " %s", FormatRanks(r, i == len(rows)-1))
 		}
 		b.WriteByte('\n')
 	}
