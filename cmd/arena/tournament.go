@@ -85,13 +85,14 @@ links to every game's transcript and viewer). 'arena standings DIR' prints the
 standings of a finished or running tournament.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "tournament directory (required; reuse it to resume)", Required: true},
-			&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin or gauntlet"},
+			&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, gauntlet or swiss (a few rounds, each bot against one of about its score, never twice)"},
+			&cli.IntFlag{Name: "rounds", Usage: "with --format swiss: its rounds (default: ceil(log2 bots) + 2)"},
 			&cli.StringFlag{Name: "challenger", Usage: "with --format gauntlet: the bot (by name) that plays everyone"},
 			&cli.IntFlag{Name: "games-per-pair", Value: 2, Usage: "games each pair plays, colours alternating"},
 			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once"},
 			&cli.Uint64Flag{Name: "seed", Usage: "tournament seed: the schedule, every game's seed and the random tie-break (default: random, stored)"},
 			&cli.StringFlag{Name: "points", Value: "3,1,0", Usage: "points for a win, a draw and a loss"},
-			&cli.StringFlag{Name: "tie-breaks", Value: strings.Join(tournament.DefaultTieBreaks(), ","), Usage: "tie-breaks in order: sonneborn-berger, direct-encounter, wins, random"},
+			&cli.StringFlag{Name: "tie-breaks", Value: strings.Join(tournament.DefaultTieBreaks(), ","), Usage: "tie-breaks in order: sonneborn-berger, direct-encounter, wins, buchholz, buchholz-cut1, random (a Swiss tournament's default: " + strings.Join(tournament.SwissTieBreaks(), ",") + ")"},
 			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "attempts of a game aborted by the host before it is reported unplayed"},
 			&cli.StringFlag{Name: "min-free", Value: "1g", Usage: "free space the tournament directory keeps beyond what the games in flight may write (their evidence budget plus 32 MiB each); below it no game starts until space is freed (0: no check)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
@@ -126,6 +127,9 @@ func runTournament(c *cli.Context) error {
 	if s := strings.TrimSpace(c.String("tie-breaks")); s != "" {
 		tbs = strings.Split(s, ",")
 	}
+	if c.String("format") == tournament.Swiss && !c.IsSet("tie-breaks") {
+		tbs = tournament.SwissTieBreaks()
+	}
 	var minFree int64
 	if v := c.String("min-free"); v != "0" {
 		if minFree, err = units.RAMInBytes(v); err != nil || minFree < 0 {
@@ -136,7 +140,7 @@ func runTournament(c *cli.Context) error {
 		return usagef("--concurrency and --max-attempts must be at least 1")
 	}
 	o, closer, err := runnerOptions(c, dir, bots, evidence, func(cfg *tournament.Config) error {
-		cfg.Format, cfg.Challenger, cfg.GamesPerPair = c.String("format"), c.String("challenger"), c.Int("games-per-pair")
+		cfg.Format, cfg.Challenger, cfg.GamesPerPair, cfg.Rounds = c.String("format"), c.String("challenger"), c.Int("games-per-pair"), c.Int("rounds")
 		cfg.Scoring, cfg.TieBreaks = sc, tbs
 		if err := cfg.Validate(); err != nil {
 			return usagef("%v", err)

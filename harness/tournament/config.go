@@ -71,8 +71,15 @@ func (c Config) Validate() error {
 		if !seen[c.Challenger] {
 			return configErrorf("the challenger %q is not one of the bots", c.Challenger)
 		}
+	case Swiss:
+		if c.Challenger != "" {
+			return configErrorf("a challenger is for the %s format, not %s", Gauntlet, Swiss)
+		}
 	default:
-		return configErrorf("format: want %s or %s, got %q", RoundRobin, Gauntlet, c.Format)
+		return configErrorf("format: want %s, %s or %s, got %q", RoundRobin, Gauntlet, Swiss, c.Format)
+	}
+	if c.Rounds < 0 || c.Rounds > 0 && c.Format != Swiss {
+		return configErrorf("rounds: for the %s format only, 1 or more (0: its default), got %d", Swiss, c.Rounds)
 	}
 	if c.GamesPerPair < 1 {
 		return configErrorf("games per pair: want 1 or more, got %d", c.GamesPerPair)
@@ -86,6 +93,39 @@ func (c Config) Validate() error {
 		return &ConfigError{"tie-breaks: " + err.Error()}
 	}
 	return nil
+}
+
+// SwissRounds is the rounds a Swiss tournament of this configuration plays.
+func (c Config) SwissRounds() int {
+	if c.Rounds > 0 {
+		return c.Rounds
+	}
+	return SwissRounds(len(c.Bots))
+}
+
+// Planned is how many games a Swiss tournament plays in all, its rounds
+// paired one by one from the results; 0 for a format whose whole schedule
+// is stored from the start.
+func (c Config) Planned() int {
+	if c.Format == Swiss {
+		return c.SwissRounds() * (len(c.Bots) / 2) * c.GamesPerPair
+	}
+	return 0
+}
+
+// firstGames are the games a tournament starts with: its whole schedule,
+// or a Swiss tournament's first round.
+func (c Config) firstGames() ([]Game, error) {
+	if c.Format == Swiss {
+		return swissRound(1, firstPairs(len(c.Bots)), c.GamesPerPair, c.Seed, len(c.Openings), 1, 1), nil
+	}
+	challenger := -1
+	for i, b := range c.Bots {
+		if b.Name == c.Challenger {
+			challenger = i
+		}
+	}
+	return Schedule(c.Format, len(c.Bots), challenger, c.GamesPerPair, c.Seed, len(c.Openings))
 }
 
 // ParseScoring reads points as WIN,DRAW,LOSS (such as 3,1,0).

@@ -23,13 +23,21 @@ func TestConfigValidate(t *testing.T) {
 	if err := gauntlet.Validate(); err != nil {
 		t.Fatalf("a gauntlet: %v", err)
 	}
+	swiss := good
+	swiss.Format, swiss.Rounds = Swiss, 3
+	if err := swiss.Validate(); err != nil {
+		t.Fatalf("a Swiss tournament: %v", err)
+	}
 	for _, c := range []struct {
 		edit func(*Config)
 		want string
 	}{
 		{func(c *Config) { c.Bots = c.Bots[:1] }, "at least 2 bots, got 1"},
 		{func(c *Config) { c.Bots[1].Name = "a" }, `two bots are named "a"`},
-		{func(c *Config) { c.Format = "swiss" }, `want round-robin or gauntlet, got "swiss"`},
+		{func(c *Config) { c.Format = "knockout" }, `want round-robin, gauntlet or swiss, got "knockout"`},
+		{func(c *Config) { c.Rounds = 3 }, "rounds: for the swiss format only"},
+		{func(c *Config) { c.Format, c.Rounds = Swiss, -1 }, "rounds: for the swiss format only, 1 or more"},
+		{func(c *Config) { c.Format, c.Challenger = Swiss, "a" }, "a challenger is for the gauntlet format, not swiss"},
 		{func(c *Config) { c.Format = Gauntlet }, "needs a challenger"},
 		{func(c *Config) { c.Format, c.Challenger = Gauntlet, "z" }, `the challenger "z" is not one of the bots`},
 		{func(c *Config) { c.Challenger = "a" }, "a challenger is for the gauntlet format"},

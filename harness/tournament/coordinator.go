@@ -169,8 +169,20 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			mu.Lock()
 			g, ok, err := st.Claim(context.WithoutCancel(ctx), func(r Record) string { return gameDir(r, o.Config.Bots) })
 			mu.Unlock()
-			if err != nil || !ok {
+			if err != nil {
 				return err
+			}
+			if !ok {
+				if len(inflight) > 0 {
+					return nil // a Swiss round is paired once its games are in
+				}
+				mu.Lock()
+				added, _, err := o.nextRound(context.WithoutCancel(ctx), st)
+				mu.Unlock()
+				if err != nil || !added {
+					return err
+				}
+				continue
 			}
 			if err := keepAside(filepath.Join(o.Dir, g.Dir), fmt.Sprintf(".attempt-%d", g.Tries)); err != nil {
 				return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)

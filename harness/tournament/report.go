@@ -136,9 +136,14 @@ func Load(ctx context.Context, dir string) (*State, error) {
 			s.Summary.Pending++
 		}
 	}
+	if planned := cfg.Planned(); planned > len(recs) {
+		// A Swiss tournament's rounds not yet paired are games to play.
+		s.Summary.Pending += planned - len(recs)
+		s.Summary.Total = planned
+	}
 	s.Summary.BotTime = time.Duration(bot * float64(time.Millisecond))
 	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
-	s.Summary.Standings = Standings(names(cfg.Bots), outcomes(recs), cfg.Scoring, cfg.TieBreaks, cfg.Seed)
+	s.Summary.Standings = Standings(names(cfg.Bots), scored(*cfg, recs, recs), cfg.Scoring, cfg.TieBreaks, cfg.Seed)
 	for i, r := range s.Summary.Standings {
 		for _, b := range cfg.Bots {
 			if b.Name == r.Name {
@@ -159,7 +164,7 @@ func (s *State) StandingsOf(keep func(Record) bool) []Row {
 			recs = append(recs, r)
 		}
 	}
-	return Standings(names(s.Config.Bots), outcomes(recs), s.Config.Scoring, s.Config.TieBreaks, s.Config.Seed)
+	return Standings(names(s.Config.Bots), scored(s.Config, recs, s.Games), s.Config.Scoring, s.Config.TieBreaks, s.Config.Seed)
 }
 
 // StandingsFile is standings.json.

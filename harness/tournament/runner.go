@@ -172,13 +172,7 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		return nil, err
 	}
 	if stored == nil {
-		challenger := -1
-		for i, b := range o.Config.Bots {
-			if b.Name == o.Config.Challenger {
-				challenger = i
-			}
-		}
-		games, err := Schedule(o.Config.Format, len(o.Config.Bots), challenger, o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings))
+		games, err := o.Config.firstGames()
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +226,7 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		}
 	}
 	if o.Progress != nil {
-		o.Progress.Start(len(recs), done)
+		o.Progress.Start(max(len(recs), o.Config.Planned()), done)
 	}
 
 	// Reuse each bot's sandbox from one game to its next: creating containers is
@@ -279,6 +273,23 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 					return
 				}
 				if !ok {
+					// A Swiss round is paired once every game of the
+					// rounds before it is finished.
+					mu.Lock()
+					added, wait, err := o.nextRound(context.WithoutCancel(ctx), st)
+					mu.Unlock()
+					if err != nil {
+						failed.Store(true)
+						errs <- err
+						return
+					}
+					if added {
+						continue
+					}
+					if wait {
+						sleepCtx(ctx, 100*time.Millisecond)
+						continue
+					}
 					return
 				}
 				if err := o.play(ctx, st, next, &mu); err != nil {
@@ -312,6 +323,47 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		return nil, errors.Join(failures...)
 	}
 	return o.summary(ctx, start)
+}
+
+// nextRound pairs a Swiss tournament's next round and adds its games, once
+// every game of the rounds so far is finished (wait: some still play) and
+// while rounds are left. The pairing is a pure function of the results, so
+// a resumed tournament pairs as the first run would have.
+func (o *Options) nextRound(ctx context.Context, st *Store) (added, wait bool, err error) {
+	if o.Config.Format != Swiss {
+		return false, false, nil
+	}
+	recs, err := st.Games(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	round, pair := 0, 0
+	for _, r := range recs {
+		if r.Status == Pending || r.Status == Running {
+			return false, true, nil
+		}
+		round, pair = max(round, r.Round), max(pair, r.Pair)
+	}
+	if round >= o.Config.SwissRounds() {
+		return false, false, nil
+	}
+	pairs, _ := swissPairings(swissHistory(len(o.Config.Bots), recs))
+	games := swissRound(round+1, pairs, o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings), len(recs)+1, pair+1)
+	if err := st.AddGames(ctx, games); err != nil {
+		return false, false, fmt.Errorf("pair round %d: %w", round+1, err)
+	}
+	slog.Info("tournament: a Swiss round is paired", "round", round+1, "games", len(games))
+	return true, false, nil
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // summary writes the reports and says how the run went.
@@ -482,7 +534,7 @@ func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
 			// stored, and a store that cannot be read fails the run elsewhere.
 			o.warn("progress: read the games for the leader", err)
 		} else {
-			rows := Standings(names(o.Config.Bots), outcomes(recs), o.Config.Scoring, o.Config.TieBreaks, o.Config.Seed)
+			rows := Standings(names(o.Config.Bots), scored(o.Config, recs, recs), o.Config.Scoring, o.Config.TieBreaks, o.Config.Seed)
 			if len(rows) > 0 {
 				o.leader = fmt.Sprintf("%s %g pts", rows[0].Name, rows[0].Points)
 			}

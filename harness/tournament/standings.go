@@ -30,7 +30,16 @@ const (
 	DirectEncounter = "direct-encounter" // points among the tied players, if they all met
 	MostWins        = "wins"
 	RandomDraw      = "random" // a seeded random draw
+	// Buchholz is the points of every opponent met (a game each); cut-1
+	// leaves out the lowest of them (Swiss).
+	Buchholz     = "buchholz"
+	BuchholzCut1 = "buchholz-cut1"
 )
+
+// SwissTieBreaks is the order a Swiss tournament breaks ties in.
+func SwissTieBreaks() []string {
+	return []string{BuchholzCut1, Buchholz, SonnebornBerger, RandomDraw}
+}
 
 // DefaultTieBreaks is the order of the ACM rules.
 func DefaultTieBreaks() []string {
@@ -41,9 +50,9 @@ func DefaultTieBreaks() []string {
 func CheckTieBreaks(tb []string) error {
 	for _, t := range tb {
 		switch t {
-		case SonnebornBerger, DirectEncounter, MostWins, RandomDraw:
+		case SonnebornBerger, DirectEncounter, MostWins, RandomDraw, Buchholz, BuchholzCut1:
 		default:
-			return fmt.Errorf("unknown tie-break %q (known: %s, %s, %s, %s)", t, SonnebornBerger, DirectEncounter, MostWins, RandomDraw)
+			return fmt.Errorf("unknown tie-break %q (known: %s, %s, %s, %s, %s, %s)", t, SonnebornBerger, DirectEncounter, MostWins, RandomDraw, Buchholz, BuchholzCut1)
 		}
 	}
 	return nil
@@ -69,6 +78,12 @@ type Row struct {
 	Losses int     `json:"losses"`
 	Points float64 `json:"points"`
 	SB     float64 `json:"sonnebornBerger"`
+	// Buchholz and BuchholzCut1 (Swiss tie-breaks): the points of every
+	// opponent met, a game each, and the same less the lowest of them.
+	Buchholz     float64 `json:"buchholz"`
+	BuchholzCut1 float64 `json:"buchholzCut1"`
+	// Byes are the Swiss rounds the bot sat out (each scored as a win).
+	Byes int `json:"byes,omitempty"`
 	// Direct is the points among a tied group whose members all met, when the
 	// direct-encounter tie-break was applied to this bot.
 	Direct    *float64 `json:"directEncounter,omitempty"`
@@ -105,6 +120,12 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 		rows[i] = Row{Bot: i, Name: names[i]}
 	}
 	for _, g := range games {
+		if g.Black == Bye {
+			// A Swiss round sat out: a win's points, no game.
+			rows[g.White].Points += sc.Win
+			rows[g.White].Byes++
+			continue
+		}
 		rows[g.White].AsWhite++
 		rows[g.Black].AsBlack++
 		for _, me := range []int{g.White, g.Black} {
@@ -123,7 +144,18 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 			}
 		}
 	}
+	lowest := make([]float64, n)
+	for i := range lowest {
+		lowest[i] = math.Inf(1)
+	}
 	for _, g := range games {
+		if g.Black == Bye {
+			continue
+		}
+		for _, p := range [][2]int{{g.White, g.Black}, {g.Black, g.White}} {
+			rows[p[0]].Buchholz += rows[p[1]].Points
+			lowest[p[0]] = min(lowest[p[0]], rows[p[1]].Points)
+		}
 		switch g.Winner {
 		case -1:
 			rows[g.White].SB += rows[g.Black].Points / 2
@@ -132,6 +164,12 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 			rows[g.White].SB += rows[g.Black].Points
 		case g.Black:
 			rows[g.Black].SB += rows[g.White].Points
+		}
+	}
+	for i := range rows {
+		rows[i].BuchholzCut1 = rows[i].Buchholz
+		if !math.IsInf(lowest[i], 1) {
+			rows[i].BuchholzCut1 -= lowest[i]
 		}
 	}
 	fit := ranks.Estimate(n, rankGames(games), ranks.Prior)
@@ -208,6 +246,14 @@ func breakTies(rows []Row, group []int, games []Outcome, sc Scoring, tbs []strin
 	case MostWins:
 		for _, b := range group {
 			key[b] = float64(rows[b].Wins)
+		}
+	case Buchholz:
+		for _, b := range group {
+			key[b] = rows[b].Buchholz
+		}
+	case BuchholzCut1:
+		for _, b := range group {
+			key[b] = rows[b].BuchholzCut1
 		}
 	case RandomDraw:
 		for _, b := range group {

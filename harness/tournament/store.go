@@ -52,6 +52,8 @@ type Config struct {
 	// are played (none: the game's own start, or its seed's).
 	Openings []rules.Opening `json:"openings,omitempty"`
 	Bots     []BotEntry      `json:"bots"`
+	// Rounds is a Swiss tournament's rounds (0: SwissRounds of its bots).
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // BotEntry is one participant.
@@ -320,6 +322,23 @@ func (s *Store) Init(ctx context.Context, c Config, games []Game) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('config', ?)`, string(raw)); err != nil {
 		return err
 	}
+	for _, g := range games {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed, pair, opening) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			g.ID, g.Round, g.White, g.Black, int64(g.Seed), g.Pair, g.Opening); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// AddGames adds a round's games (a Swiss round paired from the rounds
+// before it), all at once or none.
+func (s *Store) AddGames(ctx context.Context, games []Game) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
 	for _, g := range games {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed, pair, opening) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			g.ID, g.Round, g.White, g.Black, int64(g.Seed), g.Pair, g.Opening); err != nil {
