@@ -263,10 +263,11 @@ played with the pinned submissions.`,
 			},
 			{
 				Name:      "final",
-				Usage:     "play the final: a round robin of the pinned submissions",
-				UsageText: "arena event final DIR [--games-per-pair N] [--concurrency N] [--seed S]",
+				Usage:     "play the final: a round robin (or a Swiss tournament) of the pinned submissions",
+				UsageText: "arena event final DIR [--format round-robin|swiss] [--rounds R] [--games-per-pair N] [--concurrency N] [--seed S]",
 				Description: `Plays the final of the event in DIR (closing it first if it is open): a round
-robin of the pinned submissions, with the game, rules and limits of
+robin of the pinned submissions (--format swiss: a Swiss tournament of
+--rounds rounds, default ceil(log2 teams) + 2), with the game, rules and limits of
 event.toml, through the runner of arena tournament, in DIR/final. It is a
 tournament directory like any other: arena standings DIR/final, its report,
 replay of every game; run the same command to resume it after an
@@ -277,6 +278,8 @@ teams that play, each one's submission loaded and built, a sandbox that
 answers. A final that cannot start exits 1 with the reason, and nothing is
 closed.`,
 				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin or swiss"},
+					flagNamed(tournamentCommand().Flags, "rounds"),
 					flagNamed(tournamentCommand().Flags, "games-per-pair"),
 					flagNamed(tournamentCommand().Flags, "concurrency"),
 					flagNamed(tournamentCommand().Flags, "seed"),
@@ -694,6 +697,9 @@ func eventFinal(c *cli.Context) error {
 	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 || c.Int("games-per-pair") < 1 {
 		return usagef("--games-per-pair, --concurrency and --max-attempts must be at least 1")
 	}
+	if f := c.String("format"); f != tournament.RoundRobin && f != tournament.Swiss {
+		return usagef("--format: a final is round-robin or swiss, not %q", f)
+	}
 	dir := c.Args().First()
 	cfg, err := event.LoadConfig(dir)
 	if err != nil {
@@ -734,6 +740,7 @@ func eventFinal(c *cli.Context) error {
 		}
 		plan, err := st.PrepareFinal(c.Context, event.Final{Settings: resolved, Backend: backend, Image: c.String("image"),
 			Builder: builder, Intake: cfg.Intake(), GamesPerPair: c.Int("games-per-pair"), Seed: seed,
+			Format: c.String("format"), Rounds: c.Int("rounds"),
 			Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), ArenaVersion: arenaVersion(), Signer: key})
 		var refused *event.RefusedError
 		if errors.As(err, &refused) {

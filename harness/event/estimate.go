@@ -4,24 +4,32 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/arenabots/arena/harness/tournament"
 )
 
 // Estimate is what the final would play for this event and how long it
-// would take: its games (a round robin of the teams that play, games per
-// pair), and the time from the mean duration of the games played here so
-// far (the ladder's, scrimmages' and validations'), at so many at once.
+// would take: its games (a round robin of the teams that play, or a Swiss
+// final of its default rounds, games per pair), and the time from the mean
+// duration of the games played here so far (the ladder's, scrimmages' and
+// validations'), at so many at once.
 type Estimate struct {
 	Teams        int `json:"teams"`
 	GamesPerPair int `json:"gamesPerPair"`
 	Games        int `json:"games"`
+	// SwissRounds and SwissGames are a Swiss final's default rounds for
+	// these teams and the games it plays.
+	SwissRounds int `json:"swissRounds"`
+	SwissGames  int `json:"swissGames"`
 	// MeanGame is the mean duration of the last games played here (Sample
 	// of them); 0 before any.
 	MeanGame time.Duration `json:"meanGameMs"`
 	Sample   int           `json:"sample"`
 	AtOnce   int           `json:"atOnce"`
-	// Duration is Games × MeanGame / AtOnce: 0 while no game says how long
-	// one takes.
-	Duration time.Duration `json:"durationMs"`
+	// Duration is Games × MeanGame / AtOnce, SwissDuration the same of
+	// SwissGames: 0 while no game says how long one takes.
+	Duration      time.Duration `json:"durationMs"`
+	SwissDuration time.Duration `json:"swissDurationMs"`
 }
 
 // estimateSample is how many of the last games the mean is taken over.
@@ -38,6 +46,8 @@ func RoundRobinGames(teams, perPair int) int {
 func (s *Store) FinalEstimate(ctx context.Context, teams, perPair, atOnce int) (Estimate, error) {
 	e := Estimate{Teams: teams, GamesPerPair: max(perPair, 1), AtOnce: max(atOnce, 1)}
 	e.Games = RoundRobinGames(teams, e.GamesPerPair)
+	e.SwissRounds = tournament.SwissRounds(teams)
+	e.SwissGames = e.SwissRounds * (teams / 2) * e.GamesPerPair
 	var mean float64
 	err := s.readRow(ctx, `SELECT COALESCE(AVG(duration_ms), 0), COUNT(*) FROM
 		(SELECT duration_ms FROM games WHERE duration_ms > 0 ORDER BY id DESC LIMIT ?)`, estimateSample).Scan(&mean, &e.Sample)
@@ -45,7 +55,7 @@ func (s *Store) FinalEstimate(ctx context.Context, teams, perPair, atOnce int) (
 		return e, err
 	}
 	e.MeanGame = time.Duration(mean * float64(time.Millisecond))
-	e.Duration = e.Left(e.Games)
+	e.Duration, e.SwissDuration = e.Left(e.Games), e.Left(e.SwissGames)
 	return e, nil
 }
 

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"database/sql"
@@ -181,6 +182,10 @@ type Final struct {
 	Builder      *build.Builder
 	Intake       submission.Limits
 	GamesPerPair int
+	// Format is the final's: tournament.RoundRobin ("": it) or
+	// tournament.Swiss, with Rounds (0: the Swiss default for its teams).
+	Format       string
+	Rounds       int
 	Seed         uint64
 	Concurrency  int
 	MaxAttempts  int
@@ -196,6 +201,10 @@ const FinalGame = "final"
 
 // FinalRun is how the final was started, and how it ended.
 type FinalRun struct {
+	// Format is the final's format (round-robin or swiss) and Rounds a
+	// Swiss final's rounds (0: its default).
+	Format       string    `json:"format"`
+	Rounds       int       `json:"rounds,omitempty"`
 	GamesPerPair int       `json:"gamesPerPair"`
 	Concurrency  int       `json:"concurrency"`
 	MaxAttempts  int       `json:"maxAttempts"`
@@ -208,6 +217,14 @@ type FinalRun struct {
 	Error string `json:"error,omitempty"`
 }
 
+// config is a sketch of the final's tournament for teams teams: its format
+// and rounds, for the words that describe it.
+func (f Final) config(teams int) tournament.Config {
+	c := tournament.Config{Format: cmp.Or(f.Format, tournament.RoundRobin), Rounds: f.Rounds, GamesPerPair: f.GamesPerPair}
+	c.Bots = make([]tournament.BotEntry, teams)
+	return c
+}
+
 // Running says whether the final was started and has not ended: a server
 // that starts then resumes it.
 func (r FinalRun) Running() bool { return !r.Started.IsZero() && r.Finished.IsZero() }
@@ -216,8 +233,8 @@ func (r FinalRun) Running() bool { return !r.Started.IsZero() && r.Finished.IsZe
 func (s *Store) FinalRun(ctx context.Context) (r FinalRun, ok bool, err error) {
 	var seed int64
 	var started, finished string
-	err = s.readRow(ctx, `SELECT games_per_pair, concurrency, max_attempts, seed, started, finished, error FROM final_run WHERE id = 1`).
-		Scan(&r.GamesPerPair, &r.Concurrency, &r.MaxAttempts, &seed, &started, &finished, &r.Error)
+	err = s.readRow(ctx, `SELECT format, rounds, games_per_pair, concurrency, max_attempts, seed, started, finished, error FROM final_run WHERE id = 1`).
+		Scan(&r.Format, &r.Rounds, &r.GamesPerPair, &r.Concurrency, &r.MaxAttempts, &seed, &started, &finished, &r.Error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -234,15 +251,20 @@ func (s *Store) beginFinal(ctx context.Context, f Final, teams int) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM final_run`).Scan(&runs); err != nil {
 			return "", err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO final_run (id, games_per_pair, concurrency, max_attempts, seed, started)
-		VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET games_per_pair = excluded.games_per_pair,
+		format := cmp.Or(f.Format, tournament.RoundRobin)
+		_, err := tx.ExecContext(ctx, `INSERT INTO final_run (id, format, rounds, games_per_pair, concurrency, max_attempts, seed, started)
+		VALUES (1, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET format = excluded.format, rounds = excluded.rounds,
+		games_per_pair = excluded.games_per_pair,
 		concurrency = excluded.concurrency, max_attempts = excluded.max_attempts, seed = excluded.seed,
-		started = excluded.started, finished = '', error = ''`, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
+		started = excluded.started, finished = '', error = ''`, format, f.Rounds, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
 		verb := "started"
 		if runs > 0 {
 			verb = "resumed"
 		}
-		return fmt.Sprintf("the final %s: %d teams, %d games per pair, %d at once, seed %d", verb, teams, f.GamesPerPair, f.Concurrency, f.Seed), err
+		if format == tournament.Swiss {
+			format = fmt.Sprintf("swiss, %d rounds", f.config(teams).SwissRounds())
+		}
+		return fmt.Sprintf("the final %s: %d teams, %s, %d games per pair, %d at once, seed %d", verb, teams, format, f.GamesPerPair, f.Concurrency, f.Seed), err
 	})
 }
 
@@ -381,6 +403,9 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 func (p *FinalPlan) config() (tournament.Config, error) {
 	cfg := tournament.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
 	cfg.GamesPerPair, cfg.Seed = p.f.GamesPerPair, p.f.Seed
+	if p.f.Format == tournament.Swiss {
+		cfg.Format, cfg.Rounds, cfg.TieBreaks = tournament.Swiss, p.f.Rounds, tournament.SwissTieBreaks()
+	}
 	for i, e := range p.entries {
 		cfg.Bots[i].Team = e.Name // arena standings names the team, its bot beside it
 	}

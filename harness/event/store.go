@@ -210,6 +210,8 @@ var columns = []struct{ table, column, def string }{
 	{"games", "course", "TEXT NOT NULL DEFAULT ''"},
 	{"games", "turns", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "duration_ms", "REAL NOT NULL DEFAULT 0"},
+	{"final_run", "format", "TEXT NOT NULL DEFAULT 'round-robin'"},
+	{"final_run", "rounds", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "opening", "TEXT NOT NULL DEFAULT ''"},
 	{"ladder_pairs", "played", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "repeats", "INTEGER NOT NULL DEFAULT 0"},

@@ -31,7 +31,7 @@ func TestTheFinalsEstimateFollowsTheForm(t *testing.T) {
 
 	_, page := api(t, e.http.URL, "GET", "/admin", e.admin, "")
 	served := regexp.MustCompile(`(?s)<p id="estimate".*?</p>`).FindString(page)
-	if !strings.Contains(served, `<span id="estimate-games">6</span> games`) || !strings.Contains(served, "on average") {
+	if !strings.Contains(served, `a round robin plays <span id="estimate-games">6</span> games`) || !strings.Contains(served, `a Swiss final of <span id="estimate-rounds">4</span> rounds <span id="estimate-swiss-games">8</span> games`) || !strings.Contains(served, "on average") {
 		t.Fatalf("the served estimate: %s", served)
 	}
 	b := openTab(t, e.http.URL, 2*time.Minute)
@@ -45,8 +45,12 @@ func TestTheFinalsEstimateFollowsTheForm(t *testing.T) {
 		t.Errorf("the page's estimate %q, the server's %q", got, want)
 	}
 	eval[bool](b, `(() => { const f = document.getElementById("start-final"); f.elements.games_per_pair.value = "5"; f.elements.concurrency.value = "2"; f.dispatchEvent(new Event("input")); return true; })()`)
-	if got, want := text(), "plays 15 games (5 a pair)"; !strings.Contains(got, want) || !strings.Contains(got, event.About(est.Duration)+" at 2 at once") {
-		t.Errorf("after the form changed the estimate reads %q, want %q and %q", got, want, event.About(est.Duration))
+	if got, want := text(), "5 games a pair, 2 at once: a round robin plays 15 games, "+event.About(est.Duration)+"; a Swiss final of 4 rounds 20 games"; !strings.Contains(got, want) {
+		t.Errorf("after the form changed the estimate reads %q, want %q", got, want)
+	}
+	eval[bool](b, `(() => { const f = document.getElementById("start-final"); f.elements.format.value = "swiss"; f.elements.rounds.value = "3"; f.dispatchEvent(new Event("input")); return true; })()`)
+	if got, want := text(), "a Swiss final of 3 rounds 15 games, "+event.About(15*est.MeanGame/2); !strings.Contains(got, want) {
+		t.Errorf("a Swiss final of 3 rounds: the estimate reads %q, want %q", got, want)
 	}
 	b.noExceptions()
 	b.screenshot("estimate")

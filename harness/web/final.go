@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -264,27 +265,38 @@ func (s *Server) apiStandings(w http.ResponseWriter, r *http.Request, p *event.P
 type FinalStarter func(run event.FinalRun) error
 
 // finalOptions reads the final's options from a form or JSON request:
-// games_per_pair (default 2), concurrency (default 1).
+// format (round-robin, the default, or swiss), rounds (a Swiss final's; 0
+// or none: its default), games_per_pair (default 2), concurrency (default
+// 1).
 func finalOptions(r *http.Request) (event.FinalRun, error) {
-	run := event.FinalRun{GamesPerPair: 2, Concurrency: 1, MaxAttempts: 3}
-	got, err := fields(r, "games_per_pair", "concurrency")
+	run := event.FinalRun{Format: tournament.RoundRobin, GamesPerPair: 2, Concurrency: 1, MaxAttempts: 3}
+	got, err := fields(r, "format", "rounds", "games_per_pair", "concurrency")
 	if err != nil {
 		return run, err
 	}
+	switch f := got["format"]; f {
+	case "", tournament.RoundRobin, tournament.Swiss:
+		run.Format = cmp.Or(f, tournament.RoundRobin)
+	default:
+		return run, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("format must be %s or %s, got %q", tournament.RoundRobin, tournament.Swiss, f)}
+	}
 	for _, f := range []struct {
-		name string
-		to   *int
-		max  int
-	}{{"games_per_pair", &run.GamesPerPair, 100}, {"concurrency", &run.Concurrency, 64}} {
+		name     string
+		to       *int
+		min, max int
+	}{{"games_per_pair", &run.GamesPerPair, 1, 100}, {"concurrency", &run.Concurrency, 1, 64}, {"rounds", &run.Rounds, 0, 100}} {
 		v := got[f.name]
 		if v == "" {
 			continue
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > f.max {
-			return run, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("%s must be a number from 1 to %d, got %q", f.name, f.max, v)}
+		if err != nil || n < f.min || n > f.max {
+			return run, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("%s must be a number from %d to %d, got %q", f.name, f.min, f.max, v)}
 		}
 		*f.to = n
+	}
+	if run.Format != tournament.Swiss {
+		run.Rounds = 0
 	}
 	return run, nil
 }
@@ -413,6 +425,7 @@ func (f *finalRunner) start(run event.FinalRun) error {
 	}
 	o := f.base
 	o.GamesPerPair, o.Concurrency, o.MaxAttempts, o.Seed = run.GamesPerPair, run.Concurrency, max(run.MaxAttempts, 1), seed
+	o.Format, o.Rounds = run.Format, run.Rounds
 	plan, err := f.st.PrepareFinal(ctx, o)
 	if err != nil {
 		return err

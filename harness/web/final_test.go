@@ -244,3 +244,43 @@ func sameRow(x, y tournament.Row) bool {
 
 // sameBoardRow compares a served row with the tournament's.
 func sameBoardRow(x event.BoardRow, y tournament.Row) bool { return sameRow(x.Row, y) }
+
+// A Swiss final, started over the API: its rounds are paired one by one
+// from the results, each team sits one round out in a field of three, and
+// the standings count each bye as a win; the run says its format.
+func TestASwissFinal(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	threeTeamsForTheFinal(t, ctx, e)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "knockout"}`), "application/json"); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("a knockout final: %d %s, want 400", res.StatusCode, body)
+	}
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "swiss", "rounds": 3, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start a Swiss final: %d %s", res.StatusCode, body)
+	}
+	var b event.Board
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the final did not end within 3 minutes: %+v", b)
+		}
+	}
+	if b.Run.Error != "" || b.Run.Format != tournament.Swiss || b.Run.Rounds != 3 || b.Games["done"] != 6 || b.Games["total"] != 6 {
+		t.Fatalf("the Swiss final ended with %+v, want 3 rounds of one pairing, 6 games", b)
+	}
+	state, err := tournament.Load(ctx, filepath.Join(e.dir, event.FinalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range state.Summary.Standings {
+		if r.Byes != 1 || r.Games != 4 {
+			t.Errorf("%s: %d byes, %d games; want each team one bye and two pairings", r.Name, r.Byes, r.Games)
+		}
+	}
+	if state.Config.Format != tournament.Swiss || state.Config.TieBreaks[0] != tournament.BuchholzCut1 {
+		t.Errorf("the final's tournament: %s, tie-breaks %v", state.Config.Format, state.Config.TieBreaks)
+	}
+}

@@ -129,16 +129,23 @@ function estimate() {
     if (s >= 120) { return "about " + (s / 60).toFixed(s >= 597 ? 0 : 1) + " min"; }
     return "about " + s.toFixed(s >= 9.95 ? 0 : 1) + " s";
   };
+  var set = function (id, text) {
+    var el = document.getElementById(id);
+    if (el) { el.textContent = text; }
+  };
   var update = function () {
     var pair = Math.max(1, Number(form.elements.games_per_pair.value) || 1);
     var once = Math.max(1, Number(form.elements.concurrency.value) || 1);
-    var games = teams * (teams - 1) / 2 * pair;
-    document.getElementById("estimate-games").textContent = String(games);
-    document.getElementById("estimate-pair").textContent = String(pair);
-    var time = document.getElementById("estimate-time");
-    if (time && mean > 0) {
-      time.textContent = about(games * mean / once);
-      document.getElementById("estimate-once").textContent = String(once);
+    var rounds = Number(form.elements.rounds.value) || Number(p.dataset.swissRounds);
+    var games = teams * (teams - 1) / 2 * pair, swiss = rounds * Math.floor(teams / 2) * pair;
+    set("estimate-pair", String(pair));
+    set("estimate-once", String(once));
+    set("estimate-games", String(games));
+    set("estimate-rounds", String(rounds));
+    set("estimate-swiss-games", String(swiss));
+    if (mean > 0) {
+      set("estimate-time", about(games * mean / once));
+      set("estimate-swiss-time", about(swiss * mean / once));
     }
   };
   form.addEventListener("input", update);
