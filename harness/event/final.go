@@ -591,6 +591,86 @@ type Board struct {
 	// only (zero if none).
 	FreezesAt time.Time `json:"freezesAt,omitzero"`
 	Run       FinalRun  `json:"run"`
+	// Rounds are a Swiss final's rounds with their pairings, as far as
+	// they are shown (a frozen board: the rounds whose every game had
+	// finished by the freeze).
+	Rounds []BoardRound `json:"rounds,omitempty"`
+}
+
+// BoardRound is a round of a Swiss final: its pairings and who sat out.
+type BoardRound struct {
+	Round    int            `json:"round"`
+	Pairings []BoardPairing `json:"pairings"`
+	Bye      string         `json:"bye,omitempty"`
+}
+
+// BoardPairing is two teams' games in a round: each one's points from
+// them (a win 1, a draw ½), and how many are still to finish.
+type BoardPairing struct {
+	White, Black string
+	WhitePoints  float64 `json:"whitePoints"`
+	BlackPoints  float64 `json:"blackPoints"`
+	Left         int     `json:"left,omitempty"`
+}
+
+// boardRounds are a Swiss final's rounds from its games; shown says which
+// games' results may show (nil: all), and a round shows only when all of
+// its finished games may.
+func boardRounds(state *tournament.State, names TeamNames, shown func(tournament.Record) bool) []BoardRound {
+	if state.Config.Format != tournament.Swiss {
+		return nil
+	}
+	team := func(bot int) string {
+		name := state.Config.Bots[bot].Name
+		return cmp.Or(names.ByBot[name], name)
+	}
+	byRound := map[int][]tournament.Record{}
+	last := 0
+	for _, r := range state.Games {
+		byRound[r.Round] = append(byRound[r.Round], r)
+		last = max(last, r.Round)
+	}
+	var out []BoardRound
+	for round := 1; round <= last; round++ {
+		br := BoardRound{Round: round}
+		in := map[int]bool{}
+		at := map[[2]int]int{}
+		hidden := false
+		for _, r := range byRound[round] {
+			in[r.White], in[r.Black] = true, true
+			key := [2]int{min(r.White, r.Black), max(r.White, r.Black)}
+			i, ok := at[key]
+			if !ok {
+				i = len(br.Pairings)
+				at[key] = i
+				br.Pairings = append(br.Pairings, BoardPairing{White: team(r.White), Black: team(r.Black)})
+			}
+			p := &br.Pairings[i]
+			points, done := r.Score(r.White)
+			switch {
+			case !done:
+				p.Left++
+			case shown != nil && !shown(r):
+				hidden = true
+			case team(r.White) == p.White:
+				p.WhitePoints += points
+				p.BlackPoints += 1 - points
+			default:
+				p.BlackPoints += points
+				p.WhitePoints += 1 - points
+			}
+		}
+		if hidden {
+			break
+		}
+		for b := range state.Config.Bots {
+			if !in[b] && len(byRound[round]) > 0 {
+				br.Bye = team(b)
+			}
+		}
+		out = append(out, br)
+	}
+	return out
 }
 
 // BoardRow is a row of the final's standings with its team's name: Name
@@ -639,7 +719,7 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 	if err != nil {
 		return nil, nil, err
 	}
-	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games}
+	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil)}
 	if live.Run, _, err = s.FinalRun(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -661,19 +741,23 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 	}
 	shown := 0
 	fb := live
-	fb.Standings = boardRows(state.StandingsOf(func(r tournament.Record) bool {
+	byFreeze := func(r tournament.Record) bool {
 		fin, ok := finished[filepath.Join(FinalDir, r.Dir)]
-		if ok && !fin.After(at) {
+		return ok && !fin.After(at)
+	}
+	fb.Standings = boardRows(state.StandingsOf(func(r tournament.Record) bool {
+		if byFreeze(r) {
 			shown++
 			return true
 		}
 		return false
 	}), names)
+	fb.Rounds = boardRounds(state, names, byFreeze)
 	fb.FrozenAt = at
 	fb.Games = map[string]int{"total": state.Summary.Total, "done": shown}
 	// Nothing after the freeze shows: not whether the final ended, or
 	// failed, or how many games the host could not play.
-	fb.Run = FinalRun{GamesPerPair: live.Run.GamesPerPair, Concurrency: live.Run.Concurrency, Started: live.Run.Started}
+	fb.Run = FinalRun{Format: live.Run.Format, Rounds: live.Run.Rounds, GamesPerPair: live.Run.GamesPerPair, Concurrency: live.Run.Concurrency, Started: live.Run.Started}
 	if fb.Run.Started.After(at) {
 		fb.Run.Started = time.Time{}
 	}

@@ -283,4 +283,20 @@ func TestASwissFinal(t *testing.T) {
 	if state.Config.Format != tournament.Swiss || state.Config.TieBreaks[0] != tournament.BuchholzCut1 {
 		t.Errorf("the final's tournament: %s, tie-breaks %v", state.Config.Format, state.Config.TieBreaks)
 	}
+	// The rounds with their pairings: one pairing of two games and a bye
+	// each, on the board and on the home page.
+	byes := map[string]bool{}
+	for i, r := range b.Rounds {
+		if r.Round != i+1 || len(r.Pairings) != 1 || r.Bye == "" || r.Pairings[0].WhitePoints+r.Pairings[0].BlackPoints != 2 || r.Pairings[0].Left != 0 {
+			t.Errorf("round %d on the board: %+v", i+1, r)
+		}
+		byes[r.Bye] = true
+	}
+	if len(b.Rounds) != 3 || len(byes) != 3 {
+		t.Errorf("the board's rounds %+v: want 3, each team a bye once", b.Rounds)
+	}
+	_, page := api(t, e.http.URL, "GET", "/", "", "")
+	if !strings.Contains(page, `<section id="rounds">`) || strings.Count(page, "bye (a win") != 3 {
+		t.Errorf("the home page does not show the rounds with their byes")
+	}
 }

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -53,10 +55,21 @@ var funcs = template.FuncMap{
 	"pretty": prettyJSON,
 	"inc":    func(n int) int { return n + 1 },
 	"sub":    func(a, b int) int { return a - b },
-	"heap":   build.HeapMiB,
-	"dec":    func(n int) int { return n - 1 },
-	"elo":    tournament.FormatElo,
-	"ranks":  tournament.FormatRanks,
+	// half writes points as a score sheet does: 1½, ½, 2.
+	"half": func(p float64) string {
+		whole, frac := math.Modf(p)
+		switch {
+		case frac == 0:
+			return strconv.Itoa(int(whole))
+		case whole == 0:
+			return "½"
+		}
+		return strconv.Itoa(int(whole)) + "½"
+	},
+	"heap":  build.HeapMiB,
+	"dec":   func(n int) int { return n - 1 },
+	"elo":   tournament.FormatElo,
+	"ranks": tournament.FormatRanks,
 	// about says a duration as a person plans with it ("about 43 h").
 	"about": event.About,
 	"ms":    func(d time.Duration) int64 { return d.Milliseconds() },
