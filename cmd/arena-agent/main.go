@@ -1,6 +1,12 @@
 // Command arena-agent is the supervisor that runs as PID 1 in every bot container.
 // It is built static and baked into the runtime image by `arena image build`; it
 // is not meant to be run by hand. See package sandbox/agent.
+//
+// GOMAXPROCS is read once, at the start: a change later would want
+// threads, which a bot that fills the container's pids limit leaves none
+// of (agent.Serve keeps a few idle for the system calls it makes).
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -173,10 +174,10 @@ func (s *Server) starter(w http.ResponseWriter, r *http.Request, _ *event.Princi
 	return &httpError{http.StatusNotFound, "not_found", "no such starter"}
 }
 
-// ownBinary is the server's own executable, which the site offers teams
-// when it is built for the system bots run on (linux/amd64): every command
-// a report suggests (arena rules legal, arena validate) can then be run by
-// a team. Its digest is read once.
+// ownBinary is the arena executable the site offers teams (Server.Arena:
+// the server's own), when it is built for the system bots run on
+// (linux/amd64): every command a report suggests (arena rules legal, arena
+// validate) can then be run by a team. Its digest is read once.
 type ownBinary struct {
 	once sync.Once
 	path string
@@ -194,7 +195,8 @@ func (s *Server) arenaBinary() (*ownBinary, error) {
 			b.err = fmt.Errorf("this server runs on %s/%s; teams need arena for linux/amd64", runtime.GOOS, runtime.GOARCH)
 			return
 		}
-		if b.path, b.err = os.Executable(); b.err != nil {
+		if b.path = s.Arena; b.path == "" {
+			b.err = errors.New("no arena binary was given to the server")
 			return
 		}
 		f, err := os.Open(b.path)

@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -21,6 +22,11 @@ import (
 func TestHowToSubmitIsTheImagesAndOffersArena(t *testing.T) {
 	t.Parallel()
 	e := newTestEvent(t, "")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.server.Arena = self // arena serve offers its own executable
 	_, page := api(t, e.http.URL, "GET", "/how-to-submit", "", "")
 	if !strings.Contains(page, "being read") || strings.Contains(page, "Ubuntu 24.04") {
 		t.Errorf("before the probe the page names a system it has not read")

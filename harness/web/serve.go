@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -144,6 +145,13 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	s := New(st, cfg, o.Log)
 	s.Languages = builder.Langs
+	// Teams download the server's own arena: the commands its reports
+	// suggest are then the server's.
+	if self, err := os.Executable(); err != nil {
+		o.Log.Warn("the site offers no arena binary", "err", err)
+	} else {
+		s.Arena = self
+	}
 	var probe sync.WaitGroup
 	defer probe.Wait() // before the backend is released
 	probe.Add(1)

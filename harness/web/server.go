@@ -44,6 +44,9 @@ type Server struct {
 	Languages build.Languages
 
 	tools toolchains
+	// Arena is the arena binary the site offers for download (the
+	// server's own executable; "": none offered).
+	Arena string
 	self  ownBinary
 
 	boards boards

@@ -137,6 +137,7 @@ func DefaultConfig() Config {
 
 // Serve speaks the protocol on r and w until "bye" or the end of r.
 func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
+	reserveThreads(spareThreads)
 	bw := bufio.NewWriter(w)
 	enc := gob.NewEncoder(bw)
 	dec := gob.NewDecoder(bufio.NewReader(r))
