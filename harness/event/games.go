@@ -157,8 +157,13 @@ func (s *Store) GamesOf(ctx context.Context, team int64, n int) ([]Game, error) 
 
 // GamesOfSubmission lists the games a submission played, oldest first.
 func (s *Store) GamesOfSubmission(ctx context.Context, sub int64) ([]Game, error) {
-	return s.games(ctx, `SELECT `+gameColumns+` FROM games WHERE white_submission = ?1 OR black_submission = ?1 ORDER BY id`, sub)
+	return s.games(ctx, gamesOfSubmissionQuery, sub)
 }
+
+// gamesOfSubmissionQuery reads a submission's games by the index of each
+// side (an OR of the two would read every game).
+const gamesOfSubmissionQuery = `SELECT ` + gameColumns + ` FROM games WHERE id IN
+	(SELECT id FROM games WHERE white_submission = ?1 UNION SELECT id FROM games WHERE black_submission = ?1) ORDER BY id`
 
 func (s *Store) games(ctx context.Context, q string, args ...any) ([]Game, error) {
 	return readAll(ctx, s, scanGame, q, args...)
@@ -191,13 +196,32 @@ func (s *Store) ListGames(ctx context.Context, q GameQuery) ([]Game, int, error)
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
-	where := `WHERE (?1 = 0 OR white_team = ?1 OR black_team = ?1) AND (?2 = '' OR kind = ?2)`
+	count, list := listGamesQueries(q)
 	var total int
-	if err := s.readRow(ctx, `SELECT count(*) FROM games `+where, q.Team, q.Kind).Scan(&total); err != nil {
+	if err := s.readRow(ctx, count, q.Team, q.Kind).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	games, err := s.games(ctx, `SELECT `+gameColumns+` FROM games `+where+` ORDER BY id DESC LIMIT ?3 OFFSET ?4`, q.Team, q.Kind, q.Limit, q.Offset)
+	games, err := s.games(ctx, list, q.Team, q.Kind, q.Limit, q.Offset)
 	return games, total, err
+}
+
+// listGamesQueries are ListGames' count and list, each filter by its
+// index: a team's games by each side's, a kind's by games_kind; none
+// reads every game of an event but the unfiltered count. Their arguments
+// are the team, the kind, the limit and the offset.
+func listGamesQueries(q GameQuery) (count, list string) {
+	var where string
+	switch {
+	case q.Team != 0 && q.Kind != "":
+		where = `WHERE id IN (SELECT id FROM games WHERE white_team = ?1 UNION SELECT id FROM games WHERE black_team = ?1) AND kind = ?2`
+	case q.Team != 0:
+		where = `WHERE id IN (SELECT id FROM games WHERE white_team = ?1 UNION SELECT id FROM games WHERE black_team = ?1) AND ?2 = ?2`
+	case q.Kind != "":
+		where = `WHERE kind = ?2 AND ?1 = ?1`
+	default:
+		where = `WHERE ?1 = ?1 AND ?2 = ?2`
+	}
+	return `SELECT count(*) FROM games ` + where, `SELECT ` + gameColumns + ` FROM games ` + where + ` ORDER BY id DESC LIMIT ?3 OFFSET ?4`
 }
 
 // HostReplays records how many tries of the games of the tournament in dir

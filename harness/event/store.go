@@ -221,6 +221,7 @@ var columns = []struct{ table, column, def string }{
 const indexes = `
 CREATE UNIQUE INDEX IF NOT EXISTS teams_bot ON teams(lower(bot_name));
 CREATE INDEX IF NOT EXISTS games_course ON games(white_submission, black_submission, course);
+CREATE INDEX IF NOT EXISTS games_black_submission ON games(black_submission, id);
 `
 
 // migrate adds the columns an older event lacks, their indexes, and a bot

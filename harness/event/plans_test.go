@@ -1,0 +1,108 @@
+package event
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// plan is SQLite's plan of q with args, a line per step.
+func plan(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// The game lists behind the pages read a team's, a kind's or a
+// submission's games by an index, however many games the event holds: no
+// filtered list reads every game (a full "SCAN games").
+func TestGameListsUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		name string
+		q    GameQuery
+	}{{"a team's", GameQuery{Team: 7}}, {"a team's of a kind", GameQuery{Team: 7, Kind: LadderGame}}, {"a kind's", GameQuery{Kind: FinalGame}}} {
+		count, list := listGamesQueries(c.q)
+		for _, q := range []string{count, list} {
+			p := plan(t, s, q, c.q.Team, c.q.Kind, 50, 0)
+			if strings.Contains(p, "SCAN games\n") || strings.HasSuffix(p, "SCAN games") || !strings.Contains(p, "USING") {
+				t.Errorf("%s games: the plan reads every game:\n%s\n%s", c.name, p, q)
+			}
+		}
+	}
+	for name, q := range map[string]string{"a submission's games": gamesOfSubmissionQuery} {
+		if p := plan(t, s, q, 3); strings.Contains(p, "SCAN games\n") || strings.HasSuffix(p, "SCAN games") {
+			t.Errorf("%s: the plan reads every game:\n%s", name, p)
+		}
+	}
+}
+
+// The indexed queries pick the same games as a plain reading would: a
+// submission's and a team's on either side, a kind's.
+func TestGameListsPickTheirGames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for i, g := range [][5]any{{LadderGame, 1, 2, 10, 20}, {FinalGame, 2, 1, 20, 10}, {LadderGame, 2, 3, 20, 30}, {ScrimmageGame, 3, 1, 30, 11}} {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, ?, ?, ?, ?, 'a', 'b', 'x', 'y', ?, 'white', 'r', 1, '')`,
+			g[0], g[1], g[2], g[3], g[4], fmt.Sprint("g", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(gs []Game) (out []int64) {
+		for _, g := range gs {
+			out = append(out, g.ID)
+		}
+		return out
+	}
+	if gs, err := s.GamesOfSubmission(ctx, 10); err != nil || !slices.Equal(ids(gs), []int64{1, 2}) {
+		t.Errorf("submission 10's games: %v %v", ids(gs), err)
+	}
+	for _, c := range []struct {
+		q    GameQuery
+		want []int64
+	}{{GameQuery{Team: 1}, []int64{4, 2, 1}}, {GameQuery{Team: 1, Kind: LadderGame}, []int64{1}}, {GameQuery{Kind: LadderGame}, []int64{3, 1}}, {GameQuery{}, []int64{4, 3, 2, 1}}} {
+		gs, total, err := s.ListGames(ctx, c.q)
+		if err != nil || total != len(c.want) || !slices.Equal(ids(gs), c.want) {
+			t.Errorf("%+v: %v of %d (%v), want %v", c.q, ids(gs), total, err, c.want)
+		}
+	}
+}
