@@ -278,7 +278,7 @@ teams that play, each one's submission loaded and built, a sandbox that
 answers. A final that cannot start exits 1 with the reason, and nothing is
 closed.`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin or swiss"},
+					&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, swiss or knockout (a bracket seeded by the ladder's ratings)"},
 					flagNamed(tournamentCommand().Flags, "rounds"),
 					flagNamed(tournamentCommand().Flags, "games-per-pair"),
 					flagNamed(tournamentCommand().Flags, "concurrency"),
@@ -697,8 +697,8 @@ func eventFinal(c *cli.Context) error {
 	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 || c.Int("games-per-pair") < 1 {
 		return usagef("--games-per-pair, --concurrency and --max-attempts must be at least 1")
 	}
-	if f := c.String("format"); f != tournament.RoundRobin && f != tournament.Swiss {
-		return usagef("--format: a final is round-robin or swiss, not %q", f)
+	if f := c.String("format"); f != tournament.RoundRobin && f != tournament.Swiss && f != tournament.Knockout {
+		return usagef("--format: a final is round-robin, swiss or knockout, not %q", f)
 	}
 	dir := c.Args().First()
 	cfg, err := event.LoadConfig(dir)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -373,6 +374,9 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 		return nil, err
 	}
 	plan := &FinalPlan{store: s, f: f, entries: look.Playing, bots: bots}
+	if err := plan.seedByLadder(ctx); err != nil {
+		return nil, err
+	}
 	if plan.cfg, err = plan.config(); err != nil {
 		return refuse("%v", err)
 	}
@@ -393,18 +397,65 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 		return nil, err
 	}
 	plan.entries = entries
+	if err := plan.seedByLadder(ctx); err != nil {
+		return nil, err
+	}
 	if plan.cfg, err = plan.config(); err != nil {
 		return refuse("%v", err)
 	}
 	return plan, nil
 }
 
+// seedByLadder orders a knockout final's teams by the ladder as it stood
+// at the close (rated teams by their place, then the others by team): its
+// bracket is seeded in that order. The ladder stops at the close, so a
+// resumed final seeds as the first run did.
+func (p *FinalPlan) seedByLadder(ctx context.Context) error {
+	if p.f.Format != tournament.Knockout {
+		return nil
+	}
+	ladder, err := p.store.Ladder(ctx)
+	if err != nil {
+		return err
+	}
+	place := map[int64]int{}
+	for _, st := range ladder {
+		if st.Rank > 0 {
+			place[st.Team] = st.Rank
+		}
+	}
+	key := func(team int64) [2]int64 {
+		if r, ok := place[team]; ok {
+			return [2]int64{0, int64(r)}
+		}
+		return [2]int64{1, team}
+	}
+	idx := make([]int, len(p.entries))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ka, kb := key(p.entries[idx[a]].Team), key(p.entries[idx[b]].Team)
+		return ka[0] < kb[0] || ka[0] == kb[0] && ka[1] < kb[1]
+	})
+	entries, bots := make([]FinalEntry, len(idx)), make([]*submission.Bot, len(idx))
+	for i, j := range idx {
+		entries[i], bots[i] = p.entries[j], p.bots[j]
+	}
+	p.entries, p.bots = entries, bots
+	return nil
+}
+
 // config is the final's tournament, checked.
 func (p *FinalPlan) config() (tournament.Config, error) {
 	cfg := tournament.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
 	cfg.GamesPerPair, cfg.Seed = p.f.GamesPerPair, p.f.Seed
-	if p.f.Format == tournament.Swiss {
+	switch p.f.Format {
+	case tournament.Swiss:
 		cfg.Format, cfg.Rounds, cfg.TieBreaks = tournament.Swiss, p.f.Rounds, tournament.SwissTieBreaks()
+	case tournament.Knockout:
+		// Seeded in the order the teams play: by the ladder's rating.
+		cfg.Format = tournament.Knockout
 	}
 	for i, e := range p.entries {
 		cfg.Bots[i].Team = e.Name // arena standings names the team, its bot beside it
@@ -595,6 +646,9 @@ type Board struct {
 	// they are shown (a frozen board: the rounds whose every game had
 	// finished by the freeze).
 	Rounds []BoardRound `json:"rounds,omitempty"`
+	// Bracket is a knockout final's bracket, drawn (SVG), on a live board
+	// only: a frozen one shows none.
+	Bracket string `json:"-"`
 }
 
 // BoardRound is a round of a Swiss final: its pairings and who sat out.
@@ -719,7 +773,8 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 	if err != nil {
 		return nil, nil, err
 	}
-	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil)}
+	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil),
+		Bracket: state.BracketSVG()}
 	if live.Run, _, err = s.FinalRun(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -753,6 +808,7 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		return false
 	}), names)
 	fb.Rounds = boardRounds(state, names, byFreeze)
+	fb.Bracket = ""
 	fb.FrozenAt = at
 	fb.Games = map[string]int{"total": state.Summary.Total, "done": shown}
 	// Nothing after the freeze shows: not whether the final ended, or

@@ -71,12 +71,12 @@ func (c Config) Validate() error {
 		if !seen[c.Challenger] {
 			return configErrorf("the challenger %q is not one of the bots", c.Challenger)
 		}
-	case Swiss:
+	case Swiss, Knockout:
 		if c.Challenger != "" {
-			return configErrorf("a challenger is for the %s format, not %s", Gauntlet, Swiss)
+			return configErrorf("a challenger is for the %s format, not %s", Gauntlet, c.Format)
 		}
 	default:
-		return configErrorf("format: want %s, %s or %s, got %q", RoundRobin, Gauntlet, Swiss, c.Format)
+		return configErrorf("format: want %s, %s, %s or %s, got %q", RoundRobin, Gauntlet, Swiss, Knockout, c.Format)
 	}
 	if c.Rounds < 0 || c.Rounds > 0 && c.Format != Swiss {
 		return configErrorf("rounds: for the %s format only, 1 or more (0: its default), got %d", Swiss, c.Rounds)
@@ -103,21 +103,28 @@ func (c Config) SwissRounds() int {
 	return SwissRounds(len(c.Bots))
 }
 
-// Planned is how many games a Swiss tournament plays in all, its rounds
-// paired one by one from the results; 0 for a format whose whole schedule
-// is stored from the start.
+// Planned is how many games a Swiss tournament or a knockout plays in all
+// (a knockout's level matches add deciders), its rounds paired one by one
+// from the results; 0 for a format whose whole schedule is stored from the
+// start.
 func (c Config) Planned() int {
-	if c.Format == Swiss {
+	switch c.Format {
+	case Swiss:
 		return c.SwissRounds() * (len(c.Bots) / 2) * c.GamesPerPair
+	case Knockout:
+		return (len(c.Bots) - 1) * c.GamesPerPair // and the deciders of level matches
 	}
 	return 0
 }
 
 // firstGames are the games a tournament starts with: its whole schedule,
-// or a Swiss tournament's first round.
+// or a Swiss tournament's or a knockout's first round.
 func (c Config) firstGames() ([]Game, error) {
-	if c.Format == Swiss {
+	switch c.Format {
+	case Swiss:
 		return swissRound(1, firstPairs(len(c.Bots)), c.GamesPerPair, c.Seed, len(c.Openings), 1, 1), nil
+	case Knockout:
+		return knockoutGames(len(c.Bots), c.GamesPerPair, c.Seed, len(c.Openings), nil, 1, 1), nil
 	}
 	challenger := -1
 	for i, b := range c.Bots {

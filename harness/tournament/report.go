@@ -143,7 +143,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	s.Summary.BotTime = time.Duration(bot * float64(time.Millisecond))
 	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
-	s.Summary.Standings = Standings(names(cfg.Bots), scored(*cfg, recs, recs), cfg.Scoring, cfg.TieBreaks, cfg.Seed)
+	s.Summary.Standings = cfg.standings(recs, recs)
 	for i, r := range s.Summary.Standings {
 		for _, b := range cfg.Bots {
 			if b.Name == r.Name {
@@ -164,7 +164,7 @@ func (s *State) StandingsOf(keep func(Record) bool) []Row {
 			recs = append(recs, r)
 		}
 	}
-	return Standings(names(s.Config.Bots), scored(s.Config, recs, s.Games), s.Config.Scoring, s.Config.TieBreaks, s.Config.Seed)
+	return s.Config.standings(recs, s.Games)
 }
 
 // StandingsFile is standings.json.
@@ -377,6 +377,10 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 	}
 	fmt.Fprintf(&b, "; scoring %g/%g/%g; tie-breaks: %s.</p>", s.Config.Scoring.Win, s.Config.Scoring.Draw, s.Config.Scoring.Loss, e(strings.Join(s.Config.TieBreaks, ", ")))
 
+	if svg := s.BracketSVG(); svg != "" {
+		fmt.Fprintf(&b, `<h2>Bracket</h2><p>Seeds in the order the bots were given; each match %s (sides alternating), then up to %d single games while level, then the higher seed goes through.</p>%s`,
+			words.Plural(s.Config.GamesPerPair, "game"), maxDeciders, svg)
+	}
 	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th><th>SB</th><th>Elo (95%)</th><th>LOS over next</th><th>Draws</th><th>1st / 2nd player</th><th>Tie broken by</th><th>95% ranks</th></tr>")
 	for i, r := range s.Summary.Standings {
 		los := "&mdash;"

@@ -325,12 +325,13 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	return o.summary(ctx, start)
 }
 
-// nextRound pairs a Swiss tournament's next round and adds its games, once
+// nextRound pairs a Swiss tournament's or a knockout's next round (a
+// knockout's level matches first get their deciders) and adds its games, once
 // every game of the rounds so far is finished (wait: some still play) and
 // while rounds are left. The pairing is a pure function of the results, so
 // a resumed tournament pairs as the first run would have.
 func (o *Options) nextRound(ctx context.Context, st *Store) (added, wait bool, err error) {
-	if o.Config.Format != Swiss {
+	if o.Config.Format != Swiss && o.Config.Format != Knockout {
 		return false, false, nil
 	}
 	recs, err := st.Games(ctx)
@@ -344,15 +345,23 @@ func (o *Options) nextRound(ctx context.Context, st *Store) (added, wait bool, e
 		}
 		round, pair = max(round, r.Round), max(pair, r.Pair)
 	}
-	if round >= o.Config.SwissRounds() {
+	var games []Game
+	switch {
+	case o.Config.Format == Knockout:
+		if games = knockoutGames(len(o.Config.Bots), o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings), recs, len(recs)+1, pair+1); len(games) == 0 {
+			return false, false, nil
+		}
+		round = games[0].Round - 1
+	case round >= o.Config.SwissRounds():
 		return false, false, nil
+	default:
+		pairs, _ := swissPairings(swissHistory(len(o.Config.Bots), recs))
+		games = swissRound(round+1, pairs, o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings), len(recs)+1, pair+1)
 	}
-	pairs, _ := swissPairings(swissHistory(len(o.Config.Bots), recs))
-	games := swissRound(round+1, pairs, o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings), len(recs)+1, pair+1)
 	if err := st.AddGames(ctx, games); err != nil {
 		return false, false, fmt.Errorf("pair round %d: %w", round+1, err)
 	}
-	slog.Info("tournament: a Swiss round is paired", "round", round+1, "games", len(games))
+	slog.Info("tournament: a round is paired", "format", o.Config.Format, "round", round+1, "games", len(games))
 	return true, false, nil
 }
 
@@ -534,7 +543,7 @@ func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
 			// stored, and a store that cannot be read fails the run elsewhere.
 			o.warn("progress: read the games for the leader", err)
 		} else {
-			rows := Standings(names(o.Config.Bots), scored(o.Config, recs, recs), o.Config.Scoring, o.Config.TieBreaks, o.Config.Seed)
+			rows := o.Config.standings(recs, recs)
 			if len(rows) > 0 {
 				o.leader = fmt.Sprintf("%s %g pts", rows[0].Name, rows[0].Points)
 			}

@@ -213,9 +213,20 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 		out[i] = rows[b]
 		out[i].Rank = rank[i]
 	}
-	// The margins are 95% half-widths: their standard errors combine.
-	for i := 0; i+1 < n; i++ {
+	neighbours(out)
+	return out
+}
+
+// neighbours sets what each row says of the next one: the likelihood it
+// is the stronger (LOS) and whether their sets of ranks are apart.
+func neighbours(out []Row) {
+	for i := range out {
+		out[i].LOS, out[i].Separated = nil, false
+		if i+1 == len(out) {
+			break
+		}
 		a, b := out[i], out[i+1]
+		// The margins are 95% half-widths: their standard errors combine.
 		se := math.Hypot(a.EloMargin, b.EloMargin) / 1.959963984540054
 		if a.Games > 0 && b.Games > 0 && !math.IsInf(se, 0) && se > 0 {
 			los := stats.LOS(a.Elo-b.Elo, se)
@@ -223,7 +234,6 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 		}
 		out[i].Separated = a.RankSet.High < b.RankSet.Low
 	}
-	return out
 }
 
 // breakTies orders one group level on points. It returns the members in order

@@ -265,7 +265,7 @@ func (s *Server) apiStandings(w http.ResponseWriter, r *http.Request, p *event.P
 type FinalStarter func(run event.FinalRun) error
 
 // finalOptions reads the final's options from a form or JSON request:
-// format (round-robin, the default, or swiss), rounds (a Swiss final's; 0
+// format (round-robin, the default, swiss or knockout), rounds (a Swiss final's; 0
 // or none: its default), games_per_pair (default 2), concurrency (default
 // 1).
 func finalOptions(r *http.Request) (event.FinalRun, error) {
@@ -275,10 +275,10 @@ func finalOptions(r *http.Request) (event.FinalRun, error) {
 		return run, err
 	}
 	switch f := got["format"]; f {
-	case "", tournament.RoundRobin, tournament.Swiss:
+	case "", tournament.RoundRobin, tournament.Swiss, tournament.Knockout:
 		run.Format = cmp.Or(f, tournament.RoundRobin)
 	default:
-		return run, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("format must be %s or %s, got %q", tournament.RoundRobin, tournament.Swiss, f)}
+		return run, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("format must be %s, %s or %s, got %q", tournament.RoundRobin, tournament.Swiss, tournament.Knockout, f)}
 	}
 	for _, f := range []struct {
 		name     string

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -253,8 +254,8 @@ func TestASwissFinal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	threeTeamsForTheFinal(t, ctx, e)
-	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "knockout"}`), "application/json"); res.StatusCode != http.StatusBadRequest {
-		t.Errorf("a knockout final: %d %s, want 400", res.StatusCode, body)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "double-elimination"}`), "application/json"); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("a double-elimination final: %d %s, want 400", res.StatusCode, body)
 	}
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "swiss", "rounds": 3, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("start a Swiss final: %d %s", res.StatusCode, body)
@@ -298,5 +299,35 @@ func TestASwissFinal(t *testing.T) {
 	_, page := api(t, e.http.URL, "GET", "/", "", "")
 	if !strings.Contains(page, `<section id="rounds">`) || strings.Count(page, "bye (a win") != 3 {
 		t.Errorf("the home page does not show the rounds with their byes")
+	}
+}
+
+// A knockout final, started over the API: seeded by the ladder, its
+// bracket drawn on the home page (no script, no style element: the page's
+// policy holds), the places by how far each team went.
+func TestAKnockoutFinal(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	threeTeamsForTheFinal(t, ctx, e)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "knockout", "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start a knockout final: %d %s", res.StatusCode, body)
+	}
+	var b event.Board
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the final did not end within 3 minutes: %+v", b)
+		}
+	}
+	if b.Run.Error != "" || b.Run.Format != tournament.Knockout || len(b.Standings) != 3 || b.Standings[0].Rank != 1 || b.Standings[1].Rank != 2 || b.Standings[2].Rank != 3 {
+		t.Fatalf("the knockout final ended with %+v", b)
+	}
+	_, page := api(t, e.http.URL, "GET", "/", "", "")
+	svg := regexp.MustCompile(`(?s)<section id="bracket">.*?</section>`).FindString(page)
+	if !strings.Contains(svg, "<svg") || strings.Contains(svg, "<style") || strings.Contains(svg, "<script") || strings.Count(svg, "<rect") != 3 {
+		t.Errorf("the home page's bracket: %.600s", svg)
 	}
 }

@@ -1,0 +1,160 @@
+package tournament
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+func TestBracketOrder(t *testing.T) {
+	t.Parallel()
+	if got := bracketOrder(8); !slices.Equal(got, []int{1, 8, 4, 5, 2, 7, 3, 6}) {
+		t.Errorf("the bracket of 8: %v", got)
+	}
+	for bots, want := range map[int]int{2: 2, 3: 4, 6: 8, 8: 8, 9: 16, 300: 512} {
+		if got := bracketSize(bots); got != want {
+			t.Errorf("bracketSize(%d) = %d, want %d", bots, got, want)
+		}
+	}
+}
+
+// playKnockout plays a knockout of n bots by its own pairing, each game's
+// result from result(white, black), until it adds no game; it returns the
+// records.
+func playKnockout(t *testing.T, n, gamesPerPair int, result func(white, black int) string) []Record {
+	t.Helper()
+	var recs []Record
+	for range 100 {
+		games := knockoutGames(n, gamesPerPair, 1, 0, recs, len(recs)+1, len(recs)+1)
+		if len(games) == 0 {
+			return recs
+		}
+		for _, g := range games {
+			recs = append(recs, Record{Game: g, Status: Done, Winner: result(g.White, g.Black)})
+		}
+	}
+	t.Fatal("the knockout never ended")
+	return nil
+}
+
+// A bracket of six: seeds 1 and 2 sit the first round out, the stronger
+// bot wins each match but one planted upset, and the places follow how
+// far each went; a match level after its games gets single deciders, and
+// after the last of them the higher seed goes through.
+func TestAKnockoutPlaysItsBracket(t *testing.T) {
+	t.Parallel()
+	stronger := func(white, black int) string {
+		// Bot 4 (seed 5) beats bot 3 (seed 4): the upset.
+		if white == 4 && black == 3 || white == 3 && black == 4 {
+			if white == 4 {
+				return transcript.WinnerWhite
+			}
+			return transcript.WinnerBlack
+		}
+		if white < black {
+			return transcript.WinnerWhite
+		}
+		return transcript.WinnerBlack
+	}
+	recs := playKnockout(t, 6, 2, stronger)
+	rounds := bracket(6, 2, recs)
+	if len(rounds) != 3 || rounds[0][0].B != Bye || rounds[0][2].B != Bye {
+		t.Fatalf("the bracket: %+v", rounds)
+	}
+	if final := rounds[2][0]; final.A != 0 || final.B != 1 || final.Winner != 0 {
+		t.Errorf("the final: %+v, want seed 1 beating seed 2", final)
+	}
+	if len(recs) != 5*2 {
+		t.Errorf("%d games; 5 matches of 2 games and no decider", len(recs))
+	}
+	rows := knockoutPlaces(Standings(names(make([]BotEntry, 6)), outcomes(recs), DefaultScoring(), DefaultTieBreaks(), 1), 6, 2, recs)
+	var places []string
+	for _, r := range rows {
+		places = append(places, fmt.Sprintf("%d:%d", r.Rank, r.Bot))
+	}
+	if got, want := strings.Join(places, " "), "1:0 2:1 3:2 3:4 5:3 5:5"; got != want {
+		t.Errorf("places %s, want %s (rank:bot)", got, want)
+	}
+
+	// Every game drawn: each match adds its deciders, then the higher
+	// seed goes through.
+	recs = playKnockout(t, 4, 2, func(int, int) string { return transcript.WinnerDraw })
+	rounds = bracket(4, 2, recs)
+	for _, ms := range rounds {
+		for _, m := range ms {
+			if m.Games != 2+maxDeciders || !m.BySeed || m.Winner != min(m.A, m.B) {
+				t.Errorf("a match drawn throughout: %+v", m)
+			}
+		}
+	}
+	if len(recs) != 3*(2+maxDeciders) {
+		t.Errorf("%d games, want 3 matches of %d", len(recs), 2+maxDeciders)
+	}
+}
+
+// A knockout stopped midway and resumed is paired game for game as one
+// played through; its report draws the bracket, names as text.
+func TestAKnockoutResumesAsItWasPaired(t *testing.T) {
+	t.Parallel()
+	legal, shuffle := fixtureBot(t, "legal"), fixtureBot(t, "shuffle")
+	build := func(dir string) Options {
+		o := options(t, dir, nil, &local.Backend{Dir: t.TempDir()}, "local")
+		for i, mode := range []string{"legal", "shuffle", "legal", "shuffle", "legal"} {
+			b := *legal
+			if mode == "shuffle" {
+				b = *shuffle
+			}
+			b.Name = fmt.Sprintf("%s<%d>", mode, i)
+			o.Bots = append(o.Bots, &b)
+			o.Config.Bots = append(o.Config.Bots, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
+		}
+		o.Config.Format = Knockout
+		return o
+	}
+	wholeDir := t.TempDir()
+	if _, err := Run(context.Background(), build(wholeDir)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	o := build(dir)
+	o.Concurrency, o.Progress = 1, &stopAfter{n: 3, cancel: cancel}
+	if _, err := Run(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := Run(context.Background(), build(dir)); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Load(context.Background(), wholeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Games) != len(b.Games) || len(a.Games) < 4*2 {
+		t.Fatalf("%d games played through, %d resumed", len(a.Games), len(b.Games))
+	}
+	for i := range a.Games {
+		if a.Games[i].Game != b.Games[i].Game {
+			t.Errorf("game %d: %+v played through, %+v resumed", i+1, a.Games[i].Game, b.Games[i].Game)
+		}
+	}
+	if a.Summary.Standings[0].Rank != 1 || a.Summary.Standings[1].Rank != 2 {
+		t.Errorf("the places: %+v", a.Summary.Standings)
+	}
+	svg := a.BracketSVG()
+	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "legal&lt;0&gt;") || strings.Contains(svg, "legal<0>") || strings.Count(svg, `class="m"`) != 4+2+1 {
+		t.Errorf("the bracket drawn: %.400s", svg)
+	}
+	if html := string(a.HTML()); !strings.Contains(html, "<h2>Bracket</h2>") {
+		t.Error("the report draws no bracket")
+	}
+}
