@@ -585,3 +585,57 @@ func TestAWorkersMachineIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// A Swiss tournament and a knockout over workers: the coordinator pairs
+// each round once the round before is in, and the standings are a local
+// run's.
+func TestWorkersPlaySwissAndKnockoutAsALocalRunDoes(t *testing.T) {
+	for _, format := range []string{Swiss, Knockout} {
+		t.Run(format, func(t *testing.T) {
+			bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
+			setup := func(o *Options) {
+				o.Config.Rules = map[string]string{"maxPlies": "20"}
+				o.Config.Format = format
+				if format == Swiss {
+					o.Config.Rounds, o.Config.TieBreaks = 3, SwissTieBreaks()
+				}
+			}
+			lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+			setup(&lo)
+			want, err := Run(context.Background(), lo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := distribtest.Start(t, "rounds-"+format, 2*time.Second, "honest")
+			coordinator := c.Coordinator(t)
+			ro := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+			setup(&ro)
+			remoteOn(&ro, c, coordinator)
+			done := runInBackground(ro)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			honest, hq, _ := joined(t, c, "honest")
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			defer cancel()
+			hw := &distrib.Worker{Queue: hq, Slots: 2, Play: honest.Play}
+			wg.Add(1)
+			go func() { defer wg.Done(); hw.Run(ctx) }()
+			var r ran
+			select {
+			case r = <-done:
+			case <-time.After(3 * time.Minute):
+				t.Fatal("the tournament did not end within 3 minutes")
+			}
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.sum.Done != want.Done || r.sum.Done == 0 || r.sum.Unplayed != 0 {
+				t.Fatalf("%d of %d played remotely, %d locally", r.sum.Done, r.sum.Total, want.Done)
+			}
+			if g, w := String(r.sum.Standings), String(want.Standings); g != w {
+				t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
+			}
+		})
+	}
+}
