@@ -263,11 +263,12 @@ played with the pinned submissions.`,
 			},
 			{
 				Name:      "final",
-				Usage:     "play the final: a round robin (or a Swiss tournament) of the pinned submissions",
-				UsageText: "arena event final DIR [--format round-robin|swiss] [--rounds R] [--games-per-pair N] [--concurrency N] [--seed S]",
+				Usage:     "play the final: a round robin (a Swiss tournament, a knockout) of the pinned submissions",
+				UsageText: "arena event final DIR [--format round-robin|swiss|knockout] [--rounds R] [--games-per-pair N] [--concurrency N] [--seed S]",
 				Description: `Plays the final of the event in DIR (closing it first if it is open): a round
 robin of the pinned submissions (--format swiss: a Swiss tournament of
---rounds rounds, default ceil(log2 teams) + 2), with the game, rules and limits of
+--rounds rounds, default ceil(log2 teams) + 2; --format knockout: a bracket
+seeded by the ladder as it stood at the close), with the game, rules and limits of
 event.toml, through the runner of arena tournament, in DIR/final. It is a
 tournament directory like any other: arena standings DIR/final, its report,
 replay of every game; run the same command to resume it after an

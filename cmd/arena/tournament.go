@@ -86,7 +86,7 @@ standings of a finished or running tournament.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "tournament directory (required; reuse it to resume)", Required: true},
 			&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, gauntlet, swiss (a few rounds, each bot against one of about its score, never twice) or knockout (a bracket seeded in the order given: 1 against the last...)"},
-			&cli.IntFlag{Name: "rounds", Usage: "with --format swiss: its rounds (default: ceil(log2 bots) + 2)"},
+			&cli.IntFlag{Name: "rounds", Usage: "with --format swiss: its rounds", DefaultText: "ceil(log2 bots) + 2"},
 			&cli.StringFlag{Name: "challenger", Usage: "with --format gauntlet: the bot (by name) that plays everyone"},
 			&cli.IntFlag{Name: "games-per-pair", Value: 2, Usage: "games each pair plays, colours alternating"},
 			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once"},
