@@ -34,7 +34,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{func(c *Config) { c.Bots = c.Bots[:1] }, "at least 2 bots, got 1"},
 		{func(c *Config) { c.Bots[1].Name = "a" }, `two bots are named "a"`},
-		{func(c *Config) { c.Format = "knockout" }, `want round-robin, gauntlet or swiss, got "knockout"`},
+		{func(c *Config) { c.Format = "double-elimination" }, `want round-robin, gauntlet, swiss or knockout, got "double-elimination"`},
+		{func(c *Config) { c.Format, c.Challenger = Knockout, "a" }, "a challenger is for the gauntlet format, not knockout"},
 		{func(c *Config) { c.Rounds = 3 }, "rounds: for the swiss format only"},
 		{func(c *Config) { c.Format, c.Rounds = Swiss, -1 }, "rounds: for the swiss format only, 1 or more"},
 		{func(c *Config) { c.Format, c.Challenger = Swiss, "a" }, "a challenger is for the gauntlet format, not swiss"},
