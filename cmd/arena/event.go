@@ -264,11 +264,12 @@ played with the pinned submissions.`,
 			{
 				Name:      "final",
 				Usage:     "play the final: a round robin (a Swiss tournament, a knockout) of the pinned submissions",
-				UsageText: "arena event final DIR [--format round-robin|swiss|knockout] [--rounds R] [--games-per-pair N] [--concurrency N] [--seed S]",
+				UsageText: "arena event final DIR [--format round-robin|swiss|knockout] [--rounds R] [--top N] [--games-per-pair N] [--concurrency N] [--seed S]",
 				Description: `Plays the final of the event in DIR (closing it first if it is open): a round
 robin of the pinned submissions (--format swiss: a Swiss tournament of
 --rounds rounds, default ceil(log2 teams) + 2; --format knockout: a bracket
-seeded by the ladder as it stood at the close), with the game, rules and limits of
+seeded by the ladder as it stood at the close; --top N: only the ladder's
+top N teams play, a qualifying stage), with the game, rules and limits of
 event.toml, through the runner of arena tournament, in DIR/final. It is a
 tournament directory like any other: arena standings DIR/final, its report,
 replay of every game; run the same command to resume it after an
@@ -281,6 +282,7 @@ closed.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, swiss or knockout (a bracket seeded by the ladder's ratings)"},
 					flagNamed(tournamentCommand().Flags, "rounds"),
+					&cli.IntFlag{Name: "top", Usage: "the ladder's top N teams at the close play the final, the rest not", DefaultText: "every team"},
 					flagNamed(tournamentCommand().Flags, "games-per-pair"),
 					flagNamed(tournamentCommand().Flags, "concurrency"),
 					flagNamed(tournamentCommand().Flags, "seed"),
@@ -698,6 +700,9 @@ func eventFinal(c *cli.Context) error {
 	if c.Int("concurrency") < 1 || c.Int("max-attempts") < 1 || c.Int("games-per-pair") < 1 {
 		return usagef("--games-per-pair, --concurrency and --max-attempts must be at least 1")
 	}
+	if c.Int("top") < 0 {
+		return usagef("--top: a number of teams, 0 for every team")
+	}
 	if f := c.String("format"); f != tournament.RoundRobin && f != tournament.Swiss && f != tournament.Knockout {
 		return usagef("--format: a final is round-robin, swiss or knockout, not %q", f)
 	}
@@ -741,7 +746,7 @@ func eventFinal(c *cli.Context) error {
 		}
 		plan, err := st.PrepareFinal(c.Context, event.Final{Settings: resolved, Backend: backend, Image: c.String("image"),
 			Builder: builder, Intake: cfg.Intake(), GamesPerPair: c.Int("games-per-pair"), Seed: seed,
-			Format: c.String("format"), Rounds: c.Int("rounds"),
+			Format: c.String("format"), Rounds: c.Int("rounds"), Top: c.Int("top"),
 			Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), ArenaVersion: arenaVersion(), Signer: key})
 		var refused *event.RefusedError
 		if errors.As(err, &refused) {

@@ -185,8 +185,11 @@ type Final struct {
 	GamesPerPair int
 	// Format is the final's: tournament.RoundRobin ("": it) or
 	// tournament.Swiss, with Rounds (0: the Swiss default for its teams).
-	Format       string
-	Rounds       int
+	Format string
+	Rounds int
+	// Top, when set, is how many teams the final plays: the ladder's top
+	// Top as it stood at the close (the qualifying stage), the rest out.
+	Top          int
 	Seed         uint64
 	Concurrency  int
 	MaxAttempts  int
@@ -204,8 +207,10 @@ const FinalGame = "final"
 type FinalRun struct {
 	// Format is the final's format (round-robin or swiss) and Rounds a
 	// Swiss final's rounds (0: its default).
-	Format       string    `json:"format"`
-	Rounds       int       `json:"rounds,omitempty"`
+	Format string `json:"format"`
+	Rounds int    `json:"rounds,omitempty"`
+	// Top is how many of the ladder's teams qualified (0: every team).
+	Top          int       `json:"top,omitempty"`
 	GamesPerPair int       `json:"gamesPerPair"`
 	Concurrency  int       `json:"concurrency"`
 	MaxAttempts  int       `json:"maxAttempts"`
@@ -234,8 +239,8 @@ func (r FinalRun) Running() bool { return !r.Started.IsZero() && r.Finished.IsZe
 func (s *Store) FinalRun(ctx context.Context) (r FinalRun, ok bool, err error) {
 	var seed int64
 	var started, finished string
-	err = s.readRow(ctx, `SELECT format, rounds, games_per_pair, concurrency, max_attempts, seed, started, finished, error FROM final_run WHERE id = 1`).
-		Scan(&r.Format, &r.Rounds, &r.GamesPerPair, &r.Concurrency, &r.MaxAttempts, &seed, &started, &finished, &r.Error)
+	err = s.readRow(ctx, `SELECT format, rounds, top, games_per_pair, concurrency, max_attempts, seed, started, finished, error FROM final_run WHERE id = 1`).
+		Scan(&r.Format, &r.Rounds, &r.Top, &r.GamesPerPair, &r.Concurrency, &r.MaxAttempts, &seed, &started, &finished, &r.Error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -246,24 +251,36 @@ func (s *Store) FinalRun(ctx context.Context) (r FinalRun, ok bool, err error) {
 	return r, true, nil
 }
 
-func (s *Store) beginFinal(ctx context.Context, f Final, teams int) error {
+func (s *Store) beginFinal(ctx context.Context, f Final, players []FinalEntry) error {
+	teams := len(players)
 	return s.act(ctx, ActionFinal, func(tx *sql.Tx) (string, error) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM final_players`); err != nil {
+			return "", err
+		}
+		for _, p := range players {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO final_players (team) VALUES (?)`, p.Team); err != nil {
+				return "", err
+			}
+		}
 		var runs int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM final_run`).Scan(&runs); err != nil {
 			return "", err
 		}
 		format := cmp.Or(f.Format, tournament.RoundRobin)
-		_, err := tx.ExecContext(ctx, `INSERT INTO final_run (id, format, rounds, games_per_pair, concurrency, max_attempts, seed, started)
-		VALUES (1, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET format = excluded.format, rounds = excluded.rounds,
-		games_per_pair = excluded.games_per_pair,
+		_, err := tx.ExecContext(ctx, `INSERT INTO final_run (id, format, rounds, top, games_per_pair, concurrency, max_attempts, seed, started)
+		VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET format = excluded.format, rounds = excluded.rounds,
+		top = excluded.top, games_per_pair = excluded.games_per_pair,
 		concurrency = excluded.concurrency, max_attempts = excluded.max_attempts, seed = excluded.seed,
-		started = excluded.started, finished = '', error = ''`, format, f.Rounds, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
+		started = excluded.started, finished = '', error = ''`, format, f.Rounds, f.Top, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
 		verb := "started"
 		if runs > 0 {
 			verb = "resumed"
 		}
 		if format == tournament.Swiss {
 			format = fmt.Sprintf("swiss, %d rounds", f.config(teams).SwissRounds())
+		}
+		if f.Top > 0 {
+			format += fmt.Sprintf(", the ladder's top %d", f.Top)
 		}
 		return fmt.Sprintf("the final %s: %d teams, %s, %d games per pair, %d at once, seed %d", verb, teams, format, f.GamesPerPair, f.Concurrency, f.Seed), err
 	})
@@ -312,7 +329,7 @@ func (p *FinalPlan) Begin(ctx context.Context) error {
 	if p.begun {
 		return nil
 	}
-	if err := p.store.beginFinal(ctx, p.f, len(p.entries)); err != nil {
+	if err := p.store.beginFinal(ctx, p.f, p.entries); err != nil {
 		return err
 	}
 	p.begun = true
@@ -406,12 +423,13 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 	return plan, nil
 }
 
-// seedByLadder orders a knockout final's teams by the ladder as it stood
-// at the close (rated teams by their place, then the others by team): its
-// bracket is seeded in that order. The ladder stops at the close, so a
-// resumed final seeds as the first run did.
+// seedByLadder orders a knockout final's teams, or one of the ladder's top
+// Top, by the ladder as it stood at the close (rated teams by their place,
+// then the others by team): a bracket is seeded in that order, and the
+// first Top play. The ladder stops at the close, so a resumed final seeds
+// and picks as the first run did.
 func (p *FinalPlan) seedByLadder(ctx context.Context) error {
-	if p.f.Format != tournament.Knockout {
+	if p.f.Format != tournament.Knockout && p.f.Top <= 0 {
 		return nil
 	}
 	ladder, err := p.store.Ladder(ctx)
@@ -442,8 +460,30 @@ func (p *FinalPlan) seedByLadder(ctx context.Context) error {
 	for i, j := range idx {
 		entries[i], bots[i] = p.entries[j], p.bots[j]
 	}
+	if p.f.Top > 0 && p.f.Top < len(entries) {
+		// The qualifying stage: the ladder's top Top play, the rest not.
+		entries, bots = entries[:p.f.Top], bots[:p.f.Top]
+	}
 	p.entries, p.bots = entries, bots
 	return nil
+}
+
+// FinalPlayers are the teams the final plays (none before it started).
+func (s *Store) FinalPlayers(ctx context.Context) (map[int64]bool, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT team FROM final_players`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var team int64
+		if err := rows.Scan(&team); err != nil {
+			return nil, err
+		}
+		out[team] = true
+	}
+	return out, rows.Err()
 }
 
 // config is the final's tournament, checked.

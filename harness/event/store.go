@@ -164,6 +164,9 @@ CREATE TABLE IF NOT EXISTS final_run (
 	finished TEXT NOT NULL DEFAULT '',
 	error TEXT NOT NULL DEFAULT ''
 );
+CREATE TABLE IF NOT EXISTS final_players (
+	team INTEGER PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS freeze (
 	id INTEGER PRIMARY KEY CHECK (id = 1),
 	at TEXT NOT NULL
@@ -212,6 +215,7 @@ var columns = []struct{ table, column, def string }{
 	{"games", "duration_ms", "REAL NOT NULL DEFAULT 0"},
 	{"final_run", "format", "TEXT NOT NULL DEFAULT 'round-robin'"},
 	{"final_run", "rounds", "INTEGER NOT NULL DEFAULT 0"},
+	{"final_run", "top", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "opening", "TEXT NOT NULL DEFAULT ''"},
 	{"ladder_pairs", "played", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "repeats", "INTEGER NOT NULL DEFAULT 0"},

@@ -265,12 +265,13 @@ func (s *Server) apiStandings(w http.ResponseWriter, r *http.Request, p *event.P
 type FinalStarter func(run event.FinalRun) error
 
 // finalOptions reads the final's options from a form or JSON request:
-// format (round-robin, the default, swiss or knockout), rounds (a Swiss final's; 0
+// format (round-robin, the default, swiss or knockout), top (how many of
+// the ladder's teams qualify; 0 or none: every team), rounds (a Swiss final's; 0
 // or none: its default), games_per_pair (default 2), concurrency (default
 // 1).
 func finalOptions(r *http.Request) (event.FinalRun, error) {
 	run := event.FinalRun{Format: tournament.RoundRobin, GamesPerPair: 2, Concurrency: 1, MaxAttempts: 3}
-	got, err := fields(r, "format", "rounds", "games_per_pair", "concurrency")
+	got, err := fields(r, "format", "rounds", "top", "games_per_pair", "concurrency")
 	if err != nil {
 		return run, err
 	}
@@ -284,7 +285,7 @@ func finalOptions(r *http.Request) (event.FinalRun, error) {
 		name     string
 		to       *int
 		min, max int
-	}{{"games_per_pair", &run.GamesPerPair, 1, 100}, {"concurrency", &run.Concurrency, 1, 64}, {"rounds", &run.Rounds, 0, 100}} {
+	}{{"games_per_pair", &run.GamesPerPair, 1, 100}, {"concurrency", &run.Concurrency, 1, 64}, {"rounds", &run.Rounds, 0, 100}, {"top", &run.Top, 0, 100000}} {
 		v := got[f.name]
 		if v == "" {
 			continue
@@ -425,7 +426,7 @@ func (f *finalRunner) start(run event.FinalRun) error {
 	}
 	o := f.base
 	o.GamesPerPair, o.Concurrency, o.MaxAttempts, o.Seed = run.GamesPerPair, run.Concurrency, max(run.MaxAttempts, 1), seed
-	o.Format, o.Rounds = run.Format, run.Rounds
+	o.Format, o.Rounds, o.Top = run.Format, run.Rounds, run.Top
 	plan, err := f.st.PrepareFinal(ctx, o)
 	if err != nil {
 		return err
@@ -495,6 +496,9 @@ func (s *Server) adminFinal(r *http.Request, d *adminData) error {
 	teams, perPair, atOnce := len(d.Outlook.Playing), 2, 1
 	if d.Started {
 		teams, perPair, atOnce = len(d.Entries), d.Run.GamesPerPair, d.Run.Concurrency
+		if d.Run.Top > 0 {
+			teams = min(teams, d.Run.Top)
+		}
 	}
 	d.Estimate, err = s.Store.FinalEstimate(ctx, teams, perPair, atOnce)
 	return err

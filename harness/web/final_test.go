@@ -331,3 +331,38 @@ func TestAKnockoutFinal(t *testing.T) {
 		t.Errorf("the home page's bracket: %.600s", svg)
 	}
 }
+
+// A final of the ladder's top two (a qualifying stage): the two play, the
+// third does not, and its team page says why.
+func TestAFinalOfTheLaddersTop(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := threeTeamsForTheFinal(t, ctx, e)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"top": 2, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start a final of the top two: %d %s", res.StatusCode, body)
+	}
+	var b event.Board
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the final did not end within 3 minutes: %+v", b)
+		}
+	}
+	if b.Run.Error != "" || b.Run.Top != 2 || len(b.Standings) != 2 || b.Games["done"] != 2 {
+		t.Fatalf("the final of the top two ended with %+v", b)
+	}
+	for _, r := range b.Standings {
+		if r.Team == "Gamma" {
+			t.Errorf("Gamma, third with no rating, plays the final of the top two")
+		}
+	}
+	if _, page := api(t, e.http.URL, "GET", "/team", c.Token, ""); !strings.Contains(page, "yours is not among them") {
+		t.Error("Gamma's page does not say it did not qualify")
+	}
+	if _, page := api(t, e.http.URL, "GET", "/team", e.a.Token, ""); !strings.Contains(page, "The final plays your submission") {
+		t.Error("Alpha's page does not say the final plays its submission")
+	}
+}

@@ -33,8 +33,12 @@ type teamData struct {
 	// Pinned is the team's submission pinned for the final, once uploads
 	// closed.
 	Pinned *event.FinalEntry
-	Token  string // a token just made, shown once
-	Notice string
+	// NotQualified: the final plays the ladder's top Top teams, and this
+	// one is not among them.
+	NotQualified bool
+	Top          int
+	Token        string // a token just made, shown once
+	Notice       string
 	// NoticeUntilDone: the notice waits for a validation's result, and
 	// goes when it comes.
 	NoticeUntilDone bool
@@ -84,6 +88,15 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 		if pinned[i].Team == team {
 			d.Pinned = &pinned[i]
 		}
+	}
+	if run, started, err := s.Store.FinalRun(r.Context()); err != nil {
+		return d, err
+	} else if started && run.Top > 0 && d.Pinned != nil {
+		players, err := s.Store.FinalPlayers(r.Context())
+		if err != nil {
+			return d, err
+		}
+		d.NotQualified, d.Top = !players[team], run.Top
 	}
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), team, 10); err != nil {
 		return d, err

@@ -116,6 +116,11 @@ function standings() {
   };
 }
 
+// swissRounds is a Swiss final's default rounds for n teams: ceil(log2 n) + 2.
+function swissRounds(n) {
+  return n < 2 ? 1 : Math.ceil(Math.log2(n)) + 2;
+}
+
 // estimate follows the final's form: the games a round robin plays and
 // how long they take, at the mean game time the server gave, as the
 // organizer changes the games per pair and how many play at once.
@@ -136,8 +141,11 @@ function estimate() {
   var update = function () {
     var pair = Math.max(1, Number(form.elements.games_per_pair.value) || 1);
     var once = Math.max(1, Number(form.elements.concurrency.value) || 1);
-    var rounds = Number(form.elements.rounds.value) || Number(p.dataset.swissRounds);
-    var games = teams * (teams - 1) / 2 * pair, swiss = rounds * Math.floor(teams / 2) * pair;
+    var top = Number(form.elements.top.value) || 0;
+    var n = top > 0 ? Math.min(top, teams) : teams;
+    var rounds = Number(form.elements.rounds.value) || swissRounds(n);
+    var games = n * (n - 1) / 2 * pair, swiss = rounds * Math.floor(n / 2) * pair;
+    set("estimate-teams", String(n));
     set("estimate-pair", String(pair));
     set("estimate-once", String(once));
     set("estimate-games", String(games));
