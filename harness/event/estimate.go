@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"time"
 
@@ -54,7 +55,8 @@ func (s *Store) FinalEstimate(ctx context.Context, teams, perPair, atOnce int) (
 	if err != nil {
 		return e, err
 	}
-	e.MeanGame = time.Duration(mean * float64(time.Millisecond))
+	// Whole milliseconds: the page's script reckons from the same number.
+	e.MeanGame = time.Duration(math.Round(mean)) * time.Millisecond
 	e.Duration, e.SwissDuration = e.Left(e.Games), e.Left(e.SwissGames)
 	return e, nil
 }
