@@ -33,11 +33,9 @@ func plan(t *testing.T, s *Store, q string, args ...any) string {
 	return strings.Join(lines, "\n")
 }
 
-// The game lists behind the pages read a team's, a kind's or a
-// submission's games by an index, however many games the event holds: no
-// filtered list reads every game (a full "SCAN games").
-func TestGameListsUseTheirIndexes(t *testing.T) {
-	t.Parallel()
+// newStore opens a new Code Clash event's store, closed at the test's end.
+func newStore(t *testing.T) *Store {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -46,7 +44,16 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// The game lists behind the pages read a team's, a kind's or a
+// submission's games by an index, however many games the event holds: no
+// filtered list reads every game (a full "SCAN games").
+func TestGameListsUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
 	for _, c := range []struct {
 		name string
 		q    GameQuery
@@ -70,15 +77,7 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 // submission's and a team's on either side, a kind's.
 func TestGameListsPickTheirGames(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newStore(t)
 	ctx := context.Background()
 	for i, g := range [][5]any{{LadderGame, 1, 2, 10, 20}, {FinalGame, 2, 1, 20, 10}, {LadderGame, 2, 3, 20, 30}, {ScrimmageGame, 3, 1, 30, 11}} {
 		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/arenabots/arena/harness/transcript"
-	"github.com/arenabots/arena/sandbox/local"
 )
 
 func TestBracketOrder(t *testing.T) {
@@ -101,18 +100,9 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 // played through; its report draws the bracket, names as text.
 func TestAKnockoutResumesAsItWasPaired(t *testing.T) {
 	t.Parallel()
-	legal, shuffle := fixtureBot(t, "legal"), fixtureBot(t, "shuffle")
+	field := fiveBots(t, "%s<%d>")
 	build := func(dir string) Options {
-		o := options(t, dir, nil, &local.Backend{Dir: t.TempDir()}, "local")
-		for i, mode := range []string{"legal", "shuffle", "legal", "shuffle", "legal"} {
-			b := *legal
-			if mode == "shuffle" {
-				b = *shuffle
-			}
-			b.Name = fmt.Sprintf("%s<%d>", mode, i)
-			o.Bots = append(o.Bots, &b)
-			o.Config.Bots = append(o.Config.Bots, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
-		}
+		o := field(dir)
 		o.Config.Format = Knockout
 		return o
 	}

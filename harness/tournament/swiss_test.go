@@ -167,25 +167,35 @@ func (s *stopAfter) GameDone(Record, string, string, string) {
 	}
 }
 
+// fiveBots makes the options of a tournament of five bots, the legal and
+// the shuffling fixture in turn, named by name (a format of the fixture's
+// mode and the bot's number), in a directory of its own.
+func fiveBots(t *testing.T, name string) func(dir string) Options {
+	legal, shuffle := fixtureBot(t, "legal"), fixtureBot(t, "shuffle")
+	return func(dir string) Options {
+		o := options(t, dir, nil, &local.Backend{Dir: t.TempDir()}, "local")
+		for i, mode := range []string{"legal", "shuffle", "legal", "shuffle", "legal"} {
+			b := *legal
+			if mode == "shuffle" {
+				b = *shuffle
+			}
+			b.Name = fmt.Sprintf(name, mode, i)
+			o.Bots = append(o.Bots, &b)
+			o.Config.Bots = append(o.Config.Bots, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
+		}
+		return o
+	}
+}
+
 // A Swiss tournament stopped in the middle of a round, and again later,
 // then resumed, pairs every round exactly as one played through does, and
 // ends with the same standings: the pairing is a pure function of the
 // seed and the results.
 func TestASwissTournamentResumesAsItWasPaired(t *testing.T) {
 	t.Parallel()
-	legal, shuffle := fixtureBot(t, "legal"), fixtureBot(t, "shuffle")
-	field := []string{"legal", "shuffle", "legal", "shuffle", "legal"}
+	field := fiveBots(t, "%s-%d")
 	build := func(dir string) Options {
-		o := options(t, dir, nil, &local.Backend{Dir: t.TempDir()}, "local")
-		for i, mode := range field {
-			b := *legal
-			if mode == "shuffle" {
-				b = *shuffle
-			}
-			b.Name = fmt.Sprintf("%s-%d", mode, i)
-			o.Bots = append(o.Bots, &b)
-			o.Config.Bots = append(o.Config.Bots, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
-		}
+		o := field(dir)
 		o.Config.Format, o.Config.TieBreaks, o.Config.Rounds = Swiss, SwissTieBreaks(), 4
 		return o
 	}

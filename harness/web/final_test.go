@@ -55,6 +55,21 @@ func (e *testEvent) board(t *testing.T, token string) event.Board {
 	return b
 }
 
+// finalEnded waits (3 minutes at most) until the final's run has ended,
+// and returns the organizer's board.
+func (e *testEvent) finalEnded(t *testing.T) event.Board {
+	t.Helper()
+	var b event.Board
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the final did not end within 3 minutes: %+v", b)
+		}
+	}
+}
+
 // threeTeamsForTheFinal adds Gamma to the event, gives Alpha the greedy bot
 // and Beta and Gamma the random one, each passed, and lets the server play
 // the final when it is asked to. It returns Gamma.
@@ -100,15 +115,7 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("start the final: %d %s", res.StatusCode, body)
 	}
-	var b event.Board
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the final did not end within 3 minutes: %+v", b)
-		}
-	}
+	b := e.finalEnded(t)
 	if b.Run.Error != "" || b.Games["done"] != 6 || b.Games["total"] != 6 || b.Run.GamesPerPair != 2 {
 		t.Fatalf("the final ended with %+v, want 6 games played", b)
 	}
@@ -260,15 +267,7 @@ func TestASwissFinal(t *testing.T) {
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "swiss", "rounds": 3, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("start a Swiss final: %d %s", res.StatusCode, body)
 	}
-	var b event.Board
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the final did not end within 3 minutes: %+v", b)
-		}
-	}
+	b := e.finalEnded(t)
 	if b.Run.Error != "" || b.Run.Format != tournament.Swiss || b.Run.Rounds != 3 || b.Games["done"] != 6 || b.Games["total"] != 6 {
 		t.Fatalf("the Swiss final ended with %+v, want 3 rounds of one pairing, 6 games", b)
 	}
@@ -313,15 +312,7 @@ func TestAKnockoutFinal(t *testing.T) {
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "knockout", "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("start a knockout final: %d %s", res.StatusCode, body)
 	}
-	var b event.Board
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the final did not end within 3 minutes: %+v", b)
-		}
-	}
+	b := e.finalEnded(t)
 	if b.Run.Error != "" || b.Run.Format != tournament.Knockout || len(b.Standings) != 3 || b.Standings[0].Rank != 1 || b.Standings[1].Rank != 2 || b.Standings[2].Rank != 3 {
 		t.Fatalf("the knockout final ended with %+v", b)
 	}
@@ -342,15 +333,7 @@ func TestAFinalOfTheLaddersTop(t *testing.T) {
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"top": 2, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("start a final of the top two: %d %s", res.StatusCode, body)
 	}
-	var b event.Board
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the final did not end within 3 minutes: %+v", b)
-		}
-	}
+	b := e.finalEnded(t)
 	if b.Run.Error != "" || b.Run.Top != 2 || len(b.Standings) != 2 || b.Games["done"] != 2 {
 		t.Fatalf("the final of the top two ended with %+v", b)
 	}
