@@ -280,8 +280,11 @@ teams that play, each one's submission loaded and built, a sandbox that
 answers. A final that cannot start exits 1 with the reason, and nothing is
 closed.`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, swiss or knockout (a bracket seeded by the ladder's ratings)"},
+					&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: words.Or(event.FinalFormats()) + " (every format but a round robin seeds the teams by the ladder's ratings at the close)"},
 					flagNamed(tournamentCommand().Flags, "rounds"),
+					&cli.IntFlag{Name: "advance", Usage: "with --format stages: how many of the qualifier's top teams play the second stage", DefaultText: "16, or every team of fewer"},
+					&cli.StringFlag{Name: "then", Usage: "with --format stages: the second stage, round-robin or double-elimination", DefaultText: tournament.DoubleElimination},
+					flagNamed(tournamentCommand().Flags, "budget"),
 					&cli.IntFlag{Name: "top", Usage: "the ladder's top N teams at the close play the final, the rest not", DefaultText: "every team"},
 					flagNamed(tournamentCommand().Flags, "games-per-pair"),
 					flagNamed(tournamentCommand().Flags, "concurrency"),
@@ -703,8 +706,10 @@ func eventFinal(c *cli.Context) error {
 	if c.Int("top") < 0 {
 		return usagef("--top: a number of teams, 0 for every team")
 	}
-	if f := c.String("format"); f != tournament.RoundRobin && f != tournament.Swiss && f != tournament.Knockout {
-		return usagef("--format: a final is round-robin, swiss or knockout, not %q", f)
+	shape := event.Shape{Format: c.String("format"), Rounds: c.Int("rounds"), Top: c.Int("top"), Advance: c.Int("advance"),
+		Then: c.String("then"), Budget: c.Int("budget"), GamesPerPair: c.Int("games-per-pair")}
+	if err := shape.Check(); err != nil {
+		return usagef("--%v", err)
 	}
 	dir := c.Args().First()
 	cfg, err := event.LoadConfig(dir)
@@ -745,8 +750,7 @@ func eventFinal(c *cli.Context) error {
 			return err
 		}
 		plan, err := st.PrepareFinal(c.Context, event.Final{Settings: resolved, Backend: backend, Image: c.String("image"),
-			Builder: builder, Intake: cfg.Intake(), GamesPerPair: c.Int("games-per-pair"), Seed: seed,
-			Format: c.String("format"), Rounds: c.Int("rounds"), Top: c.Int("top"),
+			Builder: builder, Intake: cfg.Intake(), Shape: shape, Seed: seed,
 			Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), ArenaVersion: arenaVersion(), Signer: key})
 		var refused *event.RefusedError
 		if errors.As(err, &refused) {

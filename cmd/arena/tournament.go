@@ -85,8 +85,11 @@ links to every game's transcript and viewer). 'arena standings DIR' prints the
 standings of a finished or running tournament.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "tournament directory (required; reuse it to resume)", Required: true},
-			&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, gauntlet, swiss (a few rounds, each bot against one of about its score, never twice) or knockout (a bracket seeded in the order given: 1 against the last...)"},
-			&cli.IntFlag{Name: "rounds", Usage: "with --format swiss: its rounds", DefaultText: "ceil(log2 bots) + 2"},
+			&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, gauntlet, swiss (a few rounds, each bot against one of about its score, never twice), knockout (a bracket seeded in the order given: 1 against the last...), double-elimination (out at a second loss), stages (a Swiss qualifier whose top --advance play a --then stage) or rating (plays where ranks are least sure, until told apart or --budget)"},
+			&cli.IntFlag{Name: "rounds", Usage: "with --format swiss: its rounds; stages: its qualifier's", DefaultText: "ceil(log2 bots) + 2"},
+			&cli.IntFlag{Name: "advance", Usage: "with --format stages: how many of the qualifier's top bots play the second stage"},
+			&cli.StringFlag{Name: "then", Value: tournament.DoubleElimination, Usage: "with --format stages: the second stage, round-robin or double-elimination"},
+			&cli.IntFlag{Name: "budget", Usage: "with --format rating: the games it plays at most", DefaultText: "twice a Swiss tournament's"},
 			&cli.StringFlag{Name: "challenger", Usage: "with --format gauntlet: the bot (by name) that plays everyone"},
 			&cli.IntFlag{Name: "games-per-pair", Value: 2, Usage: "games each pair plays, colours alternating"},
 			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once"},
@@ -127,8 +130,8 @@ func runTournament(c *cli.Context) error {
 	if s := strings.TrimSpace(c.String("tie-breaks")); s != "" {
 		tbs = strings.Split(s, ",")
 	}
-	if c.String("format") == tournament.Swiss && !c.IsSet("tie-breaks") {
-		tbs = tournament.SwissTieBreaks()
+	if !c.IsSet("tie-breaks") {
+		tbs = tournament.TieBreaksFor(c.String("format"))
 	}
 	var minFree int64
 	if v := c.String("min-free"); v != "0" {
@@ -141,6 +144,10 @@ func runTournament(c *cli.Context) error {
 	}
 	o, closer, err := runnerOptions(c, dir, bots, evidence, func(cfg *tournament.Config) error {
 		cfg.Format, cfg.Challenger, cfg.GamesPerPair, cfg.Rounds = c.String("format"), c.String("challenger"), c.Int("games-per-pair"), c.Int("rounds")
+		cfg.Advance, cfg.Budget = c.Int("advance"), c.Int("budget")
+		if cfg.Format == tournament.Stages {
+			cfg.Then = c.String("then")
+		}
 		cfg.Scoring, cfg.TieBreaks = sc, tbs
 		if err := cfg.Validate(); err != nil {
 			return usagef("%v", err)

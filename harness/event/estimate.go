@@ -1,6 +1,7 @@
 package event
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"strconv"
@@ -10,27 +11,39 @@ import (
 )
 
 // Estimate is what the final would play for this event and how long it
-// would take: its games (a round robin of the teams that play, or a Swiss
-// final of its default rounds, games per pair), and the time from the mean
-// duration of the games played here so far (the ladder's, scrimmages' and
-// validations'), at so many at once.
+// would take: for each format its games (games per pair, the shape's
+// choices applied) and the time from the mean duration of the games
+// played here so far (the ladder's, scrimmages' and validations'), at so
+// many at once.
 type Estimate struct {
+	// Teams are the teams the final would play (the ladder's top, when
+	// the shape says so).
 	Teams        int `json:"teams"`
 	GamesPerPair int `json:"gamesPerPair"`
-	Games        int `json:"games"`
-	// SwissRounds and SwissGames are a Swiss final's default rounds for
-	// these teams and the games it plays.
-	SwissRounds int `json:"swissRounds"`
-	SwissGames  int `json:"swissGames"`
 	// MeanGame is the mean duration of the last games played here (Sample
 	// of them); 0 before any.
 	MeanGame time.Duration `json:"meanGameMs"`
 	Sample   int           `json:"sample"`
 	AtOnce   int           `json:"atOnce"`
-	// Duration is Games × MeanGame / AtOnce, SwissDuration the same of
-	// SwissGames: 0 while no game says how long one takes.
-	Duration      time.Duration `json:"durationMs"`
-	SwissDuration time.Duration `json:"swissDurationMs"`
+	// Formats are the final's formats, in FinalFormats' order, the one the
+	// shape names Chosen.
+	Formats []FormatEstimate `json:"formats"`
+}
+
+// FormatEstimate is one format's games and time.
+type FormatEstimate struct {
+	Format string `json:"format"`
+	// Words say the format as the final's start does ("swiss, 11 rounds").
+	Words string `json:"words"`
+	Games int    `json:"games"`
+	// Bound says how Games bounds what is played: "" exactly, "at least"
+	// (a bracket's level matches add deciders), "at most" (a rating final
+	// stops once its ranks are told apart).
+	Bound string `json:"bound,omitempty"`
+	// Duration is Games × MeanGame / AtOnce: 0 while no game says how
+	// long one takes.
+	Duration time.Duration `json:"durationMs"`
+	Chosen   bool          `json:"chosen,omitempty"`
 }
 
 // estimateSample is how many of the last games the mean is taken over.
@@ -42,23 +55,53 @@ func RoundRobinGames(teams, perPair int) int {
 	return teams * (teams - 1) / 2 * perPair
 }
 
-// FinalEstimate estimates a round robin of teams, perPair games a pair, atOnce
-// at a time, from the games played here.
-func (s *Store) FinalEstimate(ctx context.Context, teams, perPair, atOnce int) (Estimate, error) {
-	e := Estimate{Teams: teams, GamesPerPair: max(perPair, 1), AtOnce: max(atOnce, 1)}
-	e.Games = RoundRobinGames(teams, e.GamesPerPair)
-	e.SwissRounds = tournament.SwissRounds(teams)
-	e.SwissGames = e.SwissRounds * (teams / 2) * e.GamesPerPair
+// FinalEstimate estimates the final of shape for teams teams (before the
+// ladder's top is taken), atOnce at a time, from the games played here.
+func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce int) (Estimate, error) {
+	shape.GamesPerPair = max(shape.GamesPerPair, 1)
+	if shape.Top > 0 {
+		teams = min(teams, shape.Top)
+	}
+	e := Estimate{Teams: teams, GamesPerPair: shape.GamesPerPair, AtOnce: max(atOnce, 1)}
 	var mean float64
 	err := s.readRow(ctx, `SELECT COALESCE(AVG(duration_ms), 0), COUNT(*) FROM
 		(SELECT duration_ms FROM games WHERE duration_ms > 0 ORDER BY id DESC LIMIT ?)`, estimateSample).Scan(&mean, &e.Sample)
 	if err != nil {
 		return e, err
 	}
-	// Whole milliseconds: the page's script reckons from the same number.
+	// Whole milliseconds, as the page shows them.
 	e.MeanGame = time.Duration(math.Round(mean)) * time.Millisecond
-	e.Duration, e.SwissDuration = e.Left(e.Games), e.Left(e.SwissGames)
+	chosen := cmp.Or(shape.Format, tournament.RoundRobin)
+	for _, f := range FinalFormats() {
+		sh := shape
+		sh.Format = f
+		c := sh.Config(teams)
+		fe := FormatEstimate{Format: f, Words: c.Describe(), Games: c.Planned(), Chosen: f == chosen}
+		switch f {
+		case tournament.RoundRobin:
+			fe.Games = RoundRobinGames(teams, shape.GamesPerPair)
+		case tournament.Knockout, tournament.DoubleElimination, tournament.Stages:
+			fe.Bound = "at least"
+			if f == tournament.Stages && c.Then == tournament.RoundRobin {
+				fe.Bound = ""
+			}
+		case tournament.Rating:
+			fe.Words, fe.Bound = "rating, where the ranks are least sure", "at most"
+		}
+		fe.Duration = e.Left(fe.Games)
+		e.Formats = append(e.Formats, fe)
+	}
 	return e, nil
+}
+
+// Chosen is the estimate of the format the shape names.
+func (e Estimate) Chosen() FormatEstimate {
+	for _, f := range e.Formats {
+		if f.Chosen {
+			return f
+		}
+	}
+	return FormatEstimate{}
 }
 
 // Left is how long games more take at the estimate's pace (0: unknown).

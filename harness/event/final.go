@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -177,19 +179,12 @@ func (s *Store) FinalEntries(ctx context.Context) ([]FinalEntry, error) {
 
 // Final is how the final is played: the options of arena tournament.
 type Final struct {
-	Settings     match.Resolved
-	Backend      sandbox.Backend
-	Image        string
-	Builder      *build.Builder
-	Intake       submission.Limits
-	GamesPerPair int
-	// Format is the final's: tournament.RoundRobin ("": it) or
-	// tournament.Swiss, with Rounds (0: the Swiss default for its teams).
-	Format string
-	Rounds int
-	// Top, when set, is how many teams the final plays: the ladder's top
-	// Top as it stood at the close (the qualifying stage), the rest out.
-	Top          int
+	Settings match.Resolved
+	Backend  sandbox.Backend
+	Image    string
+	Builder  *build.Builder
+	Intake   submission.Limits
+	Shape
 	Seed         uint64
 	Concurrency  int
 	MaxAttempts  int
@@ -203,32 +198,97 @@ type Final struct {
 // FinalGame is a game of the final.
 const FinalGame = "final"
 
+// Shape is how a final is laid out: its format and that format's choices.
+type Shape struct {
+	// Format is one of FinalFormats ("": a round robin).
+	Format string `json:"format"`
+	// Rounds is a Swiss final's rounds, or a stages final's qualifier's
+	// (0: ceil(log2 teams) + 2).
+	Rounds int `json:"rounds,omitempty"`
+	// Top, when set, is how many teams the final plays: the ladder's top
+	// Top as it stood at the close (a qualifying stage), the rest out.
+	Top int `json:"top,omitempty"`
+	// Advance is how many of a stages final's qualifier go on to its
+	// second stage (0: 16, or every team of fewer), Then that stage's
+	// format (tournament.SecondStages; "": a double elimination).
+	Advance int    `json:"advance,omitempty"`
+	Then    string `json:"then,omitempty"`
+	// Budget is the games a rating final plays at most (0: its default).
+	Budget       int `json:"budget,omitempty"`
+	GamesPerPair int `json:"gamesPerPair"`
+}
+
+// FinalFormats are the formats a final may be played in: every
+// tournament's but the gauntlet.
+func FinalFormats() []string {
+	var out []string
+	for _, f := range tournament.Formats() {
+		if f != tournament.Gauntlet {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// defaultAdvance is how many of a stages final's qualifier go on when the
+// organizer does not say.
+const defaultAdvance = 16
+
+// Config is the tournament's schedule of this shape for a final of teams
+// teams: its format and that format's choices, defaults filled in, tie-breaks
+// the format's own.
+func (s Shape) Config(teams int) tournament.Config {
+	c := tournament.Config{Format: cmp.Or(s.Format, tournament.RoundRobin), Rounds: s.Rounds, GamesPerPair: s.GamesPerPair, Budget: s.Budget}
+	if c.Format == tournament.Stages {
+		c.Advance, c.Then = cmp.Or(s.Advance, min(defaultAdvance, teams)), cmp.Or(s.Then, tournament.DoubleElimination)
+	}
+	c.TieBreaks = tournament.TieBreaksFor(c.Format)
+	c.Bots = make([]tournament.BotEntry, teams)
+	return c
+}
+
+// Check refuses a shape no final can have, whatever its teams: an unknown
+// format, a second stage that is not one, numbers out of range.
+func (s Shape) Check() error {
+	if s.Format != "" && !slices.Contains(FinalFormats(), s.Format) {
+		return fmt.Errorf("format: a final is %s, not %q", words.Or(FinalFormats()), s.Format)
+	}
+	if s.Then != "" && !slices.Contains(tournament.SecondStages(), s.Then) {
+		return fmt.Errorf("then: a second stage is %s, not %q", words.Or(tournament.SecondStages()), s.Then)
+	}
+	if s.Rounds < 0 || s.Top < 0 || s.Advance < 0 || s.Budget < 0 {
+		return errors.New("rounds, top, advance and budget: 0 (the default) or more")
+	}
+	return nil
+}
+
+// Describe says the shape in words for teams teams: "swiss, 11 rounds",
+// "stages: a Swiss qualifier of 11 rounds, its top 16 then a double
+// elimination", "the ladder's top 64" appended when set.
+func (s Shape) Describe(teams int) string {
+	c := s.Config(min(teams, max(s.Top, 0)))
+	if s.Top <= 0 {
+		c = s.Config(teams)
+	}
+	out := c.Describe()
+	if s.Top > 0 {
+		out += fmt.Sprintf(", the ladder's top %d", s.Top)
+	}
+	return out
+}
+
 // FinalRun is how the final was started, and how it ended.
 type FinalRun struct {
-	// Format is the final's format (round-robin or swiss) and Rounds a
-	// Swiss final's rounds (0: its default).
-	Format string `json:"format"`
-	Rounds int    `json:"rounds,omitempty"`
-	// Top is how many of the ladder's teams qualified (0: every team).
-	Top          int       `json:"top,omitempty"`
-	GamesPerPair int       `json:"gamesPerPair"`
-	Concurrency  int       `json:"concurrency"`
-	MaxAttempts  int       `json:"maxAttempts"`
-	Seed         uint64    `json:"seed"`
-	Started      time.Time `json:"started"`
+	Shape
+	Concurrency int       `json:"concurrency"`
+	MaxAttempts int       `json:"maxAttempts"`
+	Seed        uint64    `json:"seed"`
+	Started     time.Time `json:"started"`
 	// Finished is zero while the final plays, or was stopped before its
 	// end (the next run resumes it).
 	Finished time.Time `json:"finished,omitzero"`
 	// Error says why the last run failed ("" if it did not).
 	Error string `json:"error,omitempty"`
-}
-
-// config is a sketch of the final's tournament for teams teams: its format
-// and rounds, for the words that describe it.
-func (f Final) config(teams int) tournament.Config {
-	c := tournament.Config{Format: cmp.Or(f.Format, tournament.RoundRobin), Rounds: f.Rounds, GamesPerPair: f.GamesPerPair}
-	c.Bots = make([]tournament.BotEntry, teams)
-	return c
 }
 
 // Running says whether the final was started and has not ended: a server
@@ -239,8 +299,8 @@ func (r FinalRun) Running() bool { return !r.Started.IsZero() && r.Finished.IsZe
 func (s *Store) FinalRun(ctx context.Context) (r FinalRun, ok bool, err error) {
 	var seed int64
 	var started, finished string
-	err = s.readRow(ctx, `SELECT format, rounds, top, games_per_pair, concurrency, max_attempts, seed, started, finished, error FROM final_run WHERE id = 1`).
-		Scan(&r.Format, &r.Rounds, &r.Top, &r.GamesPerPair, &r.Concurrency, &r.MaxAttempts, &seed, &started, &finished, &r.Error)
+	err = s.readRow(ctx, `SELECT format, rounds, top, advance, then_format, budget, games_per_pair, concurrency, max_attempts, seed, started, finished, error FROM final_run WHERE id = 1`).
+		Scan(&r.Format, &r.Rounds, &r.Top, &r.Advance, &r.Then, &r.Budget, &r.GamesPerPair, &r.Concurrency, &r.MaxAttempts, &seed, &started, &finished, &r.Error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -267,22 +327,17 @@ func (s *Store) beginFinal(ctx context.Context, f Final, players []FinalEntry) e
 			return "", err
 		}
 		format := cmp.Or(f.Format, tournament.RoundRobin)
-		_, err := tx.ExecContext(ctx, `INSERT INTO final_run (id, format, rounds, top, games_per_pair, concurrency, max_attempts, seed, started)
-		VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET format = excluded.format, rounds = excluded.rounds,
-		top = excluded.top, games_per_pair = excluded.games_per_pair,
+		_, err := tx.ExecContext(ctx, `INSERT INTO final_run (id, format, rounds, top, advance, then_format, budget, games_per_pair, concurrency, max_attempts, seed, started)
+		VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET format = excluded.format, rounds = excluded.rounds,
+		top = excluded.top, advance = excluded.advance, then_format = excluded.then_format, budget = excluded.budget,
+		games_per_pair = excluded.games_per_pair,
 		concurrency = excluded.concurrency, max_attempts = excluded.max_attempts, seed = excluded.seed,
-		started = excluded.started, finished = '', error = ''`, format, f.Rounds, f.Top, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
+		started = excluded.started, finished = '', error = ''`, format, f.Rounds, f.Top, f.Advance, f.Then, f.Budget, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
 		verb := "started"
 		if runs > 0 {
 			verb = "resumed"
 		}
-		if format == tournament.Swiss {
-			format = fmt.Sprintf("swiss, %d rounds", f.config(teams).SwissRounds())
-		}
-		if f.Top > 0 {
-			format += fmt.Sprintf(", the ladder's top %d", f.Top)
-		}
-		return fmt.Sprintf("the final %s: %d teams, %s, %d games per pair, %d at once, seed %d", verb, teams, format, f.GamesPerPair, f.Concurrency, f.Seed), err
+		return fmt.Sprintf("the final %s: %d teams, %s, %d games per pair, %d at once, seed %d", verb, teams, f.Describe(teams), f.GamesPerPair, f.Concurrency, f.Seed), err
 	})
 }
 
@@ -429,7 +484,7 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 // first Top play. The ladder stops at the close, so a resumed final seeds
 // and picks as the first run did.
 func (p *FinalPlan) seedByLadder(ctx context.Context) error {
-	if p.f.Format != tournament.Knockout && p.f.Top <= 0 {
+	if cmp.Or(p.f.Format, tournament.RoundRobin) == tournament.RoundRobin && p.f.Top <= 0 {
 		return nil
 	}
 	ladder, err := p.store.Ladder(ctx)
@@ -488,15 +543,15 @@ func (s *Store) FinalPlayers(ctx context.Context) (map[int64]bool, error) {
 
 // config is the final's tournament, checked.
 func (p *FinalPlan) config() (tournament.Config, error) {
-	cfg := tournament.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
-	cfg.GamesPerPair, cfg.Seed = p.f.GamesPerPair, p.f.Seed
-	switch p.f.Format {
-	case tournament.Swiss:
-		cfg.Format, cfg.Rounds, cfg.TieBreaks = tournament.Swiss, p.f.Rounds, tournament.SwissTieBreaks()
-	case tournament.Knockout:
-		// Seeded in the order the teams play: by the ladder's rating.
-		cfg.Format = tournament.Knockout
+	if err := p.f.Check(); err != nil {
+		return tournament.Config{}, err
 	}
+	cfg := tournament.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
+	// Every format but a round robin plays the teams in the ladder's
+	// order: a bracket's seeds, a Swiss first round's halves.
+	shape := p.f.Config(len(p.bots))
+	cfg.Format, cfg.Rounds, cfg.Advance, cfg.Then, cfg.Budget, cfg.TieBreaks = shape.Format, shape.Rounds, shape.Advance, shape.Then, shape.Budget, shape.TieBreaks
+	cfg.GamesPerPair, cfg.Seed = p.f.GamesPerPair, p.f.Seed
 	for i, e := range p.entries {
 		cfg.Bots[i].Team = e.Name // arena standings names the team, its bot beside it
 	}
@@ -682,12 +737,12 @@ type Board struct {
 	// only (zero if none).
 	FreezesAt time.Time `json:"freezesAt,omitzero"`
 	Run       FinalRun  `json:"run"`
-	// Rounds are a Swiss final's rounds with their pairings, as far as
-	// they are shown (a frozen board: the rounds whose every game had
+	// Rounds are a Swiss final's (a stages final's qualifier's, a rating
+	// final's) rounds with their pairings, as far as they are shown (a frozen board: the rounds whose every game had
 	// finished by the freeze).
 	Rounds []BoardRound `json:"rounds,omitempty"`
-	// Bracket is a knockout final's bracket, drawn (SVG), on a live board
-	// only: a frozen one shows none.
+	// Bracket is a bracket final's (a stages final's second stage's)
+	// bracket, drawn (SVG), as far as the board shows its games.
 	Bracket string `json:"-"`
 }
 
@@ -711,7 +766,15 @@ type BoardPairing struct {
 // games' results may show (nil: all), and a round shows only when all of
 // its finished games may.
 func boardRounds(state *tournament.State, names TeamNames, shown func(tournament.Record) bool) []BoardRound {
-	if state.Config.Format != tournament.Swiss {
+	// The rounds a format pairs: a Swiss final's, a stages final's
+	// qualifier's (its second stage is a round robin, or drawn as a
+	// bracket), a rating final's.
+	format, qualifier := state.Config.Format, 0
+	switch format {
+	case tournament.Swiss, tournament.Rating:
+	case tournament.Stages:
+		qualifier = state.Config.SwissRounds()
+	default:
 		return nil
 	}
 	team := func(bot int) string {
@@ -721,6 +784,9 @@ func boardRounds(state *tournament.State, names TeamNames, shown func(tournament
 	byRound := map[int][]tournament.Record{}
 	last := 0
 	for _, r := range state.Games {
+		if qualifier > 0 && r.Round > qualifier {
+			continue
+		}
 		byRound[r.Round] = append(byRound[r.Round], r)
 		last = max(last, r.Round)
 	}
@@ -758,7 +824,9 @@ func boardRounds(state *tournament.State, names TeamNames, shown func(tournament
 			break
 		}
 		for b := range state.Config.Bots {
-			if !in[b] && len(byRound[round]) > 0 {
+			// A Swiss round's one bot left out sits it out, scored; a
+			// rating round pairs only the teams it is unsure of.
+			if !in[b] && len(byRound[round]) > 0 && format != tournament.Rating {
 				br.Bye = team(b)
 			}
 		}
@@ -848,12 +916,12 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		return false
 	}), names)
 	fb.Rounds = boardRounds(state, names, byFreeze)
-	fb.Bracket = ""
+	fb.Bracket = state.BracketSVGOf(byFreeze)
 	fb.FrozenAt = at
 	fb.Games = map[string]int{"total": state.Summary.Total, "done": shown}
 	// Nothing after the freeze shows: not whether the final ended, or
 	// failed, or how many games the host could not play.
-	fb.Run = FinalRun{Format: live.Run.Format, Rounds: live.Run.Rounds, GamesPerPair: live.Run.GamesPerPair, Concurrency: live.Run.Concurrency, Started: live.Run.Started}
+	fb.Run = FinalRun{Shape: live.Run.Shape, Concurrency: live.Run.Concurrency, Started: live.Run.Started}
 	if fb.Run.Started.After(at) {
 		fb.Run.Started = time.Time{}
 	}

@@ -225,7 +225,7 @@ func TestClosingCanBeUndoneUntilTheFinalStarts(t *testing.T) {
 	if _, err := st.CloseUploads(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.beginFinal(ctx, Final{GamesPerPair: 2}, make([]FinalEntry, 2)); err != nil {
+	if err := st.beginFinal(ctx, Final{Shape: Shape{GamesPerPair: 2}}, make([]FinalEntry, 2)); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.ReopenUploads(ctx); !errors.As(err, &re) || !strings.Contains(err.Error(), "final has started") {

@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -60,10 +62,6 @@ func (c Config) Validate() error {
 		seen[b.Name] = true
 	}
 	switch c.Format {
-	case RoundRobin:
-		if c.Challenger != "" {
-			return configErrorf("a challenger is for the %s format, not %s", Gauntlet, RoundRobin)
-		}
 	case Gauntlet:
 		if c.Challenger == "" {
 			return configErrorf("the %s format needs a challenger", Gauntlet)
@@ -71,15 +69,28 @@ func (c Config) Validate() error {
 		if !seen[c.Challenger] {
 			return configErrorf("the challenger %q is not one of the bots", c.Challenger)
 		}
-	case Swiss, Knockout:
+	case RoundRobin, Swiss, Knockout, DoubleElimination, Stages, Rating:
 		if c.Challenger != "" {
 			return configErrorf("a challenger is for the %s format, not %s", Gauntlet, c.Format)
 		}
 	default:
-		return configErrorf("format: want %s, %s, %s or %s, got %q", RoundRobin, Gauntlet, Swiss, Knockout, c.Format)
+		return configErrorf("format: want %s, got %q", words.Or(Formats()), c.Format)
 	}
-	if c.Rounds < 0 || c.Rounds > 0 && c.Format != Swiss {
-		return configErrorf("rounds: for the %s format only, 1 or more (0: its default), got %d", Swiss, c.Rounds)
+	if c.Rounds < 0 || c.Rounds > 0 && c.Format != Swiss && c.Format != Stages {
+		return configErrorf("rounds: for the %s and %s formats only, 1 or more (0: the default), got %d", Swiss, Stages, c.Rounds)
+	}
+	if c.Format == Stages {
+		if c.Advance < 2 || c.Advance > len(c.Bots) {
+			return configErrorf("advance: the %s format's qualifier sends 2 to %d bots (all of them) to its second stage, got %d", Stages, len(c.Bots), c.Advance)
+		}
+		if !slices.Contains(SecondStages(), c.Then) {
+			return configErrorf("then: the second stage is %s, got %q", words.Or(SecondStages()), c.Then)
+		}
+	} else if c.Advance != 0 || c.Then != "" {
+		return configErrorf("advance and then: for the %s format only", Stages)
+	}
+	if c.Budget < 0 || c.Budget > 0 && c.Format != Rating {
+		return configErrorf("budget: for the %s format only, 1 or more games (0: the default), got %d", Rating, c.Budget)
 	}
 	if c.GamesPerPair < 1 {
 		return configErrorf("games per pair: want 1 or more, got %d", c.GamesPerPair)
@@ -95,44 +106,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// SwissRounds is the rounds a Swiss tournament of this configuration plays.
+// SwissRounds is the rounds a Swiss tournament (or a stages tournament's
+// qualifier) of this configuration plays.
 func (c Config) SwissRounds() int {
 	if c.Rounds > 0 {
 		return c.Rounds
 	}
 	return SwissRounds(len(c.Bots))
-}
-
-// Planned is how many games a Swiss tournament or a knockout plays in all
-// (a knockout's level matches add deciders), its rounds paired one by one
-// from the results; 0 for a format whose whole schedule is stored from the
-// start.
-func (c Config) Planned() int {
-	switch c.Format {
-	case Swiss:
-		return c.SwissRounds() * (len(c.Bots) / 2) * c.GamesPerPair
-	case Knockout:
-		return (len(c.Bots) - 1) * c.GamesPerPair // and the deciders of level matches
-	}
-	return 0
-}
-
-// firstGames are the games a tournament starts with: its whole schedule,
-// or a Swiss tournament's or a knockout's first round.
-func (c Config) firstGames() ([]Game, error) {
-	switch c.Format {
-	case Swiss:
-		return swissRound(1, firstPairs(len(c.Bots)), c.GamesPerPair, c.Seed, len(c.Openings), 1, 1), nil
-	case Knockout:
-		return knockoutGames(len(c.Bots), c.GamesPerPair, c.Seed, len(c.Openings), nil, 1, 1), nil
-	}
-	challenger := -1
-	for i, b := range c.Bots {
-		if b.Name == c.Challenger {
-			challenger = i
-		}
-	}
-	return Schedule(c.Format, len(c.Bots), challenger, c.GamesPerPair, c.Seed, len(c.Openings))
 }
 
 // ParseScoring reads points as WIN,DRAW,LOSS (such as 3,1,0).

@@ -28,16 +28,27 @@ func TestConfigValidate(t *testing.T) {
 	if err := swiss.Validate(); err != nil {
 		t.Fatalf("a Swiss tournament: %v", err)
 	}
+	stages := good
+	stages.Format, stages.Advance, stages.Then = Stages, 2, DoubleElimination
+	if err := stages.Validate(); err != nil {
+		t.Fatalf("a stages tournament: %v", err)
+	}
 	for _, c := range []struct {
 		edit func(*Config)
 		want string
 	}{
 		{func(c *Config) { c.Bots = c.Bots[:1] }, "at least 2 bots, got 1"},
 		{func(c *Config) { c.Bots[1].Name = "a" }, `two bots are named "a"`},
-		{func(c *Config) { c.Format = "double-elimination" }, `want round-robin, gauntlet, swiss or knockout, got "double-elimination"`},
+		{func(c *Config) { c.Format = "ladder" }, `want round-robin, gauntlet, swiss, knockout, double-elimination, stages or rating, got "ladder"`},
 		{func(c *Config) { c.Format, c.Challenger = Knockout, "a" }, "a challenger is for the gauntlet format, not knockout"},
-		{func(c *Config) { c.Rounds = 3 }, "rounds: for the swiss format only"},
-		{func(c *Config) { c.Format, c.Rounds = Swiss, -1 }, "rounds: for the swiss format only, 1 or more"},
+		{func(c *Config) { c.Rounds = 3 }, "rounds: for the swiss and stages formats only"},
+		{func(c *Config) { c.Format, c.Rounds = Swiss, -1 }, "rounds: for the swiss and stages formats only, 1 or more"},
+		{func(c *Config) { c.Format, c.Advance, c.Then = Stages, 1, RoundRobin }, "advance: the stages format's qualifier sends 2 to 3 bots"},
+		{func(c *Config) { c.Format, c.Advance, c.Then = Stages, 4, RoundRobin }, "got 4"},
+		{func(c *Config) { c.Format, c.Advance, c.Then = Stages, 2, Swiss }, `then: the second stage is round-robin or double-elimination, got "swiss"`},
+		{func(c *Config) { c.Advance = 2 }, "advance and then: for the stages format only"},
+		{func(c *Config) { c.Budget = 10 }, "budget: for the rating format only"},
+		{func(c *Config) { c.Format, c.Budget = Rating, -1 }, "budget: for the rating format only, 1 or more games"},
 		{func(c *Config) { c.Format, c.Challenger = Swiss, "a" }, "a challenger is for the gauntlet format, not swiss"},
 		{func(c *Config) { c.Format = Gauntlet }, "needs a challenger"},
 		{func(c *Config) { c.Format, c.Challenger = Gauntlet, "z" }, `the challenger "z" is not one of the bots`},

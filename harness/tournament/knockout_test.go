@@ -22,23 +22,53 @@ func TestBracketOrder(t *testing.T) {
 	}
 }
 
-// playKnockout plays a knockout of n bots by its own pairing, each game's
-// result from result(white, black), until it adds no game; it returns the
+// formatOf is a configuration of n bots in format, gamesPerPair a pair.
+func formatOf(format string, n, gamesPerPair int) Config {
+	c := Config{Format: format, GamesPerPair: gamesPerPair, Seed: 1, Scoring: DefaultScoring(), TieBreaks: DefaultTieBreaks()}
+	for i := range n {
+		c.Bots = append(c.Bots, BotEntry{Name: fmt.Sprintf("b%d", i)})
+	}
+	return c
+}
+
+// playFormat plays a tournament by its own pairing, each game's result
+// from result(white, black), until it adds no game; it returns the
 // records.
-func playKnockout(t *testing.T, n, gamesPerPair int, result func(white, black int) string) []Record {
+func playFormat(t testing.TB, c Config, result func(white, black int) string) []Record {
 	t.Helper()
 	var recs []Record
-	for range 100 {
-		games := knockoutGames(n, gamesPerPair, 1, 0, recs, len(recs)+1, len(recs)+1)
+	for range 10000 {
+		games := c.next(recs)
 		if len(games) == 0 {
 			return recs
 		}
-		for _, g := range games {
+		for i, g := range games {
+			if g.ID != len(recs)+1 {
+				t.Fatalf("game %d of a round has id %d, want %d", i, g.ID, len(recs)+1)
+			}
 			recs = append(recs, Record{Game: g, Status: Done, Winner: result(g.White, g.Black)})
 		}
 	}
-	t.Fatal("the knockout never ended")
+	t.Fatalf("the %s tournament never ended", c.Format)
 	return nil
+}
+
+// playKnockout plays a knockout of n bots.
+func playKnockout(t *testing.T, n, gamesPerPair int, result func(white, black int) string) []Record {
+	t.Helper()
+	return playFormat(t, formatOf(Knockout, n, gamesPerPair), result)
+}
+
+// knockoutRounds are a knockout's matches round by round.
+func knockoutRounds(n, gamesPerPair int, recs []Record) [][]Match {
+	var rounds [][]Match
+	for _, m := range formatOf(Knockout, n, gamesPerPair).matches(recs) {
+		if len(rounds) < m.Round {
+			rounds = append(rounds, nil)
+		}
+		rounds[m.Round-1] = append(rounds[m.Round-1], m)
+	}
+	return rounds
 }
 
 // A bracket of six: seeds 1 and 2 sit the first round out, the stronger
@@ -61,7 +91,7 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 		return transcript.WinnerBlack
 	}
 	recs := playKnockout(t, 6, 2, stronger)
-	rounds := bracket(6, 2, recs)
+	rounds := knockoutRounds(6, 2, recs)
 	if len(rounds) != 3 || rounds[0][0].B != Bye || rounds[0][2].B != Bye {
 		t.Fatalf("the bracket: %+v", rounds)
 	}
@@ -71,7 +101,7 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	if len(recs) != 5*2 {
 		t.Errorf("%d games; 5 matches of 2 games and no decider", len(recs))
 	}
-	rows := knockoutPlaces(Standings(names(make([]BotEntry, 6)), outcomes(recs), DefaultScoring(), DefaultTieBreaks(), 1), 6, 2, recs)
+	rows := formatOf(Knockout, 6, 2).standings(recs, recs)
 	var places []string
 	for _, r := range rows {
 		places = append(places, fmt.Sprintf("%d:%d", r.Rank, r.Bot))
@@ -83,7 +113,7 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	// Every game drawn: each match adds its deciders, then the higher
 	// seed goes through.
 	recs = playKnockout(t, 4, 2, func(int, int) string { return transcript.WinnerDraw })
-	rounds = bracket(4, 2, recs)
+	rounds = knockoutRounds(4, 2, recs)
 	for _, ms := range rounds {
 		for _, m := range ms {
 			if m.Games != 2+maxDeciders || !m.BySeed || m.Winner != min(m.A, m.B) {

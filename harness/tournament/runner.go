@@ -325,43 +325,32 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	return o.summary(ctx, start)
 }
 
-// nextRound pairs a Swiss tournament's or a knockout's next round (a
-// knockout's level matches first get their deciders) and adds its games, once
-// every game of the rounds so far is finished (wait: some still play) and
-// while rounds are left. The pairing is a pure function of the results, so
-// a resumed tournament pairs as the first run would have.
+// nextRound pairs an adaptive format's next round (a bracket's level
+// matches first get their deciders) and adds its games, once every game
+// of the rounds so far is finished (wait: some still play) and while the
+// format has rounds left. The pairing is a pure function of the results,
+// so a resumed tournament pairs as the first run would have.
 func (o *Options) nextRound(ctx context.Context, st *Store) (added, wait bool, err error) {
-	if o.Config.Format != Swiss && o.Config.Format != Knockout {
+	if !o.Config.adaptive() {
 		return false, false, nil
 	}
 	recs, err := st.Games(ctx)
 	if err != nil {
 		return false, false, err
 	}
-	round, pair := 0, 0
 	for _, r := range recs {
 		if r.Status == Pending || r.Status == Running {
 			return false, true, nil
 		}
-		round, pair = max(round, r.Round), max(pair, r.Pair)
 	}
-	var games []Game
-	switch {
-	case o.Config.Format == Knockout:
-		if games = knockoutGames(len(o.Config.Bots), o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings), recs, len(recs)+1, pair+1); len(games) == 0 {
-			return false, false, nil
-		}
-		round = games[0].Round - 1
-	case round >= o.Config.SwissRounds():
+	games := o.Config.next(recs)
+	if len(games) == 0 {
 		return false, false, nil
-	default:
-		pairs, _ := swissPairings(swissHistory(len(o.Config.Bots), recs))
-		games = swissRound(round+1, pairs, o.Config.GamesPerPair, o.Config.Seed, len(o.Config.Openings), len(recs)+1, pair+1)
 	}
 	if err := st.AddGames(ctx, games); err != nil {
-		return false, false, fmt.Errorf("pair round %d: %w", round+1, err)
+		return false, false, fmt.Errorf("pair round %d: %w", games[0].Round, err)
 	}
-	slog.Info("tournament: a round is paired", "format", o.Config.Format, "round", round+1, "games", len(games))
+	slog.Info("tournament: a round is paired", "format", o.Config.Format, "round", games[0].Round, "games", len(games))
 	return true, false, nil
 }
 

@@ -46,6 +46,16 @@ func DefaultTieBreaks() []string {
 	return []string{SonnebornBerger, DirectEncounter, MostWins, RandomDraw}
 }
 
+// TieBreaksFor is a format's tie-breaks when none are asked for: a Swiss
+// tournament's (and a stages tournament's, whose qualifier is one) break
+// ties by whom each bot met, the others by the ACM rules.
+func TieBreaksFor(format string) []string {
+	if format == Swiss || format == Stages {
+		return SwissTieBreaks()
+	}
+	return DefaultTieBreaks()
+}
+
 // CheckTieBreaks refuses unknown names.
 func CheckTieBreaks(tb []string) error {
 	for _, t := range tb {

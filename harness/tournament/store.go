@@ -52,8 +52,16 @@ type Config struct {
 	// are played (none: the game's own start, or its seed's).
 	Openings []rules.Opening `json:"openings,omitempty"`
 	Bots     []BotEntry      `json:"bots"`
-	// Rounds is a Swiss tournament's rounds (0: SwissRounds of its bots).
+	// Rounds is a Swiss tournament's rounds, or a stages tournament's
+	// qualifier's (0: SwissRounds of its bots).
 	Rounds int `json:"rounds,omitempty"`
+	// Advance is how many bots a stages tournament's qualifier sends to
+	// its second stage, and Then that stage's format (SecondStages).
+	Advance int    `json:"advance,omitempty"`
+	Then    string `json:"then,omitempty"`
+	// Budget is the games a rating tournament plays at most (0: its
+	// default, RatingBudget).
+	Budget int `json:"budget,omitempty"`
 }
 
 // BotEntry is one participant.

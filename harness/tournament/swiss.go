@@ -88,26 +88,6 @@ func byes(n int, recs []Record) []bye {
 	return out
 }
 
-// scored are the outcomes the standings count: every game of recs played
-// and, in a Swiss tournament, every bye (a win's points, no game) of the
-// rounds recs reach, as all the tournament's games pair them.
-func scored(c Config, recs, all []Record) []Outcome {
-	out := outcomes(recs)
-	if c.Format != Swiss {
-		return out
-	}
-	reached := map[int]bool{}
-	for _, r := range recs {
-		reached[r.Round] = true
-	}
-	for _, b := range byes(len(c.Bots), all) {
-		if reached[b.round] {
-			out = append(out, Outcome{White: b.bot, Black: Bye, Winner: b.bot})
-		}
-	}
-	return out
-}
-
 // swissPairings pairs the next round from the state: the bye (an odd
 // field) to the lowest-placed bot that has had none; then, from the top,
 // each bot with an opponent it has not met, the Dutch way: in its score

@@ -265,27 +265,24 @@ func (s *Server) apiStandings(w http.ResponseWriter, r *http.Request, p *event.P
 type FinalStarter func(run event.FinalRun) error
 
 // finalOptions reads the final's options from a form or JSON request:
-// format (round-robin, the default, swiss or knockout), top (how many of
-// the ladder's teams qualify; 0 or none: every team), rounds (a Swiss final's; 0
-// or none: its default), games_per_pair (default 2), concurrency (default
-// 1).
+// format (one of event.FinalFormats; round-robin by default), top (how
+// many of the ladder's teams qualify; 0 or none: every team), rounds (a
+// Swiss final's, or a stages final's qualifier's; 0 or none: the default),
+// advance and then (a stages final's second stage), budget (a rating
+// final's games), games_per_pair (default 2), concurrency (default 1).
 func finalOptions(r *http.Request) (event.FinalRun, error) {
-	run := event.FinalRun{Format: tournament.RoundRobin, GamesPerPair: 2, Concurrency: 1, MaxAttempts: 3}
-	got, err := fields(r, "format", "rounds", "top", "games_per_pair", "concurrency")
+	run := event.FinalRun{Shape: event.Shape{Format: tournament.RoundRobin, GamesPerPair: 2}, Concurrency: 1, MaxAttempts: 3}
+	got, err := fields(r, "format", "rounds", "top", "advance", "then", "budget", "games_per_pair", "concurrency")
 	if err != nil {
 		return run, err
 	}
-	switch f := got["format"]; f {
-	case "", tournament.RoundRobin, tournament.Swiss, tournament.Knockout:
-		run.Format = cmp.Or(f, tournament.RoundRobin)
-	default:
-		return run, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("format must be %s, %s or %s, got %q", tournament.RoundRobin, tournament.Swiss, tournament.Knockout, f)}
-	}
+	run.Format, run.Then = cmp.Or(got["format"], tournament.RoundRobin), got["then"]
 	for _, f := range []struct {
 		name     string
 		to       *int
 		min, max int
-	}{{"games_per_pair", &run.GamesPerPair, 1, 100}, {"concurrency", &run.Concurrency, 1, 64}, {"rounds", &run.Rounds, 0, 100}, {"top", &run.Top, 0, 100000}} {
+	}{{"games_per_pair", &run.GamesPerPair, 1, 100}, {"concurrency", &run.Concurrency, 1, 64}, {"rounds", &run.Rounds, 0, 100},
+		{"top", &run.Top, 0, 100000}, {"advance", &run.Advance, 0, 100000}, {"budget", &run.Budget, 0, 100000000}} {
 		v := got[f.name]
 		if v == "" {
 			continue
@@ -296,8 +293,19 @@ func finalOptions(r *http.Request) (event.FinalRun, error) {
 		}
 		*f.to = n
 	}
-	if run.Format != tournament.Swiss {
-		run.Rounds = 0
+	// A form sends every field; those of another format mean nothing.
+	switch run.Format {
+	case tournament.Swiss:
+		run.Advance, run.Then, run.Budget = 0, "", 0
+	case tournament.Stages:
+		run.Budget = 0
+	case tournament.Rating:
+		run.Rounds, run.Advance, run.Then = 0, 0, ""
+	default:
+		run.Rounds, run.Advance, run.Then, run.Budget = 0, 0, "", 0
+	}
+	if err := run.Check(); err != nil {
+		return run, &httpError{http.StatusBadRequest, "bad_request", err.Error()}
 	}
 	return run, nil
 }
@@ -425,8 +433,7 @@ func (f *finalRunner) start(run event.FinalRun) error {
 		return err
 	}
 	o := f.base
-	o.GamesPerPair, o.Concurrency, o.MaxAttempts, o.Seed = run.GamesPerPair, run.Concurrency, max(run.MaxAttempts, 1), seed
-	o.Format, o.Rounds, o.Top = run.Format, run.Rounds, run.Top
+	o.Shape, o.Concurrency, o.MaxAttempts, o.Seed = run.Shape, run.Concurrency, max(run.MaxAttempts, 1), seed
 	plan, err := f.st.PrepareFinal(ctx, o)
 	if err != nil {
 		return err
@@ -493,13 +500,48 @@ func (s *Server) adminFinal(r *http.Request, d *adminData) error {
 	if d.Final.Board != nil && !d.Run.Running() {
 		d.Unplayed = d.Final.Board.Games["unplayed"]
 	}
-	teams, perPair, atOnce := len(d.Outlook.Playing), 2, 1
+	teams, shape, atOnce := len(d.Outlook.Playing), event.Shape{GamesPerPair: 2}, 1
 	if d.Started {
-		teams, perPair, atOnce = len(d.Entries), d.Run.GamesPerPair, d.Run.Concurrency
-		if d.Run.Top > 0 {
-			teams = min(teams, d.Run.Top)
-		}
+		teams, shape, atOnce = len(d.Entries), d.Run.Shape, d.Run.Concurrency
 	}
-	d.Estimate, err = s.Store.FinalEstimate(ctx, teams, perPair, atOnce)
+	d.Estimate, err = s.Store.FinalEstimate(ctx, shape, teams, atOnce)
+	return err
+}
+
+// estimateFragment is the final's estimate for the options of the
+// organizer's form (as the query gives them), the paragraph the page shows
+// beside it: the page's script asks for it as the form changes.
+func (s *Server) estimateFragment(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+	q := r.Clone(r.Context())
+	q.Header.Del("Content-Type")
+	q.PostForm, q.Body = r.URL.Query(), http.NoBody // the form's fields, as a query
+	run, err := finalOptions(q)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	look, err := s.Store.FinalOutlook(ctx)
+	if err != nil {
+		return err
+	}
+	teams := len(look.Playing)
+	if look.Closed {
+		entries, err := s.Store.FinalEntries(ctx)
+		if err != nil {
+			return err
+		}
+		teams = len(entries)
+	}
+	est, err := s.Store.FinalEstimate(ctx, run.Shape, teams, run.Concurrency)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := pages["admin"].ExecuteTemplate(&buf, "estimate", est); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = w.Write(buf.Bytes())
 	return err
 }

@@ -261,8 +261,8 @@ func TestASwissFinal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	threeTeamsForTheFinal(t, ctx, e)
-	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "double-elimination"}`), "application/json"); res.StatusCode != http.StatusBadRequest {
-		t.Errorf("a double-elimination final: %d %s, want 400", res.StatusCode, body)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "gauntlet"}`), "application/json"); res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "a final is round-robin, swiss, knockout, double-elimination, stages or rating, not") {
+		t.Errorf("a gauntlet final: %d %s, want 400", res.StatusCode, body)
 	}
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "swiss", "rounds": 3, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("start a Swiss final: %d %s", res.StatusCode, body)
@@ -320,6 +320,51 @@ func TestAKnockoutFinal(t *testing.T) {
 	svg := regexp.MustCompile(`(?s)<section id="bracket">.*?</section>`).FindString(page)
 	if !strings.Contains(svg, "<svg") || strings.Contains(svg, "<style") || strings.Contains(svg, "<script") || strings.Count(svg, "<rect") != 3 {
 		t.Errorf("the home page's bracket: %.600s", svg)
+	}
+}
+
+// A double elimination, a stages and a rating final of three teams, each
+// started over the API: played to their end, recorded as asked, the
+// bracket drawn on the home page where there is one, the rounds listed
+// where they were paired.
+func TestTheOtherFinalFormats(t *testing.T) {
+	for _, tc := range []struct {
+		format, body    string
+		bracket, rounds bool
+		advance, budget int
+		then            string
+	}{
+		{tournament.DoubleElimination, `{"format": "double-elimination", "games_per_pair": 1}`, true, false, 0, 0, ""},
+		{tournament.Stages, `{"format": "stages", "rounds": 2, "advance": 2, "then": "double-elimination", "games_per_pair": 1}`, true, true, 2, 0, tournament.DoubleElimination},
+		{tournament.Rating, `{"format": "rating", "budget": 6, "games_per_pair": 2}`, false, true, 0, 6, ""},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			threeTeamsForTheFinal(t, ctx, e)
+			if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(tc.body), "application/json"); res.StatusCode != http.StatusOK {
+				t.Fatalf("start the final: %d %s", res.StatusCode, body)
+			}
+			b := e.finalEnded(t)
+			if b.Run.Error != "" || b.Run.Format != tc.format || b.Run.Advance != tc.advance || b.Run.Then != tc.then || b.Run.Budget != tc.budget || len(b.Standings) != 3 || b.Games["done"] != b.Games["total"] || b.Games["done"] == 0 {
+				t.Fatalf("the final ended with %+v", b)
+			}
+			if b.Standings[0].Rank != 1 {
+				t.Errorf("the standings: %+v", b.Standings)
+			}
+			_, page := api(t, e.http.URL, "GET", "/", "", "")
+			if got := strings.Contains(page, `<section id="bracket">`); got != tc.bracket {
+				t.Errorf("the home page draws a bracket: %v, want %v", got, tc.bracket)
+			}
+			if got := strings.Contains(page, `<section id="rounds">`); got != tc.rounds {
+				t.Errorf("the home page lists rounds: %v, want %v", got, tc.rounds)
+			}
+			if tc.format == tournament.Rating && b.Games["done"] > tc.budget {
+				t.Errorf("a rating final of budget %d played %d games", tc.budget, b.Games["done"])
+			}
+		})
 	}
 }
 

@@ -154,6 +154,7 @@ func (s *Server) Routes() []Route {
 		page("POST /admin/reopen", Organizer, s.adminAction(false, s.reopenUploads)),
 		page("POST /admin/workers/{name}/readmit", Organizer, s.readmitForm),
 		page("POST /admin/final", Organizer, s.adminAction(false, s.startFinal)),
+		page("GET /admin/estimate", Organizer, s.estimateFragment),
 		page("POST /admin/freeze", Organizer, s.adminAction(false, s.freeze)),
 		page("POST /admin/reveal", Organizer, s.adminAction(false, s.reveal)),
 		page("GET /standings", Public, s.standingsFragment),

@@ -16,3 +16,12 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+func TestOr(t *testing.T) {
+	t.Parallel()
+	for want, choices := range map[string][]string{"": nil, "a": {"a"}, "a or b": {"a", "b"}, "a, b or c": {"a", "b", "c"}} {
+		if got := Or(choices); got != want {
+			t.Errorf("Or(%q) = %q, want %q", choices, got, want)
+		}
+	}
+}

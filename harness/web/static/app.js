@@ -116,47 +116,35 @@ function standings() {
   };
 }
 
-// swissRounds is a Swiss final's default rounds for n teams: ceil(log2 n) + 2.
-function swissRounds(n) {
-  return n < 2 ? 1 : Math.ceil(Math.log2(n)) + 2;
-}
-
-// estimate follows the final's form: the games a round robin plays and
-// how long they take, at the mean game time the server gave, as the
-// organizer changes the games per pair and how many play at once.
+// estimate follows the final's form: as the organizer changes the format,
+// its choices, the games per pair or how many play at once, the server
+// says again what each format plays and how long it takes (the same
+// paragraph it serves with the page); the fields a format does not use
+// are set aside.
 function estimate() {
-  var p = document.getElementById("estimate"), form = document.getElementById("start-final");
-  if (!p || !form) { return; }
-  var teams = Number(p.dataset.teams), mean = Number(p.dataset.meanMs);
-  var about = function (ms) {
-    var s = ms / 1000;
-    if (s >= 7200) { return "about " + (s / 3600).toFixed(s >= 35820 ? 0 : 1) + " h"; }
-    if (s >= 120) { return "about " + (s / 60).toFixed(s >= 597 ? 0 : 1) + " min"; }
-    return "about " + s.toFixed(s >= 9.95 ? 0 : 1) + " s";
-  };
-  var set = function (id, text) {
-    var el = document.getElementById(id);
-    if (el) { el.textContent = text; }
-  };
+  var box = document.getElementById("estimate"), form = document.getElementById("start-final");
+  if (!box || !form) { return; }
+  var uses = { rounds: ["swiss", "stages"], advance: ["stages"], then: ["stages"], budget: ["rating"] };
+  var pending = null;
   var update = function () {
-    var pair = Math.max(1, Number(form.elements.games_per_pair.value) || 1);
-    var once = Math.max(1, Number(form.elements.concurrency.value) || 1);
-    var top = Number(form.elements.top.value) || 0;
-    var n = top > 0 ? Math.min(top, teams) : teams;
-    var rounds = Number(form.elements.rounds.value) || swissRounds(n);
-    var games = n * (n - 1) / 2 * pair, swiss = rounds * Math.floor(n / 2) * pair;
-    set("estimate-teams", String(n));
-    set("estimate-pair", String(pair));
-    set("estimate-once", String(once));
-    set("estimate-games", String(games));
-    set("estimate-rounds", String(rounds));
-    set("estimate-swiss-games", String(swiss));
-    if (mean > 0) {
-      set("estimate-time", about(games * mean / once));
-      set("estimate-swiss-time", about(swiss * mean / once));
-    }
+    var format = form.elements.format.value;
+    Object.keys(uses).forEach(function (name) {
+      var field = form.elements[name];
+      if (field && field.closest("label")) {
+        field.closest("label").hidden = uses[name].indexOf(format) < 0;
+      }
+    });
+    var query = new URLSearchParams(new FormData(form));
+    query.delete("csrf");
+    if (pending) { pending.abort(); }
+    pending = new AbortController();
+    fetch("/admin/estimate?" + query.toString(), { signal: pending.signal, credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) { box.innerHTML = html; box.dataset.ready = query.toString(); })
+      .catch(function () { /* the page keeps the last estimate */ });
   };
   form.addEventListener("input", update);
+  form.addEventListener("change", update);
   update();
 }
 
