@@ -69,15 +69,29 @@ func Estimate(n int, games []Game, prior float64) *Fit {
 	}
 	// Minorization-maximization (Hunter 2004), the prior as games against
 	// a player of strength 1.
+	// Each player's opponents, with the games and points against each:
+	// a large field's players meet a few of the others, so the
+	// iterations go over these lists, not every pair.
+	type opp struct {
+		j            int
+		count, score float64
+	}
+	opps := make([][]opp, n)
+	wins := make([]float64, n)
+	for i := range n {
+		for j := range n {
+			if count[i][j] > 0 {
+				opps[i] = append(opps[i], opp{j, count[i][j], score[i][j]})
+				wins[i] += score[i][j]
+			}
+		}
+	}
 	for iter := 0; iter < 10000; iter++ {
 		next := make([]float64, n)
 		for i := range n {
-			num, den := prior*0.5, prior/(gamma[i]+1)
-			for j := range n {
-				if count[i][j] > 0 {
-					num += score[i][j]
-					den += count[i][j] / (gamma[i] + gamma[j])
-				}
+			num, den := prior*0.5+wins[i], prior/(gamma[i]+1)
+			for _, o := range opps[i] {
+				den += o.count / (gamma[i] + gamma[o.j])
 			}
 			switch {
 			case num == 0 && den > 0:
@@ -190,29 +204,38 @@ func invert(a [][]float64) [][]float64 {
 			l[i][j] = s / l[j][j]
 		}
 	}
-	// inv = L^-T L^-1: solve for each column of the identity.
-	inv := make([][]float64, n)
-	for i := range inv {
-		inv[i] = make([]float64, n)
-	}
-	y := make([]float64, n)
+	// inv = L^-T L^-1 = M^T M with M = L^-1 (lower triangular). Row c of
+	// mt is column c of M, found by forward substitution from row c down;
+	// inv[a][b] is then the dot product of rows a and b of mt.
+	mt := make([][]float64, n)
 	for c := range n {
-		for i := range n { // L y = e_c
+		y := make([]float64, n)
+		for i := c; i < n; i++ {
 			s := 0.0
 			if i == c {
 				s = 1
 			}
-			for k := range i {
-				s -= l[i][k] * y[k]
+			row := l[i]
+			for k := c; k < i; k++ {
+				s -= row[k] * y[k]
 			}
-			y[i] = s / l[i][i]
+			y[i] = s / row[i]
 		}
-		for i := n - 1; i >= 0; i-- { // L^T x = y
-			s := y[i]
-			for k := i + 1; k < n; k++ {
-				s -= l[k][i] * inv[k][c]
+		mt[c] = y
+	}
+	inv := make([][]float64, n)
+	for i := range inv {
+		inv[i] = make([]float64, n)
+	}
+	for a := range n {
+		ra := mt[a]
+		for b := a; b < n; b++ {
+			rb := mt[b]
+			s := 0.0
+			for i := b; i < n; i++ { // both are zero above the larger index
+				s += ra[i] * rb[i]
 			}
-			inv[i][c] = s / l[i][i]
+			inv[a][b], inv[b][a] = s, s
 		}
 	}
 	return inv

@@ -126,3 +126,34 @@ func TestRankSets(t *testing.T) {
 		t.Errorf("one player: %v", s)
 	}
 }
+
+// BenchmarkFit1000 fits 1,000 players' strengths to 100,000 games (each
+// player against 200 others chosen at random, as a large final's rounds
+// pair them) and gives every player's set of ranks: the target is under
+// 2 s for both.
+func BenchmarkFit1000(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1000))
+	const n, games = 1000, 100_000
+	strength := make([]float64, n)
+	for i := range strength {
+		strength[i] = rng.NormFloat64()
+	}
+	var gs []Game
+	for len(gs) < games {
+		a, c := rng.IntN(n), rng.IntN(n)
+		if a == c {
+			continue
+		}
+		g := Game{A: a, B: c}
+		if rng.Float64() < 1/(1+math.Exp(strength[c]-strength[a])) {
+			g.ScoreA = 1
+		}
+		gs = append(gs, g)
+	}
+	for b.Loop() {
+		f := Estimate(n, gs, Prior)
+		if sets := f.Sets(Level); len(sets) != n {
+			b.Fatal("no sets")
+		}
+	}
+}
