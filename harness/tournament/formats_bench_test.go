@@ -137,8 +137,12 @@ func finalFormats(n int) []Config {
 		func(c *Config) { c.Format, c.TieBreaks = Swiss, SwissTieBreaks() },
 		func(c *Config) { c.Format = Knockout },
 		func(c *Config) { c.Format = DoubleElimination },
-		func(c *Config) { c.Format, c.Advance, c.Then, c.TieBreaks = Stages, min(16, n), DoubleElimination, SwissTieBreaks() },
-		func(c *Config) { c.Format, c.Advance, c.Then, c.TieBreaks = Stages, min(16, n), RoundRobin, SwissTieBreaks() },
+		func(c *Config) {
+			c.Format, c.Advance, c.Then, c.TieBreaks = Stages, min(16, n), DoubleElimination, SwissTieBreaks()
+		},
+		func(c *Config) {
+			c.Format, c.Advance, c.Then, c.TieBreaks = Stages, min(16, n), RoundRobin, SwissTieBreaks()
+		},
 		func(c *Config) { c.Format = Rating },
 	} {
 		c := formatOf(RoundRobin, n, 2)
