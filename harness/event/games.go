@@ -206,22 +206,24 @@ func (s *Store) ListGames(ctx context.Context, q GameQuery) ([]Game, int, error)
 }
 
 // listGamesQueries are ListGames' count and list, each filter by its
-// index: a team's games by each side's, a kind's by games_kind; none
-// reads every game of an event but the unfiltered count. Their arguments
-// are the team, the kind, the limit and the offset.
+// index: a team's games by each side's (with the kind, when asked), a
+// kind's by games_kind. Both read ids from the indexes alone; the list
+// then reads the page's rows, and no other. Their arguments are the team,
+// the kind, the limit and the offset.
 func listGamesQueries(q GameQuery) (count, list string) {
-	var where string
+	var ids string
 	switch {
 	case q.Team != 0 && q.Kind != "":
-		where = `WHERE id IN (SELECT id FROM games WHERE white_team = ?1 UNION SELECT id FROM games WHERE black_team = ?1) AND kind = ?2`
+		ids = `SELECT id FROM games WHERE white_team = ?1 AND kind = ?2 UNION SELECT id FROM games WHERE black_team = ?1 AND kind = ?2`
 	case q.Team != 0:
-		where = `WHERE id IN (SELECT id FROM games WHERE white_team = ?1 UNION SELECT id FROM games WHERE black_team = ?1) AND ?2 = ?2`
+		ids = `SELECT id FROM games WHERE white_team = ?1 AND ?2 = ?2 UNION SELECT id FROM games WHERE black_team = ?1`
 	case q.Kind != "":
-		where = `WHERE kind = ?2 AND ?1 = ?1`
+		ids = `SELECT id FROM games WHERE kind = ?2 AND ?1 = ?1`
 	default:
-		where = `WHERE ?1 = ?1 AND ?2 = ?2`
+		ids = `SELECT id FROM games WHERE ?1 = ?1 AND ?2 = ?2`
 	}
-	return `SELECT count(*) FROM games ` + where, `SELECT ` + gameColumns + ` FROM games ` + where + ` ORDER BY id DESC LIMIT ?3 OFFSET ?4`
+	return `SELECT count(*) FROM (` + ids + `)`,
+		`SELECT ` + gameColumns + ` FROM games WHERE id IN (SELECT id FROM (` + ids + `) ORDER BY id DESC LIMIT ?3 OFFSET ?4) ORDER BY id DESC`
 }
 
 // HostReplays records how many tries of the games of the tournament in dir

@@ -229,6 +229,13 @@ const indexes = `
 CREATE UNIQUE INDEX IF NOT EXISTS teams_bot ON teams(lower(bot_name));
 CREATE INDEX IF NOT EXISTS games_course ON games(white_submission, black_submission, course);
 CREATE INDEX IF NOT EXISTS games_black_submission ON games(black_submission, id);
+CREATE INDEX IF NOT EXISTS games_white_kind ON games(white_team, kind);
+CREATE INDEX IF NOT EXISTS games_black_kind ON games(black_team, kind);
+CREATE TABLE IF NOT EXISTS teams_version (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT OR IGNORE INTO teams_version (id, n) VALUES (1, 0);
+CREATE TRIGGER IF NOT EXISTS teams_added AFTER INSERT ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS teams_renamed AFTER UPDATE OF name, bot_name ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS teams_removed AFTER DELETE ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
 `
 
 // migrate adds the columns an older event lacks, their indexes, and a bot
@@ -261,6 +268,16 @@ type Store struct {
 	w     *sql.DB
 	r     *sql.DB
 	stmts sync.Map // query text -> *sql.Stmt on r
+	// names are the teams' names as Names last read them, at the
+	// teams_version they were read at (a trigger counts every change to
+	// a team's names, from this process or another).
+	namesMu sync.Mutex
+	names   *versionedNames
+}
+
+type versionedNames struct {
+	version int64
+	names   TeamNames
 }
 
 // stmt is the read query q prepared once: the pages run the same few

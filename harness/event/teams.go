@@ -233,6 +233,19 @@ func (s *Store) Teams(ctx context.Context) ([]Team, error) {
 	return readAll(ctx, s, scanTeam, `SELECT `+teamColumns+` FROM teams ORDER BY name`)
 }
 
+// TeamsPage is a page of the teams, by name, whose name holds find (ASCII
+// letters in either case; "": every team), and how many teams match in
+// all.
+func (s *Store) TeamsPage(ctx context.Context, find string, offset, limit int) ([]Team, int, error) {
+	like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(find) + "%"
+	var total int
+	if err := s.readRow(ctx, `SELECT count(*) FROM teams WHERE name LIKE ? ESCAPE '\'`, like).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	teams, err := readAll(ctx, s, scanTeam, `SELECT `+teamColumns+` FROM teams WHERE name LIKE ? ESCAPE '\' ORDER BY name LIMIT ? OFFSET ?`, like, limit, offset)
+	return teams, total, err
+}
+
 // TeamNames are the teams' names by id, and by bot name: what a page shows
 // for a side of a game or a row of standings.
 type TeamNames struct {
@@ -240,8 +253,21 @@ type TeamNames struct {
 	ByBot map[string]string
 }
 
-// Names reads every team's name.
+// Names are every team's name. A page asks for them on every request: they
+// are read again only when a team was added, renamed or removed since
+// (teams_version says so, whichever process changed them). The maps are
+// shared: a caller must not change them.
 func (s *Store) Names(ctx context.Context) (TeamNames, error) {
+	var version int64
+	if err := s.readRow(ctx, `SELECT n FROM teams_version WHERE id = 1`).Scan(&version); err != nil {
+		return TeamNames{}, err
+	}
+	s.namesMu.Lock()
+	cached := s.names
+	s.namesMu.Unlock()
+	if cached != nil && cached.version == version {
+		return cached.names, nil
+	}
 	teams, err := s.Teams(ctx)
 	if err != nil {
 		return TeamNames{}, err
@@ -250,6 +276,10 @@ func (s *Store) Names(ctx context.Context) (TeamNames, error) {
 	for _, t := range teams {
 		n.ByID[t.ID], n.ByBot[t.BotName] = t.Name, t.Name
 	}
+	// Read after the version: a change in between reads again next time.
+	s.namesMu.Lock()
+	s.names = &versionedNames{version, n}
+	s.namesMu.Unlock()
 	return n, nil
 }
 

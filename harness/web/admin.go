@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/distrib"
@@ -21,10 +24,16 @@ type adminData struct {
 	Final      boardData
 	Disputes   []disputeRow
 	Scrimmages []event.Scrimmage
-	Teams      []event.Team
-	Queue      []event.Submission
-	Failures   []event.Submission
-	Names      event.TeamNames
+	// Teams are a page of the teams (teamsPerPage, by name) whose name
+	// holds Find, of TeamsTotal.
+	Teams                 []event.Team
+	Find                  string
+	TeamsPage, TeamsPages int
+	TeamsTotal            int
+	TeamsFirst, TeamsLast int
+	Queue                 []event.Submission
+	Failures              []event.Submission
+	Names                 event.TeamNames
 	// Outlook is who the final plays and who it leaves out.
 	Outlook event.Outlook
 	// Audit are the organizer's last actions.
@@ -55,6 +64,42 @@ var adminNotices = map[string]string{
 	"readmitted": "The worker is admitted again: the queue lets it in within seconds.",
 }
 
+// teamsPerPage is how many teams a page of the organizer's table shows.
+const teamsPerPage = 100
+
+// teamsQuery reads the organizer's teams table's page (teams, from 1) and
+// the name it looks for (find).
+func teamsQuery(r *http.Request) (find string, page int, err error) {
+	q := r.URL.Query()
+	page = 1
+	if v := q.Get("teams"); v != "" {
+		if page, err = strconv.Atoi(v); err != nil || page < 1 {
+			return "", 0, &httpError{http.StatusBadRequest, "bad_request", fmt.Sprintf("teams must be a page number from 1, got %q", v)}
+		}
+	}
+	find = strings.TrimSpace(q.Get("find"))
+	if len(find) > 100 {
+		return "", 0, &httpError{http.StatusBadRequest, "bad_request", "find: a team's name is 100 characters at most"}
+	}
+	return find, page, nil
+}
+
+// TeamsLink is the address of a page of the teams table, with the same
+// name looked for.
+func (d adminData) TeamsLink(page int) string {
+	v := url.Values{}
+	if d.Find != "" {
+		v.Set("find", d.Find)
+	}
+	if page > 1 {
+		v.Set("teams", strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return "/admin#teams"
+	}
+	return "/admin?" + v.Encode() + "#teams"
+}
+
 func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
 	return s.renderAdmin(w, r, p, http.StatusOK, "")
 }
@@ -76,8 +121,16 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Pr
 	if d.HostReplays, err = s.Store.HostReplayCounts(r.Context()); err != nil {
 		return err
 	}
-	if d.Teams, err = s.Store.Teams(r.Context()); err != nil {
+	if d.Find, d.TeamsPage, err = teamsQuery(r); err != nil {
 		return err
+	}
+	if d.Teams, d.TeamsTotal, err = s.Store.TeamsPage(r.Context(), d.Find, (d.TeamsPage-1)*teamsPerPage, teamsPerPage); err != nil {
+		return err
+	}
+	d.TeamsPages = max(1, (d.TeamsTotal+teamsPerPage-1)/teamsPerPage)
+	d.TeamsFirst, d.TeamsLast = (d.TeamsPage-1)*teamsPerPage+1, (d.TeamsPage-1)*teamsPerPage+len(d.Teams)
+	if d.TeamsPage > d.TeamsPages {
+		return &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("there are %d pages of teams", d.TeamsPages)}
 	}
 	if d.Queue, err = s.Store.Queue(r.Context()); err != nil {
 		return err

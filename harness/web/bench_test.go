@@ -19,10 +19,36 @@ import (
 	"github.com/arenabots/arena/harness/event"
 )
 
-// seedLarge makes an event of 300 teams, 3,000 submissions and 100,000
-// games (rows only: the game pages read no transcript) and returns a server
-// of it and a token of each team.
-func seedLarge(b *testing.B) (*Server, []string, int64) {
+// benchSize is the size of the event the page benchmark asks of.
+type benchSize struct {
+	name                      string
+	teams, submissions, games int
+}
+
+// The benchmark's sizes: the default, and the large one
+// (ARENA_BENCH_SIZE=large) of a 1,000-team event.
+var (
+	benchDefault = benchSize{"default", 300, 3000, 100_000}
+	benchLarge   = benchSize{"large", 1000, 10_000, 1_000_000}
+)
+
+// benchSizeOf is the size ARENA_BENCH_SIZE names (default: the default).
+func benchSizeOf(b *testing.B) benchSize {
+	switch v := os.Getenv("ARENA_BENCH_SIZE"); v {
+	case "", benchDefault.name:
+		return benchDefault
+	case benchLarge.name:
+		return benchLarge
+	default:
+		b.Fatalf("ARENA_BENCH_SIZE: want %s or %s, got %q", benchDefault.name, benchLarge.name, v)
+	}
+	return benchSize{}
+}
+
+// seedLarge makes an event of the size's teams, submissions and games
+// (rows only: the game pages read no transcript) and returns a server of
+// it and a token of each team.
+func seedLarge(b *testing.B, size benchSize) (s *Server, tokens []string, admin string, games int64) {
 	b.Helper()
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, event.ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
@@ -37,8 +63,7 @@ func seedLarge(b *testing.B) (*Server, []string, int64) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	var tokens []string
-	for i := range 300 {
+	for i := range size.teams {
 		nt, err := st.AddTeam(ctx, fmt.Sprintf("team %03d", i), "", "")
 		if err != nil {
 			b.Fatal(err)
@@ -57,21 +82,25 @@ func seedLarge(b *testing.B) (*Server, []string, int64) {
 		b.Fatal(err)
 	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
-	for i := range 3000 {
+	for i := range size.submissions {
 		state := event.Passed
 		if i%4 == 0 {
 			state = event.Failed
 		}
 		if _, err := tx.Exec(`INSERT INTO submissions (team_id, sha256, size, filename, uploaded, state, summary) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			i%300+1, fmt.Sprintf("%064x", i), 1000+i, "bot.zip", now, state, ""); err != nil {
+			i%size.teams+1, fmt.Sprintf("%064x", i), 1000+i, "bot.zip", now, state, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for i := range 100000 {
-		w, bl := i%300+1, (i*7+1)%300+1
-		if _, err := tx.Exec(`INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES ('ladder', ?, ?, ?, ?, ?, ?, ?, ?, ?, 'white', 'checkmate', 40, ?)`,
-			w, bl, w, bl, fmt.Sprintf("team %03d", w-1), fmt.Sprintf("team %03d", bl-1), "aa", "bb", fmt.Sprintf("games/%d", i), now); err != nil {
+	kinds := []string{"ladder", "ladder", "ladder", "scrimmage", "validation"}
+	ins, err := tx.Prepare(`INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'white', 'checkmate', 40, ?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range size.games {
+		w, bl := i%size.teams+1, (i*7+1)%size.teams+1
+		if _, err := ins.Exec(kinds[i%len(kinds)], w, bl, w, bl, fmt.Sprintf("team %03d", w-1), fmt.Sprintf("team %03d", bl-1), "aa", "bb", fmt.Sprintf("games/%d", i), now); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -86,22 +115,48 @@ func seedLarge(b *testing.B) (*Server, []string, int64) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), tokens, 100000
+	if admin, err = st.NewAdminToken(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), tokens, admin, int64(size.games)
 }
 
-// BenchmarkPagesUnderLoad asks for the home page, a team page and a game
-// page of a large event from 100 clients at once over loopback and reports
-// each page's p50 and p99 latency and the heap in use. Run it with
-// -benchtime=3000x (requests per page).
+// BenchmarkPagesUnderLoad asks for each page a team opens (and the
+// organizer's) of a large event from 100 clients at once over loopback and
+// reports each page's p50 and p99 latency and the heap in use. Run it with
+// -benchtime=3000x (requests per page); ARENA_BENCH_SIZE=large asks of a
+// 1,000-team event of 10,000 submissions and 1,000,000 games.
 func BenchmarkPagesUnderLoad(b *testing.B) {
-	s, tokens, games := seedLarge(b)
+	size := benchSizeOf(b)
+	s, tokens, admin, games := seedLarge(b, size)
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	tr := &http.Transport{MaxIdleConnsPerHost: 100}
 	client := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
-	for _, page := range []string{"home", "team", "game"} {
-		b.Run(page, func(b *testing.B) {
+	// Each page's address for request i of team team ("": the team's
+	// token; the organizer's pages are asked with the organizer's).
+	pages := []struct {
+		name  string
+		path  func(i, team int) string
+		admin bool
+	}{
+		{"home", func(int, int) string { return "/" }, false},
+		{"team", func(int, int) string { return "/team" }, false},
+		{"games", func(i, _ int) string { return fmt.Sprintf("/games?page=%d", 1+i%40) }, false},
+		{"games-kind", func(i, _ int) string { return fmt.Sprintf("/games?kind=scrimmage&page=%d", 1+i%8) }, false},
+		{"game", func(i, team int) string {
+			// A game this team played as white.
+			return fmt.Sprintf("/games/%d", int64(team+1)+int64(size.teams*(i%(int(games)/size.teams))))
+		}, false},
+		{"standings", func(int, int) string { return "/standings" }, false},
+		{"api-games", func(i, _ int) string { return fmt.Sprintf("/api/v1/games?page=%d", 1+i%40) }, false},
+		{"api-submissions", func(int, int) string { return "/api/v1/submissions" }, false},
+		{"admin", func(i, _ int) string { return fmt.Sprintf("/admin?teams=%d", 1+i%((size.teams+99)/100)) }, true},
+		{"admin-games", func(i, team int) string { return fmt.Sprintf("/games?team=%d&page=%d", team+1, 1+i%40) }, true},
+	}
+	for _, page := range pages {
+		b.Run(page.name, func(b *testing.B) {
 			var mu sync.Mutex
 			var lat []time.Duration
 			next := make(chan int)
@@ -113,16 +168,12 @@ func BenchmarkPagesUnderLoad(b *testing.B) {
 					defer wg.Done()
 					for i := range next {
 						team := i % len(tokens)
-						path := "/"
-						switch page {
-						case "team":
-							path = "/team"
-						case "game":
-							// A game this team played as white.
-							path = fmt.Sprintf("/games/%d", int64(team+1)+int64(300*(i%(int(games)/300))))
-						}
+						path := page.path(i, team)
 						req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-						if page != "home" {
+						switch {
+						case page.admin:
+							req.Header.Set("Authorization", "Bearer "+admin)
+						case page.name != "home":
 							req.Header.Set("Authorization", "Bearer "+tokens[team])
 						}
 						start := time.Now()
