@@ -764,6 +764,18 @@ func eventFinal(c *cli.Context) error {
 			return err
 		}
 		printLeftOut(c.App.ErrWriter, look)
+		est, err := st.FinalEstimate(c.Context, shape, len(plan.Entries()), c.Int("concurrency"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "arena: %s, each format would play:\n", est.Intro())
+		for _, f := range est.Formats {
+			mark := " "
+			if f.Chosen {
+				mark = "*"
+			}
+			fmt.Fprintf(c.App.ErrWriter, "  %s %s\n", mark, f)
+		}
 		sum, err = plan.Play(c.Context)
 		return err
 	})

@@ -3,11 +3,14 @@ package event
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/internal/words"
 )
 
 // Estimate is what the final would play for this event and how long it
@@ -92,6 +95,45 @@ func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce in
 		e.Formats = append(e.Formats, fe)
 	}
 	return e, nil
+}
+
+// Intro says what the estimate is for: "For 300 teams, 2 games a pair, 1
+// at once, at about 1.7 s a game (the mean of the last 1000 played
+// here)".
+func (e Estimate) Intro() string {
+	out := fmt.Sprintf("For %d teams, %s a pair, %d at once", e.Teams, words.Plural(e.GamesPerPair, "game"), e.AtOnce)
+	if e.MeanGame <= 0 {
+		return out + " (no game played here yet says how long one takes)"
+	}
+	return out + fmt.Sprintf(", at %s a game (the mean of the last %d played here)", About(e.MeanGame), e.Sample)
+}
+
+// String says one format's estimate: "swiss, 11 rounds: 3,300 games, about
+// 94 min".
+func (f FormatEstimate) String() string {
+	out := f.Words + ": "
+	if f.Bound != "" {
+		out += f.Bound + " "
+	}
+	out += Thousands(f.Games) + " games"
+	if f.Duration > 0 {
+		out += ", " + About(f.Duration)
+	}
+	return out
+}
+
+// Thousands is n with a comma between its thousands: 179,400.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
 }
 
 // Chosen is the estimate of the format the shape names.

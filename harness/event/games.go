@@ -94,6 +94,11 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	if err := json.Unmarshal(data, &res); err != nil {
 		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, match.ResultFile), err)
 	}
+	if white.Team != 0 && white.Team == black.Team {
+		// The game lists count a team's games as its white ones and its
+		// black ones: no game is both.
+		return Game{}, fmt.Errorf("record %s: team %d on both sides; a team never plays itself", rel, white.Team)
+	}
 	white.Name, white.SHA256, black.Name, black.SHA256 = res.White.Name, res.White.SHA256, res.Black.Name, res.Black.SHA256
 	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
 	if err != nil {
@@ -198,32 +203,57 @@ func (s *Store) ListGames(ctx context.Context, q GameQuery) ([]Game, int, error)
 	}
 	count, list := listGamesQueries(q)
 	var total int
-	if err := s.readRow(ctx, count, q.Team, q.Kind).Scan(&total); err != nil {
+	if count == "" {
+		n, _, err := s.TeamGames(ctx, q.Team, q.Kind)
+		if err != nil {
+			return nil, 0, err
+		}
+		total = int(n)
+	} else if err := s.readRow(ctx, count, q.Team, q.Kind).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	games, err := s.games(ctx, list, q.Team, q.Kind, q.Limit, q.Offset)
 	return games, total, err
 }
 
-// listGamesQueries are ListGames' count and list, each filter by its
-// index: a team's games by each side's (with the kind, when asked), a
-// kind's by games_kind. Both read ids from the indexes alone; the list
-// then reads the page's rows, and no other. Their arguments are the team,
-// the kind, the limit and the offset.
+// TeamGames is how many games team played (of kind; "": of every kind),
+// and how many times its games changed (a game recorded, rated or
+// removed): a list of its games is the same while changes is. Triggers
+// keep both as games are written, by this process or another.
+func (s *Store) TeamGames(ctx context.Context, team int64, kind string) (n, changes int64, err error) {
+	err = s.readRow(ctx, teamGamesQuery, team, kind).Scan(&n, &changes)
+	return n, changes, err
+}
+
+// teamGamesQuery reads TeamGames' two numbers, of a team and a kind.
+const teamGamesQuery = `SELECT COALESCE(SUM(n), 0), COALESCE(SUM(changes), 0) FROM team_games WHERE team = ?1 AND (?2 = '' OR kind = ?2)`
+
+// listGamesQueries are ListGames' count (none of a team's games: TeamGames
+// counts them) and list, each filter by its index: a team's games by each
+// side's (with the kind, when asked), a kind's by games_kind. Both read ids
+// from the indexes alone; the list then reads the page's rows, and no
+// other. Their arguments are the team, the kind, the limit and the offset.
 func listGamesQueries(q GameQuery) (count, list string) {
+	page := ` ORDER BY 1 DESC LIMIT ?3 OFFSET ?4`
 	var ids string
 	switch {
-	case q.Team != 0 && q.Kind != "":
-		ids = `SELECT id FROM games WHERE white_team = ?1 AND kind = ?2 UNION SELECT id FROM games WHERE black_team = ?1 AND kind = ?2`
 	case q.Team != 0:
-		ids = `SELECT id FROM games WHERE white_team = ?1 AND ?2 = ?2 UNION SELECT id FROM games WHERE black_team = ?1`
+		// A team's white games and its black ones (never both: AddGame),
+		// each by its side's index, merged newest first.
+		kind := ` AND ?2 = ?2`
+		if q.Kind != "" {
+			kind = ` AND kind = ?2`
+		}
+		// Their count is TeamGames'.
+		ids = `SELECT id FROM games WHERE white_team = ?1` + kind + ` UNION ALL SELECT id FROM games WHERE black_team = ?1` + kind + page
 	case q.Kind != "":
-		ids = `SELECT id FROM games WHERE kind = ?2 AND ?1 = ?1`
+		count = `SELECT count(*) FROM games WHERE kind = ?2 AND ?1 = ?1`
+		ids = `SELECT id FROM games WHERE kind = ?2 AND ?1 = ?1` + page
 	default:
-		ids = `SELECT id FROM games WHERE ?1 = ?1 AND ?2 = ?2`
+		count = `SELECT count(*) FROM games WHERE ?1 = ?1 AND ?2 = ?2`
+		ids = `SELECT id FROM games WHERE ?1 = ?1 AND ?2 = ?2` + page
 	}
-	return `SELECT count(*) FROM (` + ids + `)`,
-		`SELECT ` + gameColumns + ` FROM games WHERE id IN (SELECT id FROM (` + ids + `) ORDER BY id DESC LIMIT ?3 OFFSET ?4) ORDER BY id DESC`
+	return count, `SELECT ` + gameColumns + ` FROM games WHERE id IN (` + ids + `) ORDER BY id DESC`
 }
 
 // HostReplays records how many tries of the games of the tournament in dir

@@ -62,6 +62,9 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 	}{{"a team's", GameQuery{Team: 7}}, {"a team's of a kind", GameQuery{Team: 7, Kind: LadderGame}}, {"a kind's", GameQuery{Kind: FinalGame}}} {
 		count, list := listGamesQueries(c.q)
 		for _, q := range []string{count, list} {
+			if q == "" {
+				continue // a team's games are counted by TeamGames
+			}
 			p := plan(t, s, q, c.q.Team, c.q.Kind, 50, 0)
 			for _, step := range strings.Split(p, "\n") {
 				if strings.Contains(step, " games ") && !strings.Contains(step, "USING COVERING INDEX") && !strings.Contains(step, "USING INTEGER PRIMARY KEY") {
@@ -69,6 +72,9 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 				}
 			}
 		}
+	}
+	if p := plan(t, s, teamGamesQuery, 7, ""); !strings.Contains(p, "SEARCH team_games USING PRIMARY KEY (team=?)") {
+		t.Errorf("a team's count of games reads more than its own rows:\n%s", p)
 	}
 	for name, q := range map[string]string{"a submission's games": gamesOfSubmissionQuery} {
 		if p := plan(t, s, q, 3); strings.Contains(p, "SCAN games\n") || strings.HasSuffix(p, "SCAN games") {
@@ -145,4 +151,66 @@ func TestNamesFollowEveryChangeOfATeam(t *testing.T) {
 	if n, _ := s.Names(ctx); n.ByID[b.ID] != "Beta Two" {
 		t.Errorf("after a rename here: %v", n.ByID)
 	}
+}
+
+// Each team's count of games follows every change of the games, from any
+// process: a game recorded, rated or removed; an event kept before the
+// counts were is counted when it is opened.
+func TestTeamGamesFollowEveryChange(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	insert := func(kind string, white, black any, whiteSub, blackSub any) {
+		t.Helper()
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, ?, ?, ?, ?, 'a', 'b', 'x', 'y', hex(randomblob(8)), 'white', 'r', 1, '')`,
+			kind, white, black, whiteSub, blackSub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(s *Store, when string) {
+		t.Helper()
+		for _, team := range []int64{1, 2, 3} {
+			for _, kind := range append([]string{""}, GameKinds...) {
+				var want int64
+				if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM games WHERE (white_team = ?1 OR black_team = ?1) AND (?2 = '' OR kind = ?2)`, team, kind).Scan(&want); err != nil {
+					t.Fatal(err)
+				}
+				if n, _, err := s.TeamGames(ctx, team, kind); err != nil || n != want {
+					t.Errorf("%s: team %d's %q games: %d (%v), want %d", when, team, kind, n, err, want)
+				}
+			}
+		}
+	}
+	insert(LadderGame, 1, 2, 10, 20)
+	insert(LadderGame, 2, 3, 20, 30)
+	insert(ValidationGame, 1, nil, 11, nil)
+	insert(ValidationGame, nil, 1, nil, 11)
+	insert(ScrimmageGame, 3, 1, 30, 10)
+	check(s, "recorded")
+	_, before, _ := s.TeamGames(ctx, 1, "")
+	if _, err := s.w.ExecContext(ctx, `UPDATE games SET rated = 1 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, after, _ := s.TeamGames(ctx, 1, ""); after <= before {
+		t.Errorf("a game rated changes nothing: %d then %d", before, after)
+	}
+	if err := s.ForgetValidationGames(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	check(s, "a validation forgotten")
+
+	// An event from before the counts: its games are counted on opening.
+	for _, q := range []string{`DROP TRIGGER team_games_added`, `DROP TRIGGER team_games_removed`, `DROP TRIGGER team_games_rated`, `DROP TABLE team_games`} {
+		if _, err := s.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(FinalGame, 2, 1, 20, 10)
+	again, err := Open(s.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	check(again, "reopened")
 }

@@ -236,7 +236,24 @@ INSERT OR IGNORE INTO teams_version (id, n) VALUES (1, 0);
 CREATE TRIGGER IF NOT EXISTS teams_added AFTER INSERT ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS teams_renamed AFTER UPDATE OF name, bot_name ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS teams_removed AFTER DELETE ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
+CREATE TABLE IF NOT EXISTS team_games (team INTEGER NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL, changes INTEGER NOT NULL,
+	PRIMARY KEY (team, kind)) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS team_games_added AFTER INSERT ON games BEGIN
+	INSERT INTO team_games (team, kind, n, changes) SELECT t, NEW.kind, 1, 1 FROM (SELECT NEW.white_team AS t UNION ALL SELECT NEW.black_team) WHERE t IS NOT NULL
+	ON CONFLICT (team, kind) DO UPDATE SET n = n + 1, changes = changes + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS team_games_removed AFTER DELETE ON games BEGIN
+	UPDATE team_games SET n = n - 1, changes = changes + 1 WHERE kind = OLD.kind AND team IN (OLD.white_team, OLD.black_team);
+END;
+CREATE TRIGGER IF NOT EXISTS team_games_rated AFTER UPDATE OF rated ON games BEGIN
+	UPDATE team_games SET changes = changes + 1 WHERE kind = NEW.kind AND team IN (NEW.white_team, NEW.black_team);
+END;
 `
+
+// teamGamesBackfill counts the games an event kept before team_games was.
+const teamGamesBackfill = `INSERT INTO team_games (team, kind, n, changes)
+	SELECT team, kind, count(*), 0 FROM (SELECT white_team AS team, kind FROM games WHERE white_team IS NOT NULL
+	UNION ALL SELECT black_team, kind FROM games WHERE black_team IS NOT NULL) GROUP BY team, kind`
 
 // migrate adds the columns an older event lacks, their indexes, and a bot
 // name to every team made before bot names were kept.
@@ -252,8 +269,17 @@ func migrate(ctx context.Context, w *sql.DB) error {
 			}
 		}
 	}
+	var counted int
+	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'team_games'`).Scan(&counted); err != nil {
+		return err
+	}
 	if _, err := w.ExecContext(ctx, indexes); err != nil {
 		return err
+	}
+	if counted == 0 {
+		if _, err := w.ExecContext(ctx, teamGamesBackfill); err != nil {
+			return fmt.Errorf("count each team's games: %w", err)
+		}
 	}
 	return giveBotNames(ctx, w)
 }

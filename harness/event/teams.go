@@ -251,6 +251,8 @@ func (s *Store) TeamsPage(ctx context.Context, find string, offset, limit int) (
 type TeamNames struct {
 	ByID  map[int64]string
 	ByBot map[string]string
+	// Version counts the changes of the teams' names when these were read.
+	Version int64
 }
 
 // Names are every team's name. A page asks for them on every request: they
@@ -272,7 +274,7 @@ func (s *Store) Names(ctx context.Context) (TeamNames, error) {
 	if err != nil {
 		return TeamNames{}, err
 	}
-	n := TeamNames{ByID: map[int64]string{}, ByBot: map[string]string{}}
+	n := TeamNames{ByID: map[int64]string{}, ByBot: map[string]string{}, Version: version}
 	for _, t := range teams {
 		n.ByID[t.ID], n.ByBot[t.BotName] = t.Name, t.Name
 	}

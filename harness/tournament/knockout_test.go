@@ -178,3 +178,26 @@ func TestAKnockoutResumesAsItWasPaired(t *testing.T) {
 		t.Error("the report draws no bracket")
 	}
 }
+
+// A bracket drawn as of a freeze shows only the games shown: a match whose
+// games are hidden has no points and no winner, and the round after it
+// does not know who plays.
+func TestABracketDrawnAsOfAFreeze(t *testing.T) {
+	t.Parallel()
+	c := formatOf(Knockout, 4, 1)
+	c.Bots[0].Name, c.Bots[3].Name = "Top", "Fourth"
+	recs := playKnockout(t, 4, 1, stronger)
+	s := &State{Config: c, Games: recs}
+	whole := s.BracketSVG()
+	// Shown: round one's first match only (seed 1 against seed 4).
+	frozen := s.BracketSVGOf(func(r Record) bool { return r.Round == 1 && (r.White == 0 || r.Black == 0) })
+	if strings.Count(whole, `font-weight="700"`) != 2*3 {
+		t.Errorf("the whole bracket marks %d winners' lines, want both lines of 3 matches", strings.Count(whole, `font-weight="700"`)/2)
+	}
+	if n := strings.Count(frozen, `font-weight="700"`); n != 2 {
+		t.Errorf("the frozen bracket marks %d winners' lines, want the one match shown", n/2)
+	}
+	if !strings.Contains(frozen, ">…<") || strings.Contains(whole, ">…<") {
+		t.Error("the frozen bracket's final should not know one of its sides, the whole one should")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,10 +48,32 @@ func benchSizeOf(b *testing.B) benchSize {
 
 // seedLarge makes an event of the size's teams, submissions and games
 // (rows only: the game pages read no transcript) and returns a server of
-// it and a token of each team.
+// it, a token of each team and the organizer's. With ARENA_BENCH_DIR set,
+// the event is kept in a directory of it named by the size (its tokens in
+// tokens.txt, the organizer's first) and reused by the next run: seeding a
+// million games takes minutes.
 func seedLarge(b *testing.B, size benchSize) (s *Server, tokens []string, admin string, games int64) {
 	b.Helper()
 	dir := b.TempDir()
+	if keep := os.Getenv("ARENA_BENCH_DIR"); keep != "" {
+		dir = filepath.Join(keep, size.name)
+		if saved, err := os.ReadFile(filepath.Join(dir, "tokens.txt")); err == nil {
+			lines := strings.Fields(string(saved))
+			cfg, err := event.LoadConfig(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st, err := event.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), lines[1:], lines[0], int64(size.games)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, event.ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -117,6 +140,11 @@ func seedLarge(b *testing.B, size benchSize) (s *Server, tokens []string, admin 
 	b.Cleanup(func() { st.Close() })
 	if admin, err = st.NewAdminToken(ctx); err != nil {
 		b.Fatal(err)
+	}
+	if os.Getenv("ARENA_BENCH_DIR") != "" {
+		if err := os.WriteFile(filepath.Join(dir, "tokens.txt"), []byte(admin+"\n"+strings.Join(tokens, "\n")+"\n"), 0o600); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), tokens, admin, int64(size.games)
 }

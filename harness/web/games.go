@@ -1,20 +1,33 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/transcript"
 )
 
 // gameRow is a game as a list shows it to a team (Me its colour, Rival the
-// other side's name) or to the organizer (both sides' names).
+// other side's name) or to the organizer (both sides' names). Its fields
+// are the game's, flat: a list draws thousands of them, and a template
+// reads an embedded struct's fields slowly.
 type gameRow struct {
-	event.Game
+	ID           int64
+	Kind         string
+	Rated        bool
+	Reason       string
+	Turns, Plies int
+	Length       string
+	Finished     time.Time
 	Me           string // "white" or "black"; "" for the organizer
 	Rival        string
 	WhiteName    string
@@ -28,7 +41,8 @@ type gameRow struct {
 func gameRows(games []event.Game, team int64, names event.TeamNames) []gameRow {
 	var out []gameRow
 	for _, g := range games {
-		row := gameRow{Game: g, WhiteName: names.Of(g.White), BlackName: names.Of(g.Black)}
+		row := gameRow{ID: g.ID, Kind: g.Kind, Rated: g.Rated, Reason: g.Reason, Turns: g.Turns, Plies: g.Plies, Length: g.Length(),
+			Finished: g.Finished, WhiteName: names.Of(g.White), BlackName: names.Of(g.Black)}
 		if team != 0 {
 			row.Me, row.Rival, row.MySubmission = "white", row.BlackName, g.White.Submission
 			if g.Black.Team == team && g.White.Team != team {
@@ -59,7 +73,8 @@ func gameRows(games []event.Game, team int64, names event.TeamNames) []gameRow {
 const gamesPerPage = 25
 
 type gamesData struct {
-	Games []gameRow
+	// Table is the page's games, drawn.
+	Table template.HTML
 	Kinds []string
 	Kind  string
 	// Team is the team whose games are listed (0: every team's, for the
@@ -97,6 +112,98 @@ func (d gamesData) KindLink(kind string) string {
 	return d.Link(1)
 }
 
+// tableCache keeps the games tables a list page drew, by all that decides
+// one: who asks, the filters and the page, how many times the team's games
+// changed and the teams' names' version; and each row drawn, by its game
+// (its id and when it was recorded), the side it is seen from, whether it
+// is rated and the names' version. A team's list drawn again reads no game
+// and renders nothing; a list whose games moved down a page draws only
+// its new rows.
+type tableCache struct {
+	mu     sync.Mutex
+	tables map[string]template.HTML
+	rows   map[string]template.HTML
+}
+
+// tableCacheSize bounds the tables and the rows kept: past it, all of one
+// or the other are dropped.
+const tableCacheSize = 20000
+
+// gameTable is a games table's rows, drawn, and whether they are seen
+// from a team's side (Mine) or the organizer's.
+type gameTable struct {
+	Mine bool
+	Rows []template.HTML
+}
+
+// drawGames draws rows (their names read at namesVersion) as the games
+// table of a page.
+func (s *Server) drawGames(rows []gameRow, namesVersion int64) (template.HTML, error) {
+	t := gameTable{Mine: len(rows) > 0 && rows[0].Me != ""}
+	for _, r := range rows {
+		key := fmt.Sprintf("%d/%d/%s/%d/%t/%d", r.ID, r.Finished.UnixNano(), r.Me, r.MySubmission, r.Rated, namesVersion)
+		s.tables.mu.Lock()
+		html, ok := s.tables.rows[key]
+		s.tables.mu.Unlock()
+		if !ok {
+			var buf bytes.Buffer
+			if err := pages["games"].ExecuteTemplate(&buf, "game-row", r); err != nil {
+				return "", err
+			}
+			html = template.HTML(buf.String()) // the template escaped every value
+			s.tables.mu.Lock()
+			if s.tables.rows == nil || len(s.tables.rows) >= tableCacheSize {
+				s.tables.rows = map[string]template.HTML{}
+			}
+			s.tables.rows[key] = html
+			s.tables.mu.Unlock()
+		}
+		t.Rows = append(t.Rows, html)
+	}
+	var buf bytes.Buffer
+	if err := pages["games"].ExecuteTemplate(&buf, "games", t); err != nil {
+		return "", err
+	}
+	return template.HTML(buf.String()), nil
+}
+
+// gamesTable is the games q picks, drawn as asker sees them, and how many
+// it picks in all; a team's list comes from the cache while its games
+// and the names are as they were.
+func (s *Server) gamesTable(ctx context.Context, asker int64, names event.TeamNames, q event.GameQuery) (template.HTML, int, error) {
+	var key string
+	if q.Team != 0 {
+		n, changes, err := s.Store.TeamGames(ctx, q.Team, q.Kind)
+		if err != nil {
+			return "", 0, err
+		}
+		key = fmt.Sprintf("%d/%d/%s/%d/%d/%d/%d", asker, q.Team, q.Kind, q.Offset, q.Limit, changes, names.Version)
+		s.tables.mu.Lock()
+		table, ok := s.tables.tables[key]
+		s.tables.mu.Unlock()
+		if ok {
+			return table, int(n), nil
+		}
+	}
+	games, total, err := s.Store.ListGames(ctx, q)
+	if err != nil {
+		return "", 0, err
+	}
+	table, err := s.drawGames(gameRows(games, asker, names), names.Version)
+	if err != nil {
+		return "", 0, err
+	}
+	if key != "" {
+		s.tables.mu.Lock()
+		if s.tables.tables == nil || len(s.tables.tables) >= tableCacheSize {
+			s.tables.tables = map[string]template.HTML{}
+		}
+		s.tables.tables[key] = table
+		s.tables.mu.Unlock()
+	}
+	return table, total, nil
+}
+
 // gamesPage lists games, newest first, a page at a time, filtered by kind:
 // a team's own (validation, scrimmage, ladder, final), or for the organizer
 // every team's or one team's.
@@ -123,11 +230,6 @@ func (s *Server) gamesPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 			d.Team = n
 		}
 	}
-	games, total, err := s.Store.ListGames(r.Context(), event.GameQuery{Team: d.Team, Kind: d.Kind,
-		Offset: (d.Page - 1) * gamesPerPage, Limit: gamesPerPage})
-	if err != nil {
-		return err
-	}
 	names, err := s.Store.Names(r.Context())
 	if err != nil {
 		return err
@@ -139,10 +241,14 @@ func (s *Server) gamesPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 			return err
 		}
 	}
-	d.Games = gameRows(games, asker, names)
-	d.Total, d.Pages = total, max(1, (total+gamesPerPage-1)/gamesPerPage)
-	if len(games) > 0 {
-		d.First, d.Last = (d.Page-1)*gamesPerPage+1, (d.Page-1)*gamesPerPage+len(games)
+	d.Table, d.Total, err = s.gamesTable(r.Context(), asker, names, event.GameQuery{Team: d.Team, Kind: d.Kind,
+		Offset: (d.Page - 1) * gamesPerPage, Limit: gamesPerPage})
+	if err != nil {
+		return err
+	}
+	d.Pages = max(1, (d.Total+gamesPerPage-1)/gamesPerPage)
+	if shown := min(gamesPerPage, d.Total-(d.Page-1)*gamesPerPage); shown > 0 {
+		d.First, d.Last = (d.Page-1)*gamesPerPage+1, (d.Page-1)*gamesPerPage+shown
 	}
 	title := "Your games"
 	if p.Admin {

@@ -76,8 +76,6 @@ var funcs = template.FuncMap{
 	// about says a duration as a person plans with it ("about 43 h").
 	"about": event.About,
 	"ms":    func(d time.Duration) int64 { return d.Milliseconds() },
-	// thousands writes a count with its thousands apart: 179,400.
-	"thousands": thousands,
 	// describe says a final's shape for its teams ("swiss, 11 rounds").
 	"describe":     func(s event.Shape, teams int) string { return s.Describe(teams) },
 	"finalFormats": event.FinalFormats,
@@ -96,20 +94,6 @@ var funcs = template.FuncMap{
 		}
 		return string(unicode.ToUpper(r)) + text[n:]
 	},
-}
-
-// thousands is n with a comma between its thousands.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
 }
 
 // sentence is text ending with a full stop, unless it ends with a stop,

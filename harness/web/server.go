@@ -55,6 +55,8 @@ type Server struct {
 	streams *hub
 
 	teamPages *pageCache
+	// tables are the games tables the list pages drew.
+	tables tableCache
 
 	homeMu   sync.Mutex
 	homeAt   time.Time

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"io"
 	"mime"
 	"net/http"
@@ -58,7 +59,8 @@ type reportData struct {
 	Report *validate.Report
 	First  *validate.Check
 	Build  string
-	Games  []gameRow
+	// Games are the submission's games, drawn.
+	Games template.HTML
 }
 
 func (s *Server) reportData(r *http.Request, sub event.Submission) (reportData, error) {
@@ -85,8 +87,8 @@ func (s *Server) reportData(r *http.Request, sub event.Submission) (reportData, 
 	if err != nil {
 		return d, err
 	}
-	d.Games = gameRows(games, sub.Team, names)
-	return d, nil
+	d.Games, err = s.drawGames(gameRows(games, sub.Team, names), names.Version)
+	return d, err
 }
 
 func (s *Server) submissionPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {

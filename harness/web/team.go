@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"html/template"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -23,9 +24,10 @@ type teamData struct {
 	Names          event.TeamNames
 	Submissions    []event.Submission
 	NewestFail     *event.Submission
-	Games          []gameRow
-	// GamesTotal counts every game of the team (the page shows the
-	// newest; the games list has them all).
+	// Games are the team's newest games, drawn: GamesShown of GamesTotal
+	// (the games list has them all).
+	Games      template.HTML
+	GamesShown int
 	GamesTotal int
 	// Rating is the team's ladder rating over time (nil before a rated
 	// game).
@@ -61,14 +63,13 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 	if len(d.Submissions) > 0 && d.Submissions[0].State == event.Failed {
 		d.NewestFail = &d.Submissions[0]
 	}
-	games, total, err := s.Store.ListGames(r.Context(), event.GameQuery{Team: team, Limit: teamPageGames})
-	if err != nil {
-		return d, err
-	}
 	if d.Names, err = s.Store.Names(r.Context()); err != nil {
 		return d, err
 	}
-	d.Games, d.GamesTotal = gameRows(games, team, d.Names), total
+	if d.Games, d.GamesTotal, err = s.gamesTable(r.Context(), team, d.Names, event.GameQuery{Team: team, Limit: teamPageGames}); err != nil {
+		return d, err
+	}
+	d.GamesShown = min(d.GamesTotal, teamPageGames)
 	d.MaxUpload, d.Require = int64(s.Config.Limits.UploadSize), s.Config.Validation.Require
 	if at, closed, err := s.Store.Closed(r.Context()); err != nil {
 		return d, err

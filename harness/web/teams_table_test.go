@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/arenabots/arena/harness/event"
 )
 
 // The organizer's teams table holds any number of teams: a hundred a page,
@@ -62,5 +66,43 @@ func TestTheOrganizersTeamsTableIsPaged(t *testing.T) {
 		if res, _ := e.do(t, http.MethodGet, path, e.admin, nil, ""); res.StatusCode != want {
 			t.Errorf("%s: %d, want %d", path, res.StatusCode, want)
 		}
+	}
+}
+
+// A team's games list, drawn once and kept, is drawn again as soon as its
+// games or a team's name change: a new game shows, a rival's new name too.
+func TestAGamesListFollowsItsGamesAndNames(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "")
+	ctx := context.Background()
+	seedGames(t, e.store, e.a, e.b, 2)
+	list := func() string {
+		t.Helper()
+		res, body := e.do(t, http.MethodGet, "/games", e.a.Token, nil, "")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("/games: %d", res.StatusCode)
+		}
+		return body
+	}
+	if body := list(); !strings.Contains(body, "Games 1 to 2 of 2") || !strings.Contains(body, "<td>Beta</td>") {
+		t.Fatalf("the list of two games: %s", body)
+	}
+	list() // drawn from the cache
+	if _, err := e.store.Rename(ctx, e.b.ID, "Beta Renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if body := list(); !strings.Contains(body, "<td>Beta Renamed</td>") || strings.Contains(body, "<td>Beta</td>") {
+		t.Errorf("after the rival's rename: %s", body)
+	}
+	dir := filepath.Join(e.store.Dir, "seeded", "extra")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(e.store.Dir, "seeded", "0"))); err != nil {
+		t.Fatal(err)
+	}
+	g, err := e.store.AddGame(ctx, event.ScrimmageGame, dir, event.Side{Team: e.b.ID}, event.Side{Team: e.a.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := list(); !strings.Contains(body, "Games 1 to 3 of 3") || !strings.Contains(body, fmt.Sprintf(`<a href="/games/%d">`, g.ID)) {
+		t.Errorf("after a third game: %s", body)
 	}
 }

@@ -1,0 +1,107 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/tournament"
+)
+
+// The organizer, uploads closed, picks a double elimination on the
+// organizer's page, sees its estimate, and starts the final there; a team,
+// on the home page since before the start, watches the bracket fill in and the ranks' sets change
+// without a reload; at the end the page's standings are arena standings'
+// of the final's directory, row for row.
+func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
+	chromiumPath(t)
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	threeTeamsForTheFinal(t, ctx, e)
+	// Uploads closed: the home page shows where the final will play.
+	if _, err := e.store.CloseUploads(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	team := openTab(t, e.http.URL, 3*time.Minute)
+	team.open("/login")
+	team.do("type the team's token", chromedp.SendKeys(chromedp.CSS("#token"), e.a.Token))
+	team.follow(`form[action="/login"] button[type=submit]`)
+	team.open("/")
+	// Every state of the bracket and of the sets the page shows, as the
+	// live standings replace them.
+	eval[bool](team, `(() => {
+		window.__stayed = true; window.__brackets = []; window.__sets = [];
+		const seen = () => {
+			const svg = document.querySelector("#bracket svg"), sets = [...document.querySelectorAll("#standings td.rank-set")].map(td => td.textContent).join("|");
+			if (svg && window.__brackets[window.__brackets.length-1] !== svg.outerHTML) { window.__brackets.push(svg.outerHTML); }
+			if (sets && window.__sets[window.__sets.length-1] !== sets) { window.__sets.push(sets); }
+		};
+		new MutationObserver(seen).observe(document.body, {subtree: true, childList: true, characterData: true});
+		return true; })()`)
+
+	org := openTab(t, e.http.URL, 3*time.Minute)
+	org.open("/login")
+	org.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), e.admin))
+	org.follow(`form[action="/login"] button[type=submit]`)
+	org.open("/admin")
+	org.waitFor("the estimate", `document.getElementById("estimate").dataset.ready !== undefined`, 20*time.Second)
+	eval[bool](org, `(() => { const f = document.getElementById("start-final"); f.elements.format.value = "double-elimination"; f.elements.games_per_pair.value = "6";
+		delete document.getElementById("estimate").dataset.ready; f.dispatchEvent(new Event("change")); return true; })()`)
+	org.waitFor("the double elimination's estimate", `document.getElementById("estimate").dataset.ready !== undefined && /^double elimination: at least 24 games/.test(document.querySelector("#estimate li.chosen").textContent)`, 20*time.Second)
+	if eval[bool](org, `!document.getElementById("start-final").elements.advance.closest("label").hidden`) {
+		t.Error("a double elimination's form shows a stages final's fields")
+	}
+	org.screenshot("bracket-final-form")
+	org.follow(`#start-final button`)
+	if p := org.path(); p != "/admin" {
+		t.Fatalf("after starting the final the organizer is on %s", p)
+	}
+
+	team.waitFor("the final's end", `/of (\d+) games played/.test(document.querySelector("#final").textContent) && document.querySelector("#bracket svg") !== null && !/…/.test(document.querySelector("#bracket svg").textContent)`, 2*time.Minute)
+	state, err := tournament.Load(ctx, filepath.Join(e.dir, event.FinalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state.Config.Format != tournament.DoubleElimination || state.Summary.Done != state.Summary.Total {
+		t.Fatalf("the final: %s, %d of %d games", state.Config.Format, state.Summary.Done, state.Summary.Total)
+	}
+	team.waitFor("the last standings", `document.querySelector("#final").textContent.includes("`+itoa(int64(state.Summary.Done))+` of `+itoa(int64(state.Summary.Total))+` games played")`, time.Minute)
+	if !eval[bool](team, `window.__stayed === true`) {
+		t.Error("the home page was reloaded: the bracket must follow the games in place")
+	}
+	brackets, sets := eval[[]string](team, `window.__brackets`), eval[[]string](team, `window.__sets`)
+	if len(brackets) < 2 || len(sets) < 2 {
+		t.Errorf("the team saw %d states of the bracket and %d of the sets: want them to change as games finish", len(brackets), len(sets))
+	}
+	// The page's standings are arena standings': names, places, sets.
+	rows := state.Summary.Standings
+	got := eval[[]string](team, `[...document.querySelectorAll("#standings tbody tr")].map(tr => [...tr.querySelectorAll("td")].map(td => td.textContent.trim()).join("|"))`)
+	if len(got) != len(rows) {
+		t.Fatalf("the page shows %d rows, arena standings %d: %q", len(got), len(rows), got)
+	}
+	for i, r := range rows {
+		cells := strings.Split(got[i], "|")
+		if cells[0] != itoa(int64(r.Rank)) || !strings.Contains(got[i], r.Team) || !strings.Contains(got[i], tournament.FormatRanks(r, i == len(rows)-1)) {
+			t.Errorf("row %d: the page %q, arena standings rank %d, %s, %s", i+1, got[i], r.Rank, r.Team, tournament.FormatRanks(r, i == len(rows)-1))
+		}
+	}
+	if svg := brackets[len(brackets)-1]; !strings.Contains(svg, "Losers' bracket") || !strings.Contains(svg, "Grand final") {
+		t.Errorf("the bracket drawn: %.300s", svg)
+	}
+	team.screenshot("bracket-final")
+	team.noExceptions()
+	team.noRefusals()
+	org.noExceptions()
+	org.noRefusals()
+	if res, _ := e.do(t, http.MethodGet, "/", "", nil, ""); res.StatusCode != http.StatusOK {
+		t.Errorf("the home page after the final: %d", res.StatusCode)
+	}
+}
