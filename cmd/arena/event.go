@@ -263,14 +263,18 @@ played with the pinned submissions.`,
 			},
 			{
 				Name:      "final",
-				Usage:     "play the final: a round robin (a Swiss tournament, a knockout) of the pinned submissions",
-				UsageText: "arena event final DIR [--format round-robin|swiss|knockout] [--rounds R] [--top N] [--games-per-pair N] [--concurrency N] [--seed S]",
+				Usage:     "play the final: a round robin (a Swiss tournament, a bracket, stages, a rating final) of the pinned submissions",
+				UsageText: "arena event final DIR [--format round-robin|swiss|knockout|double-elimination|stages|rating] [--rounds R] [--top N] [--advance K] [--then F] [--budget G] [--games-per-pair N] [--concurrency N] [--seed S]",
 				Description: `Plays the final of the event in DIR (closing it first if it is open): a round
 robin of the pinned submissions (--format swiss: a Swiss tournament of
---rounds rounds, default ceil(log2 teams) + 2; --format knockout: a bracket
-seeded by the ladder as it stood at the close; --top N: only the ladder's
-top N teams play, a qualifying stage), with the game, rules and limits of
-event.toml, through the runner of arena tournament, in DIR/final. It is a
+--rounds rounds, default ceil(log2 teams) + 2; knockout, double-elimination:
+a bracket seeded by the ladder as it stood at the close; stages: a Swiss
+qualifier whose top --advance play a --then stage; rating: games where the
+ranks are least sure, at most --budget; --top N: only the ladder's top N
+teams play, a qualifying stage), with the game, rules and limits of
+event.toml, through the runner of arena tournament, in DIR/final. Before
+the first game it prints how many games each format would play for these
+teams and how long that takes at the pace of the games played here. It is a
 tournament directory like any other: arena standings DIR/final, its report,
 replay of every game; run the same command to resume it after an
 interruption.

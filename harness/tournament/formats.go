@@ -174,7 +174,7 @@ func (c Config) secondStage(recs []Record) (format string, seeds []int, first in
 	if !reached {
 		return "", nil, 0
 	}
-	rows := Standings(names(c.Bots), swissScored(len(c.Bots), qualifier, qualifier), c.Scoring, c.TieBreaks, c.Seed)
+	rows := placesOnly(names(c.Bots), swissScored(len(c.Bots), qualifier, qualifier), c.Scoring, c.TieBreaks, c.Seed)
 	for _, r := range rows[:min(c.Advance, len(rows))] {
 		seeds = append(seeds, r.Bot)
 	}
@@ -289,7 +289,7 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 		}
 	}
 	at := map[int]int{}
-	for i, r := range Standings(names(c.Bots), swissScored(len(c.Bots), qualifier, allQualifier), c.Scoring, c.TieBreaks, c.Seed) {
+	for i, r := range placesOnly(names(c.Bots), swissScored(len(c.Bots), qualifier, allQualifier), c.Scoring, c.TieBreaks, c.Seed) {
 		at[r.Bot] = i
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return at[rows[i].Bot] < at[rows[j].Bot] })
@@ -308,7 +308,7 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 			in[b] = true
 		}
 		order := map[int]int{}
-		for i, r := range Standings(names(c.Bots), outcomes(second), c.Scoring, c.TieBreaks, c.Seed) {
+		for i, r := range placesOnly(names(c.Bots), outcomes(second), c.Scoring, c.TieBreaks, c.Seed) {
 			order[r.Bot] = i
 		}
 		sort.SliceStable(rows, func(i, j int) bool {

@@ -124,6 +124,17 @@ type Row struct {
 
 // Standings ranks the bots by points, then the tie-breaks in order.
 func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, seed uint64) []Row {
+	return standingsOf(names, games, sc, tieBreaks, seed, true)
+}
+
+// placesOnly is Standings' order and ranks without the strengths' fit
+// (no Elo, no sets of ranks): what seeds a stage or places a bracket
+// reads, at a fraction of the cost for a large field.
+func placesOnly(names []string, games []Outcome, sc Scoring, tieBreaks []string, seed uint64) []Row {
+	return standingsOf(names, games, sc, tieBreaks, seed, false)
+}
+
+func standingsOf(names []string, games []Outcome, sc Scoring, tieBreaks []string, seed uint64, fitted bool) []Row {
 	n := len(names)
 	rows := make([]Row, n)
 	for i := range rows {
@@ -182,12 +193,16 @@ func Standings(names []string, games []Outcome, sc Scoring, tieBreaks []string, 
 			rows[i].BuchholzCut1 -= lowest[i]
 		}
 	}
-	fit := ranks.Estimate(n, rankGames(games), ranks.Prior)
-	elo, margin := eloOf(fit)
-	sets := fit.Sets(ranks.Level)
+	if fitted {
+		fit := ranks.Estimate(n, rankGames(games), ranks.Prior)
+		elo, margin := eloOf(fit)
+		sets := fit.Sets(ranks.Level)
+		for i := range rows {
+			rows[i].RankSet = sets[i]
+			rows[i].Elo, rows[i].EloMargin = elo[i], margin[i]
+		}
+	}
 	for i := range rows {
-		rows[i].RankSet = sets[i]
-		rows[i].Elo, rows[i].EloMargin = elo[i], margin[i]
 		if rows[i].Games > 0 {
 			rows[i].DrawRatio = float64(rows[i].Draws) / float64(rows[i].Games)
 		}
