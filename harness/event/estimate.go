@@ -67,8 +67,11 @@ func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce in
 	}
 	e := Estimate{Teams: teams, GamesPerPair: shape.GamesPerPair, AtOnce: max(atOnce, 1)}
 	var mean float64
-	err := s.readRow(ctx, `SELECT COALESCE(AVG(duration_ms), 0), COUNT(*) FROM
-		(SELECT duration_ms FROM games WHERE duration_ms > 0 ORDER BY id DESC LIMIT ?)`, estimateSample).Scan(&mean, &e.Sample)
+	// The last games recorded, those of them that say how long they took:
+	// never more than estimateSample rows read, however many games lack
+	// a duration (recorded before durations were).
+	err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COUNT(*) FROM
+		(SELECT duration_ms AS d FROM games ORDER BY id DESC LIMIT ?) WHERE d > 0`, estimateSample).Scan(&mean, &e.Sample)
 	if err != nil {
 		return e, err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -80,22 +81,41 @@ func (s *Store) activeTeams(ctx context.Context) ([]teamSubmission, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []teamSubmission
-	for _, t := range teams {
-		if t.Disabled {
-			continue
-		}
-		sub, err := s.Active(ctx, t.ID)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
+	// Every enabled team's active submission in one query: an event of a
+	// thousand teams asks for them on every ladder step and organizer's page.
+	rows, err := s.read(ctx, `SELECT t.id, `+submissionColumns+` FROM teams t JOIN submissions s ON s.id = `+fmt.Sprintf(activeID, "t.id")+` WHERE t.disabled = 0`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	active := map[int64]Submission{}
+	for rows.Next() {
+		var team int64
+		sub, err := scanSubmission(withFirst{rows, &team}, nil)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, teamSubmission{t, sub})
+		active[team] = sub
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []teamSubmission
+	for _, t := range teams {
+		if sub, ok := active[t.ID]; ok && !t.Disabled {
+			out = append(out, teamSubmission{t, sub})
+		}
 	}
 	return out, nil
 }
+
+// withFirst scans a row's first column into first, the rest as asked.
+type withFirst struct {
+	row   interface{ Scan(...any) error }
+	first any
+}
+
+func (w withFirst) Scan(dest ...any) error { return w.row.Scan(append([]any{w.first}, dest...)...) }
 
 // LadderEntries are the teams that can play on the ladder: enabled, with an
 // active submission; rated, with when and whom each last played, and what

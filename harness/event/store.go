@@ -394,7 +394,7 @@ func Open(dir string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)&_pragma=mmap_size(1073741824)")
 	if err != nil {
 		w.Close()
 		return nil, err
