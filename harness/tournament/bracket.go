@@ -138,11 +138,6 @@ func (g bracketGraph) indexes(round int) []int {
 	return out
 }
 
-// rounds is the number of rounds the bracket spans.
-func (g bracketGraph) rounds() int {
-	return g[len(g)-1].round - g[0].round + 1
-}
-
 // resolve is each match of the bracket as its games (recs) leave it:
 // seeds[p] is the bot in seed place p (past its end: a bye). A match is
 // decided once all its games are finished and one side leads, or, level

@@ -212,12 +212,6 @@ func candidates(a int, order []int, used map[int]bool, s swissState) []int {
 	return append(out, rest...)
 }
 
-// firstPairs are a Swiss tournament's first round: no results yet.
-func firstPairs(bots int) [][2]int {
-	pairs, _ := swissPairings(swissHistory(bots, nil))
-	return pairs
-}
-
 // swissRound is round r's games from its pairings: each pair plays
 // gamesPerPair games, sides alternating, in side-swapped pairs sharing a
 // seed (as Schedule's); ids and pair numbers go on from those of the
