@@ -214,9 +214,9 @@ func TestTheAdaptiveFormatsResumeAsTheyWerePaired(t *testing.T) {
 		name string
 		edit func(*Config)
 	}{
-		{DoubleElimination, func(c *Config) { c.Format = DoubleElimination }},
-		{Stages, func(c *Config) { c.Format, c.Rounds, c.Advance, c.Then = Stages, 2, 3, DoubleElimination }},
-		{Rating, func(c *Config) { c.Format, c.Budget = Rating, 24 }},
+		{DoubleElimination, func(c *Config) { c.Format, c.GamesPerPair = DoubleElimination, 1 }},
+		{Stages, func(c *Config) { c.Format, c.Rounds, c.Advance, c.Then, c.GamesPerPair = Stages, 2, 3, DoubleElimination, 1 }},
+		{Rating, func(c *Config) { c.Format, c.Budget = Rating, 16 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -251,7 +251,7 @@ func TestTheAdaptiveFormatsResumeAsTheyWerePaired(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(a.Games) != len(b.Games) || len(a.Games) < 8 {
+			if len(a.Games) != len(b.Games) || len(a.Games) < 7 {
 				t.Fatalf("%d games played through, %d resumed", len(a.Games), len(b.Games))
 			}
 			for i := range a.Games {

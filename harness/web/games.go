@@ -125,9 +125,12 @@ type tableCache struct {
 	rows   map[string]template.HTML
 }
 
-// tableCacheSize bounds the tables and the rows kept: past it, all of one
-// or the other are dropped.
-const tableCacheSize = 20000
+// The tables and the rows kept at most (about 12 KiB a table, half a KiB a
+// row): past either bound, all of that kind are dropped.
+const (
+	tableCacheSize = 2000
+	rowCacheSize   = 50000
+)
 
 // gameTable is a games table's rows, drawn, and whether they are seen
 // from a team's side (Mine) or the organizer's.
@@ -152,7 +155,7 @@ func (s *Server) drawGames(rows []gameRow, namesVersion int64) (template.HTML, e
 			}
 			html = template.HTML(buf.String()) // the template escaped every value
 			s.tables.mu.Lock()
-			if s.tables.rows == nil || len(s.tables.rows) >= tableCacheSize {
+			if s.tables.rows == nil || len(s.tables.rows) >= rowCacheSize {
 				s.tables.rows = map[string]template.HTML{}
 			}
 			s.tables.rows[key] = html
