@@ -215,7 +215,9 @@ func TestTheAdaptiveFormatsResumeAsTheyWerePaired(t *testing.T) {
 		edit func(*Config)
 	}{
 		{DoubleElimination, func(c *Config) { c.Format, c.GamesPerPair = DoubleElimination, 1 }},
-		{Stages, func(c *Config) { c.Format, c.Rounds, c.Advance, c.Then, c.GamesPerPair = Stages, 2, 3, DoubleElimination, 1 }},
+		{Stages, func(c *Config) {
+			c.Format, c.Rounds, c.Advance, c.Then, c.GamesPerPair = Stages, 2, 3, DoubleElimination, 1
+		}},
 		{Rating, func(c *Config) { c.Format, c.Budget = Rating, 16 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
