@@ -87,7 +87,7 @@ standings of a finished or running tournament.`,
 			&cli.StringFlag{Name: "out", Usage: "tournament directory (required; reuse it to resume)", Required: true},
 			&cli.StringFlag{Name: "format", Value: tournament.RoundRobin, Usage: "round-robin, gauntlet, swiss (a few rounds, each bot against one of about its score, never twice), knockout (a bracket seeded in the order given: 1 against the last...), double-elimination (out at a second loss), stages (a Swiss qualifier whose top --advance play a --then stage) or rating (plays where ranks are least sure, until told apart or --budget)"},
 			&cli.IntFlag{Name: "rounds", Usage: "with --format swiss: its rounds; stages: its qualifier's", DefaultText: "ceil(log2 bots) + 2"},
-			&cli.IntFlag{Name: "advance", Usage: "with --format stages: how many of the qualifier's top bots play the second stage"},
+			&cli.IntFlag{Name: "advance", Usage: "with --format stages: how many of the qualifier's top bots play the second stage", DefaultText: "16, or every bot of fewer"},
 			&cli.StringFlag{Name: "then", Value: tournament.DoubleElimination, Usage: "with --format stages: the second stage, round-robin or double-elimination"},
 			&cli.IntFlag{Name: "budget", Usage: "with --format rating: the games it plays at most", DefaultText: "twice a Swiss tournament's"},
 			&cli.StringFlag{Name: "challenger", Usage: "with --format gauntlet: the bot (by name) that plays everyone"},
@@ -147,6 +147,9 @@ func runTournament(c *cli.Context) error {
 		cfg.Advance, cfg.Budget = c.Int("advance"), c.Int("budget")
 		if cfg.Format == tournament.Stages {
 			cfg.Then = c.String("then")
+			if !c.IsSet("advance") {
+				cfg.Advance = tournament.DefaultAdvance(len(cfg.Bots))
+			}
 		}
 		cfg.Scoring, cfg.TieBreaks = sc, tbs
 		if err := cfg.Validate(); err != nil {

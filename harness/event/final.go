@@ -230,17 +230,13 @@ func FinalFormats() []string {
 	return out
 }
 
-// defaultAdvance is how many of a stages final's qualifier go on when the
-// organizer does not say.
-const defaultAdvance = 16
-
 // Config is the tournament's schedule of this shape for a final of teams
 // teams: its format and that format's choices, defaults filled in, tie-breaks
 // the format's own.
 func (s Shape) Config(teams int) tournament.Config {
 	c := tournament.Config{Format: cmp.Or(s.Format, tournament.RoundRobin), Rounds: s.Rounds, GamesPerPair: s.GamesPerPair, Budget: s.Budget}
 	if c.Format == tournament.Stages {
-		c.Advance, c.Then = cmp.Or(s.Advance, min(defaultAdvance, teams)), cmp.Or(s.Then, tournament.DoubleElimination)
+		c.Advance, c.Then = cmp.Or(s.Advance, tournament.DefaultAdvance(teams)), cmp.Or(s.Then, tournament.DoubleElimination)
 	}
 	c.TieBreaks = tournament.TieBreaksFor(c.Format)
 	c.Bots = make([]tournament.BotEntry, teams)

@@ -30,6 +30,11 @@ func Formats() []string {
 	return []string{RoundRobin, Gauntlet, Swiss, Knockout, DoubleElimination, Stages, Rating}
 }
 
+// DefaultAdvance is how many of a stages tournament's qualifier go on to
+// its second stage when none is asked for: 16, as SSCAIT's bracket, or
+// every bot of a smaller field.
+func DefaultAdvance(bots int) int { return min(16, bots) }
+
 // SecondStages are the formats a stages tournament's second stage may be.
 func SecondStages() []string { return []string{RoundRobin, DoubleElimination} }
 
@@ -294,7 +299,9 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return at[rows[i].Bot] < at[rows[j].Bot] })
 	for i := range rows {
-		rows[i].Rank = i + 1
+		// Places come from the stages, not from the tie-breaks of every
+		// game's points.
+		rows[i].Rank, rows[i].DecidedBy = i+1, ""
 	}
 	format, seeds, _ := c.secondStage(all)
 	switch {
