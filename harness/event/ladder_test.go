@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -108,4 +109,28 @@ func TestTheLadderTakesItsShare(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A pair's rating or a scrimmage's end that fails because the player was
+// stopped is no error (undone, it is played again at the next start); one
+// that fails otherwise stops the player with its reason.
+func TestAStopWhileRecordingIsNoError(t *testing.T) {
+	t.Parallel()
+	live, stopped := context.Background(), canceled()
+	failed := errors.New("disk full")
+	if err := recorded(stopped, context.Canceled, "rate ladder pair 47"); err != nil {
+		t.Errorf("stopped while rating: %v", err)
+	}
+	if err := recorded(live, failed, "rate ladder pair 47"); err == nil || err.Error() != "rate ladder pair 47: disk full" {
+		t.Errorf("a failure of its own: %v", err)
+	}
+	if err := recorded(live, nil, "x"); err != nil {
+		t.Errorf("nothing failed: %v", err)
+	}
+}
+
+func canceled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }

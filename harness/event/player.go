@@ -240,7 +240,7 @@ func (p *Player) scrimmage(ctx context.Context, sc Scrimmage) error {
 		p.Log.Error("scrimmage", "id", sc.ID, "err", err)
 	}
 	if err := p.Store.FinishScrimmage(ctx, sc.ID, state, msg); err != nil {
-		return fmt.Errorf("record scrimmage %d: %w", sc.ID, err)
+		return recorded(ctx, err, fmt.Sprintf("record scrimmage %d", sc.ID))
 	}
 	p.Log.Info("scrimmage", "id", sc.ID, "team", sc.Team, "rival", sc.RivalTeam, "state", state, "message", msg)
 	for _, team := range []int64{sc.Team, sc.RivalTeam} {
@@ -406,6 +406,17 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	return games, unplayed, nil
 }
 
+// recorded is the error of recording what (a pair's rating, a
+// scrimmage's end): none when the player was stopped meanwhile, for its
+// transaction was undone and the next start plays it again; else err, which
+// stops the player.
+func recorded(ctx context.Context, err error, what string) error {
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // ladderPair plays a ladder pair and rates it; a pair the host could not
 // play is logged and left unrated, a stop leaves it to be resumed at the
 // next start.
@@ -432,7 +443,7 @@ func (p *Player) ladderPair(ctx context.Context, pair LadderPair) error {
 	}
 	rated, err := p.Store.FinishLadderPair(ctx, pair, games)
 	if err != nil {
-		return fmt.Errorf("rate ladder pair %d: %w", pair.ID, err)
+		return recorded(ctx, err, fmt.Sprintf("rate ladder pair %d", pair.ID))
 	}
 	p.Log.Info("ladder pair", "id", pair.ID, "teams", []int64{pair.A.Team, pair.B.Team},
 		"submissions", []int64{pair.A.Submission, pair.B.Submission}, "opening", pair.Opening, "games", len(games),
