@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -595,6 +596,10 @@ func TestWorkersPlaySwissAndKnockoutAsALocalRunDoes(t *testing.T) {
 			bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
 			setup := func(o *Options) {
 				o.Config.Rules = map[string]string{"maxPlies": "20"}
+				// The runs are compared game for game: no turn of a bot
+				// that answers in milliseconds may be decided by how busy
+				// the test machine is.
+				o.Config.Limits.TurnTimeout = 30 * time.Second
 				o.Config.Format = format
 				if format == Swiss {
 					o.Config.Rounds, o.Config.TieBreaks = 3, SwissTieBreaks()
@@ -634,7 +639,18 @@ func TestWorkersPlaySwissAndKnockoutAsALocalRunDoes(t *testing.T) {
 				t.Fatalf("%d of %d played remotely, %d locally", r.sum.Done, r.sum.Total, want.Done)
 			}
 			if g, w := String(r.sum.Standings), String(want.Standings); g != w {
-				t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
+				games := func(dir string) string {
+					st, err := Load(context.Background(), dir)
+					if err != nil {
+						return err.Error()
+					}
+					var out []string
+					for _, g := range st.Games {
+						out = append(out, fmt.Sprintf("%d %d-%d %s %s %s", g.ID, g.White, g.Black, g.Winner, g.Reason, g.AbortReason))
+					}
+					return strings.Join(out, "\n")
+				}
+				t.Fatalf("standings differ:\nremote\n%s\n%s\nlocal\n%s\n%s", g, games(ro.Dir), w, games(lo.Dir))
 			}
 		})
 	}
