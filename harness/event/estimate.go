@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/tournament"
@@ -118,25 +117,11 @@ func (f FormatEstimate) String() string {
 	if f.Bound != "" {
 		out += f.Bound + " "
 	}
-	out += Thousands(f.Games) + " games"
+	out += words.Thousands(f.Games) + " games"
 	if f.Duration > 0 {
 		out += ", " + About(f.Duration)
 	}
 	return out
-}
-
-// Thousands is n with a comma between its thousands: 179,400.
-func Thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
 }
 
 // Chosen is the estimate of the format the shape names.

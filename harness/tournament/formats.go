@@ -50,7 +50,7 @@ func (c Config) Describe() string {
 	case DoubleElimination:
 		return "double elimination"
 	case Stages:
-		return fmt.Sprintf("stages: a Swiss qualifier of %d rounds, then its top %d in a %s", c.qualifierRounds(), c.Advance, strings.ReplaceAll(c.Then, "-", " "))
+		return fmt.Sprintf("stages: a Swiss qualifier of %d rounds, then its top %d in a %s", c.SwissRounds(), c.Advance, strings.ReplaceAll(c.Then, "-", " "))
 	case Rating:
 		return fmt.Sprintf("rating, %d games at most", c.RatingBudget())
 	}
@@ -66,9 +66,6 @@ func (c Config) adaptive() bool {
 	}
 	return false
 }
-
-// qualifierRounds is a stages tournament's Swiss rounds.
-func (c Config) qualifierRounds() int { return c.SwissRounds() }
 
 // RatingBudget is the games a rating tournament plays at most: Budget, or
 // by default twice a Swiss tournament's of the same field.
@@ -98,7 +95,7 @@ func (c Config) Planned() int {
 		if c.Then == DoubleElimination {
 			second = 2 * (k - 1) * c.GamesPerPair
 		}
-		return c.qualifierRounds()*(n/2)*c.GamesPerPair + second
+		return c.SwissRounds()*(n/2)*c.GamesPerPair + second
 	case Rating:
 		return c.RatingBudget()
 	}
@@ -141,14 +138,14 @@ func (c Config) next(recs []Record) []Game {
 		g, seeds, _ := c.bracket(recs)
 		return g.next(g.resolve(seeds, c.GamesPerPair, recs), c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
 	case Stages:
-		if q := c.qualifierRounds(); round < q {
+		if q := c.SwissRounds(); round < q {
 			pairs, _ := swissPairings(swissHistory(len(c.Bots), recs))
 			return swissRound(round+1, pairs, c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
 		}
 		if g, seeds, _ := c.bracket(recs); g != nil {
 			return g.next(g.resolve(seeds, c.GamesPerPair, recs), c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
 		}
-		if round > c.qualifierRounds() {
+		if round > c.SwissRounds() {
 			return nil // the second stage's round robin is stored whole
 		}
 		_, seeds, first := c.secondStage(recs)
@@ -163,7 +160,7 @@ func (c Config) next(recs []Record) []Game {
 // over (seeds nil before): its format, the qualified bots in seed order
 // (the qualifier's standings) and its first round.
 func (c Config) secondStage(recs []Record) (format string, seeds []int, first int) {
-	q := c.qualifierRounds()
+	q := c.SwissRounds()
 	var qualifier []Record
 	reached := false
 	for _, r := range recs {
@@ -235,7 +232,7 @@ func scored(c Config, recs, all []Record) []Outcome {
 	case Swiss:
 		return swissScored(len(c.Bots), recs, all)
 	case Stages:
-		q := c.qualifierRounds()
+		q := c.SwissRounds()
 		inQualifier := func(rs []Record) []Record {
 			var out []Record
 			for _, r := range rs {
@@ -278,7 +275,7 @@ func (c Config) standings(recs, all []Record) []Row {
 // stagesPlaces orders a stages tournament's rows: the qualifier's order,
 // then, once the second stage is seeded, its bots first in its own order.
 func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
-	q := c.qualifierRounds()
+	q := c.SwissRounds()
 	var qualifier, second []Record
 	for _, r := range recs {
 		if r.Round <= q {

@@ -1,7 +1,6 @@
 package tournament
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -134,7 +133,7 @@ func TestAStagesTournamentSendsTheQualifiersTopOn(t *testing.T) {
 		c := formatOf(Stages, 10, 2)
 		c.Advance, c.Then, c.TieBreaks = 4, then, SwissTieBreaks()
 		recs := playFormat(t, c, stronger)
-		q := c.qualifierRounds()
+		q := c.SwissRounds()
 		if q != SwissRounds(10) {
 			t.Fatalf("qualifier of %d rounds", q)
 		}
@@ -228,31 +227,7 @@ func TestTheAdaptiveFormatsResumeAsTheyWerePaired(t *testing.T) {
 				tc.edit(&o.Config)
 				return o
 			}
-			wholeDir := t.TempDir()
-			if _, err := Run(context.Background(), build(wholeDir)); err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			for _, stop := range []int32{3, 5} {
-				ctx, cancel := context.WithCancel(context.Background())
-				o := build(dir)
-				o.Concurrency, o.Progress = 1, &stopAfter{n: stop, cancel: cancel}
-				if _, err := Run(ctx, o); err != nil {
-					t.Fatal(err)
-				}
-				cancel()
-			}
-			if _, err := Run(context.Background(), build(dir)); err != nil {
-				t.Fatal(err)
-			}
-			a, err := Load(context.Background(), wholeDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := Load(context.Background(), dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, _, a, b := playedAndResumed(t, build, 3, 5)
 			if len(a.Games) != len(b.Games) || len(a.Games) < 7 {
 				t.Fatalf("%d games played through, %d resumed", len(a.Games), len(b.Games))
 			}

@@ -1,7 +1,6 @@
 package tournament
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,12 +100,7 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	if len(recs) != 5*2 {
 		t.Errorf("%d games; 5 matches of 2 games and no decider", len(recs))
 	}
-	rows := formatOf(Knockout, 6, 2).standings(recs, recs)
-	var places []string
-	for _, r := range rows {
-		places = append(places, fmt.Sprintf("%d:%d", r.Rank, r.Bot))
-	}
-	if got, want := strings.Join(places, " "), "1:0 2:1 3:2 3:4 5:3 5:5"; got != want {
+	if got, want := placesOf(formatOf(Knockout, 6, 2).standings(recs, recs)), "1:0 2:1 3:2 3:4 5:3 5:5"; got != want {
 		t.Errorf("places %s, want %s (rank:bot)", got, want)
 	}
 
@@ -136,29 +130,7 @@ func TestAKnockoutResumesAsItWasPaired(t *testing.T) {
 		o.Config.Format = Knockout
 		return o
 	}
-	wholeDir := t.TempDir()
-	if _, err := Run(context.Background(), build(wholeDir)); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	o := build(dir)
-	o.Concurrency, o.Progress = 1, &stopAfter{n: 3, cancel: cancel}
-	if _, err := Run(ctx, o); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	if _, err := Run(context.Background(), build(dir)); err != nil {
-		t.Fatal(err)
-	}
-	a, err := Load(context.Background(), wholeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Load(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, a, b := playedAndResumed(t, build, 3)
 	if len(a.Games) != len(b.Games) || len(a.Games) < 4*2 {
 		t.Fatalf("%d games played through, %d resumed", len(a.Games), len(b.Games))
 	}

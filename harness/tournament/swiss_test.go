@@ -187,6 +187,37 @@ func fiveBots(t *testing.T, name string) func(dir string) Options {
 	}
 }
 
+// playedAndResumed runs the tournament build makes twice: once through,
+// and once stopped after each of stops games (one game at a time) then
+// resumed to its end. It returns each run's last summary and its state.
+func playedAndResumed(t *testing.T, build func(dir string) Options, stops ...int32) (whole, resumed *Summary, a, b *State) {
+	t.Helper()
+	wholeDir, dir := t.TempDir(), t.TempDir()
+	whole, err := Run(context.Background(), build(wholeDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stop := range stops {
+		ctx, cancel := context.WithCancel(context.Background())
+		o := build(dir)
+		o.Concurrency, o.Progress = 1, &stopAfter{n: stop, cancel: cancel}
+		if _, err := Run(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+	if resumed, err = Run(context.Background(), build(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = Load(context.Background(), wholeDir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = Load(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return whole, resumed, a, b
+}
+
 // A Swiss tournament stopped in the middle of a round, and again later,
 // then resumed, pairs every round exactly as one played through does, and
 // ends with the same standings: the pairing is a pure function of the
@@ -199,35 +230,9 @@ func TestASwissTournamentResumesAsItWasPaired(t *testing.T) {
 		o.Config.Format, o.Config.TieBreaks, o.Config.Rounds = Swiss, SwissTieBreaks(), 4
 		return o
 	}
-	wholeDir := t.TempDir()
-	whole, err := Run(context.Background(), build(wholeDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, stop := range []int32{3, 7} {
-		ctx, cancel := context.WithCancel(context.Background())
-		o := build(dir)
-		o.Concurrency, o.Progress = 1, &stopAfter{n: stop, cancel: cancel}
-		if _, err := Run(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-	}
-	resumed, err := Run(context.Background(), build(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, resumed, a, b := playedAndResumed(t, build, 3, 7)
 	if whole.Total != 4*2*2 || resumed.Total != whole.Total || resumed.Done != whole.Done {
 		t.Fatalf("games: whole %d of %d, resumed %d of %d", whole.Done, whole.Total, resumed.Done, resumed.Total)
-	}
-	a, err := Load(context.Background(), wholeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Load(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
 	}
 	for i := range a.Games {
 		x, y := a.Games[i].Game, b.Games[i].Game

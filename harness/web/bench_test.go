@@ -55,30 +55,45 @@ func benchSizeOf(b *testing.B) benchSize {
 func seedLarge(b *testing.B, size benchSize) (s *Server, tokens []string, admin string, games int64) {
 	b.Helper()
 	dir := b.TempDir()
-	if keep := os.Getenv("ARENA_BENCH_DIR"); keep != "" {
+	keep := os.Getenv("ARENA_BENCH_DIR")
+	if keep != "" {
 		dir = filepath.Join(keep, size.name)
-		if saved, err := os.ReadFile(filepath.Join(dir, "tokens.txt")); err == nil {
-			lines := strings.Fields(string(saved))
-			cfg, err := event.LoadConfig(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			st, err := event.Open(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { st.Close() })
-			return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), lines[1:], lines[0], int64(size.games)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, event.ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
-		b.Fatal(err)
+	if saved, err := os.ReadFile(filepath.Join(dir, "tokens.txt")); keep != "" && err == nil {
+		lines := strings.Fields(string(saved))
+		tokens, admin = lines[1:], lines[0]
+	} else {
+		tokens = seedEvent(b, dir, size)
 	}
 	cfg, err := event.LoadConfig(dir)
 	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := event.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	if admin == "" {
+		if admin, err = st.NewAdminToken(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if keep != "" {
+			if err := os.WriteFile(filepath.Join(dir, "tokens.txt"), []byte(admin+"\n"+strings.Join(tokens, "\n")+"\n"), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), tokens, admin, int64(size.games)
+}
+
+// seedEvent makes the event of size in dir and returns each team's token.
+func seedEvent(b *testing.B, dir string, size benchSize) (tokens []string) {
+	b.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, event.ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	st, err := event.Open(dir)
@@ -133,20 +148,7 @@ func seedLarge(b *testing.B, size benchSize) (s *Server, tokens []string, admin 
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
-	st, err = event.Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	if admin, err = st.NewAdminToken(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if os.Getenv("ARENA_BENCH_DIR") != "" {
-		if err := os.WriteFile(filepath.Join(dir, "tokens.txt"), []byte(admin+"\n"+strings.Join(tokens, "\n")+"\n"), 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), tokens, admin, int64(size.games)
+	return tokens
 }
 
 // BenchmarkPagesUnderLoad asks for each page a team opens (and the

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
 )
@@ -31,9 +29,7 @@ func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
 	}
 
 	team := openTab(t, e.http.URL, 3*time.Minute)
-	team.open("/login")
-	team.do("type the team's token", chromedp.SendKeys(chromedp.CSS("#token"), e.a.Token))
-	team.follow(`form[action="/login"] button[type=submit]`)
+	team.login(e.a.Token)
 	team.open("/")
 	// Every state of the bracket and of the sets the page shows, as the
 	// live standings replace them.
@@ -48,9 +44,7 @@ func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
 		return true; })()`)
 
 	org := openTab(t, e.http.URL, 3*time.Minute)
-	org.open("/login")
-	org.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), e.admin))
-	org.follow(`form[action="/login"] button[type=submit]`)
+	org.login(e.admin)
 	org.open("/admin")
 	org.waitFor("the estimate", `document.getElementById("estimate").dataset.ready !== undefined`, 20*time.Second)
 	eval[bool](org, `(() => { const f = document.getElementById("start-final"); f.elements.format.value = "double-elimination"; f.elements.games_per_pair.value = "6";

@@ -164,6 +164,14 @@ func (b *tab) waitFor(what, expr string, timeout time.Duration) {
 	}
 }
 
+// login logs in with token on the login page, as a person types it.
+func (b *tab) login(token string) {
+	b.t.Helper()
+	b.open("/login")
+	b.do("type the token", chromedp.SendKeys(chromedp.CSS("#token"), token))
+	b.follow(`form[action="/login"] button[type=submit]`)
+}
+
 // follow clicks what sel finds and waits until the page it leads to loaded.
 func (b *tab) follow(sel string) {
 	b.t.Helper()
@@ -234,9 +242,7 @@ func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
 	})
 	b := openTab(t, e.srv.URL, 5*time.Minute)
 
-	b.open("/login")
-	b.do("type the token", chromedp.SendKeys(chromedp.CSS("#token"), e.a.Token))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(e.a.Token)
 	if p := b.path(); p != "/team" {
 		t.Fatalf("after logging in the page is %s, want /team", p)
 	}
@@ -504,9 +510,7 @@ func TestMarkupInATeamNameIsShownAsText(t *testing.T) {
 	}
 	pwned("the home page")
 
-	b.open("/login")
-	b.do("type the token", chromedp.SendKeys(chromedp.CSS("#token"), team.Token))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(team.Token)
 	if p := b.path(); p != "/team" {
 		t.Fatalf("after logging in the page is %s, want /team", p)
 	}
@@ -634,9 +638,7 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 	if err != nil || len(games) == 0 {
 		t.Fatalf("Alpha's games: %v %v", games, err)
 	}
-	b.open("/login")
-	b.do("type the token", chromedp.SendKeys(chromedp.CSS("#token"), e.a.Token))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(e.a.Token)
 	if text := eval[string](b, `document.querySelector("#pinned") ? document.querySelector("#pinned").textContent : ""`); !strings.Contains(text, "The final plays your submission") {
 		t.Errorf("the team page does not show the pinned submission: %q", text)
 	}
@@ -654,9 +656,7 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 	b.screenshot("dispute-filed")
 
 	b.follow(`form[action="/logout"] button`)
-	b.open("/login")
-	b.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), e.admin))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(e.admin)
 	if p := b.path(); p != "/admin" {
 		t.Fatalf("the organizer landed on %s", p)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/arenabots/arena/harness/event"
 )
 
@@ -36,9 +34,7 @@ func TestTheFinalsEstimateFollowsTheForm(t *testing.T) {
 		t.Fatalf("the served estimate: %s", served)
 	}
 	b := openTab(t, e.http.URL, 2*time.Minute)
-	b.open("/login")
-	b.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), e.admin))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(e.admin)
 	b.open("/admin")
 	b.waitFor("the script's first estimate", `document.getElementById("estimate").dataset.ready !== undefined`, 20*time.Second)
 	text := func() string { return eval[string](b, `document.getElementById("estimate").textContent`) }

@@ -536,12 +536,9 @@ func (s *Server) estimateFragment(w http.ResponseWriter, r *http.Request, p *eve
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := pages["admin"].ExecuteTemplate(&buf, "estimate", est); err != nil {
+	body, err := fragment("admin", "estimate", est)
+	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, err = w.Write(buf.Bytes())
-	return err
+	return writePage(w, body)
 }

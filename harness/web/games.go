@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"html/template"
@@ -149,11 +148,11 @@ func (s *Server) drawGames(rows []gameRow, namesVersion int64) (template.HTML, e
 		html, ok := s.tables.rows[key]
 		s.tables.mu.Unlock()
 		if !ok {
-			var buf bytes.Buffer
-			if err := pages["games"].ExecuteTemplate(&buf, "game-row", r); err != nil {
+			row, err := fragment("games", "game-row", r)
+			if err != nil {
 				return "", err
 			}
-			html = template.HTML(buf.String()) // the template escaped every value
+			html = template.HTML(row) // the template escaped every value
 			s.tables.mu.Lock()
 			if s.tables.rows == nil || len(s.tables.rows) >= rowCacheSize {
 				s.tables.rows = map[string]template.HTML{}
@@ -163,11 +162,8 @@ func (s *Server) drawGames(rows []gameRow, namesVersion int64) (template.HTML, e
 		}
 		t.Rows = append(t.Rows, html)
 	}
-	var buf bytes.Buffer
-	if err := pages["games"].ExecuteTemplate(&buf, "games", t); err != nil {
-		return "", err
-	}
-	return template.HTML(buf.String()), nil
+	table, err := fragment("games", "games", t)
+	return template.HTML(table), err
 }
 
 // gamesTable is the games q picks, drawn as asker sees them, and how many

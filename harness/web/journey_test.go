@@ -146,9 +146,7 @@ func TestTheOrganizersDay(t *testing.T) {
 	// the final: it is refused, with the reason on the page, and nothing
 	// is closed.
 	b := openTab(t, base, 12*time.Minute)
-	b.open("/login")
-	b.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), admin))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(admin)
 	if p := b.path(); p != "/admin" {
 		t.Fatalf("after the organizer's login the page is %s", p)
 	}

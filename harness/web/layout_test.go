@@ -48,9 +48,7 @@ func TestPagesFitA1280PixelWindow(t *testing.T) {
 
 	b := openTab(t, e.http.URL, 3*time.Minute)
 	b.do("a 1280 x 800 window", chromedp.EmulateViewport(1280, 800))
-	b.open("/login")
-	b.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), e.admin))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(e.admin)
 	games, err := e.store.GamesOf(context.Background(), e.a.ID, 1)
 	if err != nil || len(games) == 0 {
 		t.Fatalf("no game: %v", err)

@@ -170,6 +170,16 @@ func (s *Server) pageBytes(r *http.Request, p *event.Principal, page, title stri
 	return buf.Bytes(), nil
 }
 
+// fragment renders the template name of page: a part of the page (a
+// table, a paragraph) that a page's script or another page asks for.
+func fragment(page, name string, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := pages[page].ExecuteTemplate(&buf, name, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 // renderError is the page of an error: its sentence, and the way on.
 func renderError(w http.ResponseWriter, he *httpError) {
 	var buf bytes.Buffer

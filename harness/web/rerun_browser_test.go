@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/match"
@@ -101,9 +99,7 @@ func TestALadderDisputeRerunsAnyTurn(t *testing.T) {
 	dispute := fileDispute(t, e, game.ID, "My bot never plays like that.")
 
 	b := openTab(t, e.http.URL, 3*time.Minute)
-	b.open("/login")
-	b.do("type the organizer's token", chromedp.SendKeys(chromedp.CSS("#token"), e.admin))
-	b.follow(`form[action="/login"] button[type=submit]`)
+	b.login(e.admin)
 	form := fmt.Sprintf(`form[action="/admin/disputes/%d/rerun"]`, dispute)
 	eval[bool](b, fmt.Sprintf(`(document.querySelector(%q).value = "%d", true)`, form+` input[name=ply]`, withData))
 	b.follow(form + ` button`)

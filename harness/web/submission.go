@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -117,14 +116,11 @@ func (s *Server) reportFragment(w http.ResponseWriter, r *http.Request, p *event
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := pages["submission"].ExecuteTemplate(&buf, "report", d); err != nil {
+	body, err := fragment("submission", "report", d)
+	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, err = w.Write(buf.Bytes())
-	return err
+	return writePage(w, body)
 }
 
 func (s *Server) download(w http.ResponseWriter, r *http.Request, p *event.Principal) error {

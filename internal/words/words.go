@@ -5,6 +5,7 @@ package words
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -29,4 +30,17 @@ func Or(choices []string) string {
 		return choices[0]
 	}
 	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
+}
+
+// Thousands is n with a comma between its thousands: 179,400.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	sign := ""
+	if n < 0 {
+		sign, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return sign + s
 }

@@ -25,3 +25,12 @@ func TestOr(t *testing.T) {
 		}
 	}
 }
+
+func TestThousands(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 179400: "179,400", 1000000: "1,000,000", -12345: "-12,345"} {
+		if got := Thousands(n); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
