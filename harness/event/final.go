@@ -177,6 +177,17 @@ func (s *Store) FinalEntries(ctx context.Context) ([]FinalEntry, error) {
 	return out, rows.Err()
 }
 
+// FinalEntryOf is team's submission pinned for the final; ok is false when
+// none is (uploads open, or the team had none that plays at the close).
+func (s *Store) FinalEntryOf(ctx context.Context, team int64) (e FinalEntry, ok bool, err error) {
+	err = s.readRow(ctx, `SELECT f.team_id, t.name, f.submission, f.sha256 FROM final_entries f JOIN teams t ON t.id = f.team_id WHERE f.team_id = ?`, team).
+		Scan(&e.Team, &e.Name, &e.Submission, &e.SHA256)
+	if errors.Is(err, sql.ErrNoRows) {
+		return FinalEntry{}, false, nil
+	}
+	return e, err == nil, err
+}
+
 // Final is how the final is played: the options of arena tournament.
 type Final struct {
 	Settings match.Resolved

@@ -251,6 +251,8 @@ func (s *Store) TeamsPage(ctx context.Context, find string, offset, limit int) (
 type TeamNames struct {
 	ByID  map[int64]string
 	ByBot map[string]string
+	// Order is every team's id, in Teams' order.
+	Order []int64
 	// Version counts the changes of the teams' names when these were read.
 	Version int64
 }
@@ -277,6 +279,7 @@ func (s *Store) Names(ctx context.Context) (TeamNames, error) {
 	n := TeamNames{ByID: map[int64]string{}, ByBot: map[string]string{}, Version: version}
 	for _, t := range teams {
 		n.ByID[t.ID], n.ByBot[t.BotName] = t.Name, t.Name
+		n.Order = append(n.Order, t.ID)
 	}
 	// Read after the version: a change in between reads again next time.
 	s.namesMu.Lock()

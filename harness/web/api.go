@@ -175,14 +175,26 @@ func (s *Server) apiGames(w http.ResponseWriter, r *http.Request, p *event.Princ
 		}
 		query.Team = n
 	}
-	games, total, err := s.Store.ListGames(r.Context(), query)
+	key, kept, _, err := s.teamList(r.Context(), "api", p.Team, event.TeamNames{}, query)
 	if err != nil {
 		return err
 	}
-	if games == nil {
-		games = []event.Game{}
+	if kept == "" {
+		games, total, err := s.Store.ListGames(r.Context(), query)
+		if err != nil {
+			return err
+		}
+		if games == nil {
+			games = []event.Game{}
+		}
+		body, err := jsonBytes(map[string]any{"games": games, "total": total})
+		if err != nil {
+			return err
+		}
+		kept = string(body)
+		s.keepList(key, kept)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"games": games, "total": total})
+	writeJSONBytes(w, http.StatusOK, []byte(kept))
 	return nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 // The organizer, uploads closed, picks a double elimination on the
 // organizer's page, sees its estimate, and starts the final there; a team,
-// on the home page since before the start, watches the bracket fill in and the ranks' sets change
+// on the home page since before uploads closed, watches the bracket fill in and the ranks' sets change
 // without a reload; at the end the page's standings are arena standings'
 // of the final's directory, row for row.
 func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
@@ -23,14 +23,15 @@ func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	threeTeamsForTheFinal(t, ctx, e)
-	// Uploads closed: the home page shows where the final will play.
-	if _, err := e.store.CloseUploads(ctx); err != nil {
-		t.Fatal(err)
-	}
 
+	// The team opens the home page while uploads are still open: it has
+	// no final to show yet, and shows it when it starts.
 	team := openTab(t, e.http.URL, 3*time.Minute)
 	team.login(e.a.Token)
 	team.open("/")
+	if _, err := e.store.CloseUploads(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// Every state of the bracket and of the sets the page shows, as the
 	// live standings replace them.
 	eval[bool](team, `(() => {

@@ -233,11 +233,19 @@ type boardData struct {
 }
 
 // standingsFragment is the final's standings as the home page shows them,
-// for the page to refresh without a reload.
+// for the page to refresh without a reload: nothing while uploads are
+// open and no final was started, as the home page shows it.
 func (s *Server) standingsFragment(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	_, part, err := s.board(r.Context(), p)
+	board, part, err := s.board(r.Context(), p)
 	if err != nil {
 		return err
+	}
+	if board == nil {
+		if _, closed, err := s.Store.Closed(r.Context()); err != nil {
+			return err
+		} else if !closed {
+			part = ""
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,9 +78,10 @@ type gamesData struct {
 	Kinds []string
 	Kind  string
 	// Team is the team whose games are listed (0: every team's, for the
-	// organizer); Teams the teams the organizer may pick.
+	// organizer); TeamOptions the teams the organizer may pick, drawn as
+	// the options of a list, Team's picked.
 	Team        int64
-	Teams       []event.Team
+	TeamOptions template.HTML
 	Admin       bool
 	Page, Pages int
 	Total       int
@@ -111,96 +113,144 @@ func (d gamesData) KindLink(kind string) string {
 	return d.Link(1)
 }
 
-// tableCache keeps the games tables a list page drew, by all that decides
-// one: who asks, the filters and the page, how many times the team's games
-// changed and the teams' names' version; and each row drawn, by its game
-// (its id and when it was recorded), the side it is seen from, whether it
-// is rated and the names' version. A team's list drawn again reads no game
-// and renders nothing; a list whose games moved down a page draws only
-// its new rows.
-type tableCache struct {
-	mu     sync.Mutex
-	tables map[string]template.HTML
-	rows   map[string]template.HTML
+// teamOptions are the organizer's list of teams drawn, and the names'
+// version they were drawn at.
+type teamOptions struct {
+	mu      sync.Mutex
+	version int64
+	html    string
 }
 
-// The tables and the rows kept at most (about 12 KiB a table, half a KiB a
-// row): past either bound, all of that kind are dropped.
-const (
-	tableCacheSize = 2000
-	rowCacheSize   = 50000
-)
+// listCache keeps a team's lists of games as a page or the API wrote
+// them, by all that decides one: what wrote it, who asks, the filters and
+// the page, how many times the team's games changed and the teams' names'
+// version. A team's list asked again reads no game and writes nothing.
+type listCache struct {
+	mu    sync.Mutex
+	lists map[string]string
+}
+
+// listCacheSize is how many lists are kept at most (about 12 KiB a table,
+// 40 KiB an API page): past it, all are dropped.
+const listCacheSize = 2000
+
+// teamList is what a list of q's games is kept under in the cache ("" when
+// it is not kept: the organizer's list of every team's games), what is
+// kept there if anything, and how many games q picks in all (from the
+// team's count when it is a team's list). what names the writer.
+func (s *Server) teamList(ctx context.Context, what string, asker int64, names event.TeamNames, q event.GameQuery) (key, kept string, total int, err error) {
+	if q.Team == 0 {
+		return "", "", 0, nil
+	}
+	n, changes, err := s.Store.TeamGames(ctx, q.Team, q.Kind)
+	if err != nil {
+		return "", "", 0, err
+	}
+	key = fmt.Sprintf("%s/%d/%d/%s/%d/%d/%d/%d", what, asker, q.Team, q.Kind, q.Offset, q.Limit, changes, names.Version)
+	s.lists.mu.Lock()
+	kept = s.lists.lists[key]
+	s.lists.mu.Unlock()
+	return key, kept, int(n), nil
+}
+
+// keepList keeps list under key (nothing if key is "").
+func (s *Server) keepList(key, list string) {
+	if key == "" {
+		return
+	}
+	s.lists.mu.Lock()
+	if s.lists.lists == nil || len(s.lists.lists) >= listCacheSize {
+		s.lists.lists = map[string]string{}
+	}
+	s.lists.lists[key] = list
+	s.lists.mu.Unlock()
+}
 
 // gameTable is a games table's rows, drawn, and whether they are seen
 // from a team's side (Mine) or the organizer's.
 type gameTable struct {
 	Mine bool
-	Rows []template.HTML
+	Rows template.HTML
 }
 
-// drawGames draws rows (their names read at namesVersion) as the games
-// table of a page.
-func (s *Server) drawGames(rows []gameRow, namesVersion int64) (template.HTML, error) {
+// drawGames draws rows as the games table of a page.
+func drawGames(rows []gameRow) (template.HTML, error) {
 	t := gameTable{Mine: len(rows) > 0 && rows[0].Me != ""}
+	var b strings.Builder
 	for _, r := range rows {
-		key := fmt.Sprintf("%d/%d/%s/%d/%t/%d", r.ID, r.Finished.UnixNano(), r.Me, r.MySubmission, r.Rated, namesVersion)
-		s.tables.mu.Lock()
-		html, ok := s.tables.rows[key]
-		s.tables.mu.Unlock()
-		if !ok {
-			row, err := fragment("games", "game-row", r)
-			if err != nil {
-				return "", err
-			}
-			html = template.HTML(row) // the template escaped every value
-			s.tables.mu.Lock()
-			if s.tables.rows == nil || len(s.tables.rows) >= rowCacheSize {
-				s.tables.rows = map[string]template.HTML{}
-			}
-			s.tables.rows[key] = html
-			s.tables.mu.Unlock()
-		}
-		t.Rows = append(t.Rows, html)
+		b.WriteString(string(r.HTML()))
 	}
+	t.Rows = template.HTML(b.String()) // each row escaped its texts
 	table, err := fragment("games", "games", t)
 	return template.HTML(table), err
+}
+
+// HTML is the row of the games table: written here, not by a template,
+// because a list draws many and a template's twenty actions cost forty
+// times as much. Every text is escaped as html/template escapes it.
+func (r gameRow) HTML() template.HTML {
+	var b strings.Builder
+	esc := template.HTMLEscapeString
+	id := strconv.FormatInt(r.ID, 10)
+	b.WriteString(`<tr><td><a href="/games/` + id + `">#` + id + `</a></td><td>` + esc(r.Kind))
+	if r.Kind == event.LadderGame && !r.Rated {
+		b.WriteString(` <span class="muted" title="not rated: a repeat of an earlier game, or played after the close">(unrated)</span>`)
+	}
+	b.WriteString("</td>\n")
+	if r.Me != "" {
+		b.WriteString(`<td>` + esc(r.Me) + `</td><td>` + esc(r.Rival) + `</td><td>`)
+		if r.MySubmission != 0 {
+			sub := strconv.FormatInt(r.MySubmission, 10)
+			b.WriteString(`<a href="/submissions/` + sub + `">#` + sub + `</a>`)
+		}
+		b.WriteString("</td>\n")
+	} else {
+		b.WriteString(`<td>` + esc(r.WhiteName) + `</td><td>` + esc(r.BlackName) + "</td>\n")
+	}
+	length := strconv.Itoa(r.Plies) + " plies"
+	if r.Turns != 0 {
+		length = strconv.Itoa(r.Turns)
+	}
+	b.WriteString(`<td class="result-` + esc(r.Result) + `">` + esc(r.Result) + `</td><td>` + esc(r.Reason) + `</td><td title="` + esc(r.Length) + `">` +
+		length + `</td><td>` + when(r.Finished) + "</td></tr>\n")
+	return template.HTML(b.String())
 }
 
 // gamesTable is the games q picks, drawn as asker sees them, and how many
 // it picks in all; a team's list comes from the cache while its games
 // and the names are as they were.
 func (s *Server) gamesTable(ctx context.Context, asker int64, names event.TeamNames, q event.GameQuery) (template.HTML, int, error) {
-	var key string
-	if q.Team != 0 {
-		n, changes, err := s.Store.TeamGames(ctx, q.Team, q.Kind)
-		if err != nil {
-			return "", 0, err
-		}
-		key = fmt.Sprintf("%d/%d/%s/%d/%d/%d/%d", asker, q.Team, q.Kind, q.Offset, q.Limit, changes, names.Version)
-		s.tables.mu.Lock()
-		table, ok := s.tables.tables[key]
-		s.tables.mu.Unlock()
-		if ok {
-			return table, int(n), nil
-		}
+	key, kept, total, err := s.teamList(ctx, "table", asker, names, q)
+	if err != nil || kept != "" {
+		return template.HTML(kept), total, err // drawn by drawGames
 	}
 	games, total, err := s.Store.ListGames(ctx, q)
 	if err != nil {
 		return "", 0, err
 	}
-	table, err := s.drawGames(gameRows(games, asker, names), names.Version)
+	table, err := drawGames(gameRows(games, asker, names))
 	if err != nil {
 		return "", 0, err
 	}
-	if key != "" {
-		s.tables.mu.Lock()
-		if s.tables.tables == nil || len(s.tables.tables) >= tableCacheSize {
-			s.tables.tables = map[string]template.HTML{}
-		}
-		s.tables.tables[key] = table
-		s.tables.mu.Unlock()
-	}
+	s.keepList(key, string(table))
 	return table, total, nil
+}
+
+// teamOptions are the options of the organizer's list of teams, one a
+// team, team's picked: drawn once for each version of the names, since an
+// event has a thousand teams.
+func (s *Server) teamOptions(names event.TeamNames, team int64) template.HTML {
+	s.options.mu.Lock()
+	defer s.options.mu.Unlock()
+	if s.options.html == "" || s.options.version != names.Version {
+		var b strings.Builder
+		for _, id := range names.Order {
+			b.WriteString(`<option value="` + strconv.FormatInt(id, 10) + `">` + template.HTMLEscapeString(names.ByID[id]) + "</option>\n")
+		}
+		s.options.version, s.options.html = names.Version, b.String()
+	}
+	picked := `<option value="` + strconv.FormatInt(team, 10) + `"`
+	return template.HTML(strings.Replace(s.options.html, picked+">", picked+" selected>", 1)) // names escaped
 }
 
 // gamesPage lists games, newest first, a page at a time, filtered by kind:
@@ -236,9 +286,7 @@ func (s *Server) gamesPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 	asker := p.Team
 	if p.Admin {
 		asker = d.Team
-		if d.Teams, err = s.Store.Teams(r.Context()); err != nil {
-			return err
-		}
+		d.TeamOptions = s.teamOptions(names, d.Team)
 	}
 	d.Table, d.Total, err = s.gamesTable(r.Context(), asker, names, event.GameQuery{Team: d.Team, Kind: d.Kind,
 		Offset: (d.Page - 1) * gamesPerPage, Limit: gamesPerPage})

@@ -29,32 +29,14 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 var funcs = template.FuncMap{
-	"short": func(h string) string {
-		if len(h) > 12 {
-			return h[:12]
-		}
-		return h
-	},
-	"when": func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.UTC().Format("2006-01-02 15:04:05 UTC")
-	},
+	"short":   short,
+	"when":    when,
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"bytes": func(n int64) string {
-		switch {
-		case n >= 1<<20:
-			return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-		case n >= 1<<10:
-			return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-		}
-		return fmt.Sprintf("%d B", n)
-	},
-	"done":   event.Done,
-	"pretty": prettyJSON,
-	"inc":    func(n int) int { return n + 1 },
-	"sub":    func(a, b int) int { return a - b },
+	"bytes":   size,
+	"done":    event.Done,
+	"pretty":  prettyJSON,
+	"inc":     func(n int) int { return n + 1 },
+	"sub":     func(a, b int) int { return a - b },
 	// svg is a drawing the server made itself (tournament.State's
 	// BracketSVG), every name in it escaped.
 	"svg": func(s string) template.HTML { return template.HTML(s) },
@@ -79,6 +61,9 @@ var funcs = template.FuncMap{
 	// describe says a final's shape for its teams ("swiss, 11 rounds").
 	"describe":     func(s event.Shape, teams int) string { return s.Describe(teams) },
 	"finalFormats": event.FinalFormats,
+	// foldPast is the longest list of teams a page shows unfolded: a
+	// longer one is folded under its count.
+	"foldPast":     func() int { return 20 },
 	"secondStages": tournament.SecondStages,
 	// words says a format's name as words: "double elimination".
 	"words": func(format string) string { return strings.ReplaceAll(format, "-", " ") },
@@ -94,6 +79,34 @@ var funcs = template.FuncMap{
 		}
 		return string(unicode.ToUpper(r)) + text[n:]
 	},
+}
+
+// short is the start of a hash, as the pages show one.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// size writes a number of bytes as people read it: "1.5 MiB".
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// when writes a time as every page shows it: in UTC to the second ("" for
+// none).
+func when(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 // sentence is text ending with a full stop, unless it ends with a stop,

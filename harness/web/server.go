@@ -55,8 +55,10 @@ type Server struct {
 	streams *hub
 
 	teamPages *pageCache
-	// tables are the games tables the list pages drew.
-	tables tableCache
+	// lists are the teams' lists of games the pages and the API wrote.
+	lists listCache
+	// options are the organizer's list of teams, drawn.
+	options teamOptions
 
 	homeMu   sync.Mutex
 	homeAt   time.Time
@@ -433,12 +435,27 @@ func writeError(w http.ResponseWriter, r *http.Request, api bool, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := jsonBytes(v)
+	if err != nil {
+		// Only a value JSON cannot hold fails here: a defect of the server.
+		writeError(w, nil, true, &httpError{http.StatusInternalServerError, "internal", "the server failed to write its answer: " + err.Error()})
+		return
+	}
+	writeJSONBytes(w, status, body)
+}
+
+// jsonBytes is v as the API writes it: indented, for people reading it
+// too.
+func jsonBytes(v any) ([]byte, error) {
+	return json.MarshalIndent(v, "", "  ")
+}
+
+// writeJSONBytes answers with body, JSON written by jsonBytes.
+func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v) // the client is gone if this fails
+	_, _ = w.Write(append(body, '\n')) // the client is gone if this fails
 }
 
 // sameToken compares a sent CSRF token with the session's in constant time;

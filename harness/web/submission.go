@@ -86,7 +86,7 @@ func (s *Server) reportData(r *http.Request, sub event.Submission) (reportData, 
 	if err != nil {
 		return d, err
 	}
-	d.Games, err = s.drawGames(gameRows(games, sub.Team, names), names.Version)
+	d.Games, err = drawGames(gameRows(games, sub.Team, names))
 	return d, err
 }
 

@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +25,9 @@ type teamData struct {
 	ScrimmageGames map[int64][]gameRow
 	Names          event.TeamNames
 	Submissions    []event.Submission
-	NewestFail     *event.Submission
+	// Versions are the rows of the submissions' table, drawn.
+	Versions   template.HTML
+	NewestFail *event.Submission
 	// Games are the team's newest games, drawn: GamesShown of GamesTotal
 	// (the games list has them all).
 	Games      template.HTML
@@ -60,6 +64,11 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 	if d.Submissions, err = s.Store.Submissions(r.Context(), team); err != nil {
 		return d, err
 	}
+	var rows strings.Builder
+	for _, sub := range d.Submissions {
+		rows.WriteString(versionRow(sub, csrfStandIn))
+	}
+	d.Versions = template.HTML(rows.String()) // every text escaped
 	if len(d.Submissions) > 0 && d.Submissions[0].State == event.Failed {
 		d.NewestFail = &d.Submissions[0]
 	}
@@ -81,14 +90,10 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 		return d, err
 	}
 	d.Rating = newRatingPlot(history)
-	pinned, err := s.Store.FinalEntries(r.Context())
-	if err != nil {
+	if pinned, ok, err := s.Store.FinalEntryOf(r.Context(), team); err != nil {
 		return d, err
-	}
-	for i := range pinned {
-		if pinned[i].Team == team {
-			d.Pinned = &pinned[i]
-		}
+	} else if ok {
+		d.Pinned = &pinned
 	}
 	if run, started, err := s.Store.FinalRun(r.Context()); err != nil {
 		return d, err
@@ -149,6 +154,37 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 		s.teamPages.put(p.Team, version, body)
 	}
 	return writePage(w, withCSRF(body, csrf))
+}
+
+// versionRow is a submission's row of its team's table of versions, with
+// the form that makes it active carrying csrf. Written here, not by the
+// template, for the reason gameRow.HTML is; every text is escaped as
+// html/template escapes it.
+func versionRow(sub event.Submission, csrf string) string {
+	esc := template.HTMLEscapeString
+	id := strconv.FormatInt(sub.ID, 10)
+	var b strings.Builder
+	b.WriteString("\n<tr data-submission=\"" + id + "\"")
+	if sub.Active {
+		b.WriteString(` class="active"`)
+	}
+	b.WriteString(">\n<td><a href=\"/submissions/" + id + "\">#" + id + "</a></td><td>" + when(sub.Uploaded) + "</td><td>" + esc(sub.Filename) + "</td><td>" + size(sub.Size) + "</td>\n" +
+		`<td><code title="` + esc(sub.SHA256) + `">` + esc(short(sub.SHA256)) + "</code></td>\n" +
+		`<td><span class="state state-` + esc(sub.State) + `">` + esc(sub.State) + "</span></td>\n" + `<td class="summary">`)
+	if sub.Active {
+		b.WriteString("<strong>active</strong> ")
+	}
+	b.WriteString(esc(sub.Summary))
+	if sub.Admitted != "" {
+		b.WriteString("<br><strong>admitted by the organizer:</strong> " + esc(sub.Admitted))
+	}
+	b.WriteString("</td>\n<td>")
+	if sub.Plays() && !sub.Active {
+		b.WriteString("\n<form method=\"post\" action=\"/team/submissions/" + id + "/activate\" class=\"inline\"><input type=\"hidden\" name=\"csrf\" value=\"" + esc(csrf) +
+			"\"><button class=\"small\">Make active</button></form>\n")
+	}
+	b.WriteString("</td>\n</tr>\n")
+	return b.String()
 }
 
 // csrfStandIn stands for the CSRF token in a team page kept for reuse: it

@@ -2,11 +2,13 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +17,8 @@ import (
 
 // The organizer's teams table holds any number of teams: a hundred a page,
 // by name, a pager to the rest, and a search by part of a name (its
-// wildcards taken as letters).
+// wildcards taken as letters); the final's outlook counts them and folds
+// its lists.
 func TestTheOrganizersTeamsTableIsPaged(t *testing.T) {
 	t.Parallel()
 	e := newTestEvent(t, "")
@@ -25,7 +28,8 @@ func TestTheOrganizersTeamsTableIsPaged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.store.AddTeam(ctx, "100% pure_", "", ""); err != nil {
+	pure, err := e.store.AddTeam(ctx, "100% pure_", "", "")
+	if err != nil {
 		t.Fatal(err)
 	}
 	rows := regexp.MustCompile(`<a href="/games\?team=\d+">([^<]+)</a></td><td><code>`)
@@ -61,6 +65,39 @@ func TestTheOrganizersTeamsTableIsPaged(t *testing.T) {
 	if names, page = table("/admin?find=nobody"); len(names) != 0 || !strings.Contains(page, "No team's name holds &ldquo;nobody&rdquo;.") {
 		t.Errorf("a name no team has: %v; %s", names, page)
 	}
+	// The final's outlook at this size: the 231 teams that will not play
+	// are counted, their list folded.
+	res, body := e.do(t, http.MethodGet, "/admin", e.admin, nil, "")
+	missing := regexp.MustCompile(`(?s)<div class="problem" id="missing">.*?</div>`).FindString(body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(missing, "231 teams will not play") || !strings.Contains(missing, `<details class="fold"><summary>`) ||
+		strings.Count(missing, "<li>") != 231 {
+		t.Errorf("who will not play, of 231 teams: %s", missing)
+	}
+	// The organizer's games list offers every team to pick, the one asked
+	// for picked, under its name of now.
+	options := func(team int64) (all []string, picked string) {
+		t.Helper()
+		res, body := e.do(t, http.MethodGet, fmt.Sprintf("/games?team=%d", team), e.admin, nil, "")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("the games of team %d: %d", team, res.StatusCode)
+		}
+		for _, m := range regexp.MustCompile(`<option value="\d+"( selected)?>([^<]*)</option>`).FindAllStringSubmatch(body, -1) {
+			all = append(all, m[2])
+			if m[1] != "" {
+				picked += m[2]
+			}
+		}
+		return all, picked
+	}
+	if all, picked := options(pure.ID); len(all) != 232 || all[0] != "every team" || picked != "100% pure_" {
+		t.Errorf("the organizer's games of 100%% pure_: %d teams offered, from %q; picked %q", len(all), all[0], picked)
+	}
+	if _, err := e.store.Rename(ctx, pure.ID, "<Pure & Simple>"); err != nil {
+		t.Fatal(err)
+	}
+	if all, picked := options(e.a.ID); len(all) != 232 || picked != "Alpha" || !slices.Contains(all, "&lt;Pure &amp; Simple&gt;") {
+		t.Errorf("after a rename, the games of Alpha: %d teams offered, picked %q", len(all), picked)
+	}
 	for path, want := range map[string]int{"/admin?teams=0": http.StatusBadRequest, "/admin?teams=x": http.StatusBadRequest, "/admin?teams=4": http.StatusNotFound,
 		"/admin?find=" + strings.Repeat("a", 101): http.StatusBadRequest} {
 		if res, _ := e.do(t, http.MethodGet, path, e.admin, nil, ""); res.StatusCode != want {
@@ -70,7 +107,8 @@ func TestTheOrganizersTeamsTableIsPaged(t *testing.T) {
 }
 
 // A team's games list, drawn once and kept, is drawn again as soon as its
-// games or a team's name change: a new game shows, a rival's new name too.
+// games or a team's name change: a new game shows, a rival's new name too;
+// the API's list, kept too, follows its games.
 func TestAGamesListFollowsItsGamesAndNames(t *testing.T) {
 	t.Parallel()
 	e := newTestEvent(t, "")
@@ -104,5 +142,36 @@ func TestAGamesListFollowsItsGamesAndNames(t *testing.T) {
 	}
 	if body := list(); !strings.Contains(body, "Games 1 to 3 of 3") || !strings.Contains(body, fmt.Sprintf(`<a href="/games/%d">`, g.ID)) {
 		t.Errorf("after a third game: %s", body)
+	}
+	// The API's list, kept the same way, follows too.
+	api := func() (ids []int64, total int) {
+		t.Helper()
+		res, body := e.do(t, http.MethodGet, "/api/v1/games", e.a.Token, nil, "")
+		var out struct {
+			Games []event.Game
+			Total int
+		}
+		if res.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &out) != nil {
+			t.Fatalf("/api/v1/games: %d %s", res.StatusCode, body)
+		}
+		for _, g := range out.Games {
+			ids = append(ids, g.ID)
+		}
+		return ids, out.Total
+	}
+	api()
+	if ids, total := api(); total != 3 || len(ids) != 3 || ids[0] != g.ID {
+		t.Fatalf("the API's list of 3 games: %v of %d", ids, total)
+	}
+	dir = filepath.Join(e.store.Dir, "seeded", "fourth")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(e.store.Dir, "seeded", "0"))); err != nil {
+		t.Fatal(err)
+	}
+	g4, err := e.store.AddGame(ctx, event.LadderGame, dir, event.Side{Team: e.a.ID}, event.Side{Team: e.b.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, total := api(); total != 4 || len(ids) != 4 || ids[0] != g4.ID {
+		t.Errorf("the API's list after a fourth game: %v of %d", ids, total)
 	}
 }

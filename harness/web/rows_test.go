@@ -1,0 +1,117 @@
+package web
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+)
+
+// A games table's row is written without a template: every text of it
+// (names, kind, result, reason, length) is shown as text, whatever it
+// holds, in a table cell or an attribute.
+func TestAGameRowShowsEveryTextAsText(t *testing.T) {
+	t.Parallel()
+	const hostile = `<img src=x onerror="alert(1)">'&</td>`
+	plain := func() gameRow {
+		return gameRow{ID: 7, Kind: "ladder", Reason: "checkmate", Plies: 40, Length: "40 plies", Finished: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC),
+			WhiteName: "white team", BlackName: "black team", Result: "white won"}
+	}
+	// The markup a row is made of: its tags and its attributes' quotes.
+	shape := func(html string) (tags, quotes int) { return strings.Count(html, "<"), strings.Count(html, `"`) }
+	for _, mine := range []bool{false, true} {
+		base := plain()
+		base.Rated = true // no "(unrated)" whatever the kind
+		fields := map[string]func(*gameRow){
+			"kind":   func(r *gameRow) { r.Kind = hostile },
+			"reason": func(r *gameRow) { r.Reason = hostile },
+			"result": func(r *gameRow) { r.Result = hostile },
+			"length": func(r *gameRow) { r.Length = hostile },
+		}
+		if mine {
+			base.Me, base.Rival, base.MySubmission = "black", "white team", 3
+			fields["me"] = func(r *gameRow) { r.Me = hostile }
+			fields["rival"] = func(r *gameRow) { r.Rival = hostile }
+		} else {
+			fields["white"] = func(r *gameRow) { r.WhiteName = hostile }
+			fields["black"] = func(r *gameRow) { r.BlackName = hostile }
+		}
+		tags, quotes := shape(string(base.HTML()))
+		for name, set := range fields {
+			r := base
+			set(&r)
+			html := string(r.HTML())
+			if gt, gq := shape(html); gt != tags || gq != quotes {
+				t.Errorf("a %s of markup (mine: %t) changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, mine, gt, gq, tags, quotes, html)
+			}
+			if !strings.Contains(html, "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&#39;&amp;&lt;/td&gt;") {
+				t.Errorf("the row does not show its %s (mine: %t) as text:\n%s", name, mine, html)
+			}
+		}
+	}
+	// What the row says: the game, the side, the submission, the length.
+	r := plain()
+	r.Me, r.Rival, r.MySubmission, r.Turns = "black", "white team", 3, 12
+	want := `<tr><td><a href="/games/7">#7</a></td><td>ladder <span class="muted" title="not rated: a repeat of an earlier game, or played after the close">(unrated)</span></td>
+<td>black</td><td>white team</td><td><a href="/submissions/3">#3</a></td>
+<td class="result-white won">white won</td><td>checkmate</td><td title="40 plies">12</td><td>2026-11-26 08:00:00 UTC</td></tr>
+`
+	if got := string(r.HTML()); got != want {
+		t.Errorf("the row:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A row of a team's versions is written without a template too: its
+// file's name, hash, state, summary and the organizer's reason show as
+// text; the form to make it active is there only for a submission that
+// plays and is not active.
+func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
+	t.Parallel()
+	const hostile = `<img src=x onerror="alert(1)">'&</td>`
+	base := event.Submission{ID: 4, SHA256: "0123456789abcdef", Size: 1536, Filename: "bot.zip", Uploaded: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC),
+		State: event.Failed, Summary: "no README", Admitted: "came by mail"}
+	shape := func(html string) (tags, quotes int) { return strings.Count(html, "<"), strings.Count(html, `"`) }
+	tags, quotes := shape(versionRow(base, "tok"))
+	for name, set := range map[string]func(*event.Submission){
+		"file name": func(s *event.Submission) { s.Filename = hostile },
+		"hash":      func(s *event.Submission) { s.SHA256 = hostile },
+		"summary":   func(s *event.Submission) { s.Summary = hostile },
+		"reason":    func(s *event.Submission) { s.Admitted = hostile },
+	} {
+		sub := base
+		set(&sub)
+		html := versionRow(sub, "tok")
+		if gt, gq := shape(html); gt != tags || gq != quotes {
+			t.Errorf("a %s of markup changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, gt, gq, tags, quotes, html)
+		}
+		if !strings.Contains(html, "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&#39;&amp;") {
+			t.Errorf("the row does not show its %s as text:\n%s", name, html)
+		}
+	}
+	want := `
+<tr data-submission="4">
+<td><a href="/submissions/4">#4</a></td><td>2026-11-26 08:00:00 UTC</td><td>bot.zip</td><td>1.5 KiB</td>
+<td><code title="0123456789abcdef">0123456789ab</code></td>
+<td><span class="state state-failed">failed</span></td>
+<td class="summary">no README<br><strong>admitted by the organizer:</strong> came by mail</td>
+<td>
+<form method="post" action="/team/submissions/4/activate" class="inline"><input type="hidden" name="csrf" value="tok"><button class="small">Make active</button></form>
+</td>
+</tr>
+`
+	if got := versionRow(base, "tok"); got != want {
+		t.Errorf("an admitted submission's row:\n%s\nwant\n%s", got, want)
+	}
+	active := base
+	active.State, active.Admitted, active.Active = event.Passed, "", true
+	if got := versionRow(active, "tok"); strings.Contains(got, "<form") || !strings.Contains(got, `<tr data-submission="4" class="active">`) ||
+		!strings.Contains(got, "<strong>active</strong> no README") {
+		t.Errorf("the active submission's row:\n%s", got)
+	}
+	failed := base
+	failed.Admitted = ""
+	if got := versionRow(failed, "tok"); strings.Contains(got, "<form") {
+		t.Errorf("a failed submission's row offers to make it active:\n%s", got)
+	}
+}
