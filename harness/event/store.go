@@ -372,6 +372,9 @@ func (s *Store) readRow(ctx context.Context, q string, args ...any) rowScanner {
 	return rowScanner{row: st.QueryRowContext(ctx, args...)}
 }
 
+// readers is how many connections read the database at once.
+const readers = 8
+
 // Open opens (creating when needed) the store of the event in dir.
 func Open(dir string) (*Store, error) {
 	for _, d := range []string{UploadsDir, ValidationsDir, tmpDir} {
@@ -399,7 +402,11 @@ func Open(dir string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	r.SetMaxOpenConns(8)
+	// Readers are kept open between reads: one closed and opened again
+	// prepares every statement again (database/sql keeps 2 idle unless
+	// told).
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
 	return &Store{Dir: dir, w: w, r: r}, nil
 }
 
