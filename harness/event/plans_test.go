@@ -52,7 +52,8 @@ func newStore(t *testing.T) *Store {
 // submission's games by an index, however many games the event holds: no
 // filtered list reads every game (a full "SCAN games"), and none reads a
 // game's row but the page's: the count and the choice of the page's ids
-// come from covering indexes alone, the page's rows by their ids.
+// come from covering indexes alone, the page's rows by their ids. The
+// organizer's recent failures come from their own index too.
 func TestGameListsUseTheirIndexes(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -75,6 +76,11 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 	}
 	if p := plan(t, s, teamGamesQuery, 7, ""); !strings.Contains(p, "SEARCH team_games USING PRIMARY KEY (team=?)") {
 		t.Errorf("a team's count of games reads more than its own rows:\n%s", p)
+	}
+	// The organizer's recent failures: from the failures' index, newest
+	// first, no sort.
+	if p := plan(t, s, `SELECT `+submissionColumns+` FROM submissions s `+recentFailures, 30); !strings.Contains(p, "USING INDEX submissions_failed") || strings.Contains(p, "TEMP B-TREE") {
+		t.Errorf("the recent failures read more than the newest failures:\n%s", p)
 	}
 	for name, q := range map[string]string{"a submission's games": gamesOfSubmissionQuery} {
 		if p := plan(t, s, q, 3); strings.Contains(p, "SCAN games\n") || strings.HasSuffix(p, "SCAN games") {
