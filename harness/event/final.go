@@ -689,13 +689,14 @@ func (s *Store) finalFinished(ctx context.Context) (map[string]time.Time, error)
 func (s *Store) FinalVersion(ctx context.Context) (string, error) {
 	var n, last int64
 	var frozen, run, names sql.NullString
+	var closed sql.NullString
 	err := s.readRow(ctx, `SELECT count(*), coalesce(max(id), 0), (SELECT at FROM freeze WHERE id = 1),
 		(SELECT started || '/' || finished || '/' || length(error) FROM final_run WHERE id = 1),
-		(SELECT group_concat(id || ':' || name, '/') FROM teams) FROM games WHERE kind = ?`, FinalGame).
-		Scan(&n, &last, &frozen, &run, &names)
+		(SELECT group_concat(id || ':' || name, '/') FROM teams), (SELECT closed FROM closing WHERE id = 1) FROM games WHERE kind = ?`, FinalGame).
+		Scan(&n, &last, &frozen, &run, &names, &closed)
 	// A freeze set for later changes the board when its time comes.
 	active := frozen.Valid && !time.Now().Before(parseTime(frozen.String))
-	return fmt.Sprintf("%d/%d/%s/%t/%s/%s", n, last, frozen.String, active, run.String, names.String), err
+	return fmt.Sprintf("%d/%d/%s/%t/%s/%s/%s", n, last, frozen.String, active, run.String, names.String, closed.String), err
 }
 
 // Freeze freezes the scoreboard from at on: teams (and visitors) see the

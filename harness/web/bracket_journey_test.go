@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ import (
 
 // The organizer, uploads closed, picks a double elimination on the
 // organizer's page, sees its estimate, and starts the final there; a team,
-// on the home page since before uploads closed, watches the bracket fill in and the ranks' sets change
+// on the home page since before uploads closed, reads that they closed and
+// watches the bracket fill in and the ranks' sets change
 // without a reload; at the end the page's standings are arena standings'
 // of the final's directory, row for row.
 func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
@@ -72,6 +74,9 @@ func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
 	if !eval[bool](team, `window.__stayed === true`) {
 		t.Error("the home page was reloaded: the bracket must follow the games in place")
 	}
+	if d := eval[string](team, `document.querySelector("section.deadline").textContent`); !strings.Contains(d, "Uploads closed at") {
+		t.Errorf("the home page opened before the close says of the deadline %q, want that uploads closed", d)
+	}
 	brackets, sets := eval[[]string](team, `window.__brackets`), eval[[]string](team, `window.__sets`)
 	if len(brackets) < 2 || len(sets) < 2 {
 		t.Errorf("the team saw %d states of the bracket and %d of the sets: want them to change as games finish", len(brackets), len(sets))
@@ -99,4 +104,30 @@ func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
 	if res, _ := e.do(t, http.MethodGet, "/", "", nil, ""); res.StatusCode != http.StatusOK {
 		t.Errorf("the home page after the final: %d", res.StatusCode)
 	}
+}
+
+// The home page counts down to the close every second, and says that
+// uploads closed, in place, when the organizer closes them early.
+func TestTheHomePageCountsDownToTheClose(t *testing.T) {
+	chromiumPath(t)
+	closes := time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
+	e := newTestEvent(t, "game = \"codeclash\"\ncloses = \""+closes+"\"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.server.watchFinal(ctx, 20*time.Millisecond)
+
+	b := openTab(t, e.http.URL, time.Minute)
+	b.open("/")
+	b.waitFor("the countdown", `/^1h 59m \d\ds left$/.test(document.querySelector(".countdown").textContent)`, 10*time.Second)
+	first := eval[string](b, `document.querySelector(".countdown").textContent`)
+	b.waitFor("the countdown's next second", `document.querySelector(".countdown").textContent !== `+strconv.Quote(first), 5*time.Second)
+	eval[bool](b, `(window.__stayed = true)`)
+	if _, err := e.store.CloseUploads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the close", `/Uploads closed at/.test(document.querySelector("section.deadline").textContent) && document.querySelector(".countdown") === null`, 20*time.Second)
+	if !eval[bool](b, `window.__stayed === true`) {
+		t.Error("the home page was reloaded: the deadline must change in place")
+	}
+	b.noExceptions()
 }

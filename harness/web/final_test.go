@@ -107,11 +107,17 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	if res, body := e.do(t, http.MethodGet, "/standings", "", nil, ""); res.StatusCode != http.StatusOK || strings.TrimSpace(body) != "" {
 		t.Errorf("the standings part while uploads are open: %d %q, want it empty", res.StatusCode, body)
 	}
+	if res, body := e.do(t, http.MethodGet, "/deadline", "", nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(body, "Uploads are open") {
+		t.Errorf("the deadline part while uploads are open: %d %q", res.StatusCode, body)
+	}
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/close", e.admin, nil, ""); res.StatusCode != http.StatusOK {
 		t.Fatalf("close: %d %s", res.StatusCode, body)
 	}
 	if res, body := e.do(t, http.MethodGet, "/standings", "", nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(body, "has not started") {
 		t.Errorf("the standings part once uploads closed: %d %q, want that the final has not started", res.StatusCode, body)
+	}
+	if res, body := e.do(t, http.MethodGet, "/deadline", "", nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(body, "Uploads closed at") {
+		t.Errorf("the deadline part once uploads closed: %d %q", res.StatusCode, body)
 	}
 	up, ct := multipartFile(t, "late.py", []byte("print(1)\n"))
 	if res, body := e.do(t, http.MethodPost, "/api/v1/submissions", e.a.Token, up, ct); res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "closed") {

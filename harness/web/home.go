@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -57,12 +58,42 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, p *event.Principal
 	return err
 }
 
+// deadline is what the home page says of the uploads' deadline: open,
+// closing at, or closed at.
+func (s *Server) deadline(ctx context.Context) (homeData, error) {
+	d := homeData{Open: s.Config.Open(time.Now()), Closes: s.Config.Closes.Time, Opens: s.Config.Opens.Time}
+	if at, closed, err := s.Store.Closed(ctx); err != nil {
+		return homeData{}, err
+	} else if closed {
+		d.Open, d.ClosedAt = false, at
+	}
+	return d, nil
+}
+
+// deadlineFragment is the home page's deadline, for the page to refresh
+// without a reload when uploads close.
+func (s *Server) deadlineFragment(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	d, err := s.deadline(r.Context())
+	if err != nil {
+		return err
+	}
+	body, err := fragment("home", "deadline", d)
+	if err != nil {
+		return err
+	}
+	return writePage(w, body)
+}
+
 func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error) {
 	teams, err := s.Store.Teams(r.Context())
 	if err != nil {
 		return homeData{}, err
 	}
-	d := homeData{Rules: s.Game.Explain(), Open: s.Config.Open(time.Now()), Closes: s.Config.Closes.Time, Opens: s.Config.Opens.Time}
+	d, err := s.deadline(r.Context())
+	if err != nil {
+		return homeData{}, err
+	}
+	d.Rules = s.Game.Explain()
 	if d.Final.Board, d.Final.HTML, err = s.board(r.Context(), p); err != nil {
 		return homeData{}, err
 	}
@@ -71,11 +102,6 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 		if d.Ladder, err = s.Store.Ladder(r.Context()); err != nil {
 			return homeData{}, err
 		}
-	}
-	if at, closed, err := s.Store.Closed(r.Context()); err != nil {
-		return homeData{}, err
-	} else if closed {
-		d.Open, d.ClosedAt = false, at
 	}
 	for _, t := range teams {
 		if !t.Disabled {

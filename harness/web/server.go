@@ -162,6 +162,7 @@ func (s *Server) Routes() []Route {
 		page("POST /admin/freeze", Organizer, s.adminAction(false, s.freeze)),
 		page("POST /admin/reveal", Organizer, s.adminAction(false, s.reveal)),
 		page("GET /standings", Public, s.standingsFragment),
+		page("GET /deadline", Public, s.deadlineFragment),
 		page("GET /standings/events", Public, s.standingsEvents),
 
 		api("GET /api/v1/event", Public, s.apiEvent),

@@ -4,19 +4,20 @@
 // as markup, except the fragments the server rendered and escaped.
 "use strict";
 
+// countdown counts down to the deadline every second, in whichever
+// countdown the page holds now (the live deadline replaces it).
 function countdown() {
-  document.querySelectorAll(".countdown[data-until]").forEach(function (el) {
-    var until = Date.parse(el.dataset.until);
-    function tick() {
-      var left = Math.max(0, Math.floor((until - Date.now()) / 1000));
+  function tick() {
+    document.querySelectorAll(".countdown[data-until]").forEach(function (el) {
+      var left = Math.max(0, Math.floor((Date.parse(el.dataset.until) - Date.now()) / 1000));
       if (left === 0) { el.textContent = "closed"; return; }
       var d = Math.floor(left / 86400), h = Math.floor(left % 86400 / 3600),
           m = Math.floor(left % 3600 / 60), s = left % 60;
       el.textContent = (d ? d + "d " : "") + h + "h " + String(m).padStart(2, "0") + "m " + String(s).padStart(2, "0") + "s left";
-      setTimeout(tick, 1000);
-    }
-    tick();
-  });
+    });
+    setTimeout(tick, 1000);
+  }
+  tick();
 }
 
 function dropzone() {
