@@ -317,7 +317,8 @@ func TestASwissFinal(t *testing.T) {
 
 // A knockout final, started over the API: seeded by the ladder, its
 // bracket drawn on the home page (no script, no style element: the page's
-// policy holds), the places by how far each team went.
+// policy holds), the places by how far each team went; frozen, the bracket
+// a team sees is the one of the games finished by then.
 func TestAKnockoutFinal(t *testing.T) {
 	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -330,10 +331,35 @@ func TestAKnockoutFinal(t *testing.T) {
 	if b.Run.Error != "" || b.Run.Format != tournament.Knockout || len(b.Standings) != 3 || b.Standings[0].Rank != 1 || b.Standings[1].Rank != 2 || b.Standings[2].Rank != 3 {
 		t.Fatalf("the knockout final ended with %+v", b)
 	}
-	_, page := api(t, e.http.URL, "GET", "/", "", "")
-	svg := regexp.MustCompile(`(?s)<section id="bracket">.*?</section>`).FindString(page)
+	bracket := func(token string) string {
+		t.Helper()
+		_, page := api(t, e.http.URL, "GET", "/", token, "")
+		return regexp.MustCompile(`(?s)<section id="bracket">.*?</section>`).FindString(page)
+	}
+	svg := bracket("")
 	if !strings.Contains(svg, "<svg") || strings.Contains(svg, "<style") || strings.Contains(svg, "<script") || strings.Count(svg, "<rect") != 3 {
 		t.Errorf("the home page's bracket: %.600s", svg)
+	}
+	// Frozen as its first game finished, the bracket a team sees has no
+	// match decided but the bye, and does not know who plays the final;
+	// the organizer's is the whole one.
+	games, _, err := e.store.ListGames(ctx, event.GameQuery{Kind: event.FinalGame, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := slices.MinFunc(games, func(x, y event.Game) int { return x.Finished.Compare(y.Finished) })
+	body := fmt.Sprintf(`{"at": %q}`, first.Finished.Format(time.RFC3339Nano))
+	if res, out := e.do(t, http.MethodPost, "/api/v1/admin/freeze", e.admin, strings.NewReader(body), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("freeze: %d %s", res.StatusCode, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(bracket(e.a.Token), ">…<") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	frozen, whole := bracket(e.a.Token), bracket(e.admin)
+	if won := strings.Count(frozen, `font-weight="700"`); !strings.Contains(frozen, ">…<") || won >= strings.Count(whole, `font-weight="700"`) || strings.Contains(whole, ">…<") {
+		t.Errorf("the bracket a team sees during the freeze marks %d winners' lines (the organizer's %d):\n%s\nthe organizer's:\n%s",
+			won/2, strings.Count(whole, `font-weight="700"`)/2, frozen, whole)
 	}
 }
 
