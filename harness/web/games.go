@@ -186,7 +186,7 @@ func drawGames(rows []gameRow) (template.HTML, error) {
 }
 
 // HTML is the row of the games table: written here, not by a template,
-// because a list draws many and a template's twenty actions cost forty
+// because a list draws many and a template's twenty actions cost thirteen
 // times as much. Every text is escaped as html/template escapes it.
 func (r gameRow) HTML() template.HTML {
 	var b strings.Builder
