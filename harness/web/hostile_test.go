@@ -2,11 +2,14 @@ package web
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/arenabots/arena/harness/event"
 )
 
 // TestUploadsAreCappedAndCounted: an upload over the event's size is 413, a
@@ -48,6 +51,16 @@ func TestUploadsAreCappedAndCounted(t *testing.T) {
 // disabled team cannot log in.
 func TestALoginIsACookieThatFormsMustProve(t *testing.T) {
 	e := newTestEvent(t, "")
+	// Two versions that play: the older has a form to make it active.
+	for _, name := range []string{"old.py", "new.py"} {
+		sub, err := e.store.AddSubmission(context.Background(), e.server.Config, e.a.ID, name, strings.NewReader("print(1)\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.SetState(context.Background(), sub.ID, event.Passed, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := postLogin(c, e.http.URL, e.a.Token, e.http.URL)
 	if err != nil {
@@ -90,7 +103,7 @@ func TestALoginIsACookieThatFormsMustProve(t *testing.T) {
 	if csrf == nil {
 		t.Fatal("the team page's forms carry no CSRF token")
 	}
-	post := func(form url.Values) int {
+	post := func(form url.Values) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/team/token", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.AddCookie(cookie)
@@ -98,17 +111,28 @@ func TestALoginIsACookieThatFormsMustProve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res.Body.Close()
-		return res.StatusCode
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
 	}
-	if got := post(url.Values{}); got != http.StatusForbidden {
+	if got, _ := post(url.Values{}); got != http.StatusForbidden {
 		t.Errorf("a form without the CSRF token: %d, want 403", got)
 	}
-	if got := post(url.Values{"csrf": {"0123"}}); got != http.StatusForbidden {
+	if got, _ := post(url.Values{"csrf": {"0123"}}); got != http.StatusForbidden {
 		t.Errorf("a form with a wrong CSRF token: %d, want 403", got)
 	}
-	if got := post(url.Values{"csrf": {csrf[1]}}); got != http.StatusOK {
+	got, tokenPage := post(url.Values{"csrf": {csrf[1]}})
+	if got != http.StatusOK {
 		t.Errorf("a form with the CSRF token: %d, want 200", got)
+	}
+	// The page of the new token, opened in a new session, has every form
+	// carry that session's token: one and the same, the new one.
+	tokens := map[string]bool{}
+	for _, m := range regexp.MustCompile(`name="csrf" value="([^"]*)"`).FindAllStringSubmatch(tokenPage, -1) {
+		tokens[m[1]] = true
+	}
+	if len(tokens) != 1 || tokens[csrf[1]] || !strings.Contains(tokenPage, `/activate"`) {
+		t.Errorf("the new token's page carries the CSRF tokens %v (the old session's was %s)", tokens, csrf[1])
 	}
 	// The new token ended the old login and the old token.
 	if status, _ := get("/team"); status != http.StatusUnauthorized {

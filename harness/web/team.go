@@ -55,7 +55,8 @@ type teamData struct {
 	Require []string
 }
 
-func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
+// teamData is what team's page shows, its forms carrying csrf.
+func (s *Server) teamData(r *http.Request, team int64, csrf string) (teamData, error) {
 	var d teamData
 	var err error
 	if d.Team, err = s.Store.Team(r.Context(), team); err != nil {
@@ -66,7 +67,7 @@ func (s *Server) teamData(r *http.Request, team int64) (teamData, error) {
 	}
 	var rows strings.Builder
 	for _, sub := range d.Submissions {
-		rows.WriteString(versionRow(sub, csrfStandIn))
+		rows.WriteString(versionRow(sub, csrf))
 	}
 	d.Versions = template.HTML(rows.String()) // every text escaped
 	if len(d.Submissions) > 0 && d.Submissions[0].State == event.Failed {
@@ -139,7 +140,7 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 		}
 	}
 	version := s.teamPages.version(p.Team)
-	d, err := s.teamData(r, p.Team)
+	d, err := s.teamData(r, p.Team, csrfStandIn)
 	if err != nil {
 		return err
 	}

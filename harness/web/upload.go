@@ -121,7 +121,7 @@ func (s *Server) tokenForm(w http.ResponseWriter, r *http.Request, p *event.Prin
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true, Secure: s.secure(r),
 		SameSite: http.SameSiteStrictMode, MaxAge: int(event.SessionTTL / time.Second)})
-	d, err := s.teamData(r, p.Team)
+	d, err := s.teamData(r, p.Team, csrf)
 	if err != nil {
 		return err
 	}
