@@ -198,10 +198,7 @@ var GameKinds = []string{ValidationGame, ScrimmageGame, LadderGame, FinalGame}
 // ListGames lists the games q picks, newest first, and how many it picks
 // in all.
 func (s *Store) ListGames(ctx context.Context, q GameQuery) ([]Game, int, error) {
-	if q.Limit <= 0 {
-		q.Limit = 50
-	}
-	count, list := listGamesQueries(q)
+	count, _ := listGamesQueries(q)
 	var total int
 	if count == "" {
 		n, _, err := s.TeamGames(ctx, q.Team, q.Kind)
@@ -212,8 +209,18 @@ func (s *Store) ListGames(ctx context.Context, q GameQuery) ([]Game, int, error)
 	} else if err := s.readRow(ctx, count, q.Team, q.Kind).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	games, err := s.games(ctx, list, q.Team, q.Kind, q.Limit, q.Offset)
+	games, err := s.GamesPage(ctx, q)
 	return games, total, err
+}
+
+// GamesPage is ListGames' page of games without their count: for a
+// caller that has it already (TeamGames').
+func (s *Store) GamesPage(ctx context.Context, q GameQuery) ([]Game, error) {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	_, list := listGamesQueries(q)
+	return s.games(ctx, list, q.Team, q.Kind, q.Limit, q.Offset)
 }
 
 // TeamGames is how many games team played (of kind; "": of every kind),

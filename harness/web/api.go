@@ -175,12 +175,12 @@ func (s *Server) apiGames(w http.ResponseWriter, r *http.Request, p *event.Princ
 		}
 		query.Team = n
 	}
-	key, kept, _, err := s.teamList(r.Context(), "api", p.Team, event.TeamNames{}, query)
+	key, kept, total, err := s.teamList(r.Context(), "api", p.Team, event.TeamNames{}, query)
 	if err != nil {
 		return err
 	}
 	if kept == "" {
-		games, total, err := s.Store.ListGames(r.Context(), query)
+		games, total, err := s.listGames(r.Context(), key, total, query)
 		if err != nil {
 			return err
 		}

@@ -153,6 +153,16 @@ func (s *Server) teamList(ctx context.Context, what string, asker int64, names e
 	return key, kept, int(n), nil
 }
 
+// listGames is q's page of games and their count: a team's count
+// (teamList's key and total) is not read again.
+func (s *Server) listGames(ctx context.Context, key string, total int, q event.GameQuery) ([]event.Game, int, error) {
+	if key == "" {
+		return s.Store.ListGames(ctx, q)
+	}
+	games, err := s.Store.GamesPage(ctx, q)
+	return games, total, err
+}
+
 // keepList keeps list under key (nothing if key is "").
 func (s *Server) keepList(key, list string) {
 	if key == "" {
@@ -224,7 +234,7 @@ func (s *Server) gamesTable(ctx context.Context, asker int64, names event.TeamNa
 	if err != nil || kept != "" {
 		return template.HTML(kept), total, err // drawn by drawGames
 	}
-	games, total, err := s.Store.ListGames(ctx, q)
+	games, total, err := s.listGames(ctx, key, total, q)
 	if err != nil {
 		return "", 0, err
 	}

@@ -19,7 +19,7 @@ import (
 const teamPageGames = 10
 
 type teamData struct {
-	Team       event.Team
+	TeamName   string
 	Scrimmages []event.Scrimmage
 	// ScrimmageGames are each scrimmage's games as the team sees them.
 	ScrimmageGames map[int64][]gameRow
@@ -55,13 +55,13 @@ type teamData struct {
 	Require []string
 }
 
-// teamData is what team's page shows, its forms carrying csrf.
-func (s *Server) teamData(r *http.Request, team int64, csrf string) (teamData, error) {
-	var d teamData
+// teamData is what p's team's page shows, its forms carrying csrf. It
+// reads what the page shows and no more: a thousand teams' pages are drawn
+// anew after each change of theirs.
+func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (teamData, error) {
+	team := p.Team
+	d := teamData{TeamName: p.Name} // read with the login
 	var err error
-	if d.Team, err = s.Store.Team(r.Context(), team); err != nil {
-		return d, err
-	}
 	if d.Submissions, err = s.Store.Submissions(r.Context(), team); err != nil {
 		return d, err
 	}
@@ -91,19 +91,25 @@ func (s *Server) teamData(r *http.Request, team int64, csrf string) (teamData, e
 		return d, err
 	}
 	d.Rating = newRatingPlot(history)
-	if pinned, ok, err := s.Store.FinalEntryOf(r.Context(), team); err != nil {
-		return d, err
-	} else if ok {
-		d.Pinned = &pinned
-	}
-	if run, started, err := s.Store.FinalRun(r.Context()); err != nil {
-		return d, err
-	} else if started && run.Top > 0 && d.Pinned != nil {
-		players, err := s.Store.FinalPlayers(r.Context())
-		if err != nil {
+	// Submissions are pinned at the close, and the final's run says who
+	// of the pinned plays.
+	if !d.Closed.IsZero() {
+		if pinned, ok, err := s.Store.FinalEntryOf(r.Context(), team); err != nil {
 			return d, err
+		} else if ok {
+			d.Pinned = &pinned
 		}
-		d.NotQualified, d.Top = !players[team], run.Top
+	}
+	if d.Pinned != nil {
+		if run, started, err := s.Store.FinalRun(r.Context()); err != nil {
+			return d, err
+		} else if started && run.Top > 0 {
+			players, err := s.Store.FinalPlayers(r.Context())
+			if err != nil {
+				return d, err
+			}
+			d.NotQualified, d.Top = !players[team], run.Top
+		}
 	}
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), team, 10); err != nil {
 		return d, err
@@ -140,14 +146,14 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 		}
 	}
 	version := s.teamPages.version(p.Team)
-	d, err := s.teamData(r, p.Team, csrfStandIn)
+	d, err := s.teamData(r, p, csrfStandIn)
 	if err != nil {
 		return err
 	}
 	d.Notice, d.NoticeUntilDone = notice, r.URL.Query().Get("notice") == "uploaded"
 	// Rendered with a stand-in for the session's CSRF token, so that one
 	// rendering serves every session of the team.
-	body, err := s.pageBytes(r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, "team", d.Team.Name, d)
+	body, err := s.pageBytes(r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, "team", d.TeamName, d)
 	if err != nil {
 		return err
 	}

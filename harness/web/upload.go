@@ -121,11 +121,11 @@ func (s *Server) tokenForm(w http.ResponseWriter, r *http.Request, p *event.Prin
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true, Secure: s.secure(r),
 		SameSite: http.SameSiteStrictMode, MaxAge: int(event.SessionTTL / time.Second)})
-	d, err := s.teamData(r, p.Team, csrf)
+	d, err := s.teamData(r, p, csrf)
 	if err != nil {
 		return err
 	}
 	d.Token = token
 	r = r.WithContext(contextWithCSRF(r, csrf))
-	return s.render(w, r, p, http.StatusOK, "team", d.Team.Name, d)
+	return s.render(w, r, p, http.StatusOK, "team", d.TeamName, d)
 }
