@@ -105,6 +105,7 @@ var tokenAtEnd = regexp.MustCompile(`\s([0-9a-f]{64})\s*$`)
 // restored and served; the final started from the page with a team
 // missing, and finished; a freeze that leaks nothing; a dispute answered.
 func TestTheOrganizersDay(t *testing.T) {
+	t.Parallel() // its own event, server processes and browser
 	chromiumPath(t)
 	shots := os.Getenv("ARENA_SCREENSHOTS")
 	dir := filepath.Join(t.TempDir(), "event")

@@ -31,6 +31,7 @@ var workersAt = regexp.MustCompile(`games go to workers at (\S+)`)
 // plays its games with the sides swapped is suspended at its first result,
 // shown so on the organizer's page, and the ladder goes on without it.
 func TestTheLadderIsPlayedByWorkers(t *testing.T) {
+	t.Parallel() // its own event, server processes and browser
 	bots := []string{"./examples/greedy", "./examples/random", "./examples/greedy", "./examples/random"}
 	e := writeEvent(t, "game = \"codeclash\"\n", func(st *event.Store, teams []event.NewTeam) {
 		cfg, err := event.LoadConfig(st.Dir)
