@@ -544,9 +544,5 @@ func (s *Server) estimateFragment(w http.ResponseWriter, r *http.Request, p *eve
 	if err != nil {
 		return err
 	}
-	body, err := fragment("admin", "estimate", est)
-	if err != nil {
-		return err
-	}
-	return writePage(w, body)
+	return writeFragment(w, "admin", "estimate", est)
 }

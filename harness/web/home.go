@@ -77,11 +77,7 @@ func (s *Server) deadlineFragment(w http.ResponseWriter, r *http.Request, _ *eve
 	if err != nil {
 		return err
 	}
-	body, err := fragment("home", "deadline", d)
-	if err != nil {
-		return err
-	}
-	return writePage(w, body)
+	return writeFragment(w, "home", "deadline", d)
 }
 
 func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error) {

@@ -193,6 +193,16 @@ func fragment(page, name string, data any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// writeFragment answers with the template name of page drawn from data:
+// the part of a page its script asks for again.
+func writeFragment(w http.ResponseWriter, page, name string, data any) error {
+	body, err := fragment(page, name, data)
+	if err != nil {
+		return err
+	}
+	return writePage(w, body)
+}
+
 // renderError is the page of an error: its sentence, and the way on.
 func renderError(w http.ResponseWriter, he *httpError) {
 	var buf bytes.Buffer

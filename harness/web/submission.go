@@ -116,11 +116,7 @@ func (s *Server) reportFragment(w http.ResponseWriter, r *http.Request, p *event
 	if err != nil {
 		return err
 	}
-	body, err := fragment("submission", "report", d)
-	if err != nil {
-		return err
-	}
-	return writePage(w, body)
+	return writeFragment(w, "submission", "report", d)
 }
 
 func (s *Server) download(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
