@@ -125,14 +125,52 @@ type teamOptions struct {
 // them, by all that decides one: what wrote it, who asks, the filters and
 // the page, how many times the team's games changed and the teams' names'
 // version. A team's list asked again reads no game and writes nothing.
+//
+// It keeps two generations: the lists kept lately, and those kept before
+// them. When the lists kept lately pass listCacheBytes, they become the
+// older ones and the older ones go; a list asked for again moves to the
+// recent. So the lists asked for go on being kept, a list no one asks for
+// again (of an earlier count of games) goes within two generations, and
+// the cache holds at most twice listCacheBytes.
 type listCache struct {
-	mu    sync.Mutex
-	lists map[string]string
+	mu            sync.Mutex
+	recent, older map[string]string
+	bytes         int // of the recent lists
 }
 
-// listCacheSize is how many lists are kept at most (about 12 KiB a table,
-// 40 KiB an API page): past it, all are dropped.
-const listCacheSize = 2000
+// listCacheBytes is how much a generation of kept lists holds: about 4
+// KiB a team page's table, 10 KiB a games page's, 45 KiB a page of the
+// API's.
+const listCacheBytes = 32 << 20
+
+// get is the list kept under key ("": none).
+func (c *listCache) get(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if list, ok := c.recent[key]; ok {
+		return list
+	}
+	list, ok := c.older[key]
+	if ok {
+		c.putLocked(key, list)
+	}
+	return list
+}
+
+// put keeps list under key.
+func (c *listCache) put(key, list string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(key, list)
+}
+
+func (c *listCache) putLocked(key, list string) {
+	if c.recent == nil || c.bytes >= listCacheBytes {
+		c.older, c.recent, c.bytes = c.recent, map[string]string{}, 0
+	}
+	c.recent[key] = list
+	c.bytes += len(key) + len(list)
+}
 
 // teamList is what a list of q's games is kept under in the cache ("" when
 // it is not kept: the organizer's list of every team's games), what is
@@ -147,10 +185,7 @@ func (s *Server) teamList(ctx context.Context, what string, asker int64, names e
 		return "", "", 0, err
 	}
 	key = fmt.Sprintf("%s/%d/%d/%s/%d/%d/%d/%d", what, asker, q.Team, q.Kind, q.Offset, q.Limit, changes, names.Version)
-	s.lists.mu.Lock()
-	kept = s.lists.lists[key]
-	s.lists.mu.Unlock()
-	return key, kept, int(n), nil
+	return key, s.lists.get(key), int(n), nil
 }
 
 // listGames is q's page of games and their count: a team's count
@@ -165,15 +200,9 @@ func (s *Server) listGames(ctx context.Context, key string, total int, q event.G
 
 // keepList keeps list under key (nothing if key is "").
 func (s *Server) keepList(key, list string) {
-	if key == "" {
-		return
+	if key != "" {
+		s.lists.put(key, list)
 	}
-	s.lists.mu.Lock()
-	if s.lists.lists == nil || len(s.lists.lists) >= listCacheSize {
-		s.lists.lists = map[string]string{}
-	}
-	s.lists.lists[key] = list
-	s.lists.mu.Unlock()
 }
 
 // gameTable is a games table's rows, drawn, and whether they are seen

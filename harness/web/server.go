@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +62,9 @@ type Server struct {
 	homeMu   sync.Mutex
 	homeAt   time.Time
 	homePage []byte
+
+	// turns is the line of requests to read.
+	turns *turns
 }
 
 // New is a server of the event in st configured by cfg.
@@ -75,7 +77,8 @@ func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {}, WakePlayer: func() {},
-		logins: newLimiter(10, 10*time.Minute), streams: newHub(), teamPages: newPageCache(10 * time.Second)}
+		logins: newLimiter(10, 10*time.Minute), streams: newHub(), teamPages: newPageCache(10 * time.Second),
+		turns: newTurns(answerSlots())}
 }
 
 // Changed tells the pages that follow a submission that its state changed.
@@ -110,7 +113,10 @@ type Route struct {
 	Pattern string
 	Access  Access
 	API     bool
-	handle  func(w http.ResponseWriter, r *http.Request, p *event.Principal) error
+	// Stream routes send their answer as it is made (an event stream, a
+	// file): it is never held in memory, and never waits its turn (turns).
+	Stream bool
+	handle func(w http.ResponseWriter, r *http.Request, p *event.Principal) error
 }
 
 // Routes lists every route the server answers.
@@ -121,13 +127,17 @@ func (s *Server) Routes() []Route {
 	api := func(pattern string, a Access, h func(http.ResponseWriter, *http.Request, *event.Principal) error) Route {
 		return Route{Pattern: pattern, Access: a, API: true, handle: h}
 	}
+	stream := func(rt Route) Route {
+		rt.Stream = true
+		return rt
+	}
 	return []Route{
 		page("GET /{$}", Public, s.home),
 		page("GET /static/{file}", Public, s.static),
 		page("GET /login", Public, s.loginPage),
 		page("GET /how-to-submit", Public, s.howTo),
 		page("GET /how-to-submit/{starter}", Public, s.starter),
-		page("GET /download/arena", Public, s.downloadArena),
+		stream(page("GET /download/arena", Public, s.downloadArena)),
 		page("GET /download/arena.sha256", Public, s.downloadArenaSum),
 		page("POST /login", Public, s.login),
 		page("POST /logout", Member, s.logout),
@@ -135,11 +145,11 @@ func (s *Server) Routes() []Route {
 		page("POST /team/submissions", Member, s.uploadForm),
 		page("POST /team/submissions/{id}/activate", Member, s.activateForm),
 		page("POST /team/token", Member, s.tokenForm),
-		page("GET /team/events", Member, s.teamEvents),
+		stream(page("GET /team/events", Member, s.teamEvents)),
 		page("POST /scrimmages", Member, s.scrimmageForm),
 		page("GET /submissions/{id}", Member, s.submissionPage),
 		page("GET /submissions/{id}/report", Member, s.reportFragment),
-		page("GET /submissions/{id}/download", Member, s.download),
+		stream(page("GET /submissions/{id}/download", Member, s.download)),
 		page("GET /games", Member, s.gamesPage),
 		page("GET /games/{id}", Member, s.gamePage),
 		page("GET /games/{id}/view", Member, s.gameView),
@@ -163,7 +173,7 @@ func (s *Server) Routes() []Route {
 		page("POST /admin/reveal", Organizer, s.adminAction(false, s.reveal)),
 		page("GET /standings", Public, s.standingsFragment),
 		page("GET /deadline", Public, s.deadlineFragment),
-		page("GET /standings/events", Public, s.standingsEvents),
+		stream(page("GET /standings/events", Public, s.standingsEvents)),
 
 		api("GET /api/v1/event", Public, s.apiEvent),
 		api("GET /api/v1/standings", Public, s.apiStandings),
@@ -177,7 +187,7 @@ func (s *Server) Routes() []Route {
 		api("GET /api/v1/scrimmages", Member, s.apiScrimmages),
 		api("GET /api/v1/games", Member, s.apiGames),
 		api("GET /api/v1/games/{id}", Member, s.apiGame),
-		api("GET /api/v1/games/{id}/transcript", Member, s.apiTranscript),
+		stream(api("GET /api/v1/games/{id}/transcript", Member, s.apiTranscript)),
 		api("POST /api/v1/games/{id}/disputes", Member, s.apiFileDispute),
 		api("GET /api/v1/disputes", Member, s.apiDisputes),
 		api("POST /api/v1/token", Member, s.apiToken),
@@ -224,8 +234,19 @@ func (s *Server) Handler() http.Handler {
 
 // guard answers 401 to a route's anonymous caller and 403 to a team on an
 // organizer's route before the handler runs; a form posted from a session
-// must carry the session's CSRF token.
+// must carry the session's CSRF token. A request to read (GET, HEAD) is
+// answered in its turn, unless its route streams.
 func (s *Server) guard(rt Route) http.Handler {
+	h := s.check(rt)
+	if rt.Stream || !strings.HasPrefix(rt.Pattern, http.MethodGet+" ") {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.turns.serve(w, r, h) })
+}
+
+// check is guard's work: who asks, may they, the CSRF token, then the
+// handler, its error answered.
+func (s *Server) check(rt Route) http.HandlerFunc {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -443,12 +464,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		return
 	}
 	writeJSONBytes(w, status, body)
-}
-
-// jsonBytes is v as the API writes it: indented, for people reading it
-// too.
-func jsonBytes(v any) ([]byte, error) {
-	return json.MarshalIndent(v, "", "  ")
 }
 
 // writeJSONBytes answers with body, JSON written by jsonBytes.

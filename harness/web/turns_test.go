@@ -1,0 +1,134 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Requests to read are answered in the order they came, however many
+// wait: none is left behind by chance.
+func TestReadsAreAnsweredInTheOrderTheyCame(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		tn := newTurns(1)
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var order []string
+		serve := func(name string) {
+			tn.serve(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), func(http.ResponseWriter, *http.Request) {
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+				if name == "first" {
+					<-release
+				}
+			})
+		}
+		go serve("first")
+		synctest.Wait() // first holds the one turn
+		names := []string{"b", "c", "d", "e", "f", "g", "h"}
+		for _, name := range names {
+			go serve(name)
+			synctest.Wait() // name waits in line
+		}
+		mu.Lock()
+		if len(order) != 1 {
+			t.Errorf("answered while the one turn was held: %v", order)
+		}
+		mu.Unlock()
+		close(release)
+		synctest.Wait()
+		if want := append([]string{"first"}, names...); !slices.Equal(order, want) {
+			t.Errorf("answered in the order %v, want %v", order, want)
+		}
+	})
+}
+
+// stalled is a client that takes no byte of its answer.
+type stalled struct {
+	header         http.Header
+	wrote, release chan struct{}
+}
+
+func (s *stalled) Header() http.Header { return s.header }
+func (s *stalled) WriteHeader(int)     {}
+func (s *stalled) Write(p []byte) (int, error) {
+	close(s.wrote)
+	<-s.release // not taken until the test ends
+	return len(p), nil
+}
+
+// A client that reads its answer slowly, or never, holds no turn: its
+// answer is made in its turn and sent after it. A client that left while
+// it waited takes none.
+func TestASlowClientHoldsNoTurn(t *testing.T) {
+	t.Parallel()
+	tn := newTurns(1)
+	slow := &stalled{header: http.Header{}, wrote: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(slow.release) })
+	go tn.serve(slow, httptest.NewRequest(http.MethodGet, "/", nil), func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(strings.Repeat("a page ", 10000)))
+	})
+	<-slow.wrote // the answer is being sent, to no one reading
+
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	select {
+	case tn.slots <- struct{}{}: // the one turn taken, so the request gone must wait
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client that reads nothing holds the only turn")
+	}
+	tn.serve(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil).WithContext(gone), func(http.ResponseWriter, *http.Request) {
+		t.Error("a request whose client left was answered")
+	})
+	<-tn.slots
+
+	done := make(chan *httptest.ResponseRecorder)
+	go func() {
+		w := httptest.NewRecorder()
+		tn.serve(w, httptest.NewRequest(http.MethodGet, "/", nil), func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("X-Next", "yes")
+			w.WriteHeader(http.StatusTeapot)
+			w.Write([]byte("next"))
+		})
+		done <- w
+	}()
+	select {
+	case w := <-done:
+		if w.Code != http.StatusTeapot || w.Body.String() != "next" || w.Header().Get("X-Next") != "yes" || w.Header().Get("Content-Length") != "4" {
+			t.Errorf("the next answer: %d %q %v", w.Code, w.Body, w.Header())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client that reads nothing holds the only turn")
+	}
+}
+
+// Every read of the server waits its turn but its streams: with every
+// turn taken, a page waits and the standings' stream still answers.
+func TestStreamsWaitNoTurn(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "")
+	e.server.turns = newTurns(1)
+	e.server.turns.slots <- struct{}{} // every turn taken
+	if res, _ := e.do(t, http.MethodGet, "/standings/events", "", nil, ""); res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("the standings' stream waits for a turn: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.http.URL+"/", nil)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the home page was answered with every turn taken: %d", res.StatusCode)
+	}
+	<-e.server.turns.slots
+	if res, body := e.do(t, http.MethodGet, "/", "", nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(body, "</html>") {
+		t.Errorf("the home page once a turn is free: %d", res.StatusCode)
+	}
+}
