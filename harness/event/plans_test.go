@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,15 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 	if p := plan(t, s, `SELECT `+submissionColumns+` FROM submissions s `+recentFailures, 30); !strings.Contains(p, "USING INDEX submissions_failed") || strings.Contains(p, "TEMP B-TREE") {
 		t.Errorf("the recent failures read more than the newest failures:\n%s", p)
 	}
+	// A team's scrimmages, by the index of each side; the games of a
+	// page's scrimmages, each from the directories' index.
+	if p := plan(t, s, scrimmagesQuery(7), 7, 10); strings.Contains(p, "SCAN scrimmages") || !strings.Contains(p, "scrimmages_rival") {
+		t.Errorf("a team's scrimmages read every scrimmage:\n%s", p)
+	}
+	q, args := scrimmageGamesQuery([]int64{3, 12, 4})
+	if p := plan(t, s, q, args...); strings.Count(p, "USING COVERING INDEX games_dir (dir>? AND dir<?)") != 3 || strings.Contains(p, "SCAN games") {
+		t.Errorf("the games of three scrimmages read more than theirs:\n%s\n%s", p, q)
+	}
 	for name, q := range map[string]string{"a submission's games": gamesOfSubmissionQuery} {
 		if p := plan(t, s, q, 3); strings.Contains(p, "SCAN games\n") || strings.HasSuffix(p, "SCAN games") {
 			t.Errorf("%s: the plan reads every game:\n%s", name, p)
@@ -119,6 +129,68 @@ func TestGameListsPickTheirGames(t *testing.T) {
 		if err != nil || total != len(c.want) || !slices.Equal(ids(gs), c.want) {
 			t.Errorf("%+v: %v of %d (%v), want %v", c.q, ids(gs), total, err, c.want)
 		}
+	}
+}
+
+// A scrimmage's games are those under its directory, and no other's (12's
+// are not 1's); a team's scrimmages are those it challenged and those it
+// was challenged to, newest first.
+func TestScrimmagesPickTheirGames(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	for i, dir := range []string{"scrimmages/1/a", "scrimmages/12/a", "scrimmages/1/b", "scrimmages/2/a", "scrimmages/1", "scrimmages/10/a", "ladder/1/a"} {
+		kind := ScrimmageGame
+		if strings.HasPrefix(dir, "ladder") {
+			kind = LadderGame
+		}
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, 1, 2, 1, 2, 'a', 'b', 'x', 'y', ?, 'white', 'r', ?, '')`,
+			kind, filepath.FromSlash(dir), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 23 scrimmages: 1, 12 and 2 hold the games above.
+	ids := []int64{1, 12, 2, 5}
+	for range 8 {
+		ids = append(ids, 3, 4)
+	}
+	byID, err := s.ScrimmageGames(ctx, ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[int64][]string{}
+	for id, games := range byID {
+		for _, g := range games {
+			dirs[id] = append(dirs[id], filepath.ToSlash(g.Dir))
+		}
+	}
+	if want := map[int64][]string{1: {"scrimmages/1/a", "scrimmages/1/b"}, 12: {"scrimmages/12/a"}, 2: {"scrimmages/2/a"}}; !reflect.DeepEqual(dirs, want) {
+		t.Errorf("the scrimmages' games: %v, want %v", dirs, want)
+	}
+
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := s.AddTeam(ctx, name, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, sc := range [][2]int64{{1, 2}, {2, 3}, {3, 1}, {1, 3}, {2, 3}} {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO scrimmages (team_id, rival_team, submission, state, created) VALUES (?, ?, 1, 'done', '')`, sc[0], sc[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for team, want := range map[int64][]int64{1: {4, 3, 1}, 3: {5, 4, 3, 2}, 0: {5, 4, 3, 2, 1}} {
+		list, err := s.Scrimmages(ctx, team, 10)
+		var got []int64
+		for _, sc := range list {
+			got = append(got, sc.ID)
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("team %d's scrimmages: %v %v, want %v", team, got, err, want)
+		}
+	}
+	if list, err := s.Scrimmages(ctx, 3, 2); err != nil || len(list) != 2 || list[0].ID != 5 {
+		t.Errorf("team 3's newest 2 scrimmages: %v %v", list, err)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -139,7 +141,18 @@ func (s *Store) ScrimmageByID(ctx context.Context, id int64) (Scrimmage, error) 
 // Scrimmages lists the scrimmages team played or was challenged to, newest
 // first (team 0: every team's).
 func (s *Store) Scrimmages(ctx context.Context, team int64, n int) ([]Scrimmage, error) {
-	return readAll(ctx, s, scanScrimmage, `SELECT `+scrimmageColumns+` FROM scrimmages WHERE ?1 = 0 OR team_id = ?1 OR rival_team = ?1 ORDER BY id DESC LIMIT ?2`, team, n)
+	return readAll(ctx, s, scanScrimmage, scrimmagesQuery(team), team, n)
+}
+
+// scrimmagesQuery reads Scrimmages' list, its arguments the team and how
+// many: every team's newest, or a team's by the index of each side (an OR
+// of the two would read every scrimmage).
+func scrimmagesQuery(team int64) string {
+	if team == 0 {
+		return `SELECT ` + scrimmageColumns + ` FROM scrimmages WHERE ?1 = 0 ORDER BY id DESC LIMIT ?2`
+	}
+	return `SELECT ` + scrimmageColumns + ` FROM scrimmages WHERE id IN (SELECT id FROM scrimmages WHERE team_id = ?1
+		UNION SELECT id FROM scrimmages WHERE rival_team = ?1 ORDER BY 1 DESC LIMIT ?2) ORDER BY id DESC`
 }
 
 // ClaimScrimmage takes the oldest queued scrimmage to play, or ErrNotFound.
@@ -172,8 +185,52 @@ func (s *Store) RequeueScrimmages(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
-// ScrimmageGames are the games a scrimmage played, oldest first.
-func (s *Store) ScrimmageGames(ctx context.Context, id int64) ([]Game, error) {
-	return s.games(ctx, `SELECT `+gameColumns+` FROM games WHERE kind = ? AND dir LIKE ? ORDER BY id`,
-		ScrimmageGame, filepath.Join(ScrimmagesDir, fmt.Sprint(id))+string(filepath.Separator)+"%")
+// ScrimmageGames are the games each of the scrimmages ids played, oldest
+// first, by scrimmage; all read at once, a few scrimmages a query.
+func (s *Store) ScrimmageGames(ctx context.Context, ids ...int64) (map[int64][]Game, error) {
+	out := map[int64][]Game{}
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), scrimmageBatch)]
+		ids = ids[len(batch):]
+		q, args := scrimmageGamesQuery(batch)
+		games, err := s.games(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range games {
+			for _, id := range batch {
+				if from, _ := scrimmageDirs(id); strings.HasPrefix(g.Dir, from) {
+					out[id] = append(out[id], g)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// scrimmageBatch is how many scrimmages' games a query reads at most (so
+// that few statements are prepared).
+const scrimmageBatch = 10
+
+// scrimmageGamesQuery reads the games of the scrimmages ids, oldest first:
+// each scrimmage's are those whose directory is under its own, read from
+// the directories' index as a range (a LIKE would read every scrimmage
+// game).
+func scrimmageGamesQuery(ids []int64) (string, []any) {
+	var ranges []string
+	args := []any{ScrimmageGame}
+	for _, id := range ids {
+		from, to := scrimmageDirs(id)
+		args = append(args, from, to)
+		ranges = append(ranges, fmt.Sprintf(`SELECT id FROM games WHERE dir >= ?%d AND dir < ?%d`, len(args)-1, len(args)))
+	}
+	return `SELECT ` + gameColumns + ` FROM games WHERE kind = ?1 AND id IN (` + strings.Join(ranges, " UNION ALL ") + `) ORDER BY id`, args
+}
+
+// scrimmageDirs bound the directories of scrimmage id's games: from its
+// directory with a separator after it, to just before the next name that
+// is not under it.
+func scrimmageDirs(id int64) (from, to string) {
+	from = filepath.Join(ScrimmagesDir, strconv.FormatInt(id, 10)) + string(filepath.Separator)
+	return from, from[:len(from)-1] + string(filepath.Separator+1)
 }

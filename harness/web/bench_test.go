@@ -46,8 +46,9 @@ func benchSizeOf(b *testing.B) benchSize {
 	return benchSize{}
 }
 
-// seedLarge makes an event of the size's teams, submissions and games
-// (rows only: the game pages read no transcript) and returns a server of
+// seedLarge makes an event of the size's teams, submissions and games,
+// ten scrimmages a team among them (rows only: the game pages read no
+// transcript) and returns a server of
 // it, a token of each team and the organizer's. With ARENA_BENCH_DIR set,
 // the event is kept in a directory of it named by the size (its tokens in
 // tokens.txt, the organizer's first) and reused by the next run: seeding a
@@ -136,9 +137,24 @@ func seedEvent(b *testing.B, dir string, size benchSize) (tokens []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Ten scrimmages a team, of two games each: the first scrimmage games
+	// are theirs, in their directories.
+	var scrimmages [][2]int
 	for i := range size.games {
 		w, bl := i%size.teams+1, (i*7+1)%size.teams+1
-		if _, err := ins.Exec(kinds[i%len(kinds)], w, bl, w, bl, fmt.Sprintf("team %03d", w-1), fmt.Sprintf("team %03d", bl-1), "aa", "bb", fmt.Sprintf("games/%d", i), now); err != nil {
+		kind, dir := kinds[i%len(kinds)], fmt.Sprintf("games/%d", i)
+		if kind == event.ScrimmageGame && len(scrimmages) < 20*size.teams {
+			dir = fmt.Sprintf("%s/%d/%d", event.ScrimmagesDir, len(scrimmages)/2+1, i)
+			scrimmages = append(scrimmages, [2]int{w, bl})
+		}
+		if _, err := ins.Exec(kind, w, bl, w, bl, fmt.Sprintf("team %03d", w-1), fmt.Sprintf("team %03d", bl-1), "aa", "bb", dir, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < len(scrimmages); i += 2 {
+		sides := scrimmages[i]
+		if _, err := tx.Exec(`INSERT INTO scrimmages (team_id, rival_team, submission, rival_submission, state, created, finished) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			sides[0], sides[1], sides[0], sides[1], event.ScrimmageDone, now, now); err != nil {
 			b.Fatal(err)
 		}
 	}

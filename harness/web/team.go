@@ -114,13 +114,17 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), team, 10); err != nil {
 		return d, err
 	}
+	ids := make([]int64, len(d.Scrimmages))
+	for i, sc := range d.Scrimmages {
+		ids[i] = sc.ID
+	}
+	games, err := s.Store.ScrimmageGames(r.Context(), ids...)
+	if err != nil {
+		return d, err
+	}
 	d.ScrimmageGames = map[int64][]gameRow{}
-	for _, sc := range d.Scrimmages {
-		games, err := s.Store.ScrimmageGames(r.Context(), sc.ID)
-		if err != nil {
-			return d, err
-		}
-		d.ScrimmageGames[sc.ID] = gameRows(games, team, d.Names)
+	for id, games := range games {
+		d.ScrimmageGames[id] = gameRows(games, team, d.Names)
 	}
 	return d, nil
 }
