@@ -358,32 +358,34 @@ func (s *Store) Ladder(ctx context.Context) ([]Standing, error) {
 
 // RatingPoint is a team's rating after one rated ladder pair.
 type RatingPoint struct {
-	At         time.Time `json:"at"`
-	Submission int64     `json:"submission"`
-	Rating     float64   `json:"rating"`
-	Deviation  float64   `json:"deviation"`
+	// Pair is the pair's number among the team's rated pairs, from 1.
+	Pair       int     `json:"pair"`
+	Submission int64   `json:"submission"`
+	Rating     float64 `json:"rating"`
+	Deviation  float64 `json:"deviation"`
 }
 
 // RatingHistory is team's rating after each of its rated ladder pairs,
 // oldest first.
 func (s *Store) RatingHistory(ctx context.Context, team int64) ([]RatingPoint, error) {
-	rows, err := s.read(ctx, `SELECT at, submission, rating, deviation FROM rating_history WHERE team_id = ? ORDER BY pair`, team)
+	rows, err := s.read(ctx, ratingHistoryQuery, team)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []RatingPoint
 	for rows.Next() {
-		var p RatingPoint
-		var at string
-		if err := rows.Scan(&at, &p.Submission, &p.Rating, &p.Deviation); err != nil {
+		p := RatingPoint{Pair: len(out) + 1}
+		if err := rows.Scan(&p.Submission, &p.Rating, &p.Deviation); err != nil {
 			return nil, err
 		}
-		p.At = parseTime(at)
 		out = append(out, p)
 	}
 	return out, rows.Err()
 }
+
+// ratingHistoryQuery reads a team's RatingHistory from its own rows.
+const ratingHistoryQuery = `SELECT submission, rating, deviation FROM rating_history WHERE team_id = ? ORDER BY pair`
 
 // PlayingTeams are the enabled teams with a submission that plays (passed
 // or admitted): the ones a challenge can meet.

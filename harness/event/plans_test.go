@@ -292,3 +292,35 @@ func TestTeamGamesFollowEveryChange(t *testing.T) {
 	defer again.Close()
 	check(again, "reopened")
 }
+
+// A team's rating history reads the team's own rows, numbered by pair.
+func TestARatingHistoryReadsItsOwnRows(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		if _, err := s.AddTeam(ctx, name, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for pair := 1; pair <= 10; pair++ {
+		for team := int64(1); team <= 2; team++ {
+			if _, err := s.w.ExecContext(ctx, `INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at) VALUES (?, ?, ?, ?, 50, '')`,
+				team, pair*3, team, float64(1000*team)+float64(pair)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pts, err := s.RatingHistory(ctx, 2)
+	if err != nil || len(pts) != 10 {
+		t.Fatalf("team 2's history: %d points (%v)", len(pts), err)
+	}
+	for i, p := range pts {
+		if p.Pair != i+1 || p.Rating != 2001+float64(i) || p.Submission != 2 {
+			t.Errorf("point %d: %+v", i, p)
+		}
+	}
+	if p := plan(t, s, ratingHistoryQuery, 1); !strings.Contains(p, "SEARCH rating_history USING INDEX sqlite_autoindex_rating_history_1 (team_id=?)") || strings.Contains(p, "SCAN rating_history") {
+		t.Errorf("a team's rating history reads more than its own:\n%s", p)
+	}
+}

@@ -47,8 +47,8 @@ func benchSizeOf(b *testing.B) benchSize {
 }
 
 // seedLarge makes an event of the size's teams, submissions and games,
-// ten scrimmages a team among them (rows only: the game pages read no
-// transcript) and returns a server of
+// ten scrimmages a team among them, and each team's rating after each of
+// its ladder pairs (rows only: the game pages read no transcript) and returns a server of
 // it, a token of each team and the organizer's. With ARENA_BENCH_DIR set,
 // the event is kept in a directory of it named by the size (its tokens in
 // tokens.txt, the organizer's first) and reused by the next run: seeding a
@@ -149,6 +149,17 @@ func seedEvent(b *testing.B, dir string, size benchSize) (tokens []string) {
 		}
 		if _, err := ins.Exec(kind, w, bl, w, bl, fmt.Sprintf("team %03d", w-1), fmt.Sprintf("team %03d", bl-1), "aa", "bb", dir, now); err != nil {
 			b.Fatal(err)
+		}
+	}
+	// Each team's rating after each of its ladder pairs: the ladder's
+	// games are three in five, two a pair, two teams a pair.
+	pairs := size.games * 3 / 5 / size.teams
+	for team := 1; team <= size.teams; team++ {
+		for pair := 1; pair <= pairs; pair++ {
+			if _, err := tx.Exec(`INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at) VALUES (?, ?, ?, ?, ?, ?)`,
+				team, pair, team+pair/200, 1500+float64(pair%300), 50, now); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	for i := 0; i < len(scrimmages); i += 2 {

@@ -3,7 +3,7 @@ package web
 import (
 	"fmt"
 	"math"
-	"strings"
+	"strconv"
 
 	"github.com/arenabots/arena/harness/event"
 )
@@ -36,16 +36,40 @@ type plotTick struct {
 	Label string
 }
 
-// newRatingPlot lays out points (oldest first); nil for none.
+// ratingPlotPoints is how many points a rating plot draws at most (about
+// one every three pixels).
+const ratingPlotPoints = 200
+
+// thinned are about most of points (all if fewer) spread evenly: the
+// first, the last, each where the submission changed, and one every so
+// many between.
+func thinned(points []event.RatingPoint, most int) []event.RatingPoint {
+	if len(points) <= most {
+		return points
+	}
+	step := (len(points) + most - 1) / most
+	out := make([]event.RatingPoint, 0, most+8)
+	for i, p := range points {
+		if i%step == 0 || i == len(points)-1 || p.Submission != points[i-1].Submission {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// newRatingPlot lays out points (oldest first, the last the team's last
+// pair); nil for none.
 func newRatingPlot(points []event.RatingPoint) *ratingPlot {
 	if len(points) == 0 {
 		return nil
 	}
-	p := &ratingPlot{W: 640, H: 220, Left: 62, Top: 10, Last: points[len(points)-1], Pairs: len(points)}
+	points = thinned(points, ratingPlotPoints)
+	last := points[len(points)-1]
+	p := &ratingPlot{W: 640, H: 220, Left: 62, Top: 10, Last: last, Pairs: last.Pair}
 	p.PW, p.PH = p.W-p.Left-10, p.H-p.Top-24
 	p.YLabel = "Rating (± one deviation)"
-	p.XLabel = fmt.Sprintf("Rated pairs, oldest first (1 to %d)", len(points))
-	if len(points) == 1 {
+	p.XLabel = fmt.Sprintf("Rated pairs, oldest first (1 to %d)", p.Pairs)
+	if p.Pairs == 1 {
 		p.XLabel = "The first rated pair"
 	}
 	p.XLabelAt = [2]float64{p.Left + p.PW/2, p.H - 6}
@@ -59,24 +83,36 @@ func newRatingPlot(points []event.RatingPoint) *ratingPlot {
 	if hi-lo < 100 {
 		hi = lo + 100
 	}
+	// A point is drawn where its pair stands among all the team's.
 	x := func(i int) float64 {
-		if len(points) == 1 {
+		if p.Pairs <= 1 {
 			return p.Left + p.PW/2
 		}
-		return p.Left + p.PW*float64(i)/float64(len(points)-1)
+		return p.Left + p.PW*float64(points[i].Pair-1)/float64(p.Pairs-1)
 	}
 	y := func(v float64) float64 { return p.Top + p.PH*(hi-v)/(hi-lo) }
-	var line, upper, lower []string
+	// SVG points "x,y x,y ...", to a tenth of a pixel: the line, then the
+	// band's upper edge left to right and its lower edge back.
+	var line, band []byte
+	point := func(b []byte, x, y float64) []byte {
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, x, 'f', 1, 64)
+		b = append(b, ',')
+		return strconv.AppendFloat(b, y, 'f', 1, 64)
+	}
 	for i, pt := range points {
-		line = append(line, fmt.Sprintf("%.1f,%.1f", x(i), y(pt.Rating)))
-		upper = append(upper, fmt.Sprintf("%.1f,%.1f", x(i), y(pt.Rating+pt.Deviation)))
-		lower = append(lower, fmt.Sprintf("%.1f,%.1f", x(len(points)-1-i), y(points[len(points)-1-i].Rating-points[len(points)-1-i].Deviation)))
+		line = point(line, x(i), y(pt.Rating))
+		band = point(band, x(i), y(pt.Rating+pt.Deviation))
 		if i > 0 && pt.Submission != points[i-1].Submission {
 			p.Versions = append(p.Versions, x(i))
 		}
 	}
-	p.Line = strings.Join(line, " ")
-	p.Band = strings.Join(append(upper, lower...), " ")
+	for i := len(points) - 1; i >= 0; i-- {
+		band = point(band, x(i), y(points[i].Rating-points[i].Deviation))
+	}
+	p.Line, p.Band = string(line), string(band)
 	step := 100.0
 	for (hi-lo)/step > 5 {
 		step *= 2
