@@ -162,8 +162,24 @@ func (s *Store) Dispute(ctx context.Context, id int64) (Dispute, error) {
 // Disputes lists disputes, newest first: team's (every team's for 0),
 // of game (any for 0), the open ones only if open.
 func (s *Store) Disputes(ctx context.Context, team, game int64, open bool) ([]Dispute, error) {
-	q := `SELECT ` + disputeColumns + ` FROM disputes WHERE (?1 = 0 OR team_id = ?1) AND (?2 = 0 OR game_id = ?2) AND (?3 = 0 OR state = 'open') ORDER BY id DESC LIMIT 200`
-	return readAll(ctx, s, scanDispute, q, team, game, boolInt(open))
+	return readAll(ctx, s, scanDispute, disputesQuery(team, game, open), team, game, boolInt(open))
+}
+
+// disputesQuery reads Disputes' list, its arguments the team, the game and
+// whether only the open ones: by the index of the narrowest filter asked
+// (a game's, a team's, the open ones'), so that no page reads every
+// dispute of the event.
+func disputesQuery(team, game int64, open bool) string {
+	filters := `(?1 = 0 OR team_id = ?1) AND (?2 = 0 OR game_id = ?2) AND (?3 = 0 OR state = 'open')`
+	switch {
+	case game != 0:
+		filters = `game_id = ?2 AND ` + filters
+	case team != 0:
+		filters = `team_id = ?1 AND ` + filters
+	case open:
+		filters = `state = 'open' AND ` + filters
+	}
+	return `SELECT ` + disputeColumns + ` FROM disputes WHERE ` + filters + ` ORDER BY id DESC LIMIT 200`
 }
 
 func boolInt(b bool) int {

@@ -92,6 +92,17 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 	if p := plan(t, s, q, args...); strings.Count(p, "USING COVERING INDEX games_dir (dir>? AND dir<?)") != 3 || strings.Contains(p, "SCAN games") {
 		t.Errorf("the games of three scrimmages read more than theirs:\n%s\n%s", p, q)
 	}
+	// A game's disputes (its page), a team's, the open ones: each by its
+	// index; only the organizer's list of every dispute reads them all.
+	for _, c := range []struct {
+		team, game int64
+		open       bool
+		index      string
+	}{{3, 9, false, "disputes_game"}, {0, 9, false, "disputes_game"}, {3, 0, false, "disputes_team"}, {3, 0, true, "disputes_team"}, {0, 0, true, "disputes_state"}} {
+		if p := plan(t, s, disputesQuery(c.team, c.game, c.open), c.team, c.game, boolInt(c.open)); strings.Contains(p, "SCAN disputes") || !strings.Contains(p, c.index) {
+			t.Errorf("the disputes of team %d, game %d (open only: %v) read more than theirs:\n%s", c.team, c.game, c.open, p)
+		}
+	}
 	for name, q := range map[string]string{"a submission's games": gamesOfSubmissionQuery} {
 		if p := plan(t, s, q, 3); strings.Contains(p, "SCAN games\n") || strings.HasSuffix(p, "SCAN games") {
 			t.Errorf("%s: the plan reads every game:\n%s", name, p)
@@ -322,5 +333,57 @@ func TestARatingHistoryReadsItsOwnRows(t *testing.T) {
 	}
 	if p := plan(t, s, ratingHistoryQuery, 1); !strings.Contains(p, "SEARCH rating_history USING INDEX sqlite_autoindex_rating_history_1 (team_id=?)") || strings.Contains(p, "SCAN rating_history") {
 		t.Errorf("a team's rating history reads more than its own:\n%s", p)
+	}
+}
+
+// Disputes picks the disputes of its filters, whichever index reads them:
+// every team, game and state asked for, against a plain reading.
+func TestDisputesPickTheirDisputes(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		if _, err := s.AddTeam(ctx, name, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES ('ladder', 1, 2, 1, 2, 'a', 'b', 'x', 'y', ?, 'white', 'r', 1, '')`, fmt.Sprint("g", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type row struct {
+		team, game int64
+		state      string
+	}
+	var rows []row
+	for i := range 12 {
+		r := row{int64(i%2 + 1), int64(i/2%2 + 1), []string{"open", "answered", "open"}[i%3]}
+		rows = append(rows, r)
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO disputes (game_id, team_id, message, filed, state) VALUES (?, ?, 'm', '', ?)`, r.game, r.team, r.state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for team := int64(0); team <= 2; team++ {
+		for game := int64(0); game <= 2; game++ {
+			for _, open := range []bool{false, true} {
+				var want []int64
+				for i := len(rows) - 1; i >= 0; i-- {
+					r := rows[i]
+					if (team == 0 || r.team == team) && (game == 0 || r.game == game) && (!open || r.state == "open") {
+						want = append(want, int64(i+1))
+					}
+				}
+				list, err := s.Disputes(ctx, team, game, open)
+				var got []int64
+				for _, d := range list {
+					got = append(got, d.ID)
+				}
+				if err != nil || !slices.Equal(got, want) {
+					t.Errorf("disputes of team %d, game %d, open only %v: %v %v, want %v", team, game, open, got, err, want)
+				}
+			}
+		}
 	}
 }
