@@ -109,6 +109,13 @@ func (s *Store) activeTeams(ctx context.Context) ([]teamSubmission, error) {
 	return out, nil
 }
 
+// lastPairQuery reads the last done ladder pair of team ?1: the newer of
+// its last as a and its last as b, each one seek in its side's index (an
+// OR of the two sides would read the done pairs back to the team's last).
+const lastPairQuery = `SELECT a_team, b_team, finished FROM ladder_pairs WHERE id = (SELECT max(id) FROM (
+	SELECT max(id) AS id FROM ladder_pairs WHERE a_team = ?1 AND state = 'done'
+	UNION ALL SELECT max(id) FROM ladder_pairs WHERE b_team = ?1 AND state = 'done'))`
+
 // withFirst scans a row's first column into first, the rest as asked.
 type withFirst struct {
 	row   interface{ Scan(...any) error }
@@ -136,8 +143,7 @@ func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
 		e := ladder.Entry{Team: t.ID, Submission: sub.ID, Rating: r, Active: sub.Uploaded}
 		var a, b int64
 		var fin string
-		err = s.readRow(ctx, `SELECT a_team, b_team, finished FROM ladder_pairs WHERE state = 'done' AND (a_team = ?1 OR b_team = ?1)
-			ORDER BY id DESC LIMIT 1`, t.ID).Scan(&a, &b, &fin)
+		err = s.readRow(ctx, lastPairQuery, t.ID).Scan(&a, &b, &fin)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -162,6 +168,14 @@ func (s *Store) LadderEntries(ctx context.Context) ([]ladder.Entry, error) {
 	return out, nil
 }
 
+// meetingsQuery sums the done ladder pairs between the submissions in the
+// JSON list ?1, by the submissions as a and as b: how many, the last that
+// played a game, and whether that one only repeated games played already
+// (SQLite takes a bare column from the row of its one max()).
+const meetingsQuery = `SELECT a_submission, b_submission, count(*), max(CASE WHEN played > 0 THEN id END), repeats = played
+	FROM ladder_pairs WHERE state = 'done' AND a_submission IN (SELECT value FROM json_each(?1)) AND b_submission IN (SELECT value FROM json_each(?1))
+	GROUP BY a_submission, b_submission`
+
 // meetings is what the ladder pairs between the submissions subs tell, by
 // submission and rival submission.
 func (s *Store) meetings(ctx context.Context, subs []int64) (map[int64]map[int64]ladder.Meeting, error) {
@@ -169,29 +183,44 @@ func (s *Store) meetings(ctx context.Context, subs []int64) (map[int64]map[int64
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.read(ctx, `SELECT a_submission, b_submission, played, repeats FROM ladder_pairs WHERE state = 'done'
-		AND a_submission IN (SELECT value FROM json_each(?1)) AND b_submission IN (SELECT value FROM json_each(?1)) ORDER BY id`, string(list))
+	rows, err := s.read(ctx, meetingsQuery, string(list))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[int64]map[int64]ladder.Meeting{}
+	// Each side's row of a meeting (a as a and b as b, then b as a): the
+	// pairs are added, and the one whose last played pair is the newer
+	// says whether the meeting is exhausted.
+	type meeting struct {
+		ladder.Meeting
+		last int64
+	}
+	both := map[[2]int64]meeting{}
 	for rows.Next() {
-		var a, b int64
-		var played, repeats int
-		if err := rows.Scan(&a, &b, &played, &repeats); err != nil {
+		var a, b, pairs int64
+		var last sql.NullInt64
+		var exhausted sql.NullBool
+		if err := rows.Scan(&a, &b, &pairs, &last, &exhausted); err != nil {
 			return nil, err
 		}
-		for _, p := range [][2]int64{{a, b}, {b, a}} {
+		key := [2]int64{min(a, b), max(a, b)}
+		m := both[key]
+		m.Pairs += int(pairs)
+		if last.Valid && last.Int64 > m.last {
+			m.last, m.Exhausted = last.Int64, exhausted.Bool
+		}
+		both[key] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := map[int64]map[int64]ladder.Meeting{}
+	for key, m := range both {
+		for _, p := range [][2]int64{key, {key[1], key[0]}} {
 			if out[p[0]] == nil {
 				out[p[0]] = map[int64]ladder.Meeting{}
 			}
-			m := out[p[0]][p[1]]
-			m.Pairs++
-			if played > 0 {
-				m.Exhausted = repeats == played
-			}
-			out[p[0]][p[1]] = m
+			out[p[0]][p[1]] = m.Meeting
 		}
 	}
 	return out, rows.Err()

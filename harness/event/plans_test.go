@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arenabots/arena/harness/ladder"
 )
 
 // plan is SQLite's plan of q with args, a line per step.
@@ -102,6 +104,10 @@ func TestGameListsUseTheirIndexes(t *testing.T) {
 		if p := plan(t, s, disputesQuery(c.team, c.game, c.open), c.team, c.game, boolInt(c.open)); strings.Contains(p, "SCAN disputes") || !strings.Contains(p, c.index) {
 			t.Errorf("the disputes of team %d, game %d (open only: %v) read more than theirs:\n%s", c.team, c.game, c.open, p)
 		}
+	}
+	// A team's last ladder pair: a seek in each side's index.
+	if p := plan(t, s, lastPairQuery, 7); strings.Count(p, "SEARCH ladder_pairs USING COVERING INDEX ladder_pairs_") != 2 || strings.Contains(p, "SCAN ladder_pairs") {
+		t.Errorf("a team's last ladder pair reads more than its sides' last:\n%s", p)
 	}
 	for name, q := range map[string]string{"a submission's games": gamesOfSubmissionQuery} {
 		if p := plan(t, s, q, 3); strings.Contains(p, "SCAN games\n") || strings.HasSuffix(p, "SCAN games") {
@@ -385,5 +391,45 @@ func TestDisputesPickTheirDisputes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// What the ladder knows of two submissions' meetings sums their pairs on
+// either side, and takes whether they are exhausted from the last pair
+// that played a game, whichever side each pair put them on.
+func TestMeetingsSumBothSides(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	pairs := []struct {
+		a, b            int64
+		state           string
+		played, repeats int
+	}{
+		{1, 2, "done", 2, 0},
+		{2, 1, "done", 2, 2},    // the last played: exhausted
+		{1, 2, "done", 0, 0},    // played nothing: counts, decides nothing
+		{1, 3, "done", 2, 2},    // 3 is not asked about
+		{2, 1, "playing", 2, 0}, // not done
+	}
+	for _, p := range pairs {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO ladder_pairs (a_team, b_team, a_submission, b_submission, state, created, played, repeats) VALUES (?, ?, ?, ?, ?, '', ?, ?)`,
+			p.a, p.b, p.a, p.b, p.state, p.played, p.repeats); err != nil {
+			t.Fatal(err)
+		}
+	}
+	met, err := s.meetings(ctx, []int64{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ladder.Meeting{Pairs: 3, Exhausted: true}
+	if met[1][2] != want || met[2][1] != want || len(met[1]) != 1 || len(met[2]) != 1 {
+		t.Errorf("meetings %v, want 1 and 2 met %+v, and nobody else", met, want)
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO ladder_pairs (a_team, b_team, a_submission, b_submission, state, created, played, repeats) VALUES (1, 2, 1, 2, 'done', '', 2, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if met, err := s.meetings(ctx, []int64{1, 2}); err != nil || met[2][1] != (ladder.Meeting{Pairs: 4}) {
+		t.Errorf("after a pair with a new game: %v %v", met, err)
 	}
 }

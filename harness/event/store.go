@@ -233,6 +233,8 @@ CREATE INDEX IF NOT EXISTS games_white_kind ON games(white_team, kind);
 CREATE INDEX IF NOT EXISTS games_black_kind ON games(black_team, kind);
 CREATE INDEX IF NOT EXISTS scrimmages_rival ON scrimmages(rival_team, id);
 CREATE INDEX IF NOT EXISTS disputes_game ON disputes(game_id, id);
+CREATE INDEX IF NOT EXISTS ladder_pairs_a ON ladder_pairs(a_team, state, id);
+CREATE INDEX IF NOT EXISTS ladder_pairs_b ON ladder_pairs(b_team, state, id);
 CREATE INDEX IF NOT EXISTS submissions_failed ON submissions(finished) WHERE state IN ('failed', 'error') AND admitted = '';
 CREATE TABLE IF NOT EXISTS teams_version (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
 INSERT OR IGNORE INTO teams_version (id, n) VALUES (1, 0);
