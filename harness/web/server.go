@@ -113,9 +113,10 @@ type Route struct {
 	Pattern string
 	Access  Access
 	API     bool
-	// Stream routes send their answer as it is made (an event stream, a
-	// file): it is never held in memory, and never waits its turn (turns).
-	Stream bool
+	// Direct routes answer at once, never in line (turns): those that
+	// send their answer as they make it (an event stream, a file; never
+	// held in memory), and the site's assets, in memory already.
+	Direct bool
 	handle func(w http.ResponseWriter, r *http.Request, p *event.Principal) error
 }
 
@@ -127,17 +128,17 @@ func (s *Server) Routes() []Route {
 	api := func(pattern string, a Access, h func(http.ResponseWriter, *http.Request, *event.Principal) error) Route {
 		return Route{Pattern: pattern, Access: a, API: true, handle: h}
 	}
-	stream := func(rt Route) Route {
-		rt.Stream = true
+	direct := func(rt Route) Route {
+		rt.Direct = true
 		return rt
 	}
 	return []Route{
 		page("GET /{$}", Public, s.home),
-		page("GET /static/{file}", Public, s.static),
+		direct(page("GET /static/{file}", Public, s.static)),
 		page("GET /login", Public, s.loginPage),
 		page("GET /how-to-submit", Public, s.howTo),
 		page("GET /how-to-submit/{starter}", Public, s.starter),
-		stream(page("GET /download/arena", Public, s.downloadArena)),
+		direct(page("GET /download/arena", Public, s.downloadArena)),
 		page("GET /download/arena.sha256", Public, s.downloadArenaSum),
 		page("POST /login", Public, s.login),
 		page("POST /logout", Member, s.logout),
@@ -145,11 +146,11 @@ func (s *Server) Routes() []Route {
 		page("POST /team/submissions", Member, s.uploadForm),
 		page("POST /team/submissions/{id}/activate", Member, s.activateForm),
 		page("POST /team/token", Member, s.tokenForm),
-		stream(page("GET /team/events", Member, s.teamEvents)),
+		direct(page("GET /team/events", Member, s.teamEvents)),
 		page("POST /scrimmages", Member, s.scrimmageForm),
 		page("GET /submissions/{id}", Member, s.submissionPage),
 		page("GET /submissions/{id}/report", Member, s.reportFragment),
-		stream(page("GET /submissions/{id}/download", Member, s.download)),
+		direct(page("GET /submissions/{id}/download", Member, s.download)),
 		page("GET /games", Member, s.gamesPage),
 		page("GET /games/{id}", Member, s.gamePage),
 		page("GET /games/{id}/view", Member, s.gameView),
@@ -173,7 +174,7 @@ func (s *Server) Routes() []Route {
 		page("POST /admin/reveal", Organizer, s.adminAction(false, s.reveal)),
 		page("GET /standings", Public, s.standingsFragment),
 		page("GET /deadline", Public, s.deadlineFragment),
-		stream(page("GET /standings/events", Public, s.standingsEvents)),
+		direct(page("GET /standings/events", Public, s.standingsEvents)),
 
 		api("GET /api/v1/event", Public, s.apiEvent),
 		api("GET /api/v1/standings", Public, s.apiStandings),
@@ -187,7 +188,7 @@ func (s *Server) Routes() []Route {
 		api("GET /api/v1/scrimmages", Member, s.apiScrimmages),
 		api("GET /api/v1/games", Member, s.apiGames),
 		api("GET /api/v1/games/{id}", Member, s.apiGame),
-		stream(api("GET /api/v1/games/{id}/transcript", Member, s.apiTranscript)),
+		direct(api("GET /api/v1/games/{id}/transcript", Member, s.apiTranscript)),
 		api("POST /api/v1/games/{id}/disputes", Member, s.apiFileDispute),
 		api("GET /api/v1/disputes", Member, s.apiDisputes),
 		api("POST /api/v1/token", Member, s.apiToken),
@@ -235,10 +236,10 @@ func (s *Server) Handler() http.Handler {
 // guard answers 401 to a route's anonymous caller and 403 to a team on an
 // organizer's route before the handler runs; a form posted from a session
 // must carry the session's CSRF token. A request to read (GET, HEAD) is
-// answered in its turn, unless its route streams.
+// answered in its turn, unless its route is direct.
 func (s *Server) guard(rt Route) http.Handler {
 	h := s.check(rt)
-	if rt.Stream || !strings.HasPrefix(rt.Pattern, http.MethodGet+" ") {
+	if rt.Direct || !strings.HasPrefix(rt.Pattern, http.MethodGet+" ") {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.turns.serve(w, r, h) })

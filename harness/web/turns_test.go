@@ -110,21 +110,33 @@ func TestASlowClientHoldsNoTurn(t *testing.T) {
 	}
 }
 
-// Every read of the server waits its turn but its streams: with every
-// turn taken, a page waits and the standings' stream still answers.
+// Every read of the server waits its turn but its direct routes: with
+// every turn taken, a page waits, and the standings' stream and the
+// site's style sheet still answer.
 func TestStreamsWaitNoTurn(t *testing.T) {
 	t.Parallel()
 	e := newTestEvent(t, "")
 	e.server.turns = newTurns(1)
 	e.server.turns.slots <- struct{}{} // every turn taken
-	if res, _ := e.do(t, http.MethodGet, "/standings/events", "", nil, ""); res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
-		t.Errorf("the standings' stream waits for a turn: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.http.URL+"/", nil)
-	if res, err := http.DefaultClient.Do(req); err == nil {
+	// answered says whether path answers within d.
+	answered := func(path string, d time.Duration) (*http.Response, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.http.URL+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, false
+		}
 		res.Body.Close()
+		return res, true
+	}
+	if res, ok := answered("/standings/events", 10*time.Second); !ok || res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("the standings' stream waits for a turn")
+	}
+	if res, ok := answered("/static/style.css", 10*time.Second); !ok || res.StatusCode != http.StatusOK {
+		t.Errorf("the style sheet waits for a turn")
+	}
+	if res, ok := answered("/", 300*time.Millisecond); ok {
 		t.Fatalf("the home page was answered with every turn taken: %d", res.StatusCode)
 	}
 	<-e.server.turns.slots
