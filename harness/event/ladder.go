@@ -223,7 +223,7 @@ func (s *Store) meetings(ctx context.Context, subs []int64) (map[int64]map[int64
 			out[p[0]][p[1]] = m.Meeting
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // StartLadderPair records that a pair of ladder games between a and b

@@ -51,6 +51,27 @@ func newStore(t *testing.T) *Store {
 	return s
 }
 
+// insertGame records a game of kind between the teams and submissions
+// given (nil: none) under dir: a row only, as the lists read it.
+func insertGame(t *testing.T, s *Store, kind string, white, black, whiteSub, blackSub any, dir string) {
+	t.Helper()
+	if _, err := s.w.ExecContext(context.Background(), `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+		white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, ?, ?, ?, ?, 'a', 'b', 'x', 'y', ?, 'white', 'r', 1, '')`,
+		kind, white, black, whiteSub, blackSub, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addTeams adds a team of each name, numbered from 1.
+func addTeams(t *testing.T, s *Store, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := s.AddTeam(context.Background(), name, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // The game lists behind the pages read a team's, a kind's or a
 // submission's games by an index, however many games the event holds: no
 // filtered list reads every game (a full "SCAN games"), and none reads a
@@ -123,11 +144,7 @@ func TestGameListsPickTheirGames(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	for i, g := range [][5]any{{LadderGame, 1, 2, 10, 20}, {FinalGame, 2, 1, 20, 10}, {LadderGame, 2, 3, 20, 30}, {ScrimmageGame, 3, 1, 30, 11}} {
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, ?, ?, ?, ?, 'a', 'b', 'x', 'y', ?, 'white', 'r', 1, '')`,
-			g[0], g[1], g[2], g[3], g[4], fmt.Sprint("g", i)); err != nil {
-			t.Fatal(err)
-		}
+		insertGame(t, s, g[0].(string), g[1], g[2], g[3], g[4], fmt.Sprint("g", i))
 	}
 	ids := func(gs []Game) (out []int64) {
 		for _, g := range gs {
@@ -156,16 +173,12 @@ func TestScrimmagesPickTheirGames(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
-	for i, dir := range []string{"scrimmages/1/a", "scrimmages/12/a", "scrimmages/1/b", "scrimmages/2/a", "scrimmages/1", "scrimmages/10/a", "ladder/1/a"} {
+	for _, dir := range []string{"scrimmages/1/a", "scrimmages/12/a", "scrimmages/1/b", "scrimmages/2/a", "scrimmages/1", "scrimmages/10/a", "ladder/1/a"} {
 		kind := ScrimmageGame
 		if strings.HasPrefix(dir, "ladder") {
 			kind = LadderGame
 		}
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, 1, 2, 1, 2, 'a', 'b', 'x', 'y', ?, 'white', 'r', ?, '')`,
-			kind, filepath.FromSlash(dir), i); err != nil {
-			t.Fatal(err)
-		}
+		insertGame(t, s, kind, 1, 2, 1, 2, filepath.FromSlash(dir))
 	}
 	// 23 scrimmages: 1, 12 and 2 hold the games above.
 	ids := []int64{1, 12, 2, 5}
@@ -186,11 +199,7 @@ func TestScrimmagesPickTheirGames(t *testing.T) {
 		t.Errorf("the scrimmages' games: %v, want %v", dirs, want)
 	}
 
-	for _, name := range []string{"a", "b", "c"} {
-		if _, err := s.AddTeam(ctx, name, "", ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTeams(t, s, "a", "b", "c")
 	for _, sc := range [][2]int64{{1, 2}, {2, 3}, {3, 1}, {1, 3}, {2, 3}} {
 		if _, err := s.w.ExecContext(ctx, `INSERT INTO scrimmages (team_id, rival_team, submission, state, created) VALUES (?, ?, 1, 'done', '')`, sc[0], sc[1]); err != nil {
 			t.Fatal(err)
@@ -257,11 +266,7 @@ func TestTeamGamesFollowEveryChange(t *testing.T) {
 	ctx := context.Background()
 	insert := func(kind string, white, black any, whiteSub, blackSub any) {
 		t.Helper()
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (?, ?, ?, ?, ?, 'a', 'b', 'x', 'y', hex(randomblob(8)), 'white', 'r', 1, '')`,
-			kind, white, black, whiteSub, blackSub); err != nil {
-			t.Fatal(err)
-		}
+		insertGame(t, s, kind, white, black, whiteSub, blackSub, NewToken()[:16])
 	}
 	check := func(s *Store, when string) {
 		t.Helper()
@@ -315,11 +320,7 @@ func TestARatingHistoryReadsItsOwnRows(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
-	for _, name := range []string{"a", "b"} {
-		if _, err := s.AddTeam(ctx, name, "", ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTeams(t, s, "a", "b")
 	for pair := 1; pair <= 10; pair++ {
 		for team := int64(1); team <= 2; team++ {
 			if _, err := s.w.ExecContext(ctx, `INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at) VALUES (?, ?, ?, ?, 50, '')`,
@@ -348,16 +349,9 @@ func TestDisputesPickTheirDisputes(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
-	for _, name := range []string{"a", "b"} {
-		if _, err := s.AddTeam(ctx, name, "", ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addTeams(t, s, "a", "b")
 	for i := range 2 {
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-			white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES ('ladder', 1, 2, 1, 2, 'a', 'b', 'x', 'y', ?, 'white', 'r', 1, '')`, fmt.Sprint("g", i)); err != nil {
-			t.Fatal(err)
-		}
+		insertGame(t, s, LadderGame, 1, 2, 1, 2, fmt.Sprint("g", i))
 	}
 	type row struct {
 		team, game int64
