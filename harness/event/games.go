@@ -129,21 +129,47 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	return g, err
 }
 
-const gameColumns = `id, kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
-	white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, rated, course`
+// gameListColumns are a game's columns as its lists read them: all but
+// its course, which only the ladder reads (of a game it records).
+const gameListColumns = `id, kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+	white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, rated`
 
-func scanGame(row interface{ Scan(...any) error }) (Game, error) {
+// gameColumns are every column of a game.
+const gameColumns = gameListColumns + `, course`
+
+// scanGame reads a game's gameColumns.
+func scanGame(row interface{ Scan(...any) error }) (Game, error) { return scanGameColumns(row, true) }
+
+// scanListedGame reads a game's gameListColumns.
+func scanListedGame(row interface{ Scan(...any) error }) (Game, error) {
+	return scanGameColumns(row, false)
+}
+
+func scanGameColumns(row interface{ Scan(...any) error }, course bool) (Game, error) {
 	var g Game
-	var wt, bt, ws, bs sql.NullInt64
+	var id, wt, bt, ws, bs, plies, turns any
 	var fin string
-	err := row.Scan(&g.ID, &g.Kind, &wt, &bt, &ws, &bs, &g.White.Name, &g.Black.Name, &g.White.SHA256, &g.Black.SHA256,
-		&g.Dir, &g.Winner, &g.Reason, &g.Plies, &g.Turns, &fin, &g.Rated, &g.Course)
+	dest := []any{&id, &g.Kind, &wt, &bt, &ws, &bs, &g.White.Name, &g.Black.Name, &g.White.SHA256, &g.Black.SHA256,
+		&g.Dir, &g.Winner, &g.Reason, &plies, &turns, &fin, &g.Rated, &g.Course}
+	if !course {
+		dest = dest[:len(dest)-1]
+	}
+	err := row.Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, ErrNotFound
 	}
-	g.White.Team, g.Black.Team, g.White.Submission, g.Black.Submission = wt.Int64, bt.Int64, ws.Int64, bs.Int64
+	g.ID, g.White.Team, g.Black.Team, g.White.Submission, g.Black.Submission = integer(id), integer(wt), integer(bt), integer(ws), integer(bs)
+	g.Plies, g.Turns = int(integer(plies)), int(integer(turns))
 	g.Finished = parseTime(fin)
 	return g, err
+}
+
+// integer is an INTEGER column (0 for NULL) scanned as the driver gives
+// it: a list reads thousands, and database/sql converts each into an
+// int64 by reflection, or into an int by way of a string.
+func integer(v any) int64 {
+	n, _ := v.(int64)
+	return n
 }
 
 // Game is the game with that id.
@@ -162,12 +188,12 @@ func (s *Store) GamesOf(ctx context.Context, team int64, n int) ([]Game, error) 
 
 // GamesOfSubmission lists the games a submission played, oldest first.
 func (s *Store) GamesOfSubmission(ctx context.Context, sub int64) ([]Game, error) {
-	return s.games(ctx, gamesOfSubmissionQuery, sub)
+	return readAll(ctx, s, scanListedGame, gamesOfSubmissionQuery, sub)
 }
 
 // gamesOfSubmissionQuery reads a submission's games by the index of each
 // side (an OR of the two would read every game).
-const gamesOfSubmissionQuery = `SELECT ` + gameColumns + ` FROM games WHERE id IN
+const gamesOfSubmissionQuery = `SELECT ` + gameListColumns + ` FROM games WHERE id IN
 	(SELECT id FROM games WHERE white_submission = ?1 UNION SELECT id FROM games WHERE black_submission = ?1) ORDER BY id`
 
 func (s *Store) games(ctx context.Context, q string, args ...any) ([]Game, error) {
@@ -220,7 +246,7 @@ func (s *Store) GamesPage(ctx context.Context, q GameQuery) ([]Game, error) {
 		q.Limit = 50
 	}
 	_, list := listGamesQueries(q)
-	return s.games(ctx, list, q.Team, q.Kind, q.Limit, q.Offset)
+	return readAll(ctx, s, scanListedGame, list, q.Team, q.Kind, q.Limit, q.Offset)
 }
 
 // TeamGames is how many games team played (of kind; "": of every kind),
@@ -260,7 +286,7 @@ func listGamesQueries(q GameQuery) (count, list string) {
 		count = `SELECT count(*) FROM games WHERE ?1 = ?1 AND ?2 = ?2`
 		ids = `SELECT id FROM games WHERE ?1 = ?1 AND ?2 = ?2` + page
 	}
-	return count, `SELECT ` + gameColumns + ` FROM games WHERE id IN (` + ids + `) ORDER BY id DESC`
+	return count, `SELECT ` + gameListColumns + ` FROM games WHERE id IN (` + ids + `) ORDER BY id DESC`
 }
 
 // HostReplays records how many tries of the games of the tournament in dir

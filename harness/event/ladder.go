@@ -331,8 +331,11 @@ func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game
 				u.side.Team, u.side.Submission, u.r.Rating, u.r.Deviation, u.r.Volatility, u.games, now()); err != nil {
 				return 0, err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO rating_history (team_id, pair, submission, rating, deviation, at)
-				VALUES (?, ?, ?, ?, ?, ?)`, u.side.Team, p.ID, u.side.Submission, u.r.Rating, u.r.Deviation, now()); err != nil {
+			// A pair recorded again keeps its point's number.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at)
+				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (team_id, pair) DO UPDATE SET submission = excluded.submission,
+				rating = excluded.rating, deviation = excluded.deviation, at = excluded.at`,
+				u.side.Team, p.ID, u.side.Submission, u.r.Rating, u.r.Deviation, now()); err != nil {
 				return 0, err
 			}
 		}
@@ -394,27 +397,57 @@ type RatingPoint struct {
 	Deviation  float64 `json:"deviation"`
 }
 
-// RatingHistory is team's rating after each of its rated ladder pairs,
-// oldest first.
-func (s *Store) RatingHistory(ctx context.Context, team int64) ([]RatingPoint, error) {
-	rows, err := s.read(ctx, ratingHistoryQuery, team)
+// RatingHistory is team's rating after its rated ladder pairs, oldest
+// first: after each of them, or, of more than most, one in every so many
+// (a power of two: at least most/2 of them) with the first, the last and
+// each of a new submission, each numbered as among all.
+func (s *Store) RatingHistory(ctx context.Context, team int64, most int) ([]RatingPoint, error) {
+	// Each number is scanned as the driver gives it: database/sql turns
+	// an int64 into an int by way of a string.
+	var last RatingPoint
+	var n int64
+	err := s.readRow(ctx, lastRatingPointQuery, team).Scan(&n, &last.Submission, &last.Rating, &last.Deviation)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	last.Pair = int(n)
+	step := 1
+	for (last.Pair+step-1)/step > max(most, 1) {
+		step *= 2
+	}
+	rows, err := s.read(ctx, ratingHistoryQuery, team, step)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []RatingPoint
+	out := make([]RatingPoint, 0, min(last.Pair, most+8))
 	for rows.Next() {
-		p := RatingPoint{Pair: len(out) + 1}
-		if err := rows.Scan(&p.Submission, &p.Rating, &p.Deviation); err != nil {
+		var p RatingPoint
+		if err := rows.Scan(&n, &p.Submission, &p.Rating, &p.Deviation); err != nil {
 			return nil, err
 		}
+		p.Pair = int(n)
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b RatingPoint) int { return a.Pair - b.Pair })
+	if len(out) == 0 || out[len(out)-1].Pair != last.Pair {
+		out = append(out, last)
+	}
+	return out, nil
 }
 
-// ratingHistoryQuery reads a team's RatingHistory from its own rows.
-const ratingHistoryQuery = `SELECT submission, rating, deviation FROM rating_history WHERE team_id = ? ORDER BY pair`
+// lastRatingPointQuery reads a team's last rating point.
+const lastRatingPointQuery = `SELECT n, submission, rating, deviation FROM rating_history WHERE team_id = ? ORDER BY pair DESC LIMIT 1`
+
+// ratingHistoryQuery reads the points of a team (?1) of a stride of ?2 or
+// more from rating_history_stride alone, by their stride then number: the
+// points left out are never read.
+const ratingHistoryQuery = `SELECT n, submission, rating, deviation FROM rating_history WHERE team_id = ?1 AND stride >= ?2`
 
 // PlayingTeams are the enabled teams with a submission that plays (passed
 // or admitted): the ones a challenge can meet.

@@ -315,7 +315,8 @@ func TestTeamGamesFollowEveryChange(t *testing.T) {
 	check(again, "reopened")
 }
 
-// A team's rating history reads the team's own rows, numbered by pair.
+// A team's rating history reads the team's own rows, numbered in the order
+// they came, from its index alone.
 func TestARatingHistoryReadsItsOwnRows(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -323,13 +324,10 @@ func TestARatingHistoryReadsItsOwnRows(t *testing.T) {
 	addTeams(t, s, "a", "b")
 	for pair := 1; pair <= 10; pair++ {
 		for team := int64(1); team <= 2; team++ {
-			if _, err := s.w.ExecContext(ctx, `INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at) VALUES (?, ?, ?, ?, 50, '')`,
-				team, pair*3, team, float64(1000*team)+float64(pair)); err != nil {
-				t.Fatal(err)
-			}
+			addRatingPoint(t, s, team, int64(pair*3), team, float64(1000*team)+float64(pair))
 		}
 	}
-	pts, err := s.RatingHistory(ctx, 2)
+	pts, err := s.RatingHistory(ctx, 2, 200)
 	if err != nil || len(pts) != 10 {
 		t.Fatalf("team 2's history: %d points (%v)", len(pts), err)
 	}
@@ -338,9 +336,101 @@ func TestARatingHistoryReadsItsOwnRows(t *testing.T) {
 			t.Errorf("point %d: %+v", i, p)
 		}
 	}
-	if p := plan(t, s, ratingHistoryQuery, 1); !strings.Contains(p, "SEARCH rating_history USING INDEX sqlite_autoindex_rating_history_1 (team_id=?)") || strings.Contains(p, "SCAN rating_history") {
-		t.Errorf("a team's rating history reads more than its own:\n%s", p)
+	if p := plan(t, s, ratingHistoryQuery, 1, 1); !strings.Contains(p, "SEARCH rating_history USING COVERING INDEX rating_history_stride (team_id=? AND stride>?)") {
+		t.Errorf("a team's rating history reads more than its index:\n%s", p)
 	}
+	if p := plan(t, s, lastRatingPointQuery, 1); !strings.Contains(p, "SEARCH rating_history USING INDEX sqlite_autoindex_rating_history_1 (team_id=?)") || strings.Contains(p, "TEMP B-TREE") {
+		t.Errorf("a team's last rating point reads more than its own:\n%s", p)
+	}
+	// A pair recorded again keeps its number.
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at) VALUES (2, 15, 2, 1, 50, '')
+		ON CONFLICT (team_id, pair) DO UPDATE SET rating = excluded.rating`); err != nil {
+		t.Fatal(err)
+	}
+	if pts, err := s.RatingHistory(ctx, 2, 200); err != nil || len(pts) != 10 || pts[4].Pair != 5 || pts[4].Rating != 1 {
+		t.Errorf("pair 15 recorded again: %+v (%v)", pts, err)
+	}
+}
+
+// addRatingPoint records team's rating after pair as the ladder does.
+func addRatingPoint(t *testing.T, s *Store, team, pair, sub int64, rating float64) {
+	t.Helper()
+	if _, err := s.w.ExecContext(context.Background(), `INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at) VALUES (?, ?, ?, ?, 50, '')`,
+		team, pair, sub, rating); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A team's 1,000 pairs are read as one point in eight (at most 200, one
+// in every power of two), the first, the last and each change of version
+// among them (a return to an earlier version too), each numbered as among
+// all; and an event kept before the points were numbered reads the same
+// once opened again.
+func TestARatingHistoryOfManyPairsIsThinnedEvenly(t *testing.T) {
+	t.Parallel()
+	sub := func(pair int) int64 { // versions change at pairs 300, 301, 777 and 900
+		switch {
+		case pair < 300:
+			return 1
+		case pair == 300:
+			return 2
+		case pair < 777:
+			return 3
+		case pair < 900:
+			return 4
+		}
+		return 1
+	}
+	changes := []int{1, 300, 301, 777, 900}
+	check := func(s *Store, when string) {
+		t.Helper()
+		kept, err := s.RatingHistory(context.Background(), 1, 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kept) != 125+3+1 {
+			t.Errorf("%s: %d points of 1,000 pairs, want 125 (one in eight), 3 changes of version and the last", when, len(kept))
+		}
+		seen := map[int]bool{}
+		for i, p := range kept {
+			seen[p.Pair] = true
+			if want := (RatingPoint{Pair: p.Pair, Submission: sub(p.Pair), Rating: 1000 + float64(p.Pair), Deviation: 50}); p != want {
+				t.Errorf("%s: point %+v, want %+v", when, p, want)
+			}
+			if i > 0 && (p.Pair <= kept[i-1].Pair || p.Pair-kept[i-1].Pair > 8) {
+				t.Errorf("%s: pairs %d then %d: not spread evenly", when, kept[i-1].Pair, p.Pair)
+			}
+		}
+		for _, pair := range append(changes, 1000) {
+			if !seen[pair] {
+				t.Errorf("%s: pair %d (first, last or a change of version) is left out", when, pair)
+			}
+		}
+		if all, err := s.RatingHistory(context.Background(), 1, 1000); err != nil || len(all) != 1000 {
+			t.Errorf("%s: %d points of 1,000 asked for all (%v)", when, len(all), err)
+		}
+	}
+	s := newStore(t)
+	addTeams(t, s, "a")
+	for pair := 1; pair <= 1000; pair++ {
+		addRatingPoint(t, s, 1, int64(10*pair), sub(pair), 1000+float64(pair))
+	}
+	check(s, "numbered as added")
+	// The same event as one kept before: its points unnumbered, the
+	// columns, their index and trigger gone.
+	for _, q := range []string{`DROP TRIGGER rating_history_numbered`, `DROP INDEX rating_history_stride`,
+		`ALTER TABLE rating_history DROP COLUMN n`, `ALTER TABLE rating_history DROP COLUMN stride`} {
+		if _, err := s.w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	again, err := Open(s.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	check(again, "numbered when opened again")
 }
 
 // Disputes picks the disputes of its filters, whichever index reads them:

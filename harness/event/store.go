@@ -222,6 +222,13 @@ var columns = []struct{ table, column, def string }{
 	{"ladder_pairs", "opening", "TEXT NOT NULL DEFAULT ''"},
 	{"ladder_pairs", "played", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "repeats", "INTEGER NOT NULL DEFAULT 0"},
+	// A rating point's number among its team's, from 1, and its stride:
+	// the largest power of two that divides n-1, or 1<<62 for the first
+	// point and each of a new submission (a plot of one point in every
+	// 2^k keeps those of a stride of 2^k or more). Set by
+	// rating_history_numbered.
+	{"rating_history", "n", "INTEGER NOT NULL DEFAULT 0"},
+	{"rating_history", "stride", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // indexes need the added columns.
@@ -235,6 +242,14 @@ CREATE INDEX IF NOT EXISTS scrimmages_rival ON scrimmages(rival_team, id);
 CREATE INDEX IF NOT EXISTS disputes_game ON disputes(game_id, id);
 CREATE INDEX IF NOT EXISTS ladder_pairs_a ON ladder_pairs(a_team, state, id);
 CREATE INDEX IF NOT EXISTS ladder_pairs_b ON ladder_pairs(b_team, state, id);
+CREATE INDEX IF NOT EXISTS rating_history_stride ON rating_history(team_id, stride, n, submission, rating, deviation);
+CREATE TRIGGER IF NOT EXISTS rating_history_numbered AFTER INSERT ON rating_history BEGIN
+	UPDATE rating_history SET
+		n = COALESCE((SELECT n FROM rating_history WHERE team_id = NEW.team_id AND pair < NEW.pair ORDER BY pair DESC LIMIT 1), 0) + 1,
+		stride = COALESCE((SELECT CASE WHEN submission = NEW.submission THEN n & -n ELSE 1 << 62 END
+			FROM rating_history WHERE team_id = NEW.team_id AND pair < NEW.pair ORDER BY pair DESC LIMIT 1), 1 << 62)
+	WHERE team_id = NEW.team_id AND pair = NEW.pair;
+END;
 CREATE INDEX IF NOT EXISTS submissions_failed ON submissions(finished) WHERE state IN ('failed', 'error') AND admitted = '';
 CREATE TABLE IF NOT EXISTS teams_version (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
 INSERT OR IGNORE INTO teams_version (id, n) VALUES (1, 0);
@@ -255,6 +270,14 @@ CREATE TRIGGER IF NOT EXISTS team_games_rated AFTER UPDATE OF rated ON games BEG
 END;
 `
 
+// ratingHistoryBackfill numbers the rating points an event kept before
+// they were numbered (rating_history_numbered numbers each one added).
+const ratingHistoryBackfill = `UPDATE rating_history SET n = o.n, stride = o.stride FROM
+	(SELECT t, p, n, CASE WHEN submission = prev THEN (n - 1) & -(n - 1) ELSE 1 << 62 END AS stride FROM
+		(SELECT team_id AS t, pair AS p, submission, row_number() OVER w AS n, lag(submission) OVER w AS prev
+		FROM rating_history WINDOW w AS (PARTITION BY team_id ORDER BY pair))) AS o
+	WHERE team_id = o.t AND pair = o.p`
+
 // teamGamesBackfill counts the games an event kept before team_games was.
 const teamGamesBackfill = `INSERT INTO team_games (team, kind, n, changes)
 	SELECT team, kind, count(*), 0 FROM (SELECT white_team AS team, kind FROM games WHERE white_team IS NOT NULL
@@ -263,6 +286,7 @@ const teamGamesBackfill = `INSERT INTO team_games (team, kind, n, changes)
 // migrate adds the columns an older event lacks, their indexes, and a bot
 // name to every team made before bot names were kept.
 func migrate(ctx context.Context, w *sql.DB) error {
+	added := map[string]bool{}
 	for _, c := range columns {
 		var n int
 		if err := w.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
@@ -272,6 +296,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 			if _, err := w.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.def); err != nil {
 				return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
 			}
+			added[c.table+"."+c.column] = true
 		}
 	}
 	var counted int
@@ -284,6 +309,11 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	if counted == 0 {
 		if _, err := w.ExecContext(ctx, teamGamesBackfill); err != nil {
 			return fmt.Errorf("count each team's games: %w", err)
+		}
+	}
+	if added["rating_history.n"] || added["rating_history.stride"] {
+		if _, err := w.ExecContext(ctx, ratingHistoryBackfill); err != nil {
+			return fmt.Errorf("number each team's rating points: %w", err)
 		}
 	}
 	return giveBotNames(ctx, w)
@@ -437,6 +467,9 @@ func (s *Store) Close() error {
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
 func parseTime(v string) time.Time {
+	if v == "" {
+		return time.Time{} // not yet: no error to make
+	}
 	t, _ := time.Parse(time.RFC3339Nano, v)
 	return t
 }

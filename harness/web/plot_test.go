@@ -1,7 +1,11 @@
 package web
 
 import (
+	"encoding/xml"
+	"io"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,49 +91,72 @@ func TestARatingPlotPlacesEachPointByItsPair(t *testing.T) {
 	}
 }
 
-// A team's hundreds of pairs are drawn as about 200 points spread evenly,
-// the first, the last and each change of version among them, each where
-// its pair stands.
-func TestARatingPlotOfManyPairsIsThinnedEvenly(t *testing.T) {
-	sub := func(pair int) int64 { // versions change at pairs 300, 301 and 777
-		switch {
-		case pair < 300:
-			return 1
-		case pair == 300:
-			return 2
-		case pair < 777:
-			return 3
-		}
-		return 4
-	}
+// A history of 1,000 pairs, thinned by the store to one point in five,
+// is drawn as those points, each where its pair stands, with a mark at
+// each change of version and the last pair's rating.
+func TestARatingPlotOfManyPairsDrawsThePointsItIsGiven(t *testing.T) {
 	var pts []event.RatingPoint
-	for pair := 1; pair <= 1000; pair++ {
-		pts = append(pts, event.RatingPoint{Pair: pair, Submission: sub(pair), Rating: 1000 + float64(pair), Deviation: 50})
+	for pair := 1; pair <= 1000; pair += 5 {
+		sub := int64(1 + pair/300) // versions change at pairs 301, 601 and 901
+		pts = append(pts, event.RatingPoint{Pair: pair, Submission: sub, Rating: 1000 + float64(pair), Deviation: 50})
 	}
-	kept := thinned(pts, ratingPlotPoints)
-	if len(kept) < ratingPlotPoints || len(kept) > ratingPlotPoints+5 {
-		t.Errorf("%d points of 1,000 pairs, want about %d", len(kept), ratingPlotPoints)
-	}
-	seen := map[int]bool{}
-	for i, p := range kept {
-		seen[p.Pair] = true
-		if p != pts[p.Pair-1] {
-			t.Errorf("point %+v is not pair %d's", p, p.Pair)
-		}
-		if i > 0 && (p.Pair <= kept[i-1].Pair || p.Pair-kept[i-1].Pair > 5) {
-			t.Errorf("pairs %d then %d: not spread evenly", kept[i-1].Pair, p.Pair)
-		}
-	}
-	for _, pair := range []int{1, 300, 301, 777, 1000} {
-		if !seen[pair] {
-			t.Errorf("pair %d (first, last or a change of version) is left out", pair)
-		}
-	}
+	pts = append(pts, event.RatingPoint{Pair: 1000, Submission: 4, Rating: 2000, Deviation: 50})
 	p := newRatingPlot(pts)
-	if n := len(strings.Fields(p.Line)); n != len(kept) || len(p.Versions) != 3 || p.Pairs != 1000 || p.Last.Rating != 2000 {
-		t.Errorf("the plot of 1,000 pairs: %d points, %d version marks, %d pairs, last %v", n, len(p.Versions), p.Pairs, p.Last.Rating)
+	if n := len(strings.Fields(p.Line)); n != len(pts) || len(p.Versions) != 3 || p.Pairs != 1000 || p.Last.Rating != 2000 {
+		t.Errorf("the plot of 1,000 pairs: %d points of %d, %d version marks, %d pairs, last %v", n, len(pts), len(p.Versions), p.Pairs, p.Last.Rating)
 	}
-	if want := p.Left + p.PW*776/999; len(p.Versions) == 3 && math.Abs(p.Versions[2]-want) > 0.01 {
-		t.Errorf("the last version's mark at x %v, want pair 777's %v", p.Versions[2], want)
+}
+
+// The plot is drawn as well-formed SVG holding its line, its band, a mark
+// per version, a label per tick and its axes' labels, escaped.
+func TestARatingPlotIsDrawnAsSVG(t *testing.T) {
+	p := newRatingPlot([]event.RatingPoint{{Pair: 1, Submission: 1, Rating: 1500, Deviation: 350}, {Pair: 2, Submission: 2, Rating: 1620, Deviation: 250}})
+	p.XLabel = `pairs <&> "quoted"`
+	svg := string(p.SVG())
+	count := map[string]int{}
+	var texts []string
+	d := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed: %v\n%s", err, svg)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			count[tok.Name.Local]++
+			for _, a := range tok.Attr {
+				if a.Name.Local == "points" && a.Value != p.Line && a.Value != p.Band {
+					t.Errorf("points %q are neither the line nor the band", a.Value)
+				}
+			}
+		case xml.CharData:
+			if s := strings.TrimSpace(string(tok)); s != "" {
+				texts = append(texts, s)
+			}
+		}
+	}
+	if count["svg"] != 1 || count["polyline"] != 1 || count["polygon"] != 1 || count["line"] != len(p.Ticks)+len(p.Versions) || count["text"] != len(p.Ticks)+2 {
+		t.Errorf("drawn as %v, want one line per tick (%d) and version (%d)", count, len(p.Ticks), len(p.Versions))
+	}
+	if !slices.Contains(texts, p.XLabel) || !slices.Contains(texts, p.YLabel) || !slices.Contains(texts, p.Ticks[0].Label) {
+		t.Errorf("texts %q lack the axes' labels or the ticks'", texts)
+	}
+}
+
+// A number in a plot is written to a tenth, as strconv writes it.
+func TestAppendTenthsWritesAsStrconvDoes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 100000 {
+		v := (r.Float64() - 0.3) * 3000
+		if i < 100 {
+			v = float64(i-50) / 10 // tenths themselves, and zero
+		}
+		got, want := string(appendTenths(nil, v)), strconv.FormatFloat(v, 'f', 1, 64)
+		if got != want && want != "-0.0" {
+			t.Fatalf("%v written %q, want %q", v, got, want)
+		}
 	}
 }

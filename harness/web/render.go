@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -137,6 +138,17 @@ var pages = func() map[string]*template.Template {
 	return out
 }()
 
+// pageSizes are how long each page was when last drawn: its next drawing
+// starts with room for as much, where a team's page would otherwise grow
+// its buffer eight times.
+var pageSizes = func() map[string]*atomic.Int64 {
+	out := map[string]*atomic.Int64{}
+	for name := range pages {
+		out[name] = new(atomic.Int64)
+	}
+	return out
+}()
+
 // pageData is what every page is rendered from.
 type pageData struct {
 	Title     string
@@ -177,9 +189,12 @@ func (s *Server) pageBytes(r *http.Request, p *event.Principal, page, title stri
 		pd.TeamName = p.Name
 	}
 	var buf bytes.Buffer
+	size := pageSizes[page]
+	buf.Grow(int(size.Load()))
 	if err := t.ExecuteTemplate(&buf, "layout.html", pd); err != nil {
 		return nil, err
 	}
+	size.Store(int64(buf.Len()))
 	return buf.Bytes(), nil
 }
 

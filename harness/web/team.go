@@ -21,10 +21,10 @@ const teamPageGames = 10
 type teamData struct {
 	TeamName   string
 	Scrimmages []event.Scrimmage
-	// ScrimmageGames are each scrimmage's games as the team sees them.
-	ScrimmageGames map[int64][]gameRow
-	Names          event.TeamNames
-	Submissions    []event.Submission
+	// ScrimmageRows are the rows of the scrimmages' table, drawn.
+	ScrimmageRows template.HTML
+	Names         event.TeamNames
+	Submissions   []event.Submission
 	// Versions are the rows of the submissions' table, drawn.
 	Versions   template.HTML
 	NewestFail *event.Submission
@@ -86,7 +86,7 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	} else if closed {
 		d.Closed = at
 	}
-	history, err := s.Store.RatingHistory(r.Context(), team)
+	history, err := s.Store.RatingHistory(r.Context(), team, ratingPlotPoints)
 	if err != nil {
 		return d, err
 	}
@@ -122,10 +122,11 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	if err != nil {
 		return d, err
 	}
-	d.ScrimmageGames = map[int64][]gameRow{}
-	for id, games := range games {
-		d.ScrimmageGames[id] = gameRows(games, team, d.Names)
+	var scrimmages strings.Builder
+	for _, sc := range d.Scrimmages {
+		scrimmages.WriteString(scrimmageRow(sc, gameRows(games[sc.ID], team, d.Names), d.Names))
 	}
+	d.ScrimmageRows = template.HTML(scrimmages.String()) // every text escaped
 	return d, nil
 }
 
@@ -195,6 +196,24 @@ func versionRow(sub event.Submission, csrf string) string {
 			"\"><button class=\"small\">Make active</button></form>\n")
 	}
 	b.WriteString("</td>\n</tr>\n")
+	return b.String()
+}
+
+// scrimmageRow is a scrimmage's row of its team's table of scrimmages,
+// with its games as the team sees them. Written here, not by the template,
+// for the reason gameRow.HTML is; every text is escaped as html/template
+// escapes it.
+func scrimmageRow(sc event.Scrimmage, games []gameRow, names event.TeamNames) string {
+	esc := template.HTMLEscapeString
+	var b strings.Builder
+	b.WriteString("<tr><td>" + strconv.FormatInt(sc.ID, 10) + "</td><td>" + esc(names.Team(sc.Team)) + "</td><td>" + esc(names.Team(sc.RivalTeam)) +
+		"</td><td>" + when(sc.Created) + "</td>\n" + `<td><span class="state state-` + esc(sc.State) + `">` + esc(sc.State) + "</span></td><td>")
+	for _, g := range games {
+		id := strconv.FormatInt(g.ID, 10)
+		b.WriteString(`<a href="/games/` + id + `">#` + id + `</a> as ` + esc(g.Me) + `: <span class="result-` + esc(g.Result) + `">` + esc(g.Result) +
+			`</span> (` + esc(g.Reason) + `) `)
+	}
+	b.WriteString(esc(sc.Message) + "</td></tr>\n")
 	return b.String()
 }
 
