@@ -138,29 +138,46 @@ const gameListColumns = `id, kind, white_team, black_team, white_submission, bla
 const gameColumns = gameListColumns + `, course`
 
 // scanGame reads a game's gameColumns.
-func scanGame(row interface{ Scan(...any) error }) (Game, error) { return scanGameColumns(row, true) }
-
-// scanListedGame reads a game's gameListColumns.
-func scanListedGame(row interface{ Scan(...any) error }) (Game, error) {
-	return scanGameColumns(row, false)
+func scanGame(row interface{ Scan(...any) error }) (Game, error) {
+	return newGameScanner(true).scan(row)
 }
 
-func scanGameColumns(row interface{ Scan(...any) error }, course bool) (Game, error) {
-	var g Game
-	var id, wt, bt, ws, bs, plies, turns any
-	var fin string
-	dest := []any{&id, &g.Kind, &wt, &bt, &ws, &bs, &g.White.Name, &g.Black.Name, &g.White.SHA256, &g.Black.SHA256,
-		&g.Dir, &g.Winner, &g.Reason, &plies, &turns, &fin, &g.Rated, &g.Course}
+// scanListedGames reads games' gameListColumns, row after row.
+func scanListedGames() func(interface{ Scan(...any) error }) (Game, error) {
+	return newGameScanner(false).scan
+}
+
+// gameScanner reads a game's columns, row after row, into the same
+// places: a list reads thousands of columns, and a row's own places would
+// be a dozen allocations.
+type gameScanner struct {
+	g                                Game
+	id, wt, bt, ws, bs, plies, turns any
+	fin                              string
+	dest                             []any
+}
+
+// newGameScanner reads gameColumns, or gameListColumns without course.
+func newGameScanner(course bool) *gameScanner {
+	s := &gameScanner{}
+	s.dest = []any{&s.id, &s.g.Kind, &s.wt, &s.bt, &s.ws, &s.bs, &s.g.White.Name, &s.g.Black.Name, &s.g.White.SHA256, &s.g.Black.SHA256,
+		&s.g.Dir, &s.g.Winner, &s.g.Reason, &s.plies, &s.turns, &s.fin, &s.g.Rated, &s.g.Course}
 	if !course {
-		dest = dest[:len(dest)-1]
+		s.dest = s.dest[:len(s.dest)-1]
 	}
-	err := row.Scan(dest...)
+	return s
+}
+
+func (s *gameScanner) scan(row interface{ Scan(...any) error }) (Game, error) {
+	s.g = Game{}
+	err := row.Scan(s.dest...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return g, ErrNotFound
+		return Game{}, ErrNotFound
 	}
-	g.ID, g.White.Team, g.Black.Team, g.White.Submission, g.Black.Submission = integer(id), integer(wt), integer(bt), integer(ws), integer(bs)
-	g.Plies, g.Turns = int(integer(plies)), int(integer(turns))
-	g.Finished = parseTime(fin)
+	g := s.g
+	g.ID, g.White.Team, g.Black.Team, g.White.Submission, g.Black.Submission = integer(s.id), integer(s.wt), integer(s.bt), integer(s.ws), integer(s.bs)
+	g.Plies, g.Turns = int(integer(s.plies)), int(integer(s.turns))
+	g.Finished = parseTime(s.fin)
 	return g, err
 }
 
@@ -188,7 +205,7 @@ func (s *Store) GamesOf(ctx context.Context, team int64, n int) ([]Game, error) 
 
 // GamesOfSubmission lists the games a submission played, oldest first.
 func (s *Store) GamesOfSubmission(ctx context.Context, sub int64) ([]Game, error) {
-	return readAll(ctx, s, scanListedGame, gamesOfSubmissionQuery, sub)
+	return readAll(ctx, s, scanListedGames(), gamesOfSubmissionQuery, sub)
 }
 
 // gamesOfSubmissionQuery reads a submission's games by the index of each
@@ -246,7 +263,7 @@ func (s *Store) GamesPage(ctx context.Context, q GameQuery) ([]Game, error) {
 		q.Limit = 50
 	}
 	_, list := listGamesQueries(q)
-	return readAll(ctx, s, scanListedGame, list, q.Team, q.Kind, q.Limit, q.Offset)
+	return readAll(ctx, s, scanListedGames(), list, q.Team, q.Kind, q.Limit, q.Offset)
 }
 
 // TeamGames is how many games team played (of kind; "": of every kind),

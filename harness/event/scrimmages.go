@@ -193,7 +193,7 @@ func (s *Store) ScrimmageGames(ctx context.Context, ids ...int64) (map[int64][]G
 		batch := ids[:min(len(ids), scrimmageBatch)]
 		ids = ids[len(batch):]
 		q, args := scrimmageGamesQuery(batch)
-		games, err := readAll(ctx, s, scanListedGame, q, args...)
+		games, err := readAll(ctx, s, scanListedGames(), q, args...)
 		if err != nil {
 			return nil, err
 		}

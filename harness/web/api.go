@@ -194,7 +194,7 @@ func (s *Server) apiGames(w http.ResponseWriter, r *http.Request, p *event.Princ
 		kept = string(body)
 		s.keepList(key, kept)
 	}
-	writeJSONBytes(w, http.StatusOK, []byte(kept))
+	writeJSONBytes(w, http.StatusOK, kept)
 	return nil
 }
 

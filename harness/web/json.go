@@ -19,7 +19,7 @@ func jsonBytes(v any) ([]byte, error) {
 // tokens) two spaces a level, as json.Indent does: in one pass, each
 // string copied whole.
 func indentJSON(src []byte) []byte {
-	out := make([]byte, 0, len(src)*3/2)
+	out := make([]byte, 0, len(src)*2) // room for a list of games' indentation
 	depth := 0
 	newline := func() {
 		out = append(out, '\n')

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -467,12 +468,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeJSONBytes(w, status, body)
 }
 
-// writeJSONBytes answers with body, JSON written by jsonBytes.
-func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
+// writeJSONBytes answers with body, JSON written by jsonBytes (as bytes,
+// or as a string kept: neither is copied on the way).
+func writeJSONBytes[T []byte | string](w http.ResponseWriter, status int, body T) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n')) // the client is gone if this fails
+	// The client is gone if this fails.
+	if s, ok := any(body).(string); ok {
+		_, _ = io.WriteString(w, s)
+	} else {
+		_, _ = w.Write([]byte(body))
+	}
+	_, _ = io.WriteString(w, "\n")
 }
 
 // sameToken compares a sent CSRF token with the session's in constant time;

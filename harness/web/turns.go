@@ -63,6 +63,11 @@ func (a *heldAnswer) Write(p []byte) (int, error) {
 	return a.body.Write(p)
 }
 
+func (a *heldAnswer) WriteString(s string) (int, error) {
+	a.WriteHeader(http.StatusOK)
+	return a.body.WriteString(s)
+}
+
 // send writes the answer to w, its length stated.
 func (a *heldAnswer) send(w http.ResponseWriter) {
 	a.WriteHeader(http.StatusOK)
