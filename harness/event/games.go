@@ -50,7 +50,8 @@ type Game struct {
 	Rated bool `json:"rated,omitempty"`
 	// Dir is the match directory, relative to the event directory.
 	Dir string `json:"-"`
-	// Course is the game move for move (transcript.Course).
+	// Course is the game move for move (transcript.Course): read with a
+	// game alone (Game, AddGame, GamesOf), left empty by the lists.
 	Course string `json:"-"`
 }
 

@@ -20,7 +20,8 @@ type ratingPlot struct {
 	Line, Band string  // SVG points
 	// Ticks are the rating axis' labels and their heights.
 	Ticks []plotTick
-	// Versions are the x of each pair where the submission changed.
+	// Versions are the x of each pair where the submission changed, marked
+	// across the plot area.
 	Versions []float64
 	Last     event.RatingPoint
 	Pairs    int
@@ -151,7 +152,7 @@ func (p *ratingPlot) SVG() template.HTML {
 		attr("x1", x, " ")
 		attr("x2", x, " ")
 		attr("y1", p.Top, " ")
-		attr("y2", p.H, ` stroke="#999" stroke-dasharray="4 3"/>`)
+		attr("y2", p.Top+p.PH, ` stroke="#999" stroke-dasharray="4 3"/>`) // down to the axis, clear of its label
 	}
 	b = append(b, "\n"+`<polygon points="`...)
 	b = append(b, p.Band...)

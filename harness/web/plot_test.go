@@ -127,10 +127,16 @@ func TestARatingPlotIsDrawnAsSVG(t *testing.T) {
 		switch tok := tok.(type) {
 		case xml.StartElement:
 			count[tok.Name.Local]++
+			attrs := map[string]string{}
 			for _, a := range tok.Attr {
+				attrs[a.Name.Local] = a.Value
 				if a.Name.Local == "points" && a.Value != p.Line && a.Value != p.Band {
 					t.Errorf("points %q are neither the line nor the band", a.Value)
 				}
+			}
+			// A version's mark ends at the axis, clear of the axis' label.
+			if y2, err := strconv.ParseFloat(attrs["y2"], 64); attrs["stroke-dasharray"] != "" && (err != nil || y2 > p.Top+p.PH+0.05) {
+				t.Errorf("a version's mark down to y %q, past the axis at %v", attrs["y2"], p.Top+p.PH)
 			}
 		case xml.CharData:
 			if s := strings.TrimSpace(string(tok)); s != "" {
