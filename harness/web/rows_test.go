@@ -1,6 +1,7 @@
 package web
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,44 @@ func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 	failed.Admitted = ""
 	if got := versionRow(failed, "tok"); strings.Contains(got, "<form") {
 		t.Errorf("a failed submission's row offers to make it active:\n%s", got)
+	}
+}
+
+// A scrimmage's row shows every text as text, whatever a team's name, a
+// game's reason or the scrimmage's message holds, and reads as the
+// template read it.
+func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
+	t.Parallel()
+	const hostile = `<img src=x onerror="alert(1)">'&</td>`
+	names := event.TeamNames{ByID: map[int64]string{1: "Alpha", 2: "Beta"}}
+	base := event.Scrimmage{ID: 7, Team: 1, RivalTeam: 2, State: event.ScrimmageDone, Message: "two games", Created: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
+	games := []gameRow{{ID: 31, Me: "white", Result: "won", Reason: "checkmate"}, {ID: 32, Me: "black", Result: "draw", Reason: "stalemate"}}
+	shape := func(html string) (tags, quotes int) { return strings.Count(html, "<"), strings.Count(html, `"`) }
+	tags, quotes := shape(scrimmageRow(base, games, names))
+	for name, set := range map[string]func(*event.Scrimmage, []gameRow, *event.TeamNames){
+		"challenger's name": func(_ *event.Scrimmage, _ []gameRow, n *event.TeamNames) {
+			n.ByID = map[int64]string{1: hostile, 2: "Beta"}
+		},
+		"rival's name": func(_ *event.Scrimmage, _ []gameRow, n *event.TeamNames) {
+			n.ByID = map[int64]string{1: "Alpha", 2: hostile}
+		},
+		"message":       func(sc *event.Scrimmage, _ []gameRow, _ *event.TeamNames) { sc.Message = hostile },
+		"game's reason": func(_ *event.Scrimmage, g []gameRow, _ *event.TeamNames) { g[0].Reason = hostile },
+	} {
+		sc, g, n := base, slices.Clone(games), names
+		set(&sc, g, &n)
+		html := scrimmageRow(sc, g, n)
+		if gt, gq := shape(html); gt != tags || gq != quotes {
+			t.Errorf("a %s of markup changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, gt, gq, tags, quotes, html)
+		}
+		if !strings.Contains(html, "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&#39;&amp;") {
+			t.Errorf("the row does not show its %s as text:\n%s", name, html)
+		}
+	}
+	want := `<tr><td>7</td><td>Alpha</td><td>Beta</td><td>2026-11-26 08:00:00 UTC</td>
+<td><span class="state state-done">done</span></td><td><a href="/games/31">#31</a> as white: <span class="result-won">won</span> (checkmate) <a href="/games/32">#32</a> as black: <span class="result-draw">draw</span> (stalemate) two games</td></tr>
+`
+	if got := scrimmageRow(base, games, names); got != want {
+		t.Errorf("a scrimmage's row:\n%s\nwant\n%s", got, want)
 	}
 }
