@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -364,8 +365,9 @@ func addRatingPoint(t *testing.T, s *Store, team, pair, sub int64, rating float6
 // A team's 1,000 pairs are read as one point in eight (at most 200, one
 // in every power of two), the first, the last and each change of version
 // among them (a return to an earlier version too), each numbered as among
-// all; and an event kept before the points were numbered reads the same
-// once opened again.
+// all. An event kept before the points were numbered reads the same once
+// opened again, even after an opening stopped halfway: that one leaves
+// nothing done (the migration is one transaction).
 func TestARatingHistoryOfManyPairsIsThinnedEvenly(t *testing.T) {
 	t.Parallel()
 	sub := func(pair int) int64 { // versions change at pairs 300, 301, 777 and 900
@@ -417,14 +419,31 @@ func TestARatingHistoryOfManyPairsIsThinnedEvenly(t *testing.T) {
 	}
 	check(s, "numbered as added")
 	// The same event as one kept before: its points unnumbered, the
-	// columns, their index and trigger gone.
+	// columns, their index and trigger gone; and its first opening stopped
+	// halfway, at the numbering (as by a kill).
 	for _, q := range []string{`DROP TRIGGER rating_history_numbered`, `DROP INDEX rating_history_stride`,
-		`ALTER TABLE rating_history DROP COLUMN n`, `ALTER TABLE rating_history DROP COLUMN stride`} {
+		`ALTER TABLE rating_history DROP COLUMN n`, `ALTER TABLE rating_history DROP COLUMN stride`,
+		`CREATE TRIGGER stop_halfway BEFORE UPDATE ON rating_history BEGIN SELECT RAISE(ABORT, 'stopped halfway'); END`} {
 		if _, err := s.w.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s.Close()
+	if _, err := Open(s.Dir); err == nil || !strings.Contains(err.Error(), "stopped halfway") {
+		t.Fatalf("an opening stopped at the numbering: %v", err)
+	}
+	raw, err := sql.Open("sqlite", filepath.Join(s.Dir, DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added int
+	if err := raw.QueryRow(`SELECT count(*) FROM pragma_table_info('rating_history') WHERE name IN ('n', 'stride')`).Scan(&added); err != nil || added != 0 {
+		t.Errorf("an opening stopped halfway left %d of its columns added (%v): the next would not number the points", added, err)
+	}
+	if _, err := raw.Exec(`DROP TRIGGER stop_halfway`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
 	again, err := Open(s.Dir)
 	if err != nil {
 		t.Fatal(err)

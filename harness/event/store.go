@@ -284,39 +284,66 @@ const teamGamesBackfill = `INSERT INTO team_games (team, kind, n, changes)
 	UNION ALL SELECT black_team, kind FROM games WHERE black_team IS NOT NULL) GROUP BY team, kind`
 
 // migrate adds the columns an older event lacks, their indexes, and a bot
-// name to every team made before bot names were kept.
+// name to every team made before bot names were kept: all of it or none,
+// in one transaction (a migration killed halfway leaves nothing half
+// counted or half numbered), taken with the write lock at once, so that a
+// second process opening the event meanwhile waits for it and finds it
+// done.
 func migrate(ctx context.Context, w *sql.DB) error {
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return err
+	}
+	if err := migrateIn(ctx, conn); err != nil {
+		_, rollback := conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		return errors.Join(err, rollback)
+	}
+	_, err = conn.ExecContext(ctx, `COMMIT`)
+	return err
+}
+
+// querier runs statements in migrate's transaction.
+type querier interface {
+	execer
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+func migrateIn(ctx context.Context, q querier) error {
 	added := map[string]bool{}
 	for _, c := range columns {
 		var n int
-		if err := w.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
-			if _, err := w.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.def); err != nil {
+			if _, err := q.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.def); err != nil {
 				return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
 			}
 			added[c.table+"."+c.column] = true
 		}
 	}
 	var counted int
-	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'team_games'`).Scan(&counted); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'team_games'`).Scan(&counted); err != nil {
 		return err
 	}
-	if _, err := w.ExecContext(ctx, indexes); err != nil {
+	if _, err := q.ExecContext(ctx, indexes); err != nil {
 		return err
 	}
 	if counted == 0 {
-		if _, err := w.ExecContext(ctx, teamGamesBackfill); err != nil {
+		if _, err := q.ExecContext(ctx, teamGamesBackfill); err != nil {
 			return fmt.Errorf("count each team's games: %w", err)
 		}
 	}
 	if added["rating_history.n"] || added["rating_history.stride"] {
-		if _, err := w.ExecContext(ctx, ratingHistoryBackfill); err != nil {
+		if _, err := q.ExecContext(ctx, ratingHistoryBackfill); err != nil {
 			return fmt.Errorf("number each team's rating points: %w", err)
 		}
 	}
-	return giveBotNames(ctx, w)
+	return giveBotNames(ctx, q)
 }
 
 // Store is the event's state: its database and its files. Writes go through

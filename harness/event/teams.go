@@ -132,9 +132,9 @@ func (s *Store) AddTeam(ctx context.Context, name, members, contact string) (New
 }
 
 // giveBotNames gives every team made before bot names were kept its own, in
-// the order the teams were made.
-func giveBotNames(ctx context.Context, w *sql.DB) error {
-	rows, err := w.QueryContext(ctx, `SELECT id, name FROM teams WHERE bot_name IS NULL ORDER BY id`)
+// the order the teams were made (in the migration's transaction).
+func giveBotNames(ctx context.Context, tx querier) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM teams WHERE bot_name IS NULL ORDER BY id`)
 	if err != nil {
 		return err
 	}
@@ -151,20 +151,15 @@ func giveBotNames(ctx context.Context, w *sql.DB) error {
 		}
 		todo = append(todo, t)
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(todo) == 0 {
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return err
 	}
-	tx, err := w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	for _, t := range todo {
 		if _, _, err := assignBotName(ctx, tx, t.id, t.name); err != nil {
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // ImportTeams adds the teams of a CSV file (name, then optional members and
