@@ -67,7 +67,10 @@ func PutBlob(dir string, data []byte) (string, int64, error) {
 		p, body = p+zstdSuffix, z
 	}
 	// A temporary name of its own: matches that share a store may write
-	// the same blob at once (the last rename wins; the content is one).
+	// the same blob at once. The first to finish gives it its name, and
+	// the others' copies go: a stored blob is never replaced, so a match
+	// linking it never meets it unlinked halfway (a link to a file a
+	// rename has just replaced fails as if it had never been).
 	f, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
 	if err != nil {
 		return "", 0, err
@@ -78,11 +81,22 @@ func PutBlob(dir string, data []byte) (string, int64, error) {
 		os.Remove(tmp) // best effort: the write error is the one to report
 		return "", 0, err
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp) // best effort, as above
+	wrote := int64(len(body))
+	switch err := os.Link(tmp, p); {
+	case errors.Is(err, fs.ErrExist):
+		wrote = 0 // another wrote it first
+	case err != nil:
+		// No hard links here: the rename replaces, with the same content.
+		if err := os.Rename(tmp, p); err != nil {
+			os.Remove(tmp) // best effort, as above
+			return "", 0, err
+		}
+		return sum, wrote, nil
+	}
+	if err := os.Remove(tmp); err != nil {
 		return "", 0, err
 	}
-	return sum, int64(len(body)), nil
+	return sum, wrote, nil
 }
 
 // PutShared stores data once in store, a directory of blobs shared by many
@@ -97,9 +111,9 @@ func PutShared(store, dir string, data []byte) (string, int64, error) {
 		return "", 0, err
 	}
 	var grew int64
-	// Twice at most: a blob the last match that held it let go of can
-	// leave the store between the store's write and the link.
-	for range 2 {
+	// A few times at most: a blob the last match that held it let go of
+	// can leave the store between the store's write and the link.
+	for range 4 {
 		sum, wrote, err := PutBlob(store, data)
 		if err != nil {
 			return "", 0, err

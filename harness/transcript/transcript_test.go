@@ -391,7 +391,8 @@ func TestSharedBlobsAreStoredOnce(t *testing.T) {
 }
 
 // Matches that share a store may keep the same data file at the same time:
-// each gets it whole.
+// each gets it whole, and the store writes it once and never replaces it
+// (a link to a file a rename has just replaced fails as if it were gone).
 func TestSharedBlobsWrittenAtOnce(t *testing.T) {
 	t.Parallel()
 	data := bytes.Repeat([]byte("written by many at once "), 3000)
@@ -399,6 +400,7 @@ func TestSharedBlobsWrittenAtOnce(t *testing.T) {
 		store := t.TempDir()
 		start := make(chan struct{})
 		errs := make(chan error, 8)
+		grew := make(chan int64, 8)
 		dirs := make([]string, 8)
 		for i := range dirs {
 			dirs[i] = t.TempDir()
@@ -407,19 +409,38 @@ func TestSharedBlobsWrittenAtOnce(t *testing.T) {
 			}
 			go func() {
 				<-start
-				_, _, err := PutShared(store, dirs[i], data)
+				_, n, err := PutShared(store, dirs[i], data)
 				errs <- err
+				grew <- n
 			}()
 		}
 		close(start)
+		var total int64
 		for range dirs {
 			if err := <-errs; err != nil {
 				t.Fatal(err)
 			}
+			total += <-grew
+		}
+		stored, err := filepath.Glob(filepath.Join(store, BlobDir, Hash(data)+"*"))
+		if err != nil || len(stored) != 1 {
+			t.Fatalf("the store holds %v (%v), want the blob once", stored, err)
+		}
+		kept, err := os.Stat(stored[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Written once and never replaced: one writer counts its bytes,
+		// and every match links that very file.
+		if total != kept.Size() {
+			t.Errorf("the store grew by %d bytes in all, for a blob of %d", total, kept.Size())
 		}
 		for _, d := range dirs {
 			if got, err := ReadBlob(d, Hash(data)); err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("%s: %v", d, err)
+			}
+			if linked, err := os.Stat(filepath.Join(d, BlobDir, filepath.Base(stored[0]))); err != nil || !os.SameFile(linked, kept) {
+				t.Fatalf("%s holds a blob that is not the store's (%v): the store's was replaced after it was linked", d, err)
 			}
 		}
 		if left, _ := filepath.Glob(filepath.Join(store, BlobDir, "*.tmp")); len(left) > 0 {
