@@ -302,18 +302,32 @@ func TestTeamGamesFollowEveryChange(t *testing.T) {
 	check(s, "a validation forgotten")
 
 	// An event from before the counts: its games are counted on opening.
-	for _, q := range []string{`DROP TRIGGER team_games_added`, `DROP TRIGGER team_games_removed`, `DROP TRIGGER team_games_rated`, `DROP TABLE team_games`} {
-		if _, err := s.w.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
+	execAll(t, s.w, `DROP TRIGGER team_games_added`, `DROP TRIGGER team_games_removed`, `DROP TRIGGER team_games_rated`, `DROP TABLE team_games`)
+	insert(FinalGame, 2, 1, 20, 10)
+	check(reopen(t, s.Dir), "reopened")
+}
+
+// execAll runs each statement on db.
+func execAll(t *testing.T, db interface {
+	Exec(string, ...any) (sql.Result, error)
+}, statements ...string) {
+	t.Helper()
+	for _, q := range statements {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	insert(FinalGame, 2, 1, 20, 10)
-	again, err := Open(s.Dir)
+}
+
+// reopen opens the event in dir again, closed when the test ends.
+func reopen(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer again.Close()
-	check(again, "reopened")
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // A team's rating history reads the team's own rows, numbered in the order
@@ -421,13 +435,9 @@ func TestARatingHistoryOfManyPairsIsThinnedEvenly(t *testing.T) {
 	// The same event as one kept before: its points unnumbered, the
 	// columns, their index and trigger gone; and its first opening stopped
 	// halfway, at the numbering (as by a kill).
-	for _, q := range []string{`DROP TRIGGER rating_history_numbered`, `DROP INDEX rating_history_stride`,
+	execAll(t, s.w, `DROP TRIGGER rating_history_numbered`, `DROP INDEX rating_history_stride`,
 		`ALTER TABLE rating_history DROP COLUMN n`, `ALTER TABLE rating_history DROP COLUMN stride`,
-		`CREATE TRIGGER stop_halfway BEFORE UPDATE ON rating_history BEGIN SELECT RAISE(ABORT, 'stopped halfway'); END`} {
-		if _, err := s.w.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		`CREATE TRIGGER stop_halfway BEFORE UPDATE ON rating_history BEGIN SELECT RAISE(ABORT, 'stopped halfway'); END`)
 	s.Close()
 	if _, err := Open(s.Dir); err == nil || !strings.Contains(err.Error(), "stopped halfway") {
 		t.Fatalf("an opening stopped at the numbering: %v", err)
@@ -440,16 +450,9 @@ func TestARatingHistoryOfManyPairsIsThinnedEvenly(t *testing.T) {
 	if err := raw.QueryRow(`SELECT count(*) FROM pragma_table_info('rating_history') WHERE name IN ('n', 'stride')`).Scan(&added); err != nil || added != 0 {
 		t.Errorf("an opening stopped halfway left %d of its columns added (%v): the next would not number the points", added, err)
 	}
-	if _, err := raw.Exec(`DROP TRIGGER stop_halfway`); err != nil {
-		t.Fatal(err)
-	}
+	execAll(t, raw, `DROP TRIGGER stop_halfway`)
 	raw.Close()
-	again, err := Open(s.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
-	check(again, "numbered when opened again")
+	check(reopen(t, s.Dir), "numbered when opened again")
 }
 
 // Disputes picks the disputes of its filters, whichever index reads them:
