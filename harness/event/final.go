@@ -532,7 +532,7 @@ func (p *FinalPlan) seedByLadder(ctx context.Context) error {
 
 // FinalPlayers are the teams the final plays (none before it started).
 func (s *Store) FinalPlayers(ctx context.Context) (map[int64]bool, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT team FROM final_players`)
+	rows, err := s.read(ctx, `SELECT team FROM final_players`)
 	if err != nil {
 		return nil, err
 	}

@@ -330,7 +330,7 @@ func (s *Store) HostReplays(ctx context.Context, kind, dir string, recs []tourna
 // HostReplayCounts are the games played again because the host was too
 // busy, by kind of game.
 func (s *Store) HostReplayCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT kind, SUM(n) FROM host_replays GROUP BY kind`)
+	rows, err := s.read(ctx, `SELECT kind, SUM(n) FROM host_replays GROUP BY kind`)
 	if err != nil {
 		return nil, err
 	}

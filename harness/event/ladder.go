@@ -338,6 +338,9 @@ func (s *Store) FinishLadderPair(ctx context.Context, p LadderPair, games []Game
 				u.side.Team, p.ID, u.side.Submission, u.r.Rating, u.r.Deviation, now()); err != nil {
 				return 0, err
 			}
+			if err := keepRatingPlot(ctx, tx, u.side.Team); err != nil {
+				return 0, err
+			}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE ladder_pairs SET state = 'done', finished = ?, played = ?, repeats = ? WHERE id = ?`,
@@ -402,14 +405,24 @@ type RatingPoint struct {
 // (a power of two: at least most/2 of them) with the first, the last and
 // each of a new submission, each numbered as among all.
 func (s *Store) RatingHistory(ctx context.Context, team int64, most int) ([]RatingPoint, error) {
+	return ratingHistory(ctx, s.read, team, most)
+}
+
+// ratingHistory is RatingHistory read by query.
+func ratingHistory(ctx context.Context, query func(context.Context, string, ...any) (*sql.Rows, error), team int64, most int) ([]RatingPoint, error) {
 	// Each number is scanned as the driver gives it: database/sql turns
 	// an int64 into an int by way of a string.
 	var last RatingPoint
 	var n int64
-	err := s.readRow(ctx, lastRatingPointQuery, team).Scan(&n, &last.Submission, &last.Rating, &last.Deviation)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	} else if err != nil {
+	rows, err := query(ctx, lastRatingPointQuery, team)
+	if err != nil {
+		return nil, err
+	}
+	if !rows.Next() {
+		return nil, errors.Join(rows.Err(), rows.Close()) // no rated pair yet
+	}
+	err = rows.Scan(&n, &last.Submission, &last.Rating, &last.Deviation)
+	if err = errors.Join(err, rows.Close()); err != nil {
 		return nil, err
 	}
 	last.Pair = int(n)
@@ -417,7 +430,7 @@ func (s *Store) RatingHistory(ctx context.Context, team int64, most int) ([]Rati
 	for (last.Pair+step-1)/step > max(most, 1) {
 		step *= 2
 	}
-	rows, err := s.read(ctx, ratingHistoryQuery, team, step)
+	rows, err = query(ctx, ratingHistoryQuery, team, step)
 	if err != nil {
 		return nil, err
 	}

@@ -256,6 +256,7 @@ INSERT OR IGNORE INTO teams_version (id, n) VALUES (1, 0);
 CREATE TRIGGER IF NOT EXISTS teams_added AFTER INSERT ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS teams_renamed AFTER UPDATE OF name, bot_name ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS teams_removed AFTER DELETE ON teams BEGIN UPDATE teams_version SET n = n + 1; END;
+CREATE TABLE IF NOT EXISTS rating_plots (team_id INTEGER PRIMARY KEY REFERENCES teams(id), most INTEGER NOT NULL, points BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS team_games (team INTEGER NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL, changes INTEGER NOT NULL,
 	PRIMARY KEY (team, kind)) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS team_games_added AFTER INSERT ON games BEGIN
@@ -326,8 +327,11 @@ func migrateIn(ctx context.Context, q querier) error {
 			added[c.table+"."+c.column] = true
 		}
 	}
-	var counted int
+	var counted, plotted int
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'team_games'`).Scan(&counted); err != nil {
+		return err
+	}
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'rating_plots'`).Scan(&plotted); err != nil {
 		return err
 	}
 	if _, err := q.ExecContext(ctx, indexes); err != nil {
@@ -343,6 +347,11 @@ func migrateIn(ctx context.Context, q querier) error {
 			return fmt.Errorf("number each team's rating points: %w", err)
 		}
 	}
+	if plotted == 0 {
+		if err := keepRatingPlots(ctx, q); err != nil {
+			return fmt.Errorf("keep each team's rating plot: %w", err)
+		}
+	}
 	return giveBotNames(ctx, q)
 }
 
@@ -356,6 +365,10 @@ type Store struct {
 	w     *sql.DB
 	r     *sql.DB
 	stmts sync.Map // query text -> *sql.Stmt on r
+	// snapshots holds a turn for each Snapshot open: fewer than readers,
+	// so that a read outside them, or a statement prepared for the first
+	// time, always finds a connection.
+	snapshots chan struct{}
 	// names are the teams' names as Names last read them, at the
 	// teams_version they were read at (a trigger counts every change to
 	// a team's names, from this process or another).
@@ -385,13 +398,72 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// read runs a read query.
+// read runs a read query, in ctx's snapshot if it has one.
+//
+// ctx is checked before the read, not during it: the driver watches a
+// context that can end with a goroutine of its own for each statement,
+// which costs a page's short reads more than they take. Every read is an
+// index's range or a bounded scan (the plans' tests check the pages'),
+// and a view's next read ends it.
 func (s *Store) read(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if tx := s.snapshotOf(ctx); tx != nil {
+		st = tx.Stmt(st)
+	}
+	return st.QueryContext(context.WithoutCancel(ctx), args...)
+}
+
+// readSnapshot is a Snapshot's read transaction, in the context its reads are
+// made with.
+type readSnapshot struct {
+	store *Store
+	tx    *sql.Tx
+}
+
+type snapshotKey struct{}
+
+func (s *Store) snapshotOf(ctx context.Context) *sql.Tx {
+	if snap, ok := ctx.Value(snapshotKey{}).(*readSnapshot); ok && snap.store == s {
+		return snap.tx
+	}
+	return nil
+}
+
+// Snapshot calls read with a context in which every read of s sees the
+// event as it stood at the first of them: one read transaction, on one
+// connection. A page drawn in it agrees with itself (a count of games and
+// the list of them, a rating and its history), and its dozen reads share
+// one transaction where each would begin and end its own.
+//
+// ctx is checked before each read, as outside a snapshot. Nothing may be
+// written through s in read and then read back: the snapshot does not see
+// it. A Snapshot inside another is the same snapshot.
+func (s *Store) Snapshot(ctx context.Context, read func(context.Context) error) error {
+	if s.snapshotOf(ctx) != nil {
+		return read(ctx)
+	}
+	select {
+	case s.snapshots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.snapshots }()
+	tx, err := s.r.BeginTx(context.WithoutCancel(ctx), &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	err = read(context.WithValue(ctx, snapshotKey{}, &readSnapshot{store: s, tx: tx}))
+	// Nothing was written: ending the transaction only lets it go.
+	if rerr := tx.Rollback(); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // readAll runs query q and scans every row it returns with scan.
@@ -431,7 +503,13 @@ func (s *Store) readRow(ctx context.Context, q string, args ...any) rowScanner {
 	if err != nil {
 		return rowScanner{err: err}
 	}
-	return rowScanner{row: st.QueryRowContext(ctx, args...)}
+	if err := ctx.Err(); err != nil { // as read checks it
+		return rowScanner{err: err}
+	}
+	if tx := s.snapshotOf(ctx); tx != nil {
+		st = tx.Stmt(st)
+	}
+	return rowScanner{row: st.QueryRowContext(context.WithoutCancel(ctx), args...)}
 }
 
 // readers is how many connections read the database at once.
@@ -469,7 +547,7 @@ func Open(dir string) (*Store, error) {
 	// told).
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	return &Store{Dir: dir, w: w, r: r}, nil
+	return &Store{Dir: dir, w: w, r: r, snapshots: make(chan struct{}, readers-1)}, nil
 }
 
 // SigningKey is the key, in the event directory, that signs the

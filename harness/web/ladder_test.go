@@ -146,7 +146,7 @@ func TestTheLadderRatesItsGames(t *testing.T) {
 		t.Logf("the ladder: %+v", table)
 	}
 	// A team's page plots its rating after each of its pairs.
-	history, err := e.store.RatingHistory(context.Background(), e.a.ID, ratingPlotPoints)
+	history, err := e.store.RatingPlot(context.Background(), e.a.ID)
 	if err != nil || len(history) == 0 || history[len(history)-1].Rating != table[rankOf(table, "Alpha")].Rating.Rating {
 		t.Errorf("Alpha's rating history %+v (%v) does not end at its rating", history, err)
 	}

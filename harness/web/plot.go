@@ -38,10 +38,6 @@ type plotTick struct {
 	Label string
 }
 
-// ratingPlotPoints is about how many points a rating plot draws at most
-// (about one every three pixels): the store thins a longer history.
-const ratingPlotPoints = 200
-
 // newRatingPlot lays out points (oldest first, the last the team's last
 // pair, each numbered among all its pairs); nil for none.
 func newRatingPlot(points []event.RatingPoint) *ratingPlot {

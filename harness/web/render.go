@@ -190,7 +190,8 @@ func (s *Server) pageBytes(r *http.Request, p *event.Principal, page, title stri
 	}
 	var buf bytes.Buffer
 	size := pageSizes[page]
-	buf.Grow(int(size.Load()))
+	last := int(size.Load())
+	buf.Grow(last + last/8) // a page a little longer than the last grows no more
 	if err := t.ExecuteTemplate(&buf, "layout.html", pd); err != nil {
 		return nil, err
 	}

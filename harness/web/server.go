@@ -121,6 +121,12 @@ type Route struct {
 	handle func(w http.ResponseWriter, r *http.Request, p *event.Principal) error
 }
 
+// view: rt reads and is answered in its turn, drawn from one snapshot of
+// the event (a GET that is not direct).
+func (rt Route) view() bool {
+	return !rt.Direct && strings.HasPrefix(rt.Pattern, http.MethodGet+" ")
+}
+
 // Routes lists every route the server answers.
 func (s *Server) Routes() []Route {
 	page := func(pattern string, a Access, h func(http.ResponseWriter, *http.Request, *event.Principal) error) Route {
@@ -240,7 +246,7 @@ func (s *Server) Handler() http.Handler {
 // answered in its turn, unless its route is direct.
 func (s *Server) guard(rt Route) http.Handler {
 	h := s.check(rt)
-	if rt.Direct || !strings.HasPrefix(rt.Pattern, http.MethodGet+" ") {
+	if !rt.view() {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.turns.serve(w, r, h) })
@@ -287,7 +293,17 @@ func (s *Server) check(rt Route) http.HandlerFunc {
 		if !strings.HasSuffix(rt.Pattern, "/submissions") {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		}
-		if err := rt.handle(w, r.WithContext(ctx), p); err != nil {
+		handle := rt.handle
+		if rt.view() {
+			// Every read of a view sees the event as it stood at the
+			// first: the page agrees with itself. That first read comes
+			// after the asker's, and after whatever a handler notes before
+			// it reads (a kept page's version).
+			handle = func(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
+				return s.Store.Snapshot(r.Context(), func(ctx context.Context) error { return rt.handle(w, r.WithContext(ctx), p) })
+			}
+		}
+		if err := handle(w, r.WithContext(ctx), p); err != nil {
 			he := s.classify(err, rt)
 			if rt.API || strings.HasPrefix(r.URL.Path, "/api/") {
 				writeError(w, r, true, he)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"html/template"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -86,7 +87,7 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	} else if closed {
 		d.Closed = at
 	}
-	history, err := s.Store.RatingHistory(r.Context(), team, ratingPlotPoints)
+	history, err := s.Store.RatingPlot(r.Context(), team)
 	if err != nil {
 		return d, err
 	}
@@ -147,7 +148,7 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 	csrf, _ := r.Context().Value(csrfKey{}).(string)
 	if notice == "" {
 		if body, ok := s.teamPages.get(p.Team); ok {
-			return writePage(w, withCSRF(body, csrf))
+			return writeWithCSRF(w, body, csrf)
 		}
 	}
 	version := s.teamPages.version(p.Team)
@@ -165,7 +166,7 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if notice == "" {
 		s.teamPages.put(p.Team, version, body)
 	}
-	return writePage(w, withCSRF(body, csrf))
+	return writeWithCSRF(w, body, csrf)
 }
 
 // versionRow is a submission's row of its team's table of versions, with
@@ -221,8 +222,25 @@ func scrimmageRow(sc event.Scrimmage, games []gameRow, names event.TeamNames) st
 // reads the same escaped or not.
 const csrfStandIn = "csrfstandin0000000000000000000000000000000000000000000000000000"
 
-func withCSRF(body []byte, csrf string) []byte {
-	return bytes.ReplaceAll(body, []byte(csrfStandIn), []byte(csrf))
+// writeWithCSRF writes a kept team page to w with csrf in place of each
+// stand-in: piece by piece, where a copy of the page with csrf in it would
+// be the view's largest allocation.
+func writeWithCSRF(w http.ResponseWriter, body []byte, csrf string) error {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	for {
+		before, after, found := bytes.Cut(body, []byte(csrfStandIn))
+		if _, err := w.Write(before); err != nil {
+			return err
+		}
+		if !found {
+			return nil
+		}
+		if _, err := io.WriteString(w, csrf); err != nil {
+			return err
+		}
+		body = after
+	}
 }
 
 func writePage(w http.ResponseWriter, body []byte) error {
