@@ -27,12 +27,19 @@ func TestASnapshotSeesTheEventAsAtItsFirstRead(t *testing.T) {
 		return len(list)
 	}
 	err := s.Snapshot(ctx, func(ctx context.Context) error {
-		// Begun before its first read: the team added now is seen.
+		// Begun at its first read: the team added now is seen, and until
+		// then it holds no connection.
 		if _, err := s.AddTeam(ctx, "second", "", ""); err != nil {
 			return err
 		}
+		if n := s.r.Stats().InUse; n != 0 {
+			return fmt.Errorf("before its first read, the snapshot holds %d connections", n)
+		}
 		if n := teams(ctx); n != 2 {
 			return fmt.Errorf("the first read saw %d teams, want 2", n)
+		}
+		if n := s.r.Stats().InUse; n != 1 {
+			return fmt.Errorf("after its first read, the snapshot holds %d connections, want 1", n)
 		}
 		if _, err := s.AddTeam(ctx, "third", "", ""); err != nil {
 			return err

@@ -398,70 +398,102 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// read runs a read query, in ctx's snapshot if it has one.
-//
-// ctx is checked before the read, not during it: the driver watches a
-// context that can end with a goroutine of its own for each statement,
-// which costs a page's short reads more than they take. Every read is an
-// index's range or a bounded scan (the plans' tests check the pages'),
-// and a view's next read ends it.
+// read runs a read query.
 func (s *Store) read(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	st, err := s.stmt(ctx, q)
+	st, run, err := s.statement(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if tx := s.snapshotOf(ctx); tx != nil {
-		st = tx.Stmt(st)
-	}
-	return st.QueryContext(context.WithoutCancel(ctx), args...)
+	return st.QueryContext(run, args...)
 }
 
-// readSnapshot is a Snapshot's read transaction, in the context its reads are
-// made with.
+// statement is the read query q prepared, in ctx's snapshot if it has one,
+// and the context to run it with.
+//
+// ctx is checked before the read, not during it: the driver watches a
+// context that can end with a goroutine of its own for each statement,
+// which costs a page's short reads about as much as they take. Every read
+// is an index's range or a bounded scan (the plans' tests check the
+// pages'), and a view's next read ends it.
+func (s *Store) statement(ctx context.Context, q string) (*sql.Stmt, context.Context, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if snap := s.snapshotOf(ctx); snap != nil {
+		tx, err := snap.begin()
+		if err != nil {
+			return nil, nil, err
+		}
+		st = tx.Stmt(st)
+	}
+	return st, context.WithoutCancel(ctx), nil
+}
+
+// readSnapshot is a Snapshot's read transaction, in the context its reads
+// are made with: begun at the first read (a view that reads nothing, a page
+// kept from before, takes no connection).
 type readSnapshot struct {
 	store *Store
+	ctx   context.Context
 	tx    *sql.Tx
+	err   error // why the transaction could not begin
 }
 
 type snapshotKey struct{}
 
-func (s *Store) snapshotOf(ctx context.Context) *sql.Tx {
+func (s *Store) snapshotOf(ctx context.Context) *readSnapshot {
 	if snap, ok := ctx.Value(snapshotKey{}).(*readSnapshot); ok && snap.store == s {
-		return snap.tx
+		return snap
 	}
 	return nil
 }
 
+// begin is the snapshot's transaction, begun at its first call.
+func (snap *readSnapshot) begin() (*sql.Tx, error) {
+	if snap.tx != nil || snap.err != nil {
+		return snap.tx, snap.err
+	}
+	s := snap.store
+	select {
+	case s.snapshots <- struct{}{}:
+	case <-snap.ctx.Done():
+		snap.err = snap.ctx.Err()
+		return nil, snap.err
+	}
+	snap.tx, snap.err = s.r.BeginTx(context.WithoutCancel(snap.ctx), &sql.TxOptions{ReadOnly: true})
+	if snap.err != nil {
+		<-s.snapshots
+	}
+	return snap.tx, snap.err
+}
+
 // Snapshot calls read with a context in which every read of s sees the
 // event as it stood at the first of them: one read transaction, on one
-// connection. A page drawn in it agrees with itself (a count of games and
-// the list of them, a rating and its history), and its dozen reads share
-// one transaction where each would begin and end its own.
+// connection, begun at that first read. A page drawn in it agrees with
+// itself (a count of games and the list of them, a rating and its
+// history), and its dozen reads share one transaction where each would
+// begin and end its own.
 //
-// ctx is checked before each read, as outside a snapshot. Nothing may be
+// ctx is checked before each read, as outside a snapshot. The reads are
+// made one at a time, never from two goroutines at once. Nothing may be
 // written through s in read and then read back: the snapshot does not see
 // it. A Snapshot inside another is the same snapshot.
 func (s *Store) Snapshot(ctx context.Context, read func(context.Context) error) error {
 	if s.snapshotOf(ctx) != nil {
 		return read(ctx)
 	}
-	select {
-	case s.snapshots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.snapshots }()
-	tx, err := s.r.BeginTx(context.WithoutCancel(ctx), &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	err = read(context.WithValue(ctx, snapshotKey{}, &readSnapshot{store: s, tx: tx}))
-	// Nothing was written: ending the transaction only lets it go.
-	if rerr := tx.Rollback(); err == nil {
-		err = rerr
+	snap := &readSnapshot{store: s, ctx: ctx}
+	err := read(context.WithValue(ctx, snapshotKey{}, snap))
+	if snap.tx != nil {
+		// Nothing was written: ending the transaction only lets it go.
+		if rerr := snap.tx.Rollback(); err == nil {
+			err = rerr
+		}
+		<-s.snapshots
 	}
 	return err
 }
@@ -499,17 +531,11 @@ func (r rowScanner) Scan(dest ...any) error {
 
 // readRow runs a read query of one row.
 func (s *Store) readRow(ctx context.Context, q string, args ...any) rowScanner {
-	st, err := s.stmt(ctx, q)
+	st, run, err := s.statement(ctx, q)
 	if err != nil {
 		return rowScanner{err: err}
 	}
-	if err := ctx.Err(); err != nil { // as read checks it
-		return rowScanner{err: err}
-	}
-	if tx := s.snapshotOf(ctx); tx != nil {
-		st = tx.Stmt(st)
-	}
-	return rowScanner{row: st.QueryRowContext(context.WithoutCancel(ctx), args...)}
+	return rowScanner{row: st.QueryRowContext(run, args...)}
 }
 
 // readers is how many connections read the database at once.

@@ -247,8 +247,7 @@ func (s *Server) standingsFragment(w http.ResponseWriter, r *http.Request, p *ev
 			part = ""
 		}
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	pageHeader(w)
 	_, err = io.WriteString(w, string(part))
 	return err
 }

@@ -52,8 +52,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, p *event.Principal
 		}
 		s.homeAt = time.Now()
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	pageHeader(w)
 	_, err := w.Write(s.homePage)
 	return err
 }

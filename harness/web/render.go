@@ -165,8 +165,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, p *event.Princip
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	pageHeader(w)
 	w.WriteHeader(status)
 	_, err = w.Write(body)
 	return err

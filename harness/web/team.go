@@ -226,8 +226,7 @@ const csrfStandIn = "csrfstandin000000000000000000000000000000000000000000000000
 // stand-in: piece by piece, where a copy of the page with csrf in it would
 // be the view's largest allocation.
 func writeWithCSRF(w http.ResponseWriter, body []byte, csrf string) error {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	pageHeader(w)
 	for {
 		before, after, found := bytes.Cut(body, []byte(csrfStandIn))
 		if _, err := w.Write(before); err != nil {
@@ -244,10 +243,16 @@ func writeWithCSRF(w http.ResponseWriter, body []byte, csrf string) error {
 }
 
 func writePage(w http.ResponseWriter, body []byte) error {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	pageHeader(w)
 	_, err := w.Write(body)
 	return err
+}
+
+// pageHeader is the header of a page drawn for its asker: HTML, never
+// stored by a browser or a proxy.
+func pageHeader(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
 }
 
 // pageCache keeps each team's page for a few seconds at most, and not past
