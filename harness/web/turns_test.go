@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/arenabots/arena/harness/event"
 )
 
 // Requests to read are answered in the order they came, however many
@@ -142,5 +145,47 @@ func TestStreamsWaitNoTurn(t *testing.T) {
 	<-e.server.turns.slots
 	if res, body := e.do(t, http.MethodGet, "/", "", nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(body, "</html>") {
 		t.Errorf("the home page once a turn is free: %d", res.StatusCode)
+	}
+}
+
+// A view (a GET answered in its turn) reads one snapshot of the event: a
+// team added between two of its reads is not seen by the second. A form
+// posted, and a direct route (a stream, a download), read the event as it
+// is at each read.
+func TestAViewReadsOneSnapshot(t *testing.T) {
+	e := newTestEvent(t, "")
+	for i, c := range []struct {
+		rt       Route
+		snapshot bool
+	}{
+		{Route{Pattern: "GET /probe", Access: Public}, true},
+		{Route{Pattern: "POST /probe", Access: Public}, false},
+		{Route{Pattern: "GET /probe", Access: Public, Direct: true}, false},
+	} {
+		var first, second int
+		c.rt.handle = func(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+			count := func() int {
+				teams, err := e.store.Teams(r.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(teams)
+			}
+			first = count()
+			if _, err := e.store.AddTeam(context.Background(), fmt.Sprintf("Added %d", i), "", ""); err != nil {
+				t.Fatal(err)
+			}
+			second = count()
+			return nil
+		}
+		method, _, _ := strings.Cut(c.rt.Pattern, " ")
+		rec := httptest.NewRecorder()
+		e.server.guard(c.rt).ServeHTTP(rec, httptest.NewRequest(method, "/probe", nil))
+		if rec.Code != http.StatusOK && rec.Code != 0 {
+			t.Errorf("%s (direct: %v): status %d", c.rt.Pattern, c.rt.Direct, rec.Code)
+		}
+		if seen := second != first; seen == c.snapshot {
+			t.Errorf("%s (direct: %v): %d teams, then %d after one was added: want a snapshot %v", c.rt.Pattern, c.rt.Direct, first, second, c.snapshot)
+		}
 	}
 }
