@@ -2,13 +2,14 @@ package event
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
 )
 
 // A team's rating plot is kept as each pair is recorded, and reads as its
-// history thinned: as the pairs grow past what a plot draws, across a new
+// history thinned: a history of more pairs than a plot draws, across a new
 // version, and in an event opened again after plots were first kept. A
 // plot kept for another number of points or unreadable is read from the
 // history instead.
@@ -51,8 +52,31 @@ func TestARatingPlotIsKeptAsEachPairIsRecorded(t *testing.T) {
 			}
 		}
 	}
-	for n := 1; n <= 2*RatingPlotPoints+50; n++ {
-		if n == RatingPlotPoints+10 {
+	// An earlier history of twice what a plot draws, written as rows
+	// (pairs numbered below the ladder's), then pairs recorded by the
+	// ladder, Alpha's third on a new version: each keeps the thinned
+	// plot of the whole history.
+	earlier := 2 * RatingPlotPoints
+	tx, err := st.w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= earlier; k++ {
+		for _, side := range []struct {
+			team, sub int64
+			rating    float64
+		}{{a.ID, subA.ID, 1500 + float64(k)}, {b.ID, subB.ID, 1500 - float64(k)}} {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO rating_history (team_id, pair, submission, rating, deviation, at) VALUES (?, ?, ?, ?, 50, '')`,
+				side.team, k-earlier-1, side.sub, side.rating); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 6; n++ {
+		if n == 3 {
 			subA = passed(t, st, cfg, a.ID, "a2.py")
 		}
 		entries, err := st.LadderEntries(ctx)
@@ -68,15 +92,13 @@ func TestARatingPlotIsKeptAsEachPairIsRecorded(t *testing.T) {
 		if _, err := st.FinishLadderPair(ctx, pair, games); err != nil {
 			t.Fatal(err)
 		}
-		if n%50 == 1 || n == RatingPlotPoints+10 {
-			check(st, "as recorded", a.ID, b.ID)
-		}
+		check(st, fmt.Sprintf("after pair %d", n), a.ID, b.ID)
 	}
 	plot := kept(st, a.ID)
-	if len(plot) < RatingPlotPoints/2 || len(plot) > RatingPlotPoints+3 || plot[len(plot)-1].Pair != 2*RatingPlotPoints+50 {
-		t.Errorf("Alpha's plot of %d pairs: %d points, the last pair %d", 2*RatingPlotPoints+50, len(plot), plot[len(plot)-1].Pair)
+	if len(plot) < RatingPlotPoints/2 || len(plot) > RatingPlotPoints+3 || plot[len(plot)-1].Pair != earlier+6 {
+		t.Errorf("Alpha's plot of %d pairs: %d points, the last pair %d", earlier+6, len(plot), plot[len(plot)-1].Pair)
 	}
-	if !slices.ContainsFunc(plot, func(p RatingPoint) bool { return p.Pair == RatingPlotPoints+10 && p.Submission == subA.ID }) {
+	if !slices.ContainsFunc(plot, func(p RatingPoint) bool { return p.Pair == earlier+3 && p.Submission == subA.ID }) {
 		t.Errorf("Alpha's plot leaves out its new version's first pair")
 	}
 	if plot, err := st.RatingPlot(ctx, c.ID); err != nil || plot != nil {
