@@ -127,3 +127,35 @@ func TestManySnapshotsAtOnceNeverWaitOnEachOther(t *testing.T) {
 		}
 	}
 }
+
+// TestASnapshotThatPanicsLetsItsConnectionGo: a view that panics (the
+// server answers it with an error and goes on) ends its snapshot, so
+// that more such views than the store has readers leave every reader
+// free.
+func TestASnapshotThatPanicsLetsItsConnectionGo(t *testing.T) {
+	s := newStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 2 * readers {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("the panic did not reach the caller")
+				}
+			}()
+			err := s.Snapshot(ctx, func(ctx context.Context) error {
+				if _, err := s.Teams(ctx); err != nil {
+					return err
+				}
+				panic("a view's defect")
+			})
+			t.Fatalf("the snapshot ended without its panic: %v", err)
+		}()
+	}
+	if n := s.r.Stats().InUse; n != 0 {
+		t.Fatalf("after the panics, %d connections are still held", n)
+	}
+	if err := s.Snapshot(ctx, func(ctx context.Context) error { _, err := s.Teams(ctx); return err }); err != nil {
+		t.Fatalf("a snapshot after the panics: %v", err)
+	}
+}

@@ -482,20 +482,24 @@ func (snap *readSnapshot) begin() (*sql.Tx, error) {
 // made one at a time, never from two goroutines at once. Nothing may be
 // written through s in read and then read back: the snapshot does not see
 // it. A Snapshot inside another is the same snapshot.
-func (s *Store) Snapshot(ctx context.Context, read func(context.Context) error) error {
+func (s *Store) Snapshot(ctx context.Context, read func(context.Context) error) (err error) {
 	if s.snapshotOf(ctx) != nil {
 		return read(ctx)
 	}
 	snap := &readSnapshot{store: s, ctx: ctx}
-	err := read(context.WithValue(ctx, snapshotKey{}, snap))
-	if snap.tx != nil {
+	// Ended however read ends, a panic too: a connection held past it
+	// would be one reader fewer for good.
+	defer func() {
+		if snap.tx == nil {
+			return
+		}
 		// Nothing was written: ending the transaction only lets it go.
 		if rerr := snap.tx.Rollback(); err == nil {
 			err = rerr
 		}
 		<-s.snapshots
-	}
-	return err
+	}()
+	return read(context.WithValue(ctx, snapshotKey{}, snap))
 }
 
 // readAll runs query q and scans every row it returns with scan.
