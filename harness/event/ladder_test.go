@@ -23,6 +23,21 @@ func passed(t *testing.T, st *Store, cfg Config, team int64, name string) Submis
 	return sub
 }
 
+// startFirstPair starts the ladder's pair of its first two entries.
+func startFirstPair(t *testing.T, st *Store) LadderPair {
+	t.Helper()
+	ctx := context.Background()
+	entries, err := st.LadderEntries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := st.StartLadderPair(ctx, entries[0], entries[1], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair
+}
+
 func TestLadderPairsAreRatedAndANewVersionKeepsItsMean(t *testing.T) {
 	st, cfg := openTest(t, "game = \"codeclash\"\n[quotas]\nuploads_per_hour = 50\npending_validations = 50\n")
 	ctx := context.Background()

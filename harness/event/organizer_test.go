@@ -295,14 +295,7 @@ func TestARepeatedLadderGameIsKeptButNotRated(t *testing.T) {
 	pairs := 0
 	pair := func(seed uint64, asWhite, asBlack []string) int {
 		t.Helper()
-		entries, err := st.LadderEntries(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := st.StartLadderPair(ctx, entries[0], entries[1], "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := startFirstPair(t, st)
 		pairs++
 		var games []Game
 		for i, moves := range [][]string{asWhite, asBlack} {

@@ -53,16 +53,11 @@ func keepRatingPlots(ctx context.Context, q querier) error {
 	if err != nil {
 		return err
 	}
-	var teams []int64
-	for rows.Next() {
-		var team int64
-		if err := rows.Scan(&team); err != nil {
-			rows.Close()
-			return err
-		}
-		teams = append(teams, team)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	teams, err := scanRows(rows, func(row interface{ Scan(...any) error }) (team int64, err error) {
+		err = row.Scan(&team)
+		return team, err
+	})
+	if err != nil {
 		return err
 	}
 	for _, team := range teams {

@@ -79,14 +79,7 @@ func TestARatingPlotIsKeptAsEachPairIsRecorded(t *testing.T) {
 		if n == 3 {
 			subA = passed(t, st, cfg, a.ID, "a2.py")
 		}
-		entries, err := st.LadderEntries(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pair, err := st.StartLadderPair(ctx, entries[0], entries[1], "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		pair := startFirstPair(t, st)
 		sideA, sideB := Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID}
 		games := []Game{{White: sideA, Black: sideB, Winner: []string{"white", "black", "draw"}[n%3]}, {White: sideB, Black: sideA, Winner: "black"}}
 		if _, err := st.FinishLadderPair(ctx, pair, games); err != nil {

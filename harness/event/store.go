@@ -508,6 +508,11 @@ func readAll[T any](ctx context.Context, s *Store, scan func(interface{ Scan(...
 	if err != nil {
 		return nil, err
 	}
+	return scanRows(rows, scan)
+}
+
+// scanRows scans every row of rows with scan, and closes them.
+func scanRows[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {

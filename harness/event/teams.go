@@ -142,16 +142,11 @@ func giveBotNames(ctx context.Context, tx querier) error {
 		id   int64
 		name string
 	}
-	var todo []team
-	for rows.Next() {
-		var t team
-		if err := rows.Scan(&t.id, &t.name); err != nil {
-			rows.Close()
-			return err
-		}
-		todo = append(todo, t)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	todo, err := scanRows(rows, func(row interface{ Scan(...any) error }) (t team, err error) {
+		err = row.Scan(&t.id, &t.name)
+		return t, err
+	})
+	if err != nil {
 		return err
 	}
 	for _, t := range todo {
