@@ -138,14 +138,18 @@ const gameListColumns = `id, kind, white_team, black_team, white_submission, bla
 // gameColumns are every column of a game.
 const gameColumns = gameListColumns + `, course`
 
+// listedGame is a game's gameListColumns as a list reads them: as one
+// (jsonRow), for scanListedGames.
+var listedGame = jsonRow(gameListColumns)
+
 // scanGame reads a game's gameColumns.
 func scanGame(row interface{ Scan(...any) error }) (Game, error) {
 	return newGameScanner(true).scan(row)
 }
 
-// scanListedGames reads games' gameListColumns, row after row.
+// scanListedGames reads games' listedGame, row after row.
 func scanListedGames() func(interface{ Scan(...any) error }) (Game, error) {
-	return newGameScanner(false).scan
+	return newGameScanner(false).scanListed
 }
 
 // gameScanner reads a game's columns, row after row, into the same
@@ -156,16 +160,22 @@ type gameScanner struct {
 	id, wt, bt, ws, bs, plies, turns any
 	fin                              string
 	dest                             []any
+	// listed are the places of gameListColumns, read from a listedGame.
+	listed []any
+	row    sql.RawBytes
 }
 
-// newGameScanner reads gameColumns, or gameListColumns without course.
+// newGameScanner reads gameColumns, or a listedGame.
 func newGameScanner(course bool) *gameScanner {
 	s := &gameScanner{}
-	s.dest = []any{&s.id, &s.g.Kind, &s.wt, &s.bt, &s.ws, &s.bs, &s.g.White.Name, &s.g.Black.Name, &s.g.White.SHA256, &s.g.Black.SHA256,
-		&s.g.Dir, &s.g.Winner, &s.g.Reason, &s.plies, &s.turns, &s.fin, &s.g.Rated, &s.g.Course}
+	g := &s.g
 	if !course {
-		s.dest = s.dest[:len(s.dest)-1]
+		s.listed = []any{&g.ID, &g.Kind, &g.White.Team, &g.Black.Team, &g.White.Submission, &g.Black.Submission, &g.White.Name, &g.Black.Name,
+			&g.White.SHA256, &g.Black.SHA256, &g.Dir, &g.Winner, &g.Reason, &g.Plies, &g.Turns, &s.fin, &g.Rated}
+		return s
 	}
+	s.dest = []any{&s.id, &g.Kind, &s.wt, &s.bt, &s.ws, &s.bs, &g.White.Name, &g.Black.Name, &g.White.SHA256, &g.Black.SHA256,
+		&g.Dir, &g.Winner, &g.Reason, &s.plies, &s.turns, &s.fin, &g.Rated, &g.Course}
 	return s
 }
 
@@ -180,6 +190,20 @@ func (s *gameScanner) scan(row interface{ Scan(...any) error }) (Game, error) {
 	g.Plies, g.Turns = int(integer(s.plies)), int(integer(s.turns))
 	g.Finished = parseTime(s.fin)
 	return g, err
+}
+
+// scanListed reads a listedGame.
+func (s *gameScanner) scanListed(row interface{ Scan(...any) error }) (Game, error) {
+	s.g, s.fin = Game{}, ""
+	if err := row.Scan(&s.row); err != nil {
+		return Game{}, err
+	}
+	if err := scanJSONRow(s.row, s.listed...); err != nil {
+		return Game{}, fmt.Errorf("a game's row: %w", err)
+	}
+	g := s.g
+	g.Finished = parseTime(s.fin)
+	return g, nil
 }
 
 // integer is an INTEGER column (0 for NULL) scanned as the driver gives
@@ -211,7 +235,7 @@ func (s *Store) GamesOfSubmission(ctx context.Context, sub int64) ([]Game, error
 
 // gamesOfSubmissionQuery reads a submission's games by the index of each
 // side (an OR of the two would read every game).
-const gamesOfSubmissionQuery = `SELECT ` + gameListColumns + ` FROM games WHERE id IN
+var gamesOfSubmissionQuery = `SELECT ` + listedGame + ` FROM games WHERE id IN
 	(SELECT id FROM games WHERE white_submission = ?1 UNION SELECT id FROM games WHERE black_submission = ?1) ORDER BY id`
 
 func (s *Store) games(ctx context.Context, q string, args ...any) ([]Game, error) {
@@ -304,7 +328,7 @@ func listGamesQueries(q GameQuery) (count, list string) {
 		count = `SELECT count(*) FROM games WHERE ?1 = ?1 AND ?2 = ?2`
 		ids = `SELECT id FROM games WHERE ?1 = ?1 AND ?2 = ?2` + page
 	}
-	return count, `SELECT ` + gameListColumns + ` FROM games WHERE id IN (` + ids + `) ORDER BY id DESC`
+	return count, `SELECT ` + listedGame + ` FROM games WHERE id IN (` + ids + `) ORDER BY id DESC`
 }
 
 // HostReplays records how many tries of the games of the tournament in dir

@@ -224,7 +224,7 @@ func scrimmageGamesQuery(ids []int64) (string, []any) {
 		args = append(args, from, to)
 		ranges = append(ranges, fmt.Sprintf(`SELECT id FROM games WHERE dir >= ?%d AND dir < ?%d`, len(args)-1, len(args)))
 	}
-	return `SELECT ` + gameListColumns + ` FROM games WHERE kind = ?1 AND id IN (` + strings.Join(ranges, " UNION ALL ") + `) ORDER BY id`, args
+	return `SELECT ` + listedGame + ` FROM games WHERE kind = ?1 AND id IN (` + strings.Join(ranges, " UNION ALL ") + `) ORDER BY id`, args
 }
 
 // scrimmageDirs bound the directories of scrimmage id's games: from its
