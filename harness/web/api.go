@@ -184,10 +184,7 @@ func (s *Server) apiGames(w http.ResponseWriter, r *http.Request, p *event.Princ
 		if err != nil {
 			return err
 		}
-		if games == nil {
-			games = []event.Game{}
-		}
-		body, err := jsonBytes(map[string]any{"games": games, "total": total})
+		body, err := gamesJSON(games, total)
 		if err != nil {
 			return err
 		}

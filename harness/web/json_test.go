@@ -101,6 +101,68 @@ func FuzzIndentJSON(f *testing.F) {
 	})
 }
 
+// A page of the API's games list is written by gamesJSON as jsonBytes
+// writes it, byte for byte: games of every field empty or not, their
+// texts of JSON's escapes, markup, control characters and bytes that are
+// not UTF-8, their times of any precision; and no game at all.
+func TestAPageOfGamesIsWrittenAsJSONBytesWritesIt(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	text := func() string {
+		if r.IntN(4) == 0 {
+			b := make([]byte, r.IntN(6))
+			for i := range b {
+				b[i] = byte(r.IntN(256))
+			}
+			return string(b)
+		}
+		return randomString(r)
+	}
+	number := func() int64 { return []int64{0, 1, -1, r.Int64(), -r.Int64()}[r.IntN(5)] }
+	side := func() event.Side {
+		return event.Side{Team: number(), Submission: number(), Name: text(), SHA256: text()}
+	}
+	for n := range 300 {
+		games := make([]event.Game, n%7)
+		for i := range games {
+			games[i] = event.Game{ID: number(), Kind: text(), White: side(), Black: side(), Winner: text(), Reason: text(),
+				Plies: int(number()), Turns: int(number()), Rated: r.IntN(2) == 0, Dir: text(), Course: text(),
+				Finished: time.Unix(r.Int64N(253402300799), r.Int64N(1e9)*int64(r.IntN(2))).In(time.FixedZone("", 3600*(r.IntN(27)-13)))}
+		}
+		total := int(number())
+		want, err := jsonBytes(map[string]any{"games": games, "total": total})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := gamesJSON(games, total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("gamesJSON(%#v):\n%s\nwant (jsonBytes):\n%s", games, got, want)
+		}
+	}
+	if _, err := gamesJSON([]event.Game{{Finished: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}, 1); err == nil {
+		t.Error("a game of the year 10000 written: JSON's times end at 9999")
+	}
+}
+
+// Any text is written by appendJSONString as encoding/json writes it.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "<&>", "\u2028\u2029", "\xff\xc3(", "\x00\x1f\x7f\b\f\n\r\t", "é名🦀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
 // BenchmarkAPIGamesJSON writes a page of the API's games list (100).
 func BenchmarkAPIGamesJSON(b *testing.B) {
 	games := make([]event.Game, 100)
@@ -109,10 +171,19 @@ func BenchmarkAPIGamesJSON(b *testing.B) {
 			White: event.Side{Team: 1, Submission: 2, Name: "team 001", SHA256: strings.Repeat("a", 64)},
 			Black: event.Side{Team: 3, Submission: 4, Name: "team 003", SHA256: strings.Repeat("b", 64)}, Finished: time.Now()}
 	}
-	v := map[string]any{"games": games, "total": 1000}
-	for b.Loop() {
-		if _, err := jsonBytes(v); err != nil {
-			b.Fatal(err)
+	b.Run("jsonBytes", func(b *testing.B) {
+		v := map[string]any{"games": games, "total": 1000}
+		for b.Loop() {
+			if _, err := jsonBytes(v); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("gamesJSON", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := gamesJSON(games, 1000); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"unsafe"
 )
 
 // turns answers requests in the order they came, a few at a time. Under a
@@ -43,12 +44,20 @@ func (t *turns) serve(w http.ResponseWriter, r *http.Request, h http.HandlerFunc
 }
 
 // heldAnswer is an answer kept in memory until it is sent: its status and
-// body (its header is the real answer's).
+// body (its header is the real answer's). A page kept whole is held as
+// the string it is kept in, not copied: it is most of what is sent.
 type heldAnswer struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	// kept is the answer's first text, when it was written as a string of
+	// keptAtLeast bytes or more; body is what was written after it.
+	kept string
+	body bytes.Buffer
 }
+
+// keptAtLeast is the size from which a text written first is held as it
+// is: smaller ones cost less to copy than to write apart.
+const keptAtLeast = 4 << 10
 
 func (a *heldAnswer) Header() http.Header { return a.header }
 
@@ -65,15 +74,26 @@ func (a *heldAnswer) Write(p []byte) (int, error) {
 
 func (a *heldAnswer) WriteString(s string) (int, error) {
 	a.WriteHeader(http.StatusOK)
+	if a.kept == "" && a.body.Len() == 0 && len(s) >= keptAtLeast {
+		a.kept = s
+		return len(s), nil
+	}
 	return a.body.WriteString(s)
 }
 
 // send writes the answer to w, its length stated.
 func (a *heldAnswer) send(w http.ResponseWriter) {
 	a.WriteHeader(http.StatusOK)
-	if a.body.Len() > 0 && a.header.Get("Content-Length") == "" {
-		a.header.Set("Content-Length", strconv.Itoa(a.body.Len()))
+	if n := len(a.kept) + a.body.Len(); n > 0 && a.header.Get("Content-Length") == "" {
+		a.header.Set("Content-Length", strconv.Itoa(n))
 	}
 	w.WriteHeader(a.status)
-	_, _ = w.Write(a.body.Bytes()) // the client is gone if this fails
+	// The client is gone if these fail.
+	if a.kept != "" {
+		// As one write, as the body's: a string written to the
+		// connection's buffer would go out 4 KB a write. Write never
+		// changes what it is given (io.Writer).
+		_, _ = w.Write(unsafe.Slice(unsafe.StringData(a.kept), len(a.kept)))
+	}
+	_, _ = w.Write(a.body.Bytes())
 }

@@ -68,6 +68,48 @@ func (s *stalled) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// An answer is sent as it was written, piece by piece in order and its
+// length stated, whether a page kept whole is held as it is (written
+// first, and large) or copied.
+func TestAnAnswerIsSentAsItWasWritten(t *testing.T) {
+	t.Parallel()
+	big, other := strings.Repeat("a", keptAtLeast), strings.Repeat("c", keptAtLeast+1)
+	for _, pieces := range [][]string{
+		{big, "b", other},
+		{"b", big, other},
+		{big},
+		{"", big, ""},
+		{"small"},
+		{},
+	} {
+		rec := httptest.NewRecorder()
+		newTurns(1).serve(rec, httptest.NewRequest(http.MethodGet, "/", nil), func(w http.ResponseWriter, _ *http.Request) {
+			for i, p := range pieces {
+				if i%2 == 1 {
+					w.Write([]byte(p))
+				} else {
+					w.(interface{ WriteString(string) (int, error) }).WriteString(p)
+				}
+			}
+		})
+		want := strings.Join(pieces, "")
+		if got := rec.Body.String(); got != want {
+			t.Errorf("pieces of %v bytes: sent %d bytes %.20q..., want %d", lens(pieces), len(got), got, len(want))
+		}
+		if n := rec.Header().Get("Content-Length"); want != "" && n != fmt.Sprint(len(want)) {
+			t.Errorf("pieces of %v bytes: Content-Length %s, want %d", lens(pieces), n, len(want))
+		}
+	}
+}
+
+func lens(s []string) []int {
+	var n []int
+	for _, p := range s {
+		n = append(n, len(p))
+	}
+	return n
+}
+
 // A client that reads its answer slowly, or never, holds no turn: its
 // answer is made in its turn and sent after it. A client that left while
 // it waited takes none.
