@@ -289,3 +289,33 @@ func BenchmarkPagesUnderLoad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAViewDrawnAnew is the work of one view alone, drawn anew: a
+// team's page, and the API's page of 100 games, each op a team's view no
+// one asked for yet (past each 1,000 views of the large event, a new
+// server over the same event, its kept pages none, outside the timing).
+// Run it with ARENA_BENCH_SIZE=large.
+func BenchmarkAViewDrawnAnew(b *testing.B) {
+	s, tokens, _, _ := seedLarge(b, benchSizeOf(b))
+	for _, page := range []struct{ name, path string }{{"team", "/team"}, {"api-games", "/api/v1/games"}} {
+		b.Run(page.name, func(b *testing.B) {
+			h := New(s.Store, s.Config, s.Log).Handler()
+			i := 0
+			for b.Loop() {
+				if i > 0 && i%len(tokens) == 0 {
+					b.StopTimer()
+					h = New(s.Store, s.Config, s.Log).Handler()
+					b.StartTimer()
+				}
+				req := httptest.NewRequest(http.MethodGet, page.path, nil)
+				req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)])
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: status %d", page.path, rec.Code)
+				}
+				i++
+			}
+		})
+	}
+}
