@@ -112,6 +112,25 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 	st.Log = o.Log
+	// The database read into the kernel's cache while the server starts,
+	// and no longer than it runs.
+	readCtx, stopReading := context.WithCancel(ctx)
+	readAhead := make(chan struct{})
+	go func() {
+		defer close(readAhead)
+		start := time.Now()
+		n, err := st.ReadAhead(readCtx)
+		if err != nil && readCtx.Err() == nil {
+			// Pages are then read from the disk as they are asked for.
+			o.Log.Warn("reading the event's database ahead", "err", err)
+			return
+		}
+		o.Log.Debug("read the event's database ahead", "bytes", n, "took", time.Since(start))
+	}()
+	defer func() {
+		stopReading()
+		<-readAhead
+	}()
 	openings, err := cfg.LadderOpenings(o.EventDir)
 	if err != nil {
 		return err
