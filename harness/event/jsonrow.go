@@ -12,7 +12,7 @@ import (
 // locks its connection for each call into SQLite, and hands over a column
 // in two or three calls: a page of a hundred games of seventeen columns
 // was 4,400 locks, most of the work of reading it. As one column a row it
-// is 300.
+// is 400.
 
 // jsonRow is SQL reading the columns cols (a list of them, as a SELECT
 // names them) as one: a JSON array of their values, in order.
