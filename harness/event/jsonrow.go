@@ -31,12 +31,6 @@ func scanJSONRow(b []byte, dest ...any) error {
 		return fmt.Errorf("%w: not an array", errJSONRow)
 	}
 	i := 1
-	if len(b) == 2 {
-		if len(dest) != 0 {
-			return fmt.Errorf("%w: 0 values, want %d", errJSONRow, len(dest))
-		}
-		return nil
-	}
 	for n, d := range dest {
 		if n > 0 {
 			if i >= len(b) || b[i] != ',' {
