@@ -37,18 +37,19 @@ else
   echo "no Docker engine: Docker-backed tests will be skipped"
 fi
 
-step "tools the tests drive: chromium (the pages), pgn-extract (the PGN export)"
+step "tools the tests drive: chromium (the pages), pgn-extract (the PGN export), sqlite3 (a reader beside the server)"
 need=()
 command -v chromium >/dev/null || need+=(chromium fonts-dejavu-core)
 command -v pgn-extract >/dev/null || need+=(pgn-extract)
+command -v sqlite3 >/dev/null || need+=(sqlite3)
 if (( ${#need[@]} == 0 )); then
-  echo "chromium: $(chromium --version 2>/dev/null | head -1); $(pgn-extract -h 2>&1 | grep -m1 -i 'pgn-extract' || echo pgn-extract)"
+  echo "chromium: $(chromium --version 2>/dev/null | head -1); $(pgn-extract -h 2>&1 | grep -m1 -i 'pgn-extract' || echo pgn-extract); sqlite3 $(sqlite3 --version | cut -d' ' -f1)"
 elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
   echo "installing from Debian: ${need[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 elif [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]]; then
-  echo "missing ${need[*]} and no way to install them: the pages and the PGN export must be tested with them here" >&2
+  echo "missing ${need[*]} and no way to install them: the pages, the PGN export and the readers beside the server must be tested with them here" >&2
   exit 1
 else
   echo "missing ${need[*]}: the tests that need them will be skipped"

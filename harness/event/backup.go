@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/internal/sqlitedb"
 )
 
 // BackupPart is one top-level entry of an event's directory as a backup
@@ -219,7 +219,7 @@ func isSQLiteSidecar(name string) bool {
 
 // snapshot copies the SQLite database at path to to as of one instant.
 func snapshot(ctx context.Context, path, to string) error {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	db, err := sqlitedb.Open(path, "_pragma=busy_timeout(10000)")
 	if err != nil {
 		return err
 	}

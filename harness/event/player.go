@@ -377,7 +377,21 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 		Labels: map[string]string{"org.arenabots.arena.event-games": kind}, NoViews: true,
 		BlobStore: filepath.Join(p.Store.Dir, EvidenceDir)}
 	p.Workers.apply(&o, job)
-	if _, err := tournament.Run(ctx, o); err != nil {
+	_, err = tournament.Run(ctx, o)
+	if errors.Is(err, tournament.ErrConfigChanged) {
+		// The database is the truth: a directory of this number holding
+		// another tournament is what a restored backup (its files copied
+		// after its database) or a lost row left. It is kept aside, and
+		// the pair is played anew.
+		aside, serr := p.Store.SetAside(dir)
+		if serr != nil {
+			return nil, 0, errors.Join(err, serr)
+		}
+		p.Log.Warn("a directory held another tournament than the event's database records: kept aside, and the games played anew",
+			"dir", dir, "asideIn", aside, "why", err)
+		_, err = tournament.Run(ctx, o)
+	}
+	if err != nil {
 		return nil, 0, err
 	}
 	st, err := tournament.OpenStore(dir, true)

@@ -13,12 +13,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver
-
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/sqlitedb"
 )
 
 // DBFile is the event's database inside its directory.
@@ -33,7 +33,29 @@ const (
 	// kept (its blobs/), each stored once and linked into the games that
 	// hold it: ladder, scrimmages and the final share them.
 	EvidenceDir = "evidence"
+	// AsideDir keeps the directories of games the event's database does
+	// not record (SetAside): never read by the event, never deleted.
+	AsideDir = "aside"
 )
+
+// SetAside moves dir, inside the event's directory, into AsideDir under a
+// name of its own (its path's parts joined by dashes, then the time), and
+// returns where it went: a number the database gives again is then never
+// met by what an earlier holder of it left.
+func (s *Store) SetAside(dir string) (string, error) {
+	rel, err := filepath.Rel(s.Dir, dir)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%s is not inside the event's directory", dir)
+	}
+	to := filepath.Join(s.Dir, AsideDir, strings.ReplaceAll(filepath.ToSlash(rel), "/", "-")+"-"+time.Now().UTC().Format("20060102T150405.000000000"))
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Rename(dir, to); err != nil {
+		return "", err
+	}
+	return to, syncDir(filepath.Dir(dir))
+}
 
 // Submission states.
 const (
@@ -362,8 +384,8 @@ type Store struct {
 	// Log, when set, is told of every organizer's action (the audit log's
 	// rows) at info level.
 	Log   *slog.Logger
-	w     *sql.DB
-	r     *sql.DB
+	w     *sqlitedb.DB
+	r     *sqlitedb.DB
 	stmts sync.Map // query text -> *sql.Stmt on r
 	// snapshots holds a turn for each Snapshot open: fewer than readers,
 	// so that a read outside them, or a statement prepared for the first
@@ -558,8 +580,8 @@ func Open(dir string) (*Store, error) {
 		}
 	}
 	path := filepath.Join(dir, DBFile)
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
-	w, err := sql.Open("sqlite", dsn)
+	params := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	w, err := sqlitedb.Open(path, params)
 	if err != nil {
 		return nil, err
 	}
@@ -568,11 +590,11 @@ func Open(dir string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := migrate(context.Background(), w); err != nil {
+	if err := migrate(context.Background(), w.DB); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)&_pragma=mmap_size(1073741824)")
+	r, err := sqlitedb.Open(path, params+"&_pragma=query_only(1)&_pragma=mmap_size(1073741824)")
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -594,7 +616,9 @@ func (s *Store) Signer() (ed25519.PrivateKey, error) {
 	return transcript.LoadOrCreateKey(filepath.Join(s.Dir, SigningKey))
 }
 
-// Close closes the database.
+// Close closes the database. It fails if the process lost SQLite's lock on
+// the file while the store was open (sqlitedb.ErrLockLost): some code broke
+// the rule that only SQLite opens it.
 func (s *Store) Close() error {
 	var errs []error
 	s.stmts.Range(func(_, st any) bool {

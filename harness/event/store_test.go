@@ -20,7 +20,11 @@ func openTest(t *testing.T, toml string) (*Store, Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return st, cfg
 }
 
@@ -34,9 +38,22 @@ func TestTokensAreStoredOnlyAsHashes(t *testing.T) {
 	if added[1].Name != "Beta, the second" || added[0].Contact != "a@x.org" {
 		t.Errorf("the CSV was misread: %+v", added)
 	}
-	db, err := os.ReadFile(filepath.Join(st.Dir, DBFile))
+	// Every page of the database, read through SQLite (a descriptor of
+	// the file closed beside it would drop its locks), and the journal.
+	var db []byte
+	rows, err := st.r.QueryContext(ctx, `SELECT data FROM sqlite_dbpage`)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for rows.Next() {
+		var page []byte
+		if err := rows.Scan(&page); err != nil {
+			t.Fatal(err)
+		}
+		db = append(db, page...)
+	}
+	if err := rows.Err(); err != nil || len(db) == 0 {
+		t.Fatalf("read %d bytes of the database: %v", len(db), err)
 	}
 	wal, _ := os.ReadFile(filepath.Join(st.Dir, DBFile+"-wal"))
 	for _, nt := range added {

@@ -13,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver
-
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/sqlitedb"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -190,7 +189,7 @@ func (r Record) Try() int { return r.Tries + 1 }
 
 // Store is the tournament database.
 type Store struct {
-	db  *sql.DB
+	db  *sqlitedb.DB
 	dir string
 }
 
@@ -264,13 +263,13 @@ func migrate(db *sql.DB) error {
 // OpenStore opens (or creates) the database in dir. Writes are synchronous so a
 // power loss keeps every committed result.
 func OpenStore(dir string, readOnly bool) (*Store, error) {
-	dsn := "file:" + filepath.Join(dir, DBFile) + "?_pragma=busy_timeout(10000)"
+	params := "_pragma=busy_timeout(10000)"
 	if readOnly {
-		dsn += "&mode=ro" // the journal mode is the writer's: it is in the file
+		params += "&mode=ro" // the journal mode is the writer's: it is in the file
 	} else {
-		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+		params += "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 	}
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(filepath.Join(dir, DBFile), params)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +279,7 @@ func OpenStore(dir string, readOnly bool) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, DBFile), err)
 		}
-		if err := migrate(db); err != nil {
+		if err := migrate(db.DB); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, DBFile), err)
 		}
@@ -288,7 +287,8 @@ func OpenStore(dir string, readOnly bool) (*Store, error) {
 	return &Store{db: db, dir: dir}, nil
 }
 
-// Close closes the database.
+// Close closes the database. It fails if the process lost SQLite's lock on
+// the file while the store was open (sqlitedb.ErrLockLost).
 func (s *Store) Close() error { return s.db.Close() }
 
 // initialized says whether the schema exists: a reader may open the file
@@ -422,7 +422,7 @@ func (s *Store) SetMachine(ctx context.Context, worker string, machine json.RawM
 func (s *Store) Machines(ctx context.Context) (map[string]Machine, error) {
 	// A database from before workers (opened read-only, so not migrated)
 	// has no such table: no machines.
-	if has, err := hasColumn(ctx, s.db, "workers", ""); err != nil || !has {
+	if has, err := hasColumn(ctx, s.db.DB, "workers", ""); err != nil || !has {
 		return map[string]Machine{}, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT name, machine FROM workers`)

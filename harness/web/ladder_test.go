@@ -10,13 +10,16 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/sandbox/local"
 )
@@ -170,4 +173,96 @@ func rankOf(table []event.Standing, name string) int {
 		}
 	}
 	return -1
+}
+
+// TestAPairsNumberHeldByAnotherTournamentIsPlayedAnew: the directory of
+// the ladder's first pair already holds a tournament of other bots (what a
+// backup restored leaves: its files were copied after its database). The
+// database is the truth: the pair is played in a directory of its own, the
+// one found kept aside (never deleted), and its games are the pair's.
+func TestAPairsNumberHeldByAnotherTournamentIsPlayedAnew(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"20\"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	passedUpload(t, e, e.a.ID, "./examples/greedy")
+	passedUpload(t, e, e.b.ID, "./examples/random")
+	stale := filepath.Join(e.dir, event.LadderDir, "1")
+	if err := os.MkdirAll(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old, err := tournament.OpenStore(stale, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Init(ctx, tournament.Config{Game: "codeclash", GamesPerPair: 2, Seed: 99,
+		Bots: []tournament.BotEntry{{Name: "Someone"}, {Name: "Else"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := e.server.Config.Settings().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &local.Backend{Dir: t.TempDir()}
+	_, key, _ := ed25519.GenerateKey(nil)
+	var logs strings.Builder
+	var logsMu sync.Mutex
+	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		ArenaVersion: "test", Signer: key, Log: slog.New(slog.NewTextHandler(lockedWriter{&logsMu, &logs}, nil)),
+		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 1}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	var games []event.Game
+	for deadline := time.Now().Add(2 * time.Minute); len(games) < 2; time.Sleep(100 * time.Millisecond) {
+		if games, err = e.store.GamesOf(ctx, e.a.ID, 10); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			logsMu.Lock()
+			t.Fatalf("the first pair was not played in 2 minutes: %+v\n%s", games, logs.String())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range games[:2] {
+		if !strings.HasPrefix(g.Dir, filepath.Join(event.LadderDir, "1")+string(filepath.Separator)) ||
+			min(g.White.Team, g.Black.Team) != min(e.a.ID, e.b.ID) || max(g.White.Team, g.Black.Team) != max(e.a.ID, e.b.ID) {
+			t.Errorf("a game of the first pair: %+v", g)
+		}
+	}
+	aside, err := filepath.Glob(filepath.Join(e.dir, event.AsideDir, "ladder-1-*", tournament.DBFile))
+	if err != nil || len(aside) != 1 {
+		t.Fatalf("the directory found is not kept aside: %v %v", aside, err)
+	}
+	kept, err := tournament.OpenStore(filepath.Dir(aside[0]), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	if c, err := kept.Config(context.Background()); err != nil || c == nil || c.Seed != 99 {
+		t.Errorf("what is kept aside is not what was found: %+v %v", c, err)
+	}
+	logsMu.Lock()
+	defer logsMu.Unlock()
+	if !strings.Contains(logs.String(), "kept aside") {
+		t.Errorf("the server's log does not say it kept a directory aside:\n%s", logs.String())
+	}
+}
+
+// lockedWriter is a writer goroutines share.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/internal/sqlitedb"
 )
 
 // liveEvent is an event directory with teams A and B and the organizer's
@@ -155,7 +156,9 @@ func (s *arenaServer) Logs() string {
 	return s.logs.String()
 }
 
-// Stop stops the server as Ctrl-C does and waits for it.
+// Stop stops the server as Ctrl-C does and waits for it. A server that
+// lost SQLite's lock on a database while it ran says so as it closes it:
+// that fails the test whatever it was about.
 func (s *arenaServer) Stop(t *testing.T) {
 	select {
 	case <-s.done:
@@ -169,6 +172,9 @@ func (s *arenaServer) Stop(t *testing.T) {
 		s.cmd.Process.Kill()
 		<-s.done
 		t.Errorf("arena serve did not stop within a minute of SIGTERM:\n%s", s.Logs())
+	}
+	if strings.Contains(s.Logs(), sqlitedb.ErrLockLost.Error()) {
+		t.Errorf("arena serve lost SQLite's lock on a database while it ran:\n%s", s.Logs())
 	}
 }
 

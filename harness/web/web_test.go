@@ -52,7 +52,11 @@ func newTestEvent(t *testing.T, toml string) *testEvent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	e := &testEvent{dir: dir, store: st}
 	ctx := context.Background()
 	if e.a, err = st.AddTeam(ctx, "Alpha", "ann, al", "alpha@example.org"); err != nil {
