@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,19 +99,22 @@ func TestAnEventMadeBeforeBotNamesGetsThem(t *testing.T) {
 }
 
 // failedWithReport stores an upload of team, fails it with a saved report
-// whose entry point is entry ("" when nothing could run).
-func failedWithReport(t *testing.T, st *Store, cfg Config, team int64, entry string) Submission {
+// whose entry point is entry ("" when nothing could run) and whose
+// failures are the README's and the checks more, as the validator records
+// it.
+func failedWithReport(t *testing.T, st *Store, cfg Config, team int64, entry string, more ...validate.Check) Submission {
 	t.Helper()
 	ctx := context.Background()
-	sub, err := st.AddSubmission(ctx, cfg, team, "bot.py", strings.NewReader("print('x')\n"+entry))
+	sub, err := st.AddSubmission(ctx, cfg, team, "bot.py", strings.NewReader("print('x')\n"+entry+fmt.Sprint(len(more))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := &validate.Report{Entry: entry, Checks: []validate.Check{{Name: "readme", Status: validate.Fail, Detail: "no README.md or README.txt"}}, Failures: 1}
+	rep := &validate.Report{Entry: entry, Checks: append([]validate.Check{{Name: "readme", Status: validate.Fail, Detail: "no README.md or README.txt"}}, more...),
+		Failures: 1 + len(more)}
 	if err := rep.Save(st.ValidationDir(sub.ID)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetState(ctx, sub.ID, Failed, FirstFailure(rep)); err != nil {
+	if err := st.SetValidated(ctx, sub.ID, Failed, FirstFailure(rep), rep.CannotPlay()); err != nil {
 		t.Fatal(err)
 	}
 	return sub
@@ -123,18 +127,31 @@ func TestTheOrganizerAdmitsAFailedSubmission(t *testing.T) {
 	b, _ := st.AddTeam(ctx, "Beta", "", "")
 	sub := failedWithReport(t, st, cfg, a.ID, "bot.py")
 	nothing := failedWithReport(t, st, cfg, b.ID, "")
+	// A script that runs, and that Python could not read: nothing plays.
+	unreadable := failedWithReport(t, st, cfg, b.ID, "bot.py", validate.Check{Name: "answers as white", Status: validate.Fail,
+		Detail: "the bot crashed", Evidence: &validate.Evidence{Verdict: "crash", ExitCode: 1,
+			StderrTail: "  File \"/game/bot.py\", line 2\r\n    def main(:\r\n             ^\r\nSyntaxError: expected ':'\r\n"}})
 	if _, err := st.Active(ctx, a.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a failed upload plays: %v", err)
 	}
-	if fails, _ := st.RecentFailures(ctx, 10); len(fails) != 2 {
+	fails, _ := st.RecentFailures(ctx, 10)
+	if len(fails) != 3 {
 		t.Errorf("failures before: %+v", fails)
+	}
+	for _, f := range fails {
+		if (f.CannotPlay != "") != (f.ID != sub.ID) {
+			t.Errorf("submission %d is listed as one that cannot play for %q", f.ID, f.CannotPlay)
+		}
 	}
 	var re *RefusedError
 	if _, err := st.Admit(ctx, sub.ID, "  "); !errors.As(err, &re) {
 		t.Errorf("an admission without a reason: %v", err)
 	}
-	if _, err := st.Admit(ctx, nothing.ID, "it is fine"); !errors.As(err, &re) || !strings.Contains(err.Error(), "nothing to run") {
+	if _, err := st.Admit(ctx, nothing.ID, "it is fine"); !errors.As(err, &re) || !strings.Contains(err.Error(), "nothing that could play (there is no program to run)") {
 		t.Errorf("admitting a submission with nothing to run: %v", err)
+	}
+	if _, err := st.Admit(ctx, unreadable.ID, "it is fine"); !errors.As(err, &re) || !strings.Contains(err.Error(), "nothing that could play (answers as white") {
+		t.Errorf("admitting a script Python could not read: %v", err)
 	}
 	got, err := st.Admit(ctx, sub.ID, "the README was mailed to us")
 	if err != nil || got.Admitted != "the README was mailed to us" || got.AdmittedAt.IsZero() || !got.Plays() {
@@ -147,7 +164,7 @@ func TestTheOrganizerAdmitsAFailedSubmission(t *testing.T) {
 		t.Errorf("the ladder after the admission: %+v", entries)
 	}
 	// Superseded: an admitted failure is no longer a failure to look at.
-	if fails, _ := st.RecentFailures(ctx, 10); len(fails) != 1 || fails[0].ID != nothing.ID {
+	if fails, _ := st.RecentFailures(ctx, 10); len(fails) != 2 || fails[0].ID != unreadable.ID || fails[1].ID != nothing.ID {
 		t.Errorf("failures after the admission: %+v", fails)
 	}
 	pass := passed(t, st, cfg, a.ID, "better.py")

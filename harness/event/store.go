@@ -231,6 +231,7 @@ var columns = []struct{ table, column, def string }{
 	{"teams", "bot_name", "TEXT"},
 	{"submissions", "admitted", "TEXT NOT NULL DEFAULT ''"},
 	{"submissions", "admitted_at", "TEXT NOT NULL DEFAULT ''"},
+	{"submissions", "cannot_play", "TEXT NOT NULL DEFAULT ''"},
 	{"games", "rated", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "course", "TEXT NOT NULL DEFAULT ''"},
 	{"games", "turns", "INTEGER NOT NULL DEFAULT 0"},

@@ -36,6 +36,10 @@ type Submission struct {
 	// failed its validation play as if it had passed ("" if it was not).
 	Admitted   string    `json:"admitted,omitempty"`
 	AdmittedAt time.Time `json:"admittedAt,omitzero"`
+	// CannotPlay is why a failed submission has no program that could
+	// play (validate.Report.CannotPlay): no admission lets it play. ""
+	// for one that could, and for one validated before it was recorded.
+	CannotPlay string `json:"cannotPlay,omitempty"`
 }
 
 // Plays says whether the submission may play for its team: it passed its
@@ -227,7 +231,7 @@ func syncDir(dir string) error {
 }
 
 const submissionColumns = `s.id, s.team_id, s.sha256, s.size, s.filename, s.uploaded, s.state, s.summary, s.started, s.finished,
-	s.admitted, s.admitted_at`
+	s.admitted, s.admitted_at, s.cannot_play`
 
 // activeID is the SQL for the id of team t's active submission: the one it
 // made active if that one plays, else the newest that plays.
@@ -238,7 +242,7 @@ var activeID = `COALESCE(
 func scanSubmission(row interface{ Scan(...any) error }, active *sql.NullInt64) (Submission, error) {
 	var sub Submission
 	var up, st, fin, adm string
-	dest := []any{&sub.ID, &sub.Team, &sub.SHA256, &sub.Size, &sub.Filename, &up, &sub.State, &sub.Summary, &st, &fin, &sub.Admitted, &adm}
+	dest := []any{&sub.ID, &sub.Team, &sub.SHA256, &sub.Size, &sub.Filename, &up, &sub.State, &sub.Summary, &st, &fin, &sub.Admitted, &adm, &sub.CannotPlay}
 	if active != nil {
 		dest = append(dest, active)
 	}
@@ -384,11 +388,18 @@ func (s *Store) Claim(ctx context.Context) (Submission, error) {
 // SetState records a submission's progress; a final state records its
 // summary and finishing time.
 func (s *Store) SetState(ctx context.Context, id int64, state, summary string) error {
+	return s.SetValidated(ctx, id, state, summary, "")
+}
+
+// SetValidated is SetState that also records why a failed submission
+// cannot play (validate.Report.CannotPlay; "" if it could).
+func (s *Store) SetValidated(ctx context.Context, id int64, state, summary, cannotPlay string) error {
 	fin := ""
 	if Done(state) {
 		fin = now()
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE submissions SET state = ?, summary = ?, finished = ? WHERE id = ?`, state, summary, fin, id)
+	_, err := s.w.ExecContext(ctx, `UPDATE submissions SET state = ?, summary = ?, finished = ?, cannot_play = ? WHERE id = ?`,
+		state, summary, fin, cannotPlay, id)
 	return err
 }
 
@@ -407,8 +418,8 @@ const MaxAdmission = 2000
 
 // Admit lets a submission that failed its validation play as if it had
 // passed, for the organizer's reason (which the team sees). A submission
-// whose validation found nothing to run cannot be admitted: it could not
-// play.
+// with nothing that could play (validate.Report.CannotPlay: nothing to
+// run, a build or syntax error) cannot be admitted.
 func (s *Store) Admit(ctx context.Context, id int64, reason string) (Submission, error) {
 	reason, err := cleanText("reason", reason, MaxAdmission)
 	if err != nil {
@@ -431,8 +442,8 @@ func (s *Store) Admit(ctx context.Context, id int64, reason string) (Submission,
 	if err != nil {
 		return Submission{}, fmt.Errorf("read the report of submission %d: %w", id, err)
 	}
-	if rep.Entry == "" {
-		return Submission{}, &RefusedError{fmt.Sprintf("submission %d has nothing to run (%s): admitted, it still could not play", id, FirstFailure(rep))}
+	if why := rep.CannotPlay(); why != "" {
+		return Submission{}, &RefusedError{fmt.Sprintf("submission %d has nothing that could play (%s): admitted, it still could not play", id, why)}
 	}
 	team, err := s.Team(ctx, sub.Team)
 	if err != nil {

@@ -150,7 +150,7 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 		// Stopped: the next start validates it again (Requeue).
 		return nil
 	}
-	state, summary := Passed, ""
+	state, summary, cannotPlay := Passed, "", ""
 	switch {
 	case err != nil:
 		state, summary = Errored, "the validation could not finish: "+err.Error()
@@ -168,13 +168,13 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 			}
 		}
 		if !rep.Pass {
-			state, summary = Failed, FirstFailure(rep)
+			state, summary, cannotPlay = Failed, FirstFailure(rep), rep.CannotPlay()
 		}
 		if err := v.recordGames(ctx, sub, dir); err != nil {
 			return err
 		}
 	}
-	if err := v.Store.SetState(ctx, sub.ID, state, summary); err != nil {
+	if err := v.Store.SetValidated(ctx, sub.ID, state, summary, cannotPlay); err != nil {
 		return fmt.Errorf("record the validation of submission %d: %w", sub.ID, err)
 	}
 	v.Log.Info("validated", "submission", sub.ID, "team", sub.Team, "state", state, "took", time.Since(start).Round(time.Millisecond))

@@ -897,7 +897,32 @@ func (r *Report) First() *Check {
 	return first
 }
 
-// rank orders failures by how basic they are (lower first).
+// CannotPlay says why the submission has no program that could play
+// (nothing to run, a build or syntax error, an executable the image cannot
+// run, a script its interpreter could not read), or "" when it has one:
+// whatever else it failed, admitted, it would play.
+func (r *Report) CannotPlay() string {
+	for _, c := range r.Checks {
+		if c.Status != Fail {
+			continue
+		}
+		if rank(c) == 0 {
+			return c.Name + ": " + c.Detail
+		}
+		if e := c.Evidence; e != nil {
+			if _, ok := referee.SyntaxError(e.StderrTail); ok {
+				return c.Name + ": " + c.Detail
+			}
+		}
+	}
+	if r.Entry == "" {
+		return nothingToRun(r)
+	}
+	return ""
+}
+
+// rank orders failures by how basic they are (lower first): rank 0 is a
+// submission that cannot play (CannotPlay).
 func rank(c Check) int {
 	switch c.Name {
 	case "archive", "module", "executable", "build", "syntax", "format", "glibc", "libraries", "interpreter":

@@ -591,7 +591,8 @@ func TestAPythonBotWrittenOnWindowsPlays(t *testing.T) {
 
 // The failure a report puts first is the one to fix first: a script that
 // does not parse, a build that fails, a crash, each before the missing
-// README, each with advice that fits it.
+// README, each with advice that fits it. The first two have nothing that
+// could play (CannotPlay): no admission makes them play.
 func TestTheFirstFailureIsTheOneToFixFirst(t *testing.T) {
 	t.Parallel()
 	backend := &local.Backend{Dir: t.TempDir()}
@@ -601,12 +602,14 @@ func TestTheFirstFailureIsTheOneToFixFirst(t *testing.T) {
 	for _, c := range []struct {
 		name, file, src  string
 		check, says, fix string
+		cannotPlay       bool
 	}{
-		{"a syntax error", "bot.py", "#!/usr/bin/env python3\ndef main(:\n    pass\n", "answers as white", "bot.py, line 2: SyntaxError", "fix the syntax error at bot.py line 2"},
-		{"a build error", "bot.c", "int main(void) { return oops; }\n", "build", "", ""},
-		{"a crash", "bot.py", "#!/usr/bin/env python3\nraise RuntimeError('boom')\n", "answers as white", "uncaught Python exception (RuntimeError: boom)", "fix the crash"},
+		{"a syntax error", "bot.py", "#!/usr/bin/env python3\ndef main(:\n    pass\n", "answers as white", "bot.py, line 2: SyntaxError", "fix the syntax error at bot.py line 2", true},
+		{"a syntax error in a source", "bot.py", "def main(:\n    pass\n", "syntax", "bot.py, line 1: SyntaxError", "fix the syntax error at bot.py line 1", true},
+		{"a build error", "bot.c", "int main(void) { return oops; }\n", "build", "", "", true},
+		{"a crash", "bot.py", "#!/usr/bin/env python3\nraise RuntimeError('boom')\n", "answers as white", "uncaught Python exception (RuntimeError: boom)", "fix the crash", false},
 		{"a quiet error handler", "bot.py", "#!/usr/bin/env python3\nimport sys\ntry:\n    raise NotImplementedError\nexcept Exception:\n    sys.exit(3)\n", "answers as white",
-			"printed nothing: its own error handler caught an error", "traceback.print_exc()"},
+			"printed nothing: its own error handler caught an error", "traceback.print_exc()", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -629,6 +632,9 @@ func TestTheFirstFailureIsTheOneToFixFirst(t *testing.T) {
 			}
 			if !readme {
 				t.Errorf("the README's absence is not among the failures: %+v", rep.Checks)
+			}
+			if why := rep.CannotPlay(); (why != "") != c.cannotPlay {
+				t.Errorf("CannotPlay says %q, want a reason: %v", why, c.cannotPlay)
 			}
 			var text strings.Builder
 			if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "fix first: "+c.check) {

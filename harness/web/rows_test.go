@@ -1,12 +1,16 @@
 package web
 
 import (
+	"context"
+	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/validate"
 )
 
 // A games table's row is written without a template: every text of it
@@ -153,5 +157,45 @@ func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 `
 	if got := scrimmageRow(base, games, names); got != want {
 		t.Errorf("a scrimmage's row:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The organizer's list of failures offers Admit for a failure that could
+// play (a README missing) and not for one with nothing that could play (a
+// syntax error): it says why instead, and the API refuses it all the same.
+func TestAFailureThatCannotPlayIsNotOfferedForAdmission(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "")
+	ctx := context.Background()
+	fail := func(team int64, rep *validate.Report) event.Submission {
+		sub, err := e.store.AddSubmission(ctx, e.server.Config, team, "bot.py", strings.NewReader(fmt.Sprintf("print(%d)\n", team)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.Save(e.store.ValidationDir(sub.ID)); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.SetValidated(ctx, sub.ID, event.Failed, event.FirstFailure(rep), rep.CannotPlay()); err != nil {
+			t.Fatal(err)
+		}
+		return sub
+	}
+	readme := validate.Check{Name: "readme", Status: validate.Fail, Detail: "no README.md or README.txt"}
+	could := fail(e.a.ID, &validate.Report{Entry: "bot.py", Checks: []validate.Check{readme}, Failures: 1})
+	cannot := fail(e.b.ID, &validate.Report{Checks: []validate.Check{{Name: "syntax", Status: validate.Fail,
+		Detail: "bot.py, line 1: SyntaxError: expected ':'"}, readme}, Failures: 2})
+	res, page := e.do(t, "GET", "/admin", e.admin, nil, "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/admin: %d", res.StatusCode)
+	}
+	if !strings.Contains(page, fmt.Sprintf(`id="admit-%d"`, could.ID)) {
+		t.Errorf("no Admit for the submission that could play")
+	}
+	if strings.Contains(page, fmt.Sprintf(`id="admit-%d"`, cannot.ID)) || !strings.Contains(page, "Cannot be admitted: it has nothing that could play.") {
+		t.Errorf("the submission with a syntax error is offered for admission, or not said why not")
+	}
+	res, body := e.do(t, "POST", fmt.Sprintf("/api/v1/admin/submissions/%d/admit", cannot.ID), e.admin, strings.NewReader(`{"reason": "please"}`), "application/json")
+	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "nothing that could play") {
+		t.Errorf("admitting the syntax error over the API: %d %s", res.StatusCode, body)
 	}
 }
