@@ -102,6 +102,26 @@ func (c Config) Planned() int {
 	return 0
 }
 
+// unpaired is how many games an adaptive format's rounds not yet paired
+// will play, as far as Planned tells: none once every game so far is
+// finished and its next round would be empty (a rating tournament that
+// told its ranks apart or spent its budget, a bracket decided).
+func (c Config) unpaired(recs []Record) int {
+	planned := c.Planned()
+	if planned <= len(recs) {
+		return 0
+	}
+	for _, r := range recs {
+		if r.Status == Pending || r.Status == Running {
+			return planned - len(recs)
+		}
+	}
+	if len(c.next(recs)) == 0 {
+		return 0 // over
+	}
+	return planned - len(recs)
+}
+
 // firstGames are the games a tournament starts with: its whole schedule,
 // or an adaptive format's first round.
 func (c Config) firstGames() ([]Game, error) {

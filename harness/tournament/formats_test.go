@@ -242,3 +242,42 @@ func TestTheAdaptiveFormatsResumeAsTheyWerePaired(t *testing.T) {
 		})
 	}
 }
+
+// A tournament played to its end has no games left to play, whatever its
+// format planned: a rating tournament that told its ranks apart before
+// its budget, or whose budget leaves less than a pair, is over (its run
+// says finished, not interrupted); one with a round still to pair is not.
+func TestATournamentPlayedToItsEndHasNothingLeftToPlay(t *testing.T) {
+	t.Parallel()
+	draws := func(int, int) string { return transcript.WinnerDraw }
+	for _, c := range []struct {
+		name   string
+		config Config
+		result func(int, int) string
+	}{
+		{"rating of 2, told apart", func() Config { c := formatOf(Rating, 2, 2); c.Budget = 12; return c }(), stronger},
+		{"rating of 6, told apart", func() Config { c := formatOf(Rating, 6, 2); c.Budget = 2000; return c }(), stronger},
+		{"rating of 5, its budget spent", func() Config { c := formatOf(Rating, 5, 2); c.Budget = 31; return c }(), draws},
+		{"swiss of 7", formatOf(Swiss, 7, 2), stronger},
+		{"knockout of 6, level", formatOf(Knockout, 6, 2), draws},
+		{"double elimination of 5", formatOf(DoubleElimination, 5, 2), stronger},
+		{"stages of 9", func() Config { c := formatOf(Stages, 9, 2); c.Advance, c.Then = 4, Knockout; return c }(), draws},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			recs := playFormat(t, c.config, c.result)
+			if n := c.config.unpaired(recs); n != 0 {
+				t.Errorf("played to its end in %d games, it still has %d to play (planned %d)", len(recs), n, c.config.Planned())
+			}
+			first := c.config.next(nil)
+			if len(first) < len(recs) && c.config.unpaired(recs[:len(first)]) == 0 && c.config.Planned() > len(first) {
+				t.Errorf("after its first round it has nothing left to play")
+			}
+			pending := append([]Record(nil), recs[:len(first)]...)
+			pending[0].Status = Pending
+			if len(first) < c.config.Planned() && c.config.unpaired(pending) == 0 {
+				t.Errorf("with a game of its first round to play, its later rounds are not counted")
+			}
+		})
+	}
+}

@@ -136,10 +136,9 @@ func Load(ctx context.Context, dir string) (*State, error) {
 			s.Summary.Pending++
 		}
 	}
-	if planned := cfg.Planned(); planned > len(recs) {
-		// A Swiss tournament's rounds not yet paired are games to play.
-		s.Summary.Pending += planned - len(recs)
-		s.Summary.Total = planned
+	if more := cfg.unpaired(recs); more > 0 {
+		s.Summary.Pending += more
+		s.Summary.Total += more
 	}
 	s.Summary.BotTime = time.Duration(bot * float64(time.Millisecond))
 	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
