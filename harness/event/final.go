@@ -324,8 +324,8 @@ func (s *Store) beginFinal(ctx context.Context, f Final, players []FinalEntry) e
 		if _, err := tx.ExecContext(ctx, `DELETE FROM final_players`); err != nil {
 			return "", err
 		}
-		for _, p := range players {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO final_players (team) VALUES (?)`, p.Team); err != nil {
+		for i, p := range players {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO final_players (team, seed) VALUES (?, ?)`, p.Team, i+1); err != nil {
 				return "", err
 			}
 		}
@@ -416,6 +416,16 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	seeded, err := s.finalSeeds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(seeded) > 0 {
+		// Resumed: the players and their order are the ones it started
+		// with, stored then, whatever the ladder, the teams' names or
+		// their state say now.
+		look.Playing = seeded
+	}
 	if len(look.Playing) < 2 {
 		var left []string
 		for _, t := range look.Missing {
@@ -453,6 +463,12 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 		return nil, err
 	}
 	plan := &FinalPlan{store: s, f: f, entries: look.Playing, bots: bots}
+	if len(seeded) > 0 {
+		if plan.cfg, err = plan.config(); err != nil {
+			return refuse("%v", err)
+		}
+		return plan, nil
+	}
 	if err := plan.seedByLadder(ctx); err != nil {
 		return nil, err
 	}
@@ -528,6 +544,31 @@ func (p *FinalPlan) seedByLadder(ctx context.Context) error {
 	}
 	p.entries, p.bots = entries, bots
 	return nil
+}
+
+// finalSeeds are the players of a final that started, in the order it
+// started with, each with its pinned submission; none before it started,
+// or for a final started before the order was kept.
+func (s *Store) finalSeeds(ctx context.Context) ([]FinalEntry, error) {
+	rows, err := s.read(ctx, `SELECT p.team, t.name, f.submission, f.sha256, p.seed FROM final_players p
+		JOIN final_entries f ON f.team_id = p.team JOIN teams t ON t.id = p.team ORDER BY p.seed`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []FinalEntry
+	for rows.Next() {
+		var e FinalEntry
+		var seed int
+		if err := rows.Scan(&e.Team, &e.Name, &e.Submission, &e.SHA256, &seed); err != nil {
+			return nil, err
+		}
+		if seed == 0 {
+			return nil, rows.Err() // an older final's: seeded again as it was
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }
 
 // FinalPlayers are the teams the final plays (none before it started).

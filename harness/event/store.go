@@ -242,6 +242,11 @@ var columns = []struct{ table, column, def string }{
 	{"final_run", "advance", "INTEGER NOT NULL DEFAULT 0"},
 	{"final_run", "then_format", "TEXT NOT NULL DEFAULT ''"},
 	{"final_run", "budget", "INTEGER NOT NULL DEFAULT 0"},
+	// A final's player's place in the order it was started with (its
+	// seed, from 1): a resumed final plays them in that order, whatever
+	// the ladder, the teams' names or their state say since. 0: a final
+	// started before seeds were kept.
+	{"final_players", "seed", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "opening", "TEXT NOT NULL DEFAULT ''"},
 	{"ladder_pairs", "played", "INTEGER NOT NULL DEFAULT 0"},
 	{"ladder_pairs", "repeats", "INTEGER NOT NULL DEFAULT 0"},

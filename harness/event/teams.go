@@ -345,6 +345,18 @@ func (s *Store) SetDisabled(ctx context.Context, team int64, disabled bool) erro
 		action = ActionDisable
 	}
 	return s.act(ctx, action, func(tx *sql.Tx) (string, error) {
+		if disabled {
+			var name, started string
+			err := tx.QueryRowContext(ctx, `SELECT t.name, r.started FROM final_players p JOIN teams t ON t.id = p.team
+				JOIN final_run r ON r.id = 1 AND r.finished = '' WHERE p.team = ?`, team).Scan(&name, &started)
+			if err == nil {
+				return "", &RefusedError{fmt.Sprintf("%s plays the final, which runs (started %s): disabling it would not take it out of the final, whose schedule holds its games; disable it once the final has ended",
+					name, parseTime(started).Format("2006-01-02 15:04 MST"))}
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return "", err
+			}
+		}
 		var name string
 		if err := tx.QueryRowContext(ctx, `UPDATE teams SET disabled = ? WHERE id = ? RETURNING name`, disabled, team).Scan(&name); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {

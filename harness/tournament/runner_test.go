@@ -314,3 +314,22 @@ func TestEvidenceMustMatchTheResult(t *testing.T) {
 		t.Fatalf("a game without result.json was accepted: %v", err)
 	}
 }
+
+// A resume refused for the bots' order says which bots moved, in words.
+func TestABotOrderChangedSaysWhichMoved(t *testing.T) {
+	t.Parallel()
+	list := func(names ...string) (out []BotEntry) {
+		for _, n := range names {
+			out = append(out, BotEntry{Name: n, SHA256: n})
+		}
+		return out
+	}
+	d := Diff(Config{Bots: list("a", "b", "c", "d")}, Config{Bots: list("a", "c", "d", "b")})
+	if len(d) != 1 || d[0] != "bot order: b was 2nd, now 4th; c was 3rd, now 2nd; d was 4th, now 3rd" {
+		t.Errorf("%q", d)
+	}
+	d = Diff(Config{Bots: list("a", "b", "c", "d", "e")}, Config{Bots: list("e", "d", "c", "b", "a")})
+	if len(d) != 1 || d[0] != "bot order: a was 1st, now 5th; b was 2nd, now 4th; d was 4th, now 2nd; and 1 more moved" {
+		t.Errorf("%q", d)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/sqlitedb"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -135,9 +136,28 @@ func diffBots(a, b []BotEntry) []string {
 		}
 	}
 	if len(out) == 0 && !reflect.DeepEqual(names(a), names(b)) {
-		out = append(out, fmt.Sprintf("bot order: stored %v, now %v", names(a), names(b)))
+		out = append(out, "bot order: "+moved(names(a), names(b)))
 	}
 	return out
+}
+
+// moved says which bots of the same list stand elsewhere now: "greedy-06
+// was 5th, now 37th", the first three, and how many more.
+func moved(stored, now []string) string {
+	at := map[string]int{}
+	for i, n := range now {
+		at[n] = i
+	}
+	var moves []string
+	for i, n := range stored {
+		if j := at[n]; j != i {
+			moves = append(moves, fmt.Sprintf("%s was %s, now %s", n, words.Ordinal(i+1), words.Ordinal(j+1)))
+		}
+	}
+	if len(moves) > 3 {
+		return strings.Join(moves[:3], "; ") + fmt.Sprintf("; and %d more moved", len(moves)-3)
+	}
+	return strings.Join(moves, "; ")
 }
 
 func names(list []BotEntry) []string {

@@ -151,12 +151,16 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Pr
 }
 
 func (s *Server) disableForm(disabled bool) func(http.ResponseWriter, *http.Request, *event.Principal) error {
-	return func(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
 		id, err := pathID(r)
 		if err != nil {
 			return err
 		}
 		if err := s.Store.SetDisabled(r.Context(), id, disabled); err != nil {
+			var re *event.RefusedError
+			if errors.As(err, &re) {
+				return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+			}
 			return err
 		}
 		http.Redirect(w, r, "/admin", http.StatusSeeOther)

@@ -434,3 +434,58 @@ func TestAFinalOfTheLaddersTop(t *testing.T) {
 		t.Error("Alpha's page does not say the final plays its submission")
 	}
 }
+
+// A final resumed plays the players and the order it started with, stored
+// then: a team renamed since (a round robin's order was by name) or a
+// ladder changed since (a bracket's seeds) changes neither. A team that
+// plays a final under way cannot be disabled: the page and the API say
+// why; once the final has ended it can.
+func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := threeTeamsForTheFinal(t, ctx, e)
+	resolved, err := e.server.Config.Settings().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &local.Backend{Dir: t.TempDir()}
+	f := event.Final{Settings: resolved, Backend: backend, Intake: submission.DefaultLimits(), Shape: event.Shape{GamesPerPair: 2},
+		Builder: &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}}
+	plan, err := e.store.PrepareFinal(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	names := func(entries []event.FinalEntry) (out []int64) {
+		for _, en := range entries {
+			out = append(out, en.Team)
+		}
+		return out
+	}
+	started := names(plan.Entries())
+	// Alpha, Beta, Gamma by name; renamed, Alpha would come last.
+	if _, err := e.store.Rename(ctx, e.a.ID, "Zulu"); err != nil {
+		t.Fatal(err)
+	}
+	res, body := e.do(t, http.MethodPost, fmt.Sprintf("/api/v1/admin/teams/%d/disable", c.ID), e.admin, nil, "")
+	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "Gamma plays the final, which runs") {
+		t.Errorf("disabling a team of the final under way: %d %s", res.StatusCode, body)
+	}
+	res, page := e.do(t, http.MethodPost, fmt.Sprintf("/admin/teams/%d/disable", c.ID), e.admin, nil, "")
+	if res.StatusCode != http.StatusConflict || !strings.Contains(page, "disable it once the final has ended") {
+		t.Errorf("the page's disable of a team of the final under way: %d %.300s", res.StatusCode, page)
+	}
+	resumed, err := e.store.PrepareFinal(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(resumed.Entries()); !slices.Equal(got, started) {
+		t.Errorf("the final started with teams %v, resumes with %v", started, got)
+	}
+	if tm, err := e.store.Team(ctx, c.ID); err != nil || tm.Disabled {
+		t.Errorf("Gamma was disabled during the final: %+v %v", tm, err)
+	}
+}
