@@ -339,7 +339,7 @@ func (s *Store) beginFinal(ctx context.Context, f Final, players []FinalEntry) e
 		top = excluded.top, advance = excluded.advance, then_format = excluded.then_format, budget = excluded.budget,
 		games_per_pair = excluded.games_per_pair,
 		concurrency = excluded.concurrency, max_attempts = excluded.max_attempts, seed = excluded.seed,
-		started = excluded.started, finished = '', error = ''`, format, f.Rounds, f.Top, f.Advance, f.Then, f.Budget, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
+		started = CASE WHEN final_run.started = '' THEN excluded.started ELSE final_run.started END, finished = '', error = ''`, format, f.Rounds, f.Top, f.Advance, f.Then, f.Budget, f.GamesPerPair, f.Concurrency, f.MaxAttempts, int64(f.Seed), now())
 		verb := "started"
 		if runs > 0 {
 			verb = "resumed"
@@ -348,12 +348,23 @@ func (s *Store) beginFinal(ctx context.Context, f Final, players []FinalEntry) e
 	})
 }
 
+// endFinal records that the final's run ended: with runErr, now; played
+// to its end, when its last game finished (a run that only found its games
+// played, resumed after a stop, ends when they did, not when it resumed).
 func (s *Store) endFinal(ctx context.Context, runErr error) error {
-	msg := ""
+	msg, at := "", now()
 	if runErr != nil {
 		msg = runErr.Error()
+	} else {
+		var last sql.NullString
+		if err := s.w.QueryRowContext(ctx, `SELECT finished FROM games WHERE kind = ? ORDER BY julianday(finished) DESC LIMIT 1`, FinalGame).Scan(&last); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if t := parseTime(last.String); !t.IsZero() {
+			at = t.UTC().Format(time.RFC3339Nano)
+		}
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE final_run SET finished = ?, error = ? WHERE id = 1`, now(), msg)
+	_, err := s.w.ExecContext(ctx, `UPDATE final_run SET finished = ?, error = ? WHERE id = 1`, at, msg)
 	return err
 }
 
@@ -921,7 +932,15 @@ func boardRows(rows []tournament.Row, names TeamNames) []BoardRow {
 func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err error) {
 	state, err := tournament.Load(ctx, filepath.Join(s.Dir, FinalDir))
 	if errors.Is(err, tournament.ErrNotStarted) {
-		return nil, nil, nil
+		// Begun, its first game not yet under way: the run, and nothing
+		// played.
+		run, ok, err := s.FinalRun(ctx)
+		if err != nil || !ok {
+			return nil, nil, err
+		}
+		b := Board{Standings: []BoardRow{}, Games: map[string]int{}, Run: run}
+		org := b
+		return &b, &org, nil
 	}
 	if err != nil {
 		return nil, nil, err

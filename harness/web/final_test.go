@@ -324,10 +324,26 @@ func TestAKnockoutFinal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	threeTeamsForTheFinal(t, ctx, e)
-	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "knockout", "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+	res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "knockout", "games_per_pair": 2}`), "application/json")
+	if res.StatusCode != http.StatusOK {
 		t.Fatalf("start a knockout final: %d %s", res.StatusCode, body)
 	}
+	// The answer is the run it started.
+	var answer event.Board
+	if err := json.Unmarshal([]byte(body), &answer); err != nil || answer.Run.Started.IsZero() || answer.Run.Format != tournament.Knockout {
+		t.Errorf("the final's start answered %s (%v)", body, err)
+	}
 	b := e.finalEnded(t)
+	// It ended when its last game did.
+	played, _, err := e.store.ListGames(ctx, event.GameQuery{Kind: event.FinalGame, Limit: 100})
+	if err != nil || len(played) == 0 {
+		t.Fatal(err)
+	}
+	last := slices.MaxFunc(played, func(x, y event.Game) int { return x.Finished.Compare(y.Finished) })
+	if d := b.Run.Finished.Sub(last.Finished); d < -time.Millisecond || d > time.Millisecond || !b.Run.Started.Equal(answer.Run.Started) {
+		t.Errorf("the final started at %v and ended at %v; it was answered as started at %v, its last game ended at %v",
+			b.Run.Started, b.Run.Finished, answer.Run.Started, last.Finished)
+	}
 	if b.Run.Error != "" || b.Run.Format != tournament.Knockout || len(b.Standings) != 3 || b.Standings[0].Rank != 1 || b.Standings[1].Rank != 2 || b.Standings[2].Rank != 3 {
 		t.Fatalf("the knockout final ended with %+v", b)
 	}
@@ -348,7 +364,7 @@ func TestAKnockoutFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := slices.MinFunc(games, func(x, y event.Game) int { return x.Finished.Compare(y.Finished) })
-	body := fmt.Sprintf(`{"at": %q}`, first.Finished.Format(time.RFC3339Nano))
+	body = fmt.Sprintf(`{"at": %q}`, first.Finished.Format(time.RFC3339Nano))
 	if res, out := e.do(t, http.MethodPost, "/api/v1/admin/freeze", e.admin, strings.NewReader(body), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("freeze: %d %s", res.StatusCode, out)
 	}
@@ -478,9 +494,20 @@ func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
 	if res.StatusCode != http.StatusConflict || !strings.Contains(page, "disable it once the final has ended") {
 		t.Errorf("the page's disable of a team of the final under way: %d %.300s", res.StatusCode, page)
 	}
+	run, _, err := e.store.FinalRun(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
 	resumed, err := e.store.PrepareFinal(ctx, f)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := resumed.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, err := e.store.FinalRun(ctx); err != nil || !again.Started.Equal(run.Started) {
+		t.Errorf("the final started at %v; resumed, it says %v (%v)", run.Started, again.Started, err)
 	}
 	if got := names(resumed.Entries()); !slices.Equal(got, started) {
 		t.Errorf("the final started with teams %v, resumes with %v", started, got)
