@@ -14,8 +14,8 @@ import (
 
 // Estimate is what the final would play for this event and how long it
 // would take: for each format its games (games per pair, the shape's
-// choices applied) and the time from the mean duration of the games
-// played here so far (the ladder's, scrimmages' and validations'), at so
+// choices applied) and the time from the mean duration of the ladder's and
+// the final's games played here so far (every game's, before any), at so
 // many at once.
 type Estimate struct {
 	// Teams are the teams the final would play (the ladder's top, when
@@ -26,6 +26,10 @@ type Estimate struct {
 	// of them); 0 before any.
 	MeanGame time.Duration `json:"meanGameMs"`
 	Sample   int           `json:"sample"`
+	// SampleOf says which games the mean is of: "ladder and final games"
+	// (what the final plays), or "games" (every kind, validations too)
+	// while the event has played none of them.
+	SampleOf string `json:"sampleOf"`
 	AtOnce   int           `json:"atOnce"`
 	// Formats are the final's formats, in FinalFormats' order, the one the
 	// shape names Chosen.
@@ -66,13 +70,28 @@ func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce in
 	}
 	e := Estimate{Teams: teams, GamesPerPair: shape.GamesPerPair, AtOnce: max(atOnce, 1)}
 	var mean float64
-	// The last games recorded, those of them that say how long they took:
-	// never more than estimateSample rows read, however many games lack
-	// a duration (recorded before durations were).
-	err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COUNT(*) FROM
-		(SELECT duration_ms AS d FROM games ORDER BY id DESC LIMIT ?) WHERE d > 0`, estimateSample).Scan(&mean, &e.Sample)
+	// The last games recorded of the kinds the final plays, those of
+	// them that say how long they took: never more than estimateSample
+	// rows of each kind read, each by its index, however many games lack
+	// a duration (recorded before durations were). A validation's games
+	// against the built-in random bot are shorter than two teams' and
+	// are not taken, nor scrimmages, which may be against it; an event
+	// that played neither kind yet takes every game it played.
+	err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COUNT(*) FROM (SELECT d FROM
+		(SELECT id, duration_ms AS d FROM games WHERE kind = ?2 ORDER BY id DESC LIMIT ?1)
+		UNION ALL SELECT d FROM (SELECT id, duration_ms AS d FROM games WHERE kind = ?3 ORDER BY id DESC LIMIT ?1)) WHERE d > 0`,
+		estimateSample, LadderGame, FinalGame).Scan(&mean, &e.Sample)
 	if err != nil {
 		return e, err
+	}
+	e.SampleOf = "ladder and final games"
+	if e.Sample == 0 {
+		e.SampleOf = "games"
+		err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COUNT(*) FROM
+			(SELECT duration_ms AS d FROM games ORDER BY id DESC LIMIT ?) WHERE d > 0`, estimateSample).Scan(&mean, &e.Sample)
+		if err != nil {
+			return e, err
+		}
 	}
 	// Whole milliseconds, as the page shows them.
 	e.MeanGame = time.Duration(math.Round(mean)) * time.Millisecond
@@ -107,7 +126,7 @@ func (e Estimate) Intro() string {
 	if e.MeanGame <= 0 {
 		return out + " (no game played here yet says how long one takes)"
 	}
-	return out + fmt.Sprintf(", at %s a game (the mean of the last %d played here)", About(e.MeanGame), e.Sample)
+	return out + fmt.Sprintf(", at %s a game (the mean of the last %d %s played here)", About(e.MeanGame), e.Sample, e.SampleOf)
 }
 
 // String says one format's estimate: "swiss, 11 rounds: 3,300 games, about

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/harness/tournament"
 )
@@ -34,5 +35,38 @@ func TestTheEstimateOfEachFormat(t *testing.T) {
 	est, err = st.FinalEstimate(context.Background(), Shape{Format: tournament.Swiss, Top: 64, GamesPerPair: 2}, 300, 4)
 	if err != nil || est.Teams != 64 || est.Chosen().Games != 8*32*2 {
 		t.Errorf("the ladder's top 64 in a Swiss final: %+v, %v", est, err)
+	}
+}
+
+// The estimate's pace is the games the final plays: the ladder's and the
+// final's, not validations against the built-in random bot (shorter) nor
+// scrimmages; an event that played none of them takes every game.
+func TestTheEstimatesPaceIsOfTheGamesTheFinalPlays(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	n := 0
+	add := func(kind string, ms float64) {
+		t.Helper()
+		n++
+		if _, err := st.w.ExecContext(ctx, `INSERT INTO games (kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished, duration_ms)
+			VALUES (?, 'a', 'b', 'x', 'y', ?, 'white', 'r', 1, '', ?)`, kind, fmt.Sprintf("%s/%d", kind, n), ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		add(ValidationGame, 3900)
+	}
+	est, err := st.FinalEstimate(ctx, Shape{GamesPerPair: 2}, 10, 1)
+	if err != nil || est.MeanGame != 3900*time.Millisecond || est.Sample != 3 || !strings.Contains(est.Intro(), "the mean of the last 3 games played here") {
+		t.Fatalf("with validations alone: %v %d %q %v", est.MeanGame, est.Sample, est.Intro(), err)
+	}
+	add(LadderGame, 10000)
+	add(ScrimmageGame, 100)
+	add(FinalGame, 11000)
+	add(ValidationGame, 1)
+	est, err = st.FinalEstimate(ctx, Shape{GamesPerPair: 2}, 10, 1)
+	if err != nil || est.MeanGame != 10500*time.Millisecond || est.Sample != 2 || !strings.Contains(est.Intro(), "the mean of the last 2 ladder and final games played here") {
+		t.Fatalf("with ladder and final games: %v %d %q %v", est.MeanGame, est.Sample, est.Intro(), err)
 	}
 }
