@@ -57,19 +57,49 @@ type Dispute struct {
 	// Rerun is what the rerun printed ("" before one).
 	RerunPly int    `json:"rerunPly"`
 	Rerun    string `json:"rerun,omitempty"`
+	// Reruns are every rerun of the dispute, in the order they ran: the
+	// team sees each turn the organizer ran again, not the last alone.
+	Reruns []DisputeRerun `json:"reruns"`
 }
 
-const disputeColumns = `id, game_id, team_id, message, filed, verdict, state, answer, answered, rerun_ply, rerun`
+// DisputeRerun is one turn of a disputed game run again, and what it
+// printed.
+type DisputeRerun struct {
+	Ply  int       `json:"ply"`
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
+}
+
+// disputeColumns are a dispute's columns, its reruns as one JSON array
+// read by their index.
+const disputeColumns = `id, game_id, team_id, message, filed, verdict, state, answer, answered, rerun_ply, rerun,
+	(SELECT json_group_array(json_object('ply', ply, 'text', text, 'at', at)) FROM
+		(SELECT ply, text, at FROM dispute_reruns r WHERE r.dispute_id = disputes.id ORDER BY r.id))`
 
 func scanDispute(row interface{ Scan(...any) error }) (Dispute, error) {
 	var d Dispute
-	var filed, answered string
-	err := row.Scan(&d.ID, &d.Game, &d.Team, &d.Message, &filed, &d.Verdict, &d.State, &d.Answer, &answered, &d.RerunPly, &d.Rerun)
+	var filed, answered, reruns string
+	err := row.Scan(&d.ID, &d.Game, &d.Team, &d.Message, &filed, &d.Verdict, &d.State, &d.Answer, &answered, &d.RerunPly, &d.Rerun, &reruns)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, ErrNotFound
 	}
+	if err != nil {
+		return d, err
+	}
 	d.Filed, d.Answered = parseTime(filed), parseTime(answered)
-	return d, err
+	var rows []struct {
+		Ply  int    `json:"ply"`
+		Text string `json:"text"`
+		At   string `json:"at"`
+	}
+	if err := json.Unmarshal([]byte(reruns), &rows); err != nil {
+		return d, fmt.Errorf("dispute %d's reruns: %w", d.ID, err)
+	}
+	d.Reruns = make([]DisputeRerun, 0, len(rows))
+	for _, r := range rows {
+		d.Reruns = append(d.Reruns, DisputeRerun{Ply: r.Ply, Text: r.Text, At: parseTime(r.At)})
+	}
+	return d, nil
 }
 
 // cleanText is a team's or the organizer's text as stored: valid UTF-8,
@@ -295,7 +325,10 @@ func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (Dispute, error
 		}
 	}
 	err = r.Store.act(ctx, ActionRerun, func(tx *sql.Tx) (string, error) {
-		_, err := tx.ExecContext(ctx, `UPDATE disputes SET rerun_ply = ?, rerun = ? WHERE id = ?`, ply, text.String(), id)
+		if _, err := tx.ExecContext(ctx, `UPDATE disputes SET rerun_ply = ?, rerun = ? WHERE id = ?`, ply, text.String(), id); err != nil {
+			return "", err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO dispute_reruns (dispute_id, ply, text, at) VALUES (?, ?, ?, ?)`, id, ply, text.String(), now())
 		return fmt.Sprintf("turn %d of game %d for dispute %d (%s)", ply, g.ID, id, firstLine(text.String())), err
 	})
 	if err != nil {

@@ -216,6 +216,14 @@ CREATE TABLE IF NOT EXISTS disputes (
 	rerun TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS disputes_team ON disputes(team_id, id);
+CREATE TABLE IF NOT EXISTS dispute_reruns (
+	id INTEGER PRIMARY KEY,
+	dispute_id INTEGER NOT NULL REFERENCES disputes(id),
+	ply INTEGER NOT NULL,
+	text TEXT NOT NULL,
+	at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dispute_reruns_dispute ON dispute_reruns(dispute_id, id);
 CREATE INDEX IF NOT EXISTS disputes_state ON disputes(state, id);
 CREATE TABLE IF NOT EXISTS audit (
 	id INTEGER PRIMARY KEY,
@@ -354,6 +362,12 @@ func migrateIn(ctx context.Context, q querier) error {
 			}
 			added[c.table+"."+c.column] = true
 		}
+	}
+	// An event kept before every rerun of a dispute was kept holds its
+	// last one in the dispute's row.
+	if _, err := q.ExecContext(ctx, `INSERT INTO dispute_reruns (dispute_id, ply, text, at)
+		SELECT id, rerun_ply, rerun, filed FROM disputes d WHERE rerun != '' AND NOT EXISTS (SELECT 1 FROM dispute_reruns r WHERE r.dispute_id = d.id)`); err != nil {
+		return fmt.Errorf("keep the disputes' reruns: %w", err)
 	}
 	var counted, plotted int
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'team_games'`).Scan(&counted); err != nil {

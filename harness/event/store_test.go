@@ -181,3 +181,26 @@ func TestQuotasAndHoursRefuseUploads(t *testing.T) {
 		t.Errorf("an upload after closing: %v", err)
 	}
 }
+
+// An event kept before every rerun of a dispute was kept held the last
+// one in the dispute's row: opened, it is the dispute's first rerun, once.
+func TestAnOlderDisputesRerunIsKept(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	execAll(t, st.w,
+		`INSERT INTO teams (id, name, token_hash, created) VALUES (1, 'Alpha', 'h', '')`,
+		`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
+		`INSERT INTO disputes (id, game_id, team_id, message, filed, rerun_ply, rerun) VALUES (1, 1, 1, 'why', '2026-11-20T10:00:00Z', 7, 'ran again: 3 of 3 reproduce')`,
+		`INSERT INTO disputes (id, game_id, team_id, message, filed) VALUES (2, 1, 1, 'and this', '2026-11-20T11:00:00Z')`,
+		`DELETE FROM dispute_reruns`)
+	for range 2 {
+		again := reopen(t, st.Dir)
+		d, err := again.Dispute(context.Background(), 1)
+		if err != nil || len(d.Reruns) != 1 || d.Reruns[0].Ply != 7 || d.Reruns[0].Text != "ran again: 3 of 3 reproduce" || !d.Reruns[0].At.Equal(d.Filed) {
+			t.Fatalf("the older dispute's rerun: %+v %v", d.Reruns, err)
+		}
+		if d, err := again.Dispute(context.Background(), 2); err != nil || d.Reruns == nil || len(d.Reruns) != 0 {
+			t.Fatalf("a dispute never rerun: %+v %v", d.Reruns, err)
+		}
+	}
+}

@@ -80,6 +80,17 @@ func TestADisputeIsFiledRerunAndAnswered(t *testing.T) {
 	if err != nil || !strings.Contains(string(saved), "reproduce") {
 		t.Errorf("the rerun is not kept in the event directory: %v %q", err, saved)
 	}
+	// And another turn of the same side: both reruns are kept.
+	other := d.RerunPly - 2
+	if other < 1 {
+		other = d.RerunPly + 2
+	}
+	res, out = e.do(t, http.MethodPost, fmt.Sprintf("/api/v1/admin/disputes/%d/rerun", d.ID), e.admin, strings.NewReader(fmt.Sprintf(`{"ply": %d}`, other)), "application/json")
+	var twice struct{ Dispute event.Dispute }
+	if res.StatusCode != http.StatusOK || json.Unmarshal([]byte(out), &twice) != nil || len(twice.Dispute.Reruns) != 2 ||
+		twice.Dispute.Reruns[0].Ply != d.RerunPly || twice.Dispute.Reruns[1].Ply != other || !strings.Contains(twice.Dispute.Reruns[0].Text, "reproduce") {
+		t.Fatalf("a second rerun: %d %s", res.StatusCode, out)
+	}
 	if res, out := e.do(t, http.MethodPost, fmt.Sprintf("/api/v1/admin/disputes/%d/rerun", d.ID), e.admin, strings.NewReader(`{"ply": 100000}`), "application/json"); res.StatusCode != http.StatusConflict || !strings.Contains(out, "not in the transcript") {
 		t.Errorf("a turn the game does not have: %d %s", res.StatusCode, out)
 	}
@@ -90,6 +101,11 @@ func TestADisputeIsFiledRerunAndAnswered(t *testing.T) {
 	res, out = e.do(t, http.MethodGet, fmt.Sprintf("/games/%d", game.ID), e.a.Token, nil, "")
 	if res.StatusCode != http.StatusOK || !strings.Contains(out, "the result stands") || !strings.Contains(out, "runs reproduce") {
 		t.Errorf("A's game page does not show the answer and the rerun: %d", res.StatusCode)
+	}
+	for _, ply := range []int{d.RerunPly, other} {
+		if !strings.Contains(out, fmt.Sprintf("Turn %d run again", ply)) {
+			t.Errorf("A's game page does not show the rerun of turn %d", ply)
+		}
 	}
 
 	// At most MaxOpenDisputes open at once.
