@@ -30,7 +30,7 @@ type Estimate struct {
 	// (what the final plays), or "games" (every kind, validations too)
 	// while the event has played none of them.
 	SampleOf string `json:"sampleOf"`
-	AtOnce   int           `json:"atOnce"`
+	AtOnce   int    `json:"atOnce"`
 	// Formats are the final's formats, in FinalFormats' order, the one the
 	// shape names Chosen.
 	Formats []FormatEstimate `json:"formats"`
