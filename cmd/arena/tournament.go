@@ -194,7 +194,7 @@ func runTournament(c *cli.Context) error {
 // fails with how to resume it.
 func printSummary(c *cli.Context, dir string, sum *tournament.Summary) error {
 	w := c.App.Writer
-	fmt.Fprintf(w, "\n%s%s", tournament.String(sum.Standings), tournament.RanksLegend)
+	fmt.Fprintf(w, "\n%s%s", tournament.String(sum.Standings, sum.TieBreaks), tournament.RanksLegend)
 	fmt.Fprintf(w, "\n%d of %d games played", sum.Done, sum.Total)
 	if sum.Unplayed > 0 {
 		fmt.Fprintf(w, ", %d unplayed (aborted by the host or sandbox; not scored)", sum.Unplayed)
@@ -251,7 +251,7 @@ func standingsCommand() *cli.Command {
 					Standings []tournament.Row `json:"standings"`
 				}{map[string]int{"total": s.Summary.Total, "done": s.Summary.Done, "unplayed": s.Summary.Unplayed, "pending": s.Summary.Pending}, s.Summary.Standings})
 			}
-			fmt.Fprint(c.App.Writer, tournament.String(s.Summary.Standings), tournament.RanksLegend)
+			fmt.Fprint(c.App.Writer, tournament.String(s.Summary.Standings, s.Config.TieBreaks), tournament.RanksLegend)
 			fmt.Fprintf(c.App.Writer, "\n%d of %d games played, %d unplayed, %d to play\n", s.Summary.Done, s.Summary.Total, s.Summary.Unplayed, s.Summary.Pending)
 			return nil
 		},

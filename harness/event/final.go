@@ -797,6 +797,9 @@ type Board struct {
 	// only (zero if none).
 	FreezesAt time.Time `json:"freezesAt,omitzero"`
 	Run       FinalRun  `json:"run"`
+	// TieBreaks are the tie-breaks that place teams level on points, in
+	// the order they apply (a row's decidedBy names the one that did).
+	TieBreaks []string `json:"tieBreaks"`
 	// Rounds are a Swiss final's (a stages final's qualifier's, a rating
 	// final's) rounds with their pairings, as far as they are shown (a frozen board: the rounds whose every game had
 	// finished by the freeze).
@@ -938,7 +941,7 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		if err != nil || !ok {
 			return nil, nil, err
 		}
-		b := Board{Standings: []BoardRow{}, Games: map[string]int{}, Run: run}
+		b := Board{Standings: []BoardRow{}, Games: map[string]int{}, Run: run, TieBreaks: []string{}}
 		org := b
 		return &b, &org, nil
 	}
@@ -950,7 +953,7 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		return nil, nil, err
 	}
 	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil),
-		Bracket: state.BracketSVG()}
+		Bracket: state.BracketSVG(), TieBreaks: state.Config.TieBreaks}
 	if live.Run, _, err = s.FinalRun(ctx); err != nil {
 		return nil, nil, err
 	}

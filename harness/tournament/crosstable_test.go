@@ -68,12 +68,25 @@ func columnEnds(line string) []int {
 
 func TestStandingsColumnsLineUpWithLongNames(t *testing.T) {
 	t.Parallel()
-	text := String([]Row{{Rank: 1, Name: "a-rather-long-team-name-beyond-twenty-four", Games: 12, Points: 19}, {Rank: 2, Name: "b", Games: 12, Points: 4}})
+	text := String([]Row{{Rank: 1, Name: "a-rather-long-team-name-beyond-twenty-four", Games: 12, Points: 19, BuchholzCut1: 31, Buchholz: 41, SB: 51},
+		{Rank: 2, Name: "b", Games: 12, Points: 4, BuchholzCut1: 31, Buchholz: 41, SB: 51}}, SwissTieBreaks())
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	col := strings.Index(lines[0], "GAMES") + len("GAMES")
-	for _, l := range lines[1:] {
-		if l[col-2:col] != "12" {
-			t.Fatalf("GAMES is not in its column:\n%s", text)
+	// A Swiss table shows the tie-breaks it sorts by, in their order.
+	for head, value := range map[string]string{"GAMES": "12", "BH-1": "31", " BH ": "41", "SB": "51"} {
+		col := strings.Index(lines[0], head) + len(strings.TrimRight(head, " "))
+		if col < len(head) {
+			t.Fatalf("no %s column:\n%s", head, text)
 		}
+		for _, l := range lines[1:] {
+			if l[col-2:col] != value {
+				t.Fatalf("%s is not in its column:\n%s", head, text)
+			}
+		}
+	}
+	if !(strings.Index(lines[0], "BH-1") < strings.Index(lines[0], " BH ") && strings.Index(lines[0], " BH ") < strings.Index(lines[0], "SB")) {
+		t.Errorf("the tie-breaks' columns are not in the order they apply:\n%s", lines[0])
+	}
+	if text := String([]Row{{Rank: 1, Name: "a"}}, DefaultTieBreaks()); strings.Contains(text, "BH") || !strings.Contains(text, "SB") {
+		t.Errorf("a round robin's table:\n%s", text)
 	}
 }

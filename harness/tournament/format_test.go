@@ -31,7 +31,7 @@ func goldenState() *State {
 				Elo: 1436.5, EloMargin: 230.75, DecidedBy: RandomDraw, LOS: &los, DrawRatio: 0.75, AsWhite: 2, AsBlack: 2,
 				RankSet: ranks.Set{Low: 2, High: 2}, Buchholz: 27, BuchholzCut1: 18},
 		}},
-		Pairs: []PairRow{{A: "random", B: "greedy", Pentanomial: [5]int{1, 0, 2, 1, 0}, Incomplete: 1, AWhite: 4, BWhite: 4}},
+		Pairs: []PairRow{{A: "random", B: "greedy", Pentanomial: [5]int{1, 0, 2, 1, 0}, Incomplete: 1, Singles: 2, AWhite: 4, BWhite: 4}},
 	}
 }
 

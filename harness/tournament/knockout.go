@@ -40,6 +40,11 @@ func bracketOrder(size int) []int {
 	return order
 }
 
+// DecidedBySeed is a bracket place's DecidedBy when the match between the
+// bot and the next one was level after its deciders: the better seed went
+// through.
+const DecidedBySeed = "seed"
+
 // Match is one bracket match: its round, its place in the round, its part
 // of the bracket, its two sides (bot indexes; Bye for a side no bot fills,
 // open for one not known yet), the games it played and each side's points
@@ -117,6 +122,12 @@ func bracketPlaces(rows []Row, ms []Match, seeds []int, lives int) []Row {
 		}
 		return place[a.Bot] < place[b.Bot]
 	})
+	bySeed := map[[2]int]bool{} // winner, loser of a match the seeds decided
+	for _, m := range ms {
+		if m.BySeed {
+			bySeed[[2]int{m.Winner, m.Loser}] = true
+		}
+	}
 	for i := range rows {
 		rows[i].Rank = i + 1
 		if i > 0 && in(rows[i]) && in(rows[i-1]) && out[rows[i].Bot] == out[rows[i-1].Bot] {
@@ -124,6 +135,11 @@ func bracketPlaces(rows []Row, ms []Match, seeds []int, lives int) []Row {
 		}
 		if in(rows[i]) {
 			rows[i].DecidedBy = ""
+		}
+	}
+	for i := 0; i+1 < len(rows); i++ {
+		if bySeed[[2]int{rows[i].Bot, rows[i+1].Bot}] && rows[i].Rank != rows[i+1].Rank {
+			rows[i].DecidedBy = DecidedBySeed
 		}
 	}
 	neighbours(rows)

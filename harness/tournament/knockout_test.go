@@ -118,6 +118,21 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	if len(recs) != 3*(2+maxDeciders) {
 		t.Errorf("%d games, want 3 matches of %d", len(recs), 2+maxDeciders)
 	}
+	// The places say the seeds decided the final, and the deciders are
+	// single games, not pairs left incomplete.
+	c := formatOf(Knockout, 4, 2)
+	rows := c.standings(recs, recs)
+	if rows[0].Bot != 0 || rows[0].DecidedBy != DecidedBySeed || rows[len(rows)-1].DecidedBy != "" {
+		t.Errorf("the final decided on seed: %+v", rows)
+	}
+	for i := range recs {
+		recs[i].Status = Done
+	}
+	for _, p := range pairRows(c.Bots, recs) {
+		if p.Incomplete != 0 || p.Singles != maxDeciders || p.Pentanomial[2] != 1 {
+			t.Errorf("%s against %s: %d incomplete, %d single games, %v", p.A, p.B, p.Incomplete, p.Singles, p.Pentanomial)
+		}
+	}
 }
 
 // A knockout stopped midway and resumed is paired game for game as one

@@ -16,6 +16,10 @@ type PairRow struct {
 	Pentanomial stats.Penta `json:"pentanomial"`
 	// Incomplete counts pairs with a game not played (yet, or ever).
 	Incomplete int `json:"incomplete"`
+	// Singles counts the games played alone, not in a side-swapped pair:
+	// a bracket's deciders after a level match (or every game, at one
+	// game a pair).
+	Singles int `json:"singles,omitempty"`
 	// AWhite and BWhite count the played games each had as the first
 	// player.
 	AWhite int `json:"aWhite"`
@@ -47,17 +51,22 @@ func pairRows(bots []BotEntry, recs []Record) []PairRow {
 		g := games[0]
 		row := rows[key{min(g.White, g.Black), max(g.White, g.Black)}]
 		a := min(g.White, g.Black)
-		if len(games) != 2 {
-			row.Incomplete++
-			continue
+		var points []float64
+		for _, g := range games {
+			if x, ok := g.Score(a); ok {
+				points = append(points, x)
+			}
 		}
-		x, okx := games[0].Score(a)
-		y, oky := games[1].Score(a)
-		if !okx || !oky {
+		switch {
+		case len(points) != len(games):
 			row.Incomplete++
-			continue
+		case len(games) == 1:
+			row.Singles++
+		case len(games) == 2:
+			row.Pentanomial.Add(points[0], points[1])
+		default:
+			row.Incomplete++ // no pair has more
 		}
-		row.Pentanomial.Add(x, y)
 	}
 	var out []PairRow
 	for _, r := range rows {

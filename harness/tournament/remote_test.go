@@ -221,7 +221,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	if got.Done != want.Done || got.Done != 6 || got.Unplayed != 0 {
 		t.Fatalf("%d of %d played remotely (%d unplayed), %d locally", got.Done, got.Total, got.Unplayed, want.Done)
 	}
-	if g, w := String(got.Standings), String(want.Standings); g != w {
+	if g, w := String(got.Standings, SwissTieBreaks()), String(want.Standings, SwissTieBreaks()); g != w {
 		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
 	}
 	for _, w := range []string{"forger", "impostor", "swapper", "garbler"} {
@@ -401,7 +401,7 @@ func honestFinishes(t *testing.T, ctx context.Context, c *distribtest.Cluster, w
 	if r.sum.Done != 6 || r.sum.Unplayed != 0 {
 		t.Fatalf("%d of %d played, %d unplayed: want every game played", r.sum.Done, r.sum.Total, r.sum.Unplayed)
 	}
-	if g, w := String(r.sum.Standings), String(want.Standings); g != w {
+	if g, w := String(r.sum.Standings, SwissTieBreaks()), String(want.Standings, SwissTieBreaks()); g != w {
 		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
 	}
 }
@@ -638,7 +638,7 @@ func TestWorkersPlaySwissAndKnockoutAsALocalRunDoes(t *testing.T) {
 			if r.sum.Done != want.Done || r.sum.Done == 0 || r.sum.Unplayed != 0 {
 				t.Fatalf("%d of %d played remotely, %d locally", r.sum.Done, r.sum.Total, want.Done)
 			}
-			if g, w := String(r.sum.Standings), String(want.Standings); g != w {
+			if g, w := String(r.sum.Standings, SwissTieBreaks()), String(want.Standings, SwissTieBreaks()); g != w {
 				games := func(dir string) string {
 					st, err := Load(context.Background(), dir)
 					if err != nil {

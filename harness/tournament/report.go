@@ -122,7 +122,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 		return nil, err
 	}
 	s := &State{Config: *cfg, Games: recs, Workers: workerRows(recs, machines), Suspensions: suspended}
-	s.Summary.Total = len(recs)
+	s.Summary.Total, s.Summary.TieBreaks = len(recs), cfg.TieBreaks
 	var bot, game float64
 	for _, r := range recs {
 		switch r.Status {
@@ -380,26 +380,39 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 		fmt.Fprintf(&b, `<h2>Bracket</h2><p>Seeds in the order the bots were given; each match %s (sides alternating), then up to %d single games while level, then the higher seed goes through.</p>%s`,
 			words.Plural(s.Config.GamesPerPair, "game"), maxDeciders, svg)
 	}
-	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th><th>SB</th><th>Elo (95%)</th><th>LOS over next</th><th>Draws</th><th>1st / 2nd player</th><th>Tie broken by</th><th>95% ranks</th></tr>")
+	columns := TieBreakColumns(s.Config.TieBreaks)
+	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th>")
+	for _, c := range columns {
+		fmt.Fprintf(&b, "<th>%s</th>", e(TieBreakLabel(c)))
+	}
+	b.WriteString("<th>Elo (95%)</th><th>LOS over next</th><th>Draws</th><th>1st / 2nd player</th><th>Tie broken by</th><th>95% ranks</th></tr>")
 	for i, r := range s.Summary.Standings {
 		los := "&mdash;"
 		if r.LOS != nil {
 			los = fmt.Sprintf("%.1f%%", 100**r.LOS)
 		}
-		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td><td class="num">%g</td><td>%s</td><td class="num">%s</td><td class="num">%.0f%%</td><td class="num">%d / %d</td><td>%s</td><td>%s</td></tr>`,
-			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, e(FormatElo(r)), los, 100*r.DrawRatio, r.AsWhite, r.AsBlack, e(r.DecidedBy),
-			e(FormatRanks(r, i == len(s.Summary.Standings)-1)))
+		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td>`,
+			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points)
+		for _, c := range columns {
+			fmt.Fprintf(&b, `<td class="num">%g</td>`, r.TieBreak(c))
+		}
+		fmt.Fprintf(&b, `<td>%s</td><td class="num">%s</td><td class="num">%.0f%%</td><td class="num">%d / %d</td><td>%s</td><td>%s</td></tr>`,
+			e(FormatElo(r)), los, 100*r.DrawRatio, r.AsWhite, r.AsBlack, e(r.DecidedBy), e(FormatRanks(r, i == len(s.Summary.Standings)-1)))
 	}
-	b.WriteString("</table><p>95% ranks: the places each bot's strength may hold given every game, at 95% confidence (a Bradley-Terry model fitted to all games, draws half a win, with simultaneous intervals of each bot's differences with every other); ~ marks a bot not told apart from the next one.</p><h2>Pairs</h2>")
+	b.WriteString("</table>")
+	if len(s.Config.TieBreaks) > 0 {
+		fmt.Fprintf(&b, "<p>Bots level on points are placed by %s.</p>", e(TieBreakWords(s.Config.TieBreaks)))
+	}
+	b.WriteString("<p>95% ranks: the places each bot's strength may hold given every game, at 95% confidence (a Bradley-Terry model fitted to all games, draws half a win, with simultaneous intervals of each bot's differences with every other); ~ marks a bot not told apart from the next one.</p><h2>Pairs</h2>")
 	if ok, why := SidesBalanced(s.Pairs); ok {
 		b.WriteString("<p>Sides were balanced: every bot had the first move as often as each opponent (within one game), and each pair of games shared its seed and its opening, sides swapped.</p>")
 	} else {
 		fmt.Fprintf(&b, `<p class="bad">Sides were not balanced: %s.</p>`, e(why))
 	}
-	b.WriteString("<table><tr><th>A</th><th>B</th><th>Pairs by A's points [0, ½, 1, 1½, 2]</th><th>Incomplete</th><th>A first / B first</th></tr>")
+	b.WriteString("<table><tr><th>A</th><th>B</th><th>Pairs by A's points [0, ½, 1, 1½, 2]</th><th>Single games (deciders)</th><th>Incomplete</th><th>A first / B first</th></tr>")
 	for _, p := range s.Pairs {
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%d</td><td class="num">%d / %d</td></tr>`,
-			e(p.A), e(p.B), p.Pentanomial, p.Incomplete, p.AWhite, p.BWhite)
+		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d / %d</td></tr>`,
+			e(p.A), e(p.B), p.Pentanomial, p.Singles, p.Incomplete, p.AWhite, p.BWhite)
 	}
 	b.WriteString("</table><h2>Crosstable</h2><table><tr><th></th><th>Bot</th>")
 	rows := s.Summary.Standings

@@ -118,6 +118,8 @@ type Assignments interface {
 type Summary struct {
 	Total, Done, Unplayed, Pending int
 	Standings                      []Row
+	// TieBreaks are the tie-breaks the standings were placed by.
+	TieBreaks []string
 	Wall                           time.Duration
 	GameTime                       time.Duration // the played games' durations, summed
 	BotTime                        time.Duration // inside the bots' processes, summed over all games

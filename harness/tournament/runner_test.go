@@ -195,7 +195,7 @@ func TestTournamentOfALineGame(t *testing.T) {
 	// it; garbage forfeits every game.
 	last := sum.Standings[len(sum.Standings)-1]
 	if sum.Done != 6 || last.Name != "acm6x6.garbage" || last.Points != 0 || last.Games != 4 {
-		t.Fatalf("%+v\n%s", sum, String(sum.Standings))
+		t.Fatalf("%+v\n%s", sum, String(sum.Standings, sum.TieBreaks))
 	}
 }
 

@@ -56,6 +56,75 @@ func TieBreaksFor(format string) []string {
 	return DefaultTieBreaks()
 }
 
+// TieBreakColumns are the tie-breaks a standings table shows a column of,
+// for a tournament breaking ties by tieBreaks: those that are a number of
+// each row's (Sonneborn-Berger, Buchholz, Buchholz cut 1), in the order
+// they break ties; Sonneborn-Berger when none is.
+func TieBreakColumns(tieBreaks []string) []string {
+	var out []string
+	for _, t := range tieBreaks {
+		switch t {
+		case SonnebornBerger, Buchholz, BuchholzCut1:
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return []string{SonnebornBerger}
+	}
+	return out
+}
+
+// TieBreakLabel is a tie-break's column heading.
+func TieBreakLabel(name string) string {
+	switch name {
+	case SonnebornBerger:
+		return "SB"
+	case Buchholz:
+		return "BH"
+	case BuchholzCut1:
+		return "BH-1"
+	}
+	return name
+}
+
+// TieBreakWords says tie-breaks in the order they apply, as a sentence's
+// end: "Buchholz cut 1, then Buchholz, then Sonneborn-Berger, then a
+// seeded random draw".
+func TieBreakWords(tieBreaks []string) string {
+	var out []string
+	for _, t := range tieBreaks {
+		switch t {
+		case SonnebornBerger:
+			out = append(out, "Sonneborn-Berger (SB: the points of the opponents beaten, half those of the ones drawn)")
+		case Buchholz:
+			out = append(out, "Buchholz (BH: the points of every opponent met)")
+		case BuchholzCut1:
+			out = append(out, "Buchholz cut 1 (BH-1: the same less the lowest)")
+		case DirectEncounter:
+			out = append(out, "their games against each other")
+		case MostWins:
+			out = append(out, "the most wins")
+		case RandomDraw:
+			out = append(out, "a seeded random draw")
+		}
+	}
+	return strings.Join(out, ", then ")
+}
+
+// TieBreak is the row's value of a tie-break that is a number
+// (TieBreakColumns); 0 for any other.
+func (r Row) TieBreak(name string) float64 {
+	switch name {
+	case SonnebornBerger:
+		return r.SB
+	case Buchholz:
+		return r.Buchholz
+	case BuchholzCut1:
+		return r.BuchholzCut1
+	}
+	return 0
+}
+
 // CheckTieBreaks refuses unknown names.
 func CheckTieBreaks(tb []string) error {
 	for _, t := range tb {
@@ -437,9 +506,11 @@ func FormatElo(r Row) string {
 	return fmt.Sprintf("%.0f ± %.0f", r.Elo, r.EloMargin)
 }
 
-// String renders the standings as a table; the bot column is as wide as the
-// longest name.
-func String(rows []Row) string {
+// String renders the standings as a table, with a column for each of the
+// tournament's tie-breaks that is a number (TieBreakColumns); the bot
+// column is as wide as the longest name.
+func String(rows []Row, tieBreaks []string) string {
+	columns := TieBreakColumns(tieBreaks)
 	name, team := 24, 0
 	for _, r := range rows {
 		name = max(name, utf8.RuneCountInString(r.Name))
@@ -455,7 +526,11 @@ func String(rows []Row) string {
 	}
 	fmt.Fprintf(&b, "%-4s ", "RANK")
 	teamColumn("TEAM")
-	fmt.Fprintf(&b, "%-*s %5s %4s %4s %4s %7s %7s %-11s %6s %5s %9s %s\n", name, "BOT", "GAMES", "W", "D", "L", "POINTS", "SB", "ELO", "LOS", "DRAW", "1ST/2ND", "95% RANKS")
+	fmt.Fprintf(&b, "%-*s %5s %4s %4s %4s %7s", name, "BOT", "GAMES", "W", "D", "L", "POINTS")
+	for _, c := range columns {
+		fmt.Fprintf(&b, " %7s", TieBreakLabel(c))
+	}
+	fmt.Fprintf(&b, " %-11s %6s %5s %9s %s\n", "ELO", "LOS", "DRAW", "1ST/2ND", "95% RANKS")
 	for i, r := range rows {
 		los := "-"
 		if r.LOS != nil {
@@ -463,8 +538,11 @@ func String(rows []Row) string {
 		}
 		fmt.Fprintf(&b, "%-4d ", r.Rank)
 		teamColumn(r.Team)
-		fmt.Fprintf(&b, "%-*s %5d %4d %4d %4d %7g %7g %-11s %6s %4.0f%% %9s", name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points, r.SB, FormatElo(r),
-			los, 100*r.DrawRatio, fmt.Sprintf("%d/%d", r.AsWhite, r.AsBlack))
+		fmt.Fprintf(&b, "%-*s %5d %4d %4d %4d %7g", name, r.Name, r.Games, r.Wins, r.Draws, r.Losses, r.Points)
+		for _, c := range columns {
+			fmt.Fprintf(&b, " %7g", r.TieBreak(c))
+		}
+		fmt.Fprintf(&b, " %-11s %6s %4.0f%% %9s", FormatElo(r), los, 100*r.DrawRatio, fmt.Sprintf("%d/%d", r.AsWhite, r.AsBlack))
 		if r.DecidedBy != "" {
 			fmt.Fprintf(&b, " %-9s  (tie broken by %s)", FormatRanks(r, i == len(rows)-1), r.DecidedBy)
 		} else {

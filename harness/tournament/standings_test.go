@@ -392,7 +392,7 @@ func TestPairsSidesAndLOS(t *testing.T) {
 	if ok, why := SidesBalanced(pairs); ok || !strings.Contains(why, "had the first move") {
 		t.Errorf("%v %q", ok, why)
 	}
-	if s := String(rows); !strings.Contains(s, "1ST/2ND") || !strings.Contains(s, "%") {
+	if s := String(rows, nil); !strings.Contains(s, "1ST/2ND") || !strings.Contains(s, "%") {
 		t.Errorf("%s", s)
 	}
 }
@@ -428,7 +428,7 @@ func TestAbortsOfABusyHostAreCounted(t *testing.T) {
 func TestStandingsNameTheTeams(t *testing.T) {
 	t.Parallel()
 	rows := []Row{{Rank: 1, Name: "C-Wizards-2", Team: "C# Wizards", Games: 2, Wins: 2, Points: 2}, {Rank: 2, Name: "C-Wizards", Team: "C++ Wizards", Games: 2, Losses: 2}}
-	lines := strings.Split(String(rows), "\n")
+	lines := strings.Split(String(rows, nil), "\n")
 	if !strings.HasPrefix(lines[0], "RANK TEAM") || !strings.Contains(lines[0], " BOT ") {
 		t.Fatalf("the header: %q", lines[0])
 	}
@@ -438,7 +438,7 @@ func TestStandingsNameTheTeams(t *testing.T) {
 		}
 	}
 	rows[0].Team, rows[1].Team = "", ""
-	if s := String(rows); strings.Contains(s, "TEAM") {
+	if s := String(rows, nil); strings.Contains(s, "TEAM") {
 		t.Errorf("a tournament of bots alone prints a team column:\n%s", s)
 	}
 }

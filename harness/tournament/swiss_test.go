@@ -240,8 +240,8 @@ func TestASwissTournamentResumesAsItWasPaired(t *testing.T) {
 			t.Errorf("game %d: %+v played through, %+v resumed", i+1, x, y)
 		}
 	}
-	if String(a.Summary.Standings) != String(b.Summary.Standings) {
-		t.Errorf("standings differ:\n%s\n%s", String(a.Summary.Standings), String(b.Summary.Standings))
+	if String(a.Summary.Standings, SwissTieBreaks()) != String(b.Summary.Standings, SwissTieBreaks()) {
+		t.Errorf("standings differ:\n%s\n%s", String(a.Summary.Standings, SwissTieBreaks()), String(b.Summary.Standings, SwissTieBreaks()))
 	}
 	byes := 0
 	for _, r := range a.Summary.Standings {

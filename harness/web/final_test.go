@@ -142,7 +142,7 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	}
 	// arena standings DIR/final names each team beside its bot.
 	for _, r := range state.Summary.Standings {
-		if r.Team == "" || !strings.Contains(tournament.String(state.Summary.Standings), r.Team) {
+		if r.Team == "" || !strings.Contains(tournament.String(state.Summary.Standings, state.Config.TieBreaks), r.Team) {
 			t.Errorf("the final directory's standings do not name bot %s's team: %+v", r.Name, r)
 		}
 	}
@@ -312,6 +312,23 @@ func TestASwissFinal(t *testing.T) {
 	_, page := api(t, e.http.URL, "GET", "/", "", "")
 	if !strings.Contains(page, `<section id="rounds">`) || strings.Count(page, "bye (a win") != 3 {
 		t.Errorf("the home page does not show the rounds with their byes")
+	}
+	// The table shows the tie-breaks it is sorted by, in their order, and
+	// says what placed each team; so does the API.
+	table := regexp.MustCompile(`(?s)<table class="list" id="standings">.*?</thead>`).FindString(page)
+	if !strings.Contains(table, "<th>BH-1</th><th>BH</th><th>SB</th>") || !strings.Contains(table, "Placed by") {
+		t.Errorf("the Swiss final's table heads: %s", table)
+	}
+	if !strings.Contains(page, "Teams level on points are placed by Buchholz cut 1 (BH-1") {
+		t.Errorf("the home page does not say how teams level on points are placed")
+	}
+	if !slices.Equal(b.TieBreaks, state.Config.TieBreaks) {
+		t.Errorf("the API's tie-breaks %v, the final's %v", b.TieBreaks, state.Config.TieBreaks)
+	}
+	for i, r := range state.Summary.Standings {
+		if r.DecidedBy != "" && !strings.Contains(page, `<td class="decided-by">`+r.DecidedBy+`</td>`) {
+			t.Errorf("row %d's tie-break %q is not on the page", i+1, r.DecidedBy)
+		}
 	}
 }
 

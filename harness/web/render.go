@@ -56,6 +56,12 @@ var funcs = template.FuncMap{
 	"dec":   func(n int) int { return n - 1 },
 	"elo":   tournament.FormatElo,
 	"ranks": tournament.FormatRanks,
+	// A standings table's tie-break columns, their headings, a row's
+	// value of one, and the order they apply in, in words.
+	"tieColumns": tournament.TieBreakColumns,
+	"tieLabel":   tournament.TieBreakLabel,
+	"tie":        func(r tournament.Row, name string) float64 { return r.TieBreak(name) },
+	"tieWords":   tournament.TieBreakWords,
 	// about says a duration as a person plans with it ("about 43 h").
 	"about": event.About,
 	"ms":    func(d time.Duration) int64 { return d.Milliseconds() },
