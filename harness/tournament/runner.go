@@ -119,11 +119,11 @@ type Summary struct {
 	Total, Done, Unplayed, Pending int
 	Standings                      []Row
 	// TieBreaks are the tie-breaks the standings were placed by.
-	TieBreaks []string
-	Wall                           time.Duration
-	GameTime                       time.Duration // the played games' durations, summed
-	BotTime                        time.Duration // inside the bots' processes, summed over all games
-	Interrupted                    bool
+	TieBreaks   []string
+	Wall        time.Duration
+	GameTime    time.Duration // the played games' durations, summed
+	BotTime     time.Duration // inside the bots' processes, summed over all games
+	Interrupted bool
 	// Warnings are failures of this run that lost nothing a result rests on
 	// (a game's viewer page, the progress line, an idle container left for
 	// the next start to sweep). Each was also logged.
