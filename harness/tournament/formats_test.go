@@ -281,3 +281,25 @@ func TestATournamentPlayedToItsEndHasNothingLeftToPlay(t *testing.T) {
 		})
 	}
 }
+
+// A stages tournament's bracket numbers each bot by its seed, its place in
+// the qualifier, not by its place in the list given.
+func TestAStagesBracketNumbersTheQualifiersPlaces(t *testing.T) {
+	t.Parallel()
+	c := formatOf(Stages, 6, 2)
+	c.Advance, c.Then, c.TieBreaks = 4, DoubleElimination, SwissTieBreaks()
+	// The last bot given is the strongest: it qualifies first.
+	recs := playFormat(t, c, func(white, black int) string { return stronger(black, white) })
+	for i := range recs {
+		recs[i].Status = Done
+	}
+	svg := (&State{Config: c, Games: recs}).BracketSVG()
+	for _, want := range []string{">1. b5<", ">2. b4<", ">3. b3<", ">4. b2<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the bracket does not name %s: %.400s", want, svg)
+		}
+	}
+	if strings.Contains(svg, ">6. b5<") {
+		t.Error("the bracket numbers the qualifier's first by its place in the list given")
+	}
+}

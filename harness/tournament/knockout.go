@@ -212,6 +212,10 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 	center := func(n node) int {
 		return secTop[n.round] + (2*n.slot+1)*secH[n.round]/(2*count[n.round])
 	}
+	seedOf := map[int]int{} // bot -> its seed place
+	for p, b := range seeds {
+		seedOf[b] = p
+	}
 	name := func(b int) string {
 		switch {
 		case b == Bye:
@@ -220,7 +224,9 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 			return "…"
 		}
 		e := s.Config.Bots[b]
-		return fmt.Sprintf("%d. %s", b+1, cmp.Or(e.Team, e.Name)) // a final names the team
+		// Its seed (a stages tournament's: its place in the qualifier),
+		// not its place in the list given; a final names the team.
+		return fmt.Sprintf("%d. %s", seedOf[b]+1, cmp.Or(e.Team, e.Name))
 	}
 	var sb strings.Builder
 	// Presentation attributes only, no <style>: the drawing shows under a

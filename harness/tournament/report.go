@@ -377,8 +377,12 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 	fmt.Fprintf(&b, "; scoring %g/%g/%g; tie-breaks: %s.</p>", s.Config.Scoring.Win, s.Config.Scoring.Draw, s.Config.Scoring.Loss, e(strings.Join(s.Config.TieBreaks, ", ")))
 
 	if svg := s.BracketSVG(); svg != "" {
-		fmt.Fprintf(&b, `<h2>Bracket</h2><p>Seeds in the order the bots were given; each match %s (sides alternating), then up to %d single games while level, then the higher seed goes through.</p>%s`,
-			words.Plural(s.Config.GamesPerPair, "game"), maxDeciders, svg)
+		seeded := "Seeds in the order the bots were given"
+		if s.Config.Format == Stages {
+			seeded = "Seeds by the qualifier's places"
+		}
+		fmt.Fprintf(&b, `<h2>Bracket</h2><p>%s; each match %s (sides alternating), then up to %d single games while level, then the higher seed goes through.</p>%s`,
+			seeded, words.Plural(s.Config.GamesPerPair, "game"), maxDeciders, svg)
 	}
 	columns := TieBreakColumns(s.Config.TieBreaks)
 	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th>")
