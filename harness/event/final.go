@@ -113,8 +113,12 @@ type Outlook struct {
 	Closed  bool         `json:"closed"`
 	Playing []FinalEntry `json:"playing"`
 	// Missing are the enabled teams without a submission that plays (none
-	// passed its validation, and none was admitted): they will not play.
+	// passed its validation, and none was admitted) and none waiting for
+	// its validation: they will not play.
 	Missing []Team `json:"missing"`
+	// Waiting are the enabled teams without a submission that plays yet,
+	// with one queued or under validation: they play if it passes.
+	Waiting []Team `json:"waiting"`
 	// Disabled are the teams the organizer disabled.
 	Disabled []Team `json:"disabled"`
 }
@@ -147,11 +151,31 @@ func (s *Store) FinalOutlook(ctx context.Context) (Outlook, error) {
 	for _, e := range o.Playing {
 		in[e.Team] = true
 	}
+	pending := map[int64]bool{}
+	if !o.Closed {
+		rows, err := s.read(ctx, `SELECT DISTINCT team_id FROM submissions WHERE state IN (?, ?, ?)`, Queued, Building, Validating)
+		if err != nil {
+			return o, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var team int64
+			if err := rows.Scan(&team); err != nil {
+				return o, err
+			}
+			pending[team] = true
+		}
+		if err := rows.Err(); err != nil {
+			return o, err
+		}
+	}
 	for _, t := range teams {
 		switch {
 		case in[t.ID]:
 		case t.Disabled:
 			o.Disabled = append(o.Disabled, t)
+		case pending[t.ID]:
+			o.Waiting = append(o.Waiting, t)
 		default:
 			o.Missing = append(o.Missing, t)
 		}

@@ -59,7 +59,10 @@ type Game struct {
 // play plies)", or its play plies alone for a game recorded before its
 // turns were.
 func (g Game) Length() string {
-	if g.Turns == 0 {
+	switch {
+	case g.Turns == 0 && g.Plies == 0:
+		return "no turn"
+	case g.Turns == 0:
 		return words.Plural(g.Plies, "play ply")
 	}
 	return fmt.Sprintf("%s (%s)", words.Plural(g.Turns, "turn"), words.Plural(g.Plies, "play ply"))

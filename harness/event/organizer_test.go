@@ -376,3 +376,25 @@ func TestARepeatedLadderGameIsKeptButNotRated(t *testing.T) {
 		t.Errorf("%d unrated ladder games kept, want 5 (%v)", unrated, err)
 	}
 }
+
+// A team whose only upload waits for its validation is not among those
+// that will not play: it waits, and plays if it passes.
+func TestATeamWaitingForItsValidationIsNotMissing(t *testing.T) {
+	st, cfg := openTest(t, "game = \"codeclash\"\n")
+	ctx := context.Background()
+	a, _ := st.AddTeam(ctx, "Alpha", "", "")
+	b, _ := st.AddTeam(ctx, "Beta", "", "")
+	c, _ := st.AddTeam(ctx, "Gamma", "", "")
+	passed(t, st, cfg, a.ID, "a.py")
+	if _, err := st.AddSubmission(ctx, cfg, b.ID, "b.py", strings.NewReader("print(1)\n")); err != nil {
+		t.Fatal(err)
+	}
+	failedWithReport(t, st, cfg, c.ID, "")
+	look, err := st.FinalOutlook(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(look.Playing) != 1 || len(look.Waiting) != 1 || look.Waiting[0].ID != b.ID || len(look.Missing) != 1 || look.Missing[0].ID != c.ID {
+		t.Errorf("playing %+v, waiting %+v, missing %+v", look.Playing, look.Waiting, look.Missing)
+	}
+}

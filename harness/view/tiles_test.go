@@ -367,6 +367,10 @@ func TestTilesViewerInARealBrowser(t *testing.T) {
 	if o := got.Opened; o.Step != late || o.Marked != late || !o.InSight || o.ScrollTop <= 0 {
 		t.Errorf("opened at #ply=%d, the list of turns stands at %+v: want that ply's row marked, in sight, the list scrolled", late, o)
 	}
+	// #ply=last opens at the game's end (the event's game page links so).
+	if last := selfTest(t, browser, file, "ply=last&selftest"); last.Opened.Step != len(states)-1 || last.Opened.Marked != len(states)-1 {
+		t.Errorf("opened at #ply=last, the page stands at %+v, want step %d", last.Opened, len(states)-1)
+	}
 	if e, h := got.End, got.Home; len(got.OutOfSight) > 0 || e.Step != len(states)-1 || !e.InSight || h.Step != 0 || !h.InSight || h.ScrollTop != 0 {
 		t.Errorf("stepping: the current row was out of sight at steps %v; at the end %+v, back at the start %+v", got.OutOfSight, e, h)
 	}

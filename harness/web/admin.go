@@ -107,6 +107,9 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 // renderAdmin renders the organizer's page with status, and why an action
 // was refused when it was.
 func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Principal, status int, refused string) error {
+	if refused == "" {
+		refused = s.refused.get(r.URL.Query().Get("refused"))
+	}
 	d := adminData{Refused: refused, Notice: adminNotices[r.URL.Query().Get("notice")]}
 	var err error
 	if d.Outlook, err = s.Store.FinalOutlook(r.Context()); err != nil {
@@ -159,7 +162,7 @@ func (s *Server) disableForm(disabled bool) func(http.ResponseWriter, *http.Requ
 		if err := s.Store.SetDisabled(r.Context(), id, disabled); err != nil {
 			var re *event.RefusedError
 			if errors.As(err, &re) {
-				return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+				return s.refuse(w, r, re.Error(), "#teams")
 			}
 			return err
 		}
@@ -196,7 +199,7 @@ func (s *Server) renameForm(w http.ResponseWriter, r *http.Request, p *event.Pri
 	if _, err := s.rename(r); err != nil {
 		var re *event.RefusedError
 		if errors.As(err, &re) {
-			return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+			return s.refuse(w, r, re.Error(), "#teams")
 		}
 		return err
 	}
@@ -266,7 +269,7 @@ func (s *Server) admitForm(withdraw bool) func(http.ResponseWriter, *http.Reques
 		if err != nil {
 			var re *event.RefusedError
 			if errors.As(err, &re) {
-				return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+				return s.refuse(w, r, re.Error(), "#failures")
 			}
 			return err
 		}
@@ -321,7 +324,7 @@ func (s *Server) readmitForm(w http.ResponseWriter, r *http.Request, p *event.Pr
 	if err := s.readmit(r); err != nil {
 		var re *event.RefusedError
 		if errors.As(err, &re) {
-			return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+			return s.refuse(w, r, re.Error(), "#workers")
 		}
 		return err
 	}

@@ -102,6 +102,10 @@ func TestADisputeIsFiledRerunAndAnswered(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(out, "the result stands") || !strings.Contains(out, "runs reproduce") {
 		t.Errorf("A's game page does not show the answer and the rerun: %d", res.StatusCode)
 	}
+	// The viewer opens at the turn last run again.
+	if !strings.Contains(out, fmt.Sprintf(`src="/games/%d/view#ply=%d"`, game.ID, other)) {
+		t.Errorf("A's game page does not open its viewer at turn %d", other)
+	}
 	for _, ply := range []int{d.RerunPly, other} {
 		if !strings.Contains(out, fmt.Sprintf("Turn %d run again", ply)) {
 			t.Errorf("A's game page does not show the rerun of turn %d", ply)

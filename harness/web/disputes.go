@@ -150,7 +150,7 @@ func (s *Server) disputeAction(api bool, act func(*http.Request) (event.Dispute,
 		if !api && errors.As(err, &re) {
 			// The organizer's page again, saying why (which turns can be
 			// run again, when that is why).
-			return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+			return s.refuse(w, r, re.Error(), "#dispute-"+r.PathValue("id"))
 		}
 		if err != nil {
 			return err

@@ -357,7 +357,7 @@ func (s *Server) adminAction(api bool, act func(r *http.Request) error) func(htt
 		if err := act(r); err != nil {
 			var re *event.RefusedError
 			if !api && errors.As(err, &re) {
-				return s.renderAdmin(w, r, p, http.StatusConflict, re.Error())
+				return s.refuse(w, r, re.Error(), "#final")
 			}
 			return err
 		}

@@ -507,9 +507,20 @@ func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
 	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "Gamma plays the final, which runs") {
 		t.Errorf("disabling a team of the final under way: %d %s", res.StatusCode, body)
 	}
-	res, page := e.do(t, http.MethodPost, fmt.Sprintf("/admin/teams/%d/disable", c.ID), e.admin, nil, "")
-	if res.StatusCode != http.StatusConflict || !strings.Contains(page, "disable it once the final has ended") {
-		t.Errorf("the page's disable of a team of the final under way: %d %.300s", res.StatusCode, page)
+	// The page's form is answered by the organizer's page, saying why; a
+	// reload of it shows the reason again and posts nothing.
+	res, _ = e.do(t, http.MethodPost, fmt.Sprintf("/admin/teams/%d/disable", c.ID), e.admin, nil, "")
+	where := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(where, "/admin?refused=") || !strings.HasSuffix(where, "#teams") {
+		t.Fatalf("the page's disable of a team of the final under way: %d to %q", res.StatusCode, where)
+	}
+	for range 2 {
+		if res, page := e.do(t, http.MethodGet, where, e.admin, nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(page, "disable it once the final has ended") {
+			t.Errorf("the page a refusal leads to: %d %.300s", res.StatusCode, page)
+		}
+	}
+	if _, page := e.do(t, http.MethodGet, "/admin?refused=Go%20to%20evil.example", e.admin, nil, ""); strings.Contains(page, "evil.example") {
+		t.Error("the organizer's page shows a reason a link carries")
 	}
 	run, _, err := e.store.FinalRun(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/arenabots/arena/harness/event"
@@ -23,6 +24,9 @@ type gameData struct {
 	// CanDispute: the asker is a team that played the game.
 	CanDispute bool
 	MaxMessage int
+	// Opening is the turn the viewer opens at: the newest dispute's (the
+	// turn it proposes, or the one last run again), else the game's end.
+	Opening string
 }
 
 func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
@@ -46,6 +50,10 @@ func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Princ
 		CanDispute: !p.Admin && g.Involves(p.Team), MaxMessage: event.MaxDisputeMessage}
 	if d.Disputes, err = s.disputeRows(r, list); err != nil {
 		return err
+	}
+	d.Opening = "last"
+	if len(list) > 0 && list[0].RerunPly > 0 {
+		d.Opening = strconv.Itoa(list[0].RerunPly)
 	}
 	return s.render(w, r, p, http.StatusOK, "game", fmt.Sprintf("Game %d", g.ID), d)
 }

@@ -246,9 +246,11 @@ func (r gameRow) HTML() template.HTML {
 	} else {
 		b.WriteString(`<td>` + esc(r.WhiteName) + `</td><td>` + esc(r.BlackName) + "</td>\n")
 	}
-	length := strconv.Itoa(r.Plies) + " plies"
-	if r.Turns != 0 {
-		length = strconv.Itoa(r.Turns)
+	// The column counts turns; a game kept before turns were counted
+	// shows its plies, named so (one that played none shows 0).
+	length := strconv.Itoa(r.Turns)
+	if r.Turns == 0 && r.Plies != 0 {
+		length = strconv.Itoa(r.Plies) + " plies"
 	}
 	b.WriteString(`<td class="result-` + esc(r.Result) + `">` + esc(r.Result) + `</td><td>` + esc(r.Reason) + `</td><td title="` + esc(r.Length) + `">` +
 		length + `</td><td>` + when(r.Finished) + "</td></tr>\n")

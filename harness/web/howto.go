@@ -147,7 +147,9 @@ func (s *Server) starter(w http.ResponseWriter, r *http.Request, _ *event.Princi
 			if err != nil {
 				return err
 			}
-			h := &zip.FileHeader{Name: path.Join(st.Name, p), Method: zip.Deflate}
+			// Dated when the server started: a ZIP entry without a date
+			// reads as 1980-00-00 in an unzip's list.
+			h := &zip.FileHeader{Name: path.Join(st.Name, p), Method: zip.Deflate, Modified: s.started}
 			mode := fs.FileMode(0o644)
 			if path.Ext(p) == ".py" && bytes.HasPrefix(data, []byte("#!")) {
 				mode = 0o755

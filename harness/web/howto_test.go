@@ -1,6 +1,7 @@
 package web
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/harness/validate"
 )
@@ -79,5 +81,25 @@ func TestTheViewerNamesTheTeams(t *testing.T) {
 	page = html.UnescapeString(page)
 	if code != http.StatusOK || !strings.Contains(page, "Alpha (random)") || !strings.Contains(page, "Beta (greedy)") {
 		t.Errorf("the viewer (%d) does not name the teams beside their bots: %s", code, page[:min(len(page), 300)])
+	}
+}
+
+// A starter's ZIP lists its files with a date (an entry without one reads
+// as 1980-00-00 in unzip's list), and each one as the starter has it.
+func TestAStartersZIPIsDated(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "")
+	res, body := e.do(t, http.MethodGet, "/how-to-submit/python.zip", "", nil, "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("the python starter: %d", res.StatusCode)
+	}
+	zr, err := zip.NewReader(strings.NewReader(body), int64(len(body)))
+	if err != nil || len(zr.File) == 0 {
+		t.Fatalf("the starter is not a ZIP of files: %v", err)
+	}
+	for _, f := range zr.File {
+		if d := time.Since(f.Modified); d > time.Hour || d < -time.Minute {
+			t.Errorf("%s is dated %v", f.Name, f.Modified)
+		}
 	}
 }

@@ -29,8 +29,12 @@ type ratingPlot struct {
 	// they are written (the x axis' centre under the plot, the y axis'
 	// centre left of its ticks, turned upright).
 	XLabel, YLabel string
-	XLabelAt       [2]float64
-	YLabelAt       [2]float64
+	// Dot is where the last point stands; Bar, for a plot of one point,
+	// the top and bottom of its deviation (zero otherwise).
+	Dot      [2]float64
+	Bar      [2]float64
+	XLabelAt [2]float64
+	YLabelAt [2]float64
 }
 
 type plotTick struct {
@@ -93,6 +97,13 @@ func newRatingPlot(points []event.RatingPoint) *ratingPlot {
 		band = point(band, x(i), y(points[i].Rating-points[i].Deviation))
 	}
 	p.Line, p.Band = string(line), string(band)
+	// The last point is marked, and a single one drawn with its
+	// deviation: a line of one point and a band of no width show nothing.
+	n := len(points) - 1
+	p.Dot = [2]float64{x(n), y(last.Rating)}
+	if len(points) == 1 {
+		p.Bar = [2]float64{y(last.Rating + last.Deviation), y(last.Rating - last.Deviation)}
+	}
 	step := 100.0
 	for (hi-lo)/step > 5 {
 		step *= 2
@@ -154,7 +165,17 @@ func (p *ratingPlot) SVG() template.HTML {
 	b = append(b, p.Band...)
 	b = append(b, `" fill="#2f6fb5" fill-opacity="0.15"/>`+"\n"+`<polyline points="`...)
 	b = append(b, p.Line...)
-	b = append(b, `" fill="none" stroke="#2f6fb5" stroke-width="2"/>`+"\n"+`<text class="axis-x" `...)
+	b = append(b, `" fill="none" stroke="#2f6fb5" stroke-width="2"/>`+"\n"...)
+	if p.Bar != ([2]float64{}) {
+		b = append(b, `<line class="deviation" `...)
+		attr("x1", p.Dot[0], " ")
+		attr("x2", p.Dot[0], " ")
+		attr("y1", p.Bar[0], " ")
+		attr("y2", p.Bar[1], ` stroke="#2f6fb5" stroke-opacity="0.3" stroke-width="8"/>`+"\n")
+	}
+	b = append(b, `<circle class="last" `...)
+	attr("cx", p.Dot[0], " ")
+	attr("cy", p.Dot[1], ` r="4" fill="#2f6fb5"/>`+"\n"+`<text class="axis-x" `)
 	attr("x", p.XLabelAt[0], " ")
 	attr("y", p.XLabelAt[1], ` text-anchor="middle" font-size="11" fill="#667">`+esc(p.XLabel)+"</text>\n"+`<text class="axis-y" transform="translate(`)
 	b = appendTenths(b, p.YLabelAt[0])

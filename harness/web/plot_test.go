@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,11 +145,32 @@ func TestARatingPlotIsDrawnAsSVG(t *testing.T) {
 			}
 		}
 	}
-	if count["svg"] != 1 || count["polyline"] != 1 || count["polygon"] != 1 || count["line"] != len(p.Ticks)+len(p.Versions) || count["text"] != len(p.Ticks)+2 {
+	if count["svg"] != 1 || count["polyline"] != 1 || count["polygon"] != 1 || count["line"] != len(p.Ticks)+len(p.Versions) || count["text"] != len(p.Ticks)+2 || count["circle"] != 1 {
 		t.Errorf("drawn as %v, want one line per tick (%d) and version (%d)", count, len(p.Ticks), len(p.Versions))
 	}
 	if !slices.Contains(texts, p.XLabel) || !slices.Contains(texts, p.YLabel) || !slices.Contains(texts, p.Ticks[0].Label) {
 		t.Errorf("texts %q lack the axes' labels or the ticks'", texts)
+	}
+}
+
+// A plot of one rated pair draws its point and its deviation: a line of
+// one point and a band of no width would show nothing.
+func TestARatingPlotOfOnePairDrawsItsPoint(t *testing.T) {
+	p := newRatingPlot([]event.RatingPoint{{Pair: 1, Submission: 1, Rating: 1580, Deviation: 290}})
+	svg := string(p.SVG())
+	dot := regexp.MustCompile(`<circle class="last" cx="([0-9.]+)" cy="([0-9.]+)"`).FindStringSubmatch(svg)
+	bar := regexp.MustCompile(`<line class="deviation" x1="[0-9.]+" x2="[0-9.]+" y1="([0-9.]+)" y2="([0-9.]+)"`).FindStringSubmatch(svg)
+	if dot == nil || bar == nil {
+		t.Fatalf("the plot of one pair draws no point or no deviation:\n%s", svg)
+	}
+	top, _ := strconv.ParseFloat(bar[1], 64)
+	bottom, _ := strconv.ParseFloat(bar[2], 64)
+	cy, _ := strconv.ParseFloat(dot[2], 64)
+	if !(top < cy && cy < bottom) || bottom-top < 20 {
+		t.Errorf("the point at y %v, its deviation from %v to %v", cy, top, bottom)
+	}
+	if two := string(newRatingPlot([]event.RatingPoint{{Pair: 1, Rating: 1500, Deviation: 350}, {Pair: 2, Rating: 1600, Deviation: 300}}).SVG()); strings.Contains(two, `class="deviation"`) {
+		t.Error("a plot of two pairs draws a single point's deviation")
 	}
 }
 

@@ -66,6 +66,11 @@ type Server struct {
 
 	// turns is the line of requests to read.
 	turns *turns
+
+	// refused keeps the reasons of the organizer's refused forms.
+	refused refusals
+	// started is when the server was made, to the second.
+	started time.Time
 }
 
 // New is a server of the event in st configured by cfg.
@@ -77,7 +82,7 @@ func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {}, WakePlayer: func() {},
+	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {}, WakePlayer: func() {}, started: time.Now().UTC().Truncate(time.Second),
 		logins: newLimiter(10, 10*time.Minute), streams: newHub(), teamPages: newPageCache(10 * time.Second),
 		turns: newTurns(answerSlots())}
 }
