@@ -824,6 +824,14 @@ type Board struct {
 	// TieBreaks are the tie-breaks that place teams level on points, in
 	// the order they apply (a row's decidedBy names the one that did).
 	TieBreaks []string `json:"tieBreaks"`
+	// Stage says where the final stands, in words: its format, the round
+	// under way of how many, where the cut falls ("" before it started).
+	Stage string `json:"stage,omitempty"`
+	// Cut is how many of a stages final's qualifier go on (0: no cut).
+	Cut int `json:"cut,omitempty"`
+	// Upcoming are the matches paired and not yet over, each team's next
+	// (none on a frozen board: a pairing can tell a result).
+	Upcoming []BoardPairing `json:"upcoming,omitempty"`
 	// Rounds are a Swiss final's (a stages final's qualifier's, a rating
 	// final's) rounds with their pairings, as far as they are shown (a frozen board: the rounds whose every game had
 	// finished by the freeze).
@@ -843,6 +851,8 @@ type BoardRound struct {
 // BoardPairing is two teams' games in a round: each one's points from
 // them (a win 1, a draw ½), and how many are still to finish.
 type BoardPairing struct {
+	// Round is an upcoming match's round (0 within a BoardRound).
+	Round        int `json:"round,omitempty"`
 	White, Black string
 	WhitePoints  float64 `json:"whitePoints"`
 	BlackPoints  float64 `json:"blackPoints"`
@@ -922,6 +932,60 @@ func boardRounds(state *tournament.State, names TeamNames, shown func(tournament
 	return out
 }
 
+// stage says where a final of cfg stands after the games shown (nil: all):
+// "swiss, 11 rounds: round 4 of 11", "stages: the qualifier's round 3 of 8;
+// its top 16 go on to a double elimination", and the cut.
+func stage(cfg tournament.Config, recs []tournament.Record, shown func(tournament.Record) bool) (string, int) {
+	round := 0
+	for _, r := range recs {
+		if shown == nil || shown(r) {
+			round = max(round, r.Round)
+		}
+	}
+	if round == 0 {
+		return cfg.Describe() + ": not under way yet", 0
+	}
+	switch cfg.Format {
+	case tournament.Swiss:
+		return fmt.Sprintf("%s: round %d of %d", cfg.Describe(), round, cfg.SwissRounds()), 0
+	case tournament.Stages:
+		q, then := cfg.SwissRounds(), strings.ReplaceAll(cfg.Then, "-", " ")
+		if round <= q {
+			return fmt.Sprintf("stages: the qualifier's round %d of %d; its top %d go on to a %s", round, q, cfg.Advance, then), cfg.Advance
+		}
+		return fmt.Sprintf("stages: the second stage, a %s of the qualifier's top %d", then, cfg.Advance), 0
+	case tournament.Knockout, tournament.DoubleElimination:
+		return fmt.Sprintf("%s: round %d of the bracket", cfg.Describe(), round), 0
+	case tournament.Rating:
+		return fmt.Sprintf("%s: round %d, played where the ranks are least sure", cfg.Describe(), round), 0
+	}
+	return cfg.Describe(), 0
+}
+
+// upcoming are the final's matches paired and not over: its games pending
+// or playing, by pair, each with what is left of it.
+func upcoming(state *tournament.State, names TeamNames) []BoardPairing {
+	team := func(bot int) string {
+		name := state.Config.Bots[bot].Name
+		return cmp.Or(names.ByBot[name], name)
+	}
+	at := map[int]int{}
+	var out []BoardPairing
+	for _, r := range state.Games {
+		if r.Status != tournament.Pending && r.Status != tournament.Running {
+			continue
+		}
+		i, ok := at[r.Pair]
+		if !ok {
+			i = len(out)
+			at[r.Pair] = i
+			out = append(out, BoardPairing{Round: r.Round, White: team(r.White), Black: team(r.Black)})
+		}
+		out[i].Left++
+	}
+	return out
+}
+
 // BoardRow is a row of the final's standings with its team's name: Name
 // is the name its bot played under.
 type BoardRow struct {
@@ -977,7 +1041,8 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		return nil, nil, err
 	}
 	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil),
-		Bracket: state.BracketSVG(), TieBreaks: state.Config.TieBreaks}
+		Bracket: state.BracketSVG(), TieBreaks: state.Config.TieBreaks, Upcoming: upcoming(state, names)}
+	live.Stage, live.Cut = stage(state.Config, state.Games, nil)
 	if live.Run, _, err = s.FinalRun(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -1012,6 +1077,8 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 	}), names)
 	fb.Rounds = boardRounds(state, names, byFreeze)
 	fb.Bracket = state.BracketSVGOf(byFreeze)
+	fb.Stage, fb.Upcoming = "", nil
+	fb.Stage, fb.Cut = stage(state.Config, state.Games, byFreeze)
 	fb.FrozenAt = at
 	fb.Games = map[string]int{"total": state.Summary.Total, "done": shown}
 	// Nothing after the freeze shows: not whether the final ended, or

@@ -136,6 +136,7 @@ func (s *Server) refreshBoards(ctx context.Context) (changed bool, err error) {
 		return changed, err
 	}
 	s.homeChanged()
+	s.teamPages.changedAll() // each says where its team stands
 	s.boards.mu.Lock()
 	for c := range s.boards.subs {
 		select {

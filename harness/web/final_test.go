@@ -322,6 +322,22 @@ func TestASwissFinal(t *testing.T) {
 	if !strings.Contains(page, "Teams level on points are placed by Buchholz cut 1 (BH-1") {
 		t.Errorf("the home page does not say how teams level on points are placed")
 	}
+	// Each team sees where it stands: the final's stage and its place.
+	for _, tok := range []string{e.a.Token, e.b.Token} {
+		_, team := api(t, e.http.URL, "GET", "/team", tok, "")
+		_, home := api(t, e.http.URL, "GET", "/", tok, "")
+		for _, pg := range []string{team, home} {
+			if !strings.Contains(pg, `id="my-final"`) || !strings.Contains(pg, "swiss, 3 rounds: round 3 of 3") || !strings.Contains(pg, "You placed <strong>") {
+				t.Errorf("a team's page does not say where it stands in the final: %.400s", regexp.MustCompile(`(?s)<section class="card" id="my-final">.*?</section>`).FindString(pg))
+			}
+		}
+		if !strings.Contains(home, `<body data-team="`) || !strings.Contains(home, `<tr data-team="`) {
+			t.Error("the home page does not let its script mark the team's row")
+		}
+	}
+	if !strings.Contains(b.Stage, "round 3 of 3") {
+		t.Errorf("the board's stage: %q", b.Stage)
+	}
 	if !slices.Equal(b.TieBreaks, state.Config.TieBreaks) {
 		t.Errorf("the API's tie-breaks %v, the final's %v", b.TieBreaks, state.Config.TieBreaks)
 	}

@@ -25,6 +25,9 @@ type homeData struct {
 	// submission of its own that plays, scrimmages allowed.
 	Plays        map[int64]bool
 	CanChallenge bool
+	// Standing is where the asker's team stands in the final (nil: not
+	// a team's page, or not in the final).
+	Standing *finalStanding
 }
 
 // homeTTL is how long the page a visitor who is not logged in gets is
@@ -93,6 +96,9 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 		return homeData{}, err
 	}
 	d.Final.Admin = p != nil && p.Admin
+	if p != nil && !p.Admin {
+		d.Standing = standingOf(d.Final.Board, p.Name)
+	}
 	if s.Config.Ladder.Enabled {
 		if d.Ladder, err = s.Store.Ladder(r.Context()); err != nil {
 			return homeData{}, err

@@ -54,6 +54,9 @@ type teamData struct {
 	Closed time.Time
 	// Require are the documents this event's submissions must hold.
 	Require []string
+	// Standing is where the team stands in the final (nil before it, or
+	// out of it).
+	Standing *finalStanding
 }
 
 // teamData is what p's team's page shows, its forms carrying csrf. It
@@ -102,6 +105,11 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 		}
 	}
 	if d.Pinned != nil {
+		board, _, err := s.board(r.Context(), p)
+		if err != nil {
+			return d, err
+		}
+		d.Standing = standingOf(board, p.Name)
 		if run, started, err := s.Store.FinalRun(r.Context()); err != nil {
 			return d, err
 		} else if started && run.Top > 0 {

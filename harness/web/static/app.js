@@ -150,16 +150,32 @@ function estimate() {
 }
 
 // viewerAt opens the embedded viewer at the ply the page's address names
-// (/games/ID#ply=N).
+// (/games/ID#ply=N), in place of the one the page chose.
 function viewerAt() {
   var viewer = document.getElementById("viewer");
   if (viewer && /^#ply=\d+/.test(location.hash)) {
-    viewer.src = viewer.getAttribute("src") + location.hash;
+    viewer.src = viewer.getAttribute("src").split("#")[0] + location.hash;
   }
+}
+
+// mine marks the asker's team's row in the final's standings, as they are
+// drawn and each time they are drawn again.
+function mine() {
+  var me = document.body.dataset.team;
+  if (!me) { return; }
+  function mark() {
+    document.querySelectorAll("#standings tr[data-team]").forEach(function (tr) {
+      tr.classList.toggle("mine", tr.dataset.team === me);
+    });
+  }
+  mark();
+  var final = document.getElementById("final");
+  if (final) { new MutationObserver(mark).observe(final, { childList: true, subtree: true }); }
 }
 
 document.addEventListener("DOMContentLoaded", function () {
   viewerAt();
+  mine();
   estimate();
   countdown();
   standings();
