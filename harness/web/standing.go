@@ -13,6 +13,9 @@ type finalStanding struct {
 	// strength may hold.
 	Rank, Of int
 	RankSet  string
+	// Level counts the other teams that share its place (a bracket's
+	// teams still in it, teams no tie-break told apart).
+	Level int
 	// Cut is how many go on from a stages final's qualifier (0: none), In
 	// whether the team is within it.
 	Cut int
@@ -44,6 +47,11 @@ func standingOf(b *event.Board, team string) *finalStanding {
 	}
 	if f.Rank == 0 {
 		return nil
+	}
+	for _, r := range b.Standings {
+		if r.Rank == f.Rank && r.Team != team {
+			f.Level++
+		}
 	}
 	for i, m := range b.Upcoming {
 		if m.White == team || m.Black == team {

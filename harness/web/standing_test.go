@@ -27,11 +27,15 @@ func TestWhereATeamStandsInTheFinal(t *testing.T) {
 	if g := standingOf(b, "Gamma"); g == nil || g.In || g.Rival != "Alpha" {
 		t.Errorf("Gamma: %+v", g)
 	}
-	if be := standingOf(b, "Beta"); be == nil || !be.In || be.Next != nil {
+	if be := standingOf(b, "Beta"); be == nil || !be.In || be.Next != nil || be.Level != 0 {
 		t.Errorf("Beta, with no match paired: %+v", be)
 	}
 	if standingOf(b, "Delta") != nil || standingOf(&event.Board{}, "Alpha") != nil || standingOf(nil, "Alpha") != nil {
 		t.Error("a team out of the final, or a final not started, has a standing")
+	}
+	b.Standings[1].Rank = 1
+	if a := standingOf(b, "Alpha"); a.Level != 1 {
+		t.Errorf("Alpha level with Beta: %+v", a)
 	}
 	b.FrozenAt, b.Upcoming = time.Now(), nil
 	if f := standingOf(b, "Alpha"); f == nil || !f.Frozen || f.Over {
