@@ -127,7 +127,9 @@ func TestAFortyTeamStagesFinalInTheBrowser(t *testing.T) {
 	look("swiss-resumed")
 
 	// Killed mid-bracket, started again.
-	wait("the bracket", func(bd event.Board) bool { return strings.Contains(bd.Stage, "second stage") && bd.Games["done"] < bd.Games["total"]-4 })
+	wait("the bracket", func(bd event.Board) bool {
+		return strings.Contains(bd.Stage, "second stage") && bd.Games["done"] < bd.Games["total"]-4
+	})
 	look("bracket")
 	srv.Kill()
 	srv = serve()
