@@ -70,7 +70,10 @@ var funcs = template.FuncMap{
 	"finalFormats": event.FinalFormats,
 	// foldPast is the longest list of teams a page shows unfolded: a
 	// longer one is folded under its count.
-	"foldPast":     func() int { return 20 },
+	"foldPast": func() int { return 20 },
+	// outlookRows is how many of the teams that would play the
+	// organizer's page lists: a thousand rows were most of its drawing.
+	"outlookRows":  func() int { return 100 },
 	"secondStages": tournament.SecondStages,
 	// words says a format's name as words: "double elimination".
 	"words": func(format string) string { return strings.ReplaceAll(format, "-", " ") },

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -197,5 +198,35 @@ func TestAFailureThatCannotPlayIsNotOfferedForAdmission(t *testing.T) {
 	res, body := e.do(t, "POST", fmt.Sprintf("/api/v1/admin/submissions/%d/admit", cannot.ID), e.admin, strings.NewReader(`{"reason": "please"}`), "application/json")
 	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "nothing that could play") {
 		t.Errorf("admitting the syntax error over the API: %d %s", res.StatusCode, body)
+	}
+}
+
+// The organizer's page lists the first hundred teams that would play, and
+// says where the rest are: a thousand rows were most of its drawing.
+func TestTheOrganizersPageListsAHundredTeamsThatWouldPlay(t *testing.T) {
+	t.Parallel()
+	e := newTestEvent(t, "game = \"codeclash\"\n[quotas]\nuploads_per_hour = 1000\npending_validations = 1000\n")
+	ctx := context.Background()
+	for i := range 103 {
+		team, err := e.store.AddTeam(ctx, fmt.Sprintf("Team %03d", i), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := e.store.AddSubmission(ctx, e.server.Config, team.ID, "bot.py", strings.NewReader(fmt.Sprintf("print(%d)\n", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, page := e.do(t, "GET", "/admin", e.admin, nil, "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/admin: %d", res.StatusCode)
+	}
+	table := regexp.MustCompile(`(?s)<table class="list" id="would-play">.*?</table>`).FindString(page)
+	if rows := strings.Count(table, "<tr><td>"); rows != 100 || !strings.Contains(page, "103 teams would play") ||
+		!strings.Contains(page, `id="would-play-more"`) || !strings.Contains(page, "lists all 103") {
+		t.Errorf("the organizer's page lists %d teams that would play of 103", rows)
 	}
 }
