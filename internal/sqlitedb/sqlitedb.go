@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -78,6 +79,9 @@ func (d *DB) CheckLock(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", d.path, err)
 	}
 	held, err := Held(d.path, os.Getpid())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no /proc/locks (not Linux): nothing to read the locks from
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.path, err)
 	}
@@ -88,7 +92,8 @@ func (d *DB) CheckLock(ctx context.Context) error {
 }
 
 // Held says whether process pid holds a POSIX lock on the file at path,
-// as /proc/locks lists them.
+// as /proc/locks lists them (fs.ErrNotExist where there is no such file:
+// not Linux).
 func Held(path string, pid int) (bool, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
