@@ -1,12 +1,15 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/arenabots/arena/harness/distrib"
@@ -101,8 +104,86 @@ func (d adminData) TeamsLink(page int) string {
 }
 
 func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	return s.renderAdmin(w, r, p, http.StatusOK, "")
+	q := r.URL.Query()
+	csrf, _ := r.Context().Value(csrfKey{}).(string)
+	// A page saying why a form was refused, or what it did, is drawn for
+	// its asker; the others are kept a second, for every session.
+	if q.Has("refused") || q.Has("notice") {
+		return s.renderAdmin(w, r, p, http.StatusOK, "")
+	}
+	key := r.URL.RawQuery
+	if body, ok := s.adminPages.get(key); ok {
+		return writeWithCSRF(w, body, csrf)
+	}
+	gen := s.adminPages.generation()
+	rec := &pageRecorder{header: http.Header{}}
+	if err := s.renderAdmin(rec, r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, http.StatusOK, ""); err != nil {
+		return err
+	}
+	if rec.status != 0 && rec.status != http.StatusOK {
+		return s.renderAdmin(w, r, p, http.StatusOK, "")
+	}
+	s.adminPages.put(key, gen, rec.body.Bytes())
+	return writeWithCSRF(w, rec.body.Bytes(), csrf)
 }
+
+// adminTTL is how long the organizer's page is kept: a validation or a game
+// that ended shows a second later; what the organizer did shows at once
+// (every form it posts drops the pages kept).
+const adminTTL = time.Second
+
+// adminPages are the organizer's pages kept, by their query.
+type adminPages struct {
+	mu    sync.Mutex
+	gen   uint64
+	pages map[string]cachedPage
+}
+
+func (a *adminPages) generation() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gen
+}
+
+func (a *adminPages) get(key string) ([]byte, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, ok := a.pages[key]
+	if !ok || p.version != a.gen || time.Now().After(p.until) {
+		return nil, false
+	}
+	return p.body, true
+}
+
+func (a *adminPages) put(key string, gen uint64, body []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if gen != a.gen {
+		return // drawn from data read before a change
+	}
+	if a.pages == nil || len(a.pages) > 64 {
+		a.pages = map[string]cachedPage{}
+	}
+	a.pages[key] = cachedPage{version: gen, until: time.Now().Add(adminTTL), body: body}
+}
+
+// changed drops every page kept.
+func (a *adminPages) changed() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.gen++
+}
+
+// pageRecorder keeps what a page writes, to be kept and sent.
+type pageRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (p *pageRecorder) Header() http.Header         { return p.header }
+func (p *pageRecorder) Write(b []byte) (int, error) { return p.body.Write(b) }
+func (p *pageRecorder) WriteHeader(status int)      { p.status = status }
 
 // renderAdmin renders the organizer's page with status, and why an action
 // was refused when it was.

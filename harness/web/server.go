@@ -71,6 +71,8 @@ type Server struct {
 	refused refusals
 	// started is when the server was made, to the second.
 	started time.Time
+	// adminPages keeps the organizer's page, a second at most.
+	adminPages adminPages
 }
 
 // New is a server of the event in st configured by cfg.
@@ -307,6 +309,10 @@ func (s *Server) check(rt Route) http.HandlerFunc {
 			handle = func(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
 				return s.Store.Snapshot(r.Context(), func(ctx context.Context) error { return rt.handle(w, r.WithContext(ctx), p) })
 			}
+		}
+		if p != nil && p.Admin && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			// The organizer's next look at its page shows what it did.
+			defer s.adminPages.changed()
 		}
 		if err := handle(w, r.WithContext(ctx), p); err != nil {
 			he := s.classify(err, rt)
