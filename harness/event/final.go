@@ -139,7 +139,7 @@ func (s *Store) FinalOutlook(ctx context.Context) (Outlook, error) {
 			return o, err
 		}
 	} else {
-		playing, err := s.activeTeams(ctx)
+		playing, err := s.activeOf(ctx, teams)
 		if err != nil {
 			return o, err
 		}

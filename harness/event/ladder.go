@@ -81,6 +81,11 @@ func (s *Store) activeTeams(ctx context.Context) ([]teamSubmission, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.activeOf(ctx, teams)
+}
+
+// activeOf is activeTeams of teams, the event's every team as read.
+func (s *Store) activeOf(ctx context.Context, teams []Team) ([]teamSubmission, error) {
 	// Every enabled team's active submission in one query: an event of a
 	// thousand teams asks for them on every ladder step and organizer's page.
 	rows, err := s.read(ctx, `SELECT t.id, `+submissionColumns+` FROM teams t JOIN submissions s ON s.id = `+fmt.Sprintf(activeID, "t.id")+` WHERE t.disabled = 0`)

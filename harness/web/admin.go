@@ -111,20 +111,18 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 	if q.Has("refused") || q.Has("notice") {
 		return s.renderAdmin(w, r, p, http.StatusOK, "")
 	}
-	key := r.URL.RawQuery
-	if body, ok := s.adminPages.get(key); ok {
-		return writeWithCSRF(w, body, csrf)
-	}
-	gen := s.adminPages.generation()
-	rec := &pageRecorder{header: http.Header{}}
-	if err := s.renderAdmin(rec, r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, http.StatusOK, ""); err != nil {
+	body, err := s.adminPages.pages.get(r.URL.RawQuery, func() ([]byte, error) {
+		rec := &pageRecorder{header: http.Header{}}
+		err := s.renderAdmin(rec, r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, http.StatusOK, "")
+		if err == nil && rec.status != 0 && rec.status != http.StatusOK {
+			err = fmt.Errorf("the organizer's page answered %d", rec.status)
+		}
+		return rec.body.Bytes(), err
+	})
+	if err != nil {
 		return err
 	}
-	if rec.status != 0 && rec.status != http.StatusOK {
-		return s.renderAdmin(w, r, p, http.StatusOK, "")
-	}
-	s.adminPages.put(key, gen, rec.body.Bytes())
-	return writeWithCSRF(w, rec.body.Bytes(), csrf)
+	return writeWithCSRF(w, body, csrf)
 }
 
 // adminTTL is how long the organizer's page is kept: a validation or a game
@@ -132,46 +130,76 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 // (every form it posts drops the pages kept).
 const adminTTL = time.Second
 
-// adminPages are the organizer's pages kept, by their query.
-type adminPages struct {
-	mu    sync.Mutex
+// kept keeps values of the organizer's page for adminTTL at most, and not
+// past a change (changed). A value kept too long, or from before a change,
+// is drawn again once, by the first to ask: the others wait for that
+// drawing, rather than each draw its own.
+type kept[T any] struct {
+	mu      sync.Mutex
+	gen     uint64
+	vals    map[string]keptValue[T]
+	drawing map[string]chan struct{}
+}
+
+type keptValue[T any] struct {
 	gen   uint64
-	pages map[string]cachedPage
+	until time.Time
+	v     T
 }
 
-func (a *adminPages) generation() uint64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.gen
-}
-
-func (a *adminPages) get(key string) ([]byte, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p, ok := a.pages[key]
-	if !ok || p.version != a.gen || time.Now().After(p.until) {
-		return nil, false
+// get is the value of key: kept, or drawn and kept.
+func (k *kept[T]) get(key string, draw func() (T, error)) (T, error) {
+	for {
+		k.mu.Lock()
+		if v, ok := k.vals[key]; ok && v.gen == k.gen && time.Now().Before(v.until) {
+			k.mu.Unlock()
+			return v.v, nil
+		}
+		if wait, ok := k.drawing[key]; ok {
+			k.mu.Unlock()
+			<-wait
+			continue
+		}
+		if k.drawing == nil {
+			k.drawing = map[string]chan struct{}{}
+		}
+		done := make(chan struct{})
+		k.drawing[key] = done
+		gen := k.gen
+		k.mu.Unlock()
+		v, err := draw()
+		k.mu.Lock()
+		delete(k.drawing, key)
+		close(done)
+		if err == nil && gen == k.gen { // not drawn from data read before a change
+			if k.vals == nil || len(k.vals) > 64 {
+				k.vals = map[string]keptValue[T]{}
+			}
+			k.vals[key] = keptValue[T]{gen: gen, until: time.Now().Add(adminTTL), v: v}
+		}
+		k.mu.Unlock()
+		return v, err
 	}
-	return p.body, true
 }
 
-func (a *adminPages) put(key string, gen uint64, body []byte) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if gen != a.gen {
-		return // drawn from data read before a change
-	}
-	if a.pages == nil || len(a.pages) > 64 {
-		a.pages = map[string]cachedPage{}
-	}
-	a.pages[key] = cachedPage{version: gen, until: time.Now().Add(adminTTL), body: body}
+// changed drops every value kept.
+func (k *kept[T]) changed() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.gen++
 }
 
-// changed drops every page kept.
+// adminPages are the organizer's pages kept, by their query, and who
+// would play the final, which each of them shows.
+type adminPages struct {
+	pages   kept[[]byte]
+	outlook kept[event.Outlook]
+}
+
+// changed drops what is kept: the organizer did something.
 func (a *adminPages) changed() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.gen++
+	a.pages.changed()
+	a.outlook.changed()
 }
 
 // pageRecorder keeps what a page writes, to be kept and sent.
@@ -193,7 +221,7 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Pr
 	}
 	d := adminData{Refused: refused, Notice: adminNotices[r.URL.Query().Get("notice")]}
 	var err error
-	if d.Outlook, err = s.Store.FinalOutlook(r.Context()); err != nil {
+	if d.Outlook, err = s.adminPages.outlook.get("", func() (event.Outlook, error) { return s.Store.FinalOutlook(r.Context()) }); err != nil {
 		return err
 	}
 	if d.Audit, err = s.Store.Audit(r.Context(), 50); err != nil {

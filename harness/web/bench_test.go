@@ -301,19 +301,26 @@ func BenchmarkPagesUnderLoad(b *testing.B) {
 // server over the same event, its kept pages none, outside the timing).
 // Run it with ARENA_BENCH_SIZE=large.
 func BenchmarkAViewDrawnAnew(b *testing.B) {
-	s, tokens, _, _ := seedLarge(b, benchSizeOf(b))
-	for _, page := range []struct{ name, path string }{{"team", "/team"}, {"api-games", "/api/v1/games"}} {
+	s, tokens, admin, _ := seedLarge(b, benchSizeOf(b))
+	for _, page := range []struct {
+		name, path string
+		admin      bool
+	}{{"team", "/team", false}, {"api-games", "/api/v1/games", false}, {"admin", "/admin", true}} {
 		b.Run(page.name, func(b *testing.B) {
 			h := New(s.Store, s.Config, s.Log).Handler()
 			i := 0
 			for b.Loop() {
-				if i > 0 && i%len(tokens) == 0 {
+				if i > 0 && (i%len(tokens) == 0 || page.admin) {
 					b.StopTimer()
 					h = New(s.Store, s.Config, s.Log).Handler()
 					b.StartTimer()
 				}
 				req := httptest.NewRequest(http.MethodGet, page.path, nil)
-				req.Header.Set("Authorization", "Bearer "+tokens[i%len(tokens)])
+				token := tokens[i%len(tokens)]
+				if page.admin {
+					token = admin
+				}
+				req.Header.Set("Authorization", "Bearer "+token)
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {

@@ -29,6 +29,10 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
+// outlookRows is how many of the teams that would play the organizer's
+// page lists: a thousand rows were most of its drawing.
+const outlookRows = 100
+
 var funcs = template.FuncMap{
 	"short":   short,
 	"when":    when,
@@ -70,10 +74,11 @@ var funcs = template.FuncMap{
 	"finalFormats": event.FinalFormats,
 	// foldPast is the longest list of teams a page shows unfolded: a
 	// longer one is folded under its count.
-	"foldPast": func() int { return 20 },
-	// outlookRows is how many of the teams that would play the
-	// organizer's page lists: a thousand rows were most of its drawing.
-	"outlookRows":  func() int { return 100 },
+	"foldPast":    func() int { return 20 },
+	"outlookRows": func() int { return outlookRows },
+	// firstEntries are the first outlookRows of a list of teams: the
+	// template ranges over them, not over a thousand to skip the rest.
+	"firstEntries": func(list []event.FinalEntry) []event.FinalEntry { return list[:min(len(list), outlookRows)] },
 	"secondStages": tournament.SecondStages,
 	// words says a format's name as words: "double elimination".
 	"words": func(format string) string { return strings.ReplaceAll(format, "-", " ") },
