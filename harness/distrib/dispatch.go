@@ -349,12 +349,21 @@ func (d *dispatcher) onNotice(m *nats.Msg) {
 	if n.Back {
 		d.release(n.Handout, now)
 		d.queue = append([]Job{stripped(h.job)}, d.queue...)
+		watch := d.watch
 		d.mu.Unlock()
+		returned(watch, h)
 		d.serve()
 		return
 	}
 	h.news = now
 	d.mu.Unlock()
+}
+
+// returned tells the watchers that h's game went back to the queue.
+func returned(watch []func(Playing), h *holding) {
+	for _, fn := range watch {
+		fn(Playing{Game: h.job.Game, Attempt: h.job.Attempt, Worker: h.worker, Returned: true})
+	}
 }
 
 // release forgets a hand-out. Called with mu held.
@@ -376,14 +385,20 @@ func (d *dispatcher) tick() {
 			return
 		case now := <-t.C:
 			d.mu.Lock()
+			var back []*holding
 			for tok, h := range d.held {
 				if now.Sub(h.news) > d.ackWait {
 					slog.Warn("distrib: a worker went silent; its game goes to another", "game", h.job.Game, "worker", h.worker, "silent", now.Sub(h.news).Round(time.Millisecond))
 					d.release(tok, now)
 					d.queue = append([]Job{stripped(h.job)}, d.queue...)
+					back = append(back, h)
 				}
 			}
+			watch := d.watch
 			d.mu.Unlock()
+			for _, h := range back {
+				returned(watch, h)
+			}
 			d.serve()
 			if now.Sub(lastSweep) >= d.sweepEvery {
 				lastSweep = now

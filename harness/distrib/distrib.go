@@ -91,6 +91,9 @@ type Playing struct {
 	Game    int    `json:"game"`
 	Attempt int    `json:"attempt"`
 	Worker  string `json:"worker"`
+	// Returned: the game went back to the queue from Worker (it gave the
+	// game back, or went silent); it waits for the next worker.
+	Returned bool `json:"returned,omitempty"`
 }
 
 // Queue is one tournament's streams on a JetStream server.
@@ -439,8 +442,9 @@ func (q *Queue) Facts(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
-// WatchPlaying calls fn as the coordinator hands games to workers, until
-// stop is called.
+// WatchPlaying calls fn as the coordinator hands games to workers, and as
+// games come back to the queue from them (Playing.Returned), until stop is
+// called.
 func (q *Queue) WatchPlaying(fn func(Playing)) (stop func(), err error) {
 	d := q.dispatch
 	if d == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/nats-io/nats.go"
 )
@@ -138,14 +139,28 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	if err := q.SetFacts(ctx, data); err != nil {
 		return err
 	}
-	// Who says it plays each game: the holder a game past its deadline is
-	// charged to.
+	// Who was handed each game, and when: a game's deadline runs from its
+	// hand-out, and the holder a game past it is charged to. A game
+	// waiting in the queue for a worker has no deadline running.
+	type handout struct {
+		distrib.Playing
+		at time.Time
+	}
 	var held sync.Mutex
-	holders := map[int]distrib.Playing{}
+	holders := map[int]handout{}
 	stopWatch, err := q.WatchPlaying(func(p distrib.Playing) {
 		held.Lock()
-		holders[p.Game] = p
+		if p.Returned {
+			if h, ok := holders[p.Game]; ok && h.Worker == p.Worker && h.Attempt == p.Attempt {
+				delete(holders, p.Game) // back in the queue: its deadline stops
+			}
+		} else {
+			holders[p.Game] = handout{p, time.Now()}
+		}
 		held.Unlock()
+		if p.Returned {
+			return
+		}
 		if a, ok := o.Progress.(Assignments); ok {
 			a.Playing(p.Game-o.JobOffset, p.Worker)
 		}
@@ -161,7 +176,6 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	type published struct {
 		rec Record
 		cfg match.Config
-		due time.Time // past it without a result, the game goes to another worker
 	}
 	inflight := map[int]published{}
 	publish := func() error {
@@ -202,11 +216,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if _, err := q.Publish(ctx, job); err != nil {
 				return err
 			}
-			due := time.Now()
-			if job.NotBefore.After(due) {
-				due = job.NotBefore
-			}
-			inflight[job.Game] = published{g, cfg, due.Add(x.deadline(cfg))}
+			inflight[job.Game] = published{g, cfg}
 		}
 	}
 	if err := publish(); err != nil {
@@ -290,22 +300,22 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	overdue := map[string]int{} // games each worker held past their deadline
+	var waitSaid time.Time
 	expire := func(now time.Time) error {
+		handed := 0
 		for game, p := range inflight {
-			if now.Before(p.due) {
-				continue
-			}
 			held.Lock()
 			h, ok := holders[game]
 			held.Unlock()
-			holder := ""
-			if ok && h.Attempt == p.cfg.Job.Attempt {
-				holder = h.Worker
+			if !ok || h.Attempt != p.cfg.Job.Attempt {
+				continue // in the queue: no deadline runs until a worker takes it
 			}
-			reason := fmt.Sprintf("no result within its deadline (%v from when it was handed out)", x.deadline(p.cfg).Round(time.Second))
-			if holder != "" {
-				reason += "; worker " + holder + " said it was playing it"
+			handed++
+			if now.Before(h.at.Add(x.deadline(p.cfg))) {
+				continue
 			}
+			holder := h.Worker
+			reason := fmt.Sprintf("no result within its deadline (%v from when it was handed out to worker %s)", x.deadline(p.cfg).Round(time.Second), holder)
 			slog.Warn("tournament: game "+strconv.Itoa(game)+": "+reason, "worker", holder)
 			delete(inflight, game)
 			x.remove(rt, game)
@@ -315,14 +325,18 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if err := o.abortAttempt(context.WithoutCancel(ctx), st, g, reason, mu); err != nil {
 				return err
 			}
-			if holder != "" {
-				if overdue[holder]++; overdue[holder] >= maxOverdue {
-					if err := o.suspend(x, distrib.Suspension{Worker: holder, At: now.UTC(), Game: game,
-						Reason: fmt.Sprintf("%d games it took passed their deadlines without a result", overdue[holder])}); err != nil {
-						return err
-					}
+			if overdue[holder]++; overdue[holder] >= maxOverdue {
+				if err := o.suspend(x, distrib.Suspension{Worker: holder, At: now.UTC(), Game: game,
+					Reason: fmt.Sprintf("%d games it took passed their deadlines without a result", overdue[holder])}); err != nil {
+					return err
 				}
 			}
+		}
+		if handed == 0 && len(inflight) > 0 && now.Sub(waitSaid) >= waitSaidEvery {
+			// Nothing aborts a game for want of a worker: the run says so
+			// and waits.
+			waitSaid = now
+			slog.Info(fmt.Sprintf("tournament: waiting for a worker: %s queued, none handed out; each game's deadline runs from its hand-out", words.Plural(len(inflight), "game")))
 		}
 		return publish()
 	}
@@ -384,6 +398,9 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 // sends (news of a game it does not hold, a flood) before it is suspended:
 // one may be a message delayed past a coordinator's restart.
 const maxStrikes = 10
+
+// waitSaidEvery is how often a run that waits for a worker says so.
+const waitSaidEvery = time.Minute
 
 // maxOverdue is how many games a worker may hold past their deadlines
 // before it is suspended: one may be a machine that died.

@@ -655,3 +655,52 @@ func TestWorkersPlaySwissAndKnockoutAsALocalRunDoes(t *testing.T) {
 		})
 	}
 }
+
+// A game's deadline runs from its hand-out: a run that waits for workers
+// longer than a game's deadline aborts nothing, and a worker that joins
+// late plays every game without a charge; the standings are a local run's.
+func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
+	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	lo.Config.Rules = map[string]string{"maxPlies": "20"}
+	want, err := Run(context.Background(), lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := distribtest.Start(t, "late-test", 2*time.Second, "honest")
+	coordinator := c.Coordinator(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ro := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	ro.Config.Rules = lo.Config.Rules
+	ro.MaxAttempts = 1 // an expiry would leave a game unplayed
+	remoteOn(&ro, c, coordinator)
+	ro.Remote.Deadline = func(match.Config) time.Duration { return 2 * time.Second }
+	done := runInBackground(ro)
+	time.Sleep(5 * time.Second) // two and a half deadlines, no worker
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	honestFinishes(t, ctx, c, &wg, done, want)
+	out, err := distrib.Suspended(c.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := out["honest"]; ok {
+		t.Errorf("the worker that joined late was suspended: %+v", s)
+	}
+	st, err := OpenStore(ro.Dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	recs, err := st.Games(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Attempts != 1 || r.AbortReason != "" {
+			t.Errorf("game %d was aborted while it waited: %d attempts, %q", r.ID, r.Attempts, r.AbortReason)
+		}
+	}
+}
