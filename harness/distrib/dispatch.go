@@ -57,12 +57,19 @@ const (
 )
 
 // Strike says a worker sent something the protocol never sends: news of a
-// game it does not hold, or a flood. Count is its strikes so far.
+// game it does not hold, or a flood. Count is its strikes within the last
+// StrikeWindow: an honest worker's rare misstep (news of a game taken back
+// a moment before) is forgotten, and a worker let in again after a
+// suspension is struck out again by strikes of its own, not by its old
+// ones.
 type Strike struct {
 	Worker string
 	Why    string
 	Count  int
 }
+
+// StrikeWindow is how long a strike counts.
+const StrikeWindow = 10 * time.Minute
 
 type holding struct {
 	job    Job
@@ -93,7 +100,7 @@ type dispatcher struct {
 	waiting   []waiter
 	n         uint64
 	rate      map[string]*bucket
-	strikes   map[string]int
+	strikes   map[string][]time.Time
 	watch     []func(Playing)
 	workers   []string // whose uploads the sweep reads
 	onStrike  func(Strike)
@@ -139,7 +146,7 @@ func (q *Queue) startDispatch(ctx context.Context, ackWait time.Duration) error 
 	}
 	d := &dispatcher{q: q, ackWait: ackWait, kv: kv, sweepEvery: sweepEvery, sweepAfter: sweepAfter,
 		published: map[gameKey]bool{}, delivered: map[gameKey]uint64{}, held: map[string]*holding{},
-		mine: map[string]string{}, rate: map[string]*bucket{}, strikes: map[string]int{},
+		mine: map[string]string{}, rate: map[string]*bucket{}, strikes: map[string][]time.Time{},
 		released: map[string]time.Time{}, swept: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for subj, fn := range map[string]nats.MsgHandler{
 		wantSubject(q.tournament, "*"):    d.onWant,
@@ -198,8 +205,15 @@ func (d *dispatcher) allowed(worker string, now time.Time) bool {
 // strike counts something worker should never have sent. Called with mu
 // held; the callback runs without it.
 func (d *dispatcher) strike(worker, why string) {
-	d.strikes[worker]++
-	s := Strike{Worker: worker, Why: why, Count: d.strikes[worker]}
+	now := time.Now()
+	kept := d.strikes[worker][:0]
+	for _, at := range d.strikes[worker] {
+		if now.Sub(at) < StrikeWindow {
+			kept = append(kept, at)
+		}
+	}
+	d.strikes[worker] = append(kept, now)
+	s := Strike{Worker: worker, Why: why, Count: len(d.strikes[worker])}
 	slog.Warn("distrib: "+why, "worker", worker, "strikes", s.Count)
 	if fn := d.onStrike; fn != nil {
 		go fn(s)

@@ -394,9 +394,10 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	return nil
 }
 
-// maxStrikes is how many times a worker may send what the protocol never
-// sends (news of a game it does not hold, a flood) before it is suspended:
-// one may be a message delayed past a coordinator's restart.
+// maxStrikes is how many times, within distrib.StrikeWindow, a worker may
+// send what the protocol never sends (news of a game it does not hold, a
+// flood) before it is suspended: one may be a message delayed past a
+// coordinator's restart.
 const maxStrikes = 10
 
 // waitSaidEvery is how often a run that waits for a worker says so.
@@ -693,8 +694,9 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 	c.Suspended = func(worker string) bool { return distrib.IsSuspended(wdir, worker) }
 	q.OnStrike(func(s distrib.Strike) {
 		// What the protocol never sends: ignored, counted, and at
-		// maxStrikes the worker is shut out.
-		if s.Count != maxStrikes {
+		// maxStrikes within distrib.StrikeWindow the worker is shut out
+		// (again, if it was let in again and strikes out anew).
+		if s.Count < maxStrikes || c.Suspended(s.Worker) {
 			return
 		}
 		err := c.Suspend(distrib.Suspension{Worker: s.Worker, At: time.Now().UTC(),
