@@ -373,6 +373,36 @@ func (d *dispatcher) onNotice(m *nats.Msg) {
 	d.mu.Unlock()
 }
 
+// takeBack puts every game handed to worker back in the queue at once,
+// and forgets its requests waiting for a game; it returns how many games
+// came back.
+func (d *dispatcher) takeBack(worker string) int {
+	now := time.Now()
+	d.mu.Lock()
+	var back []*holding
+	for tok, h := range d.held {
+		if h.worker == worker {
+			d.release(tok, now)
+			d.queue = append([]Job{stripped(h.job)}, d.queue...)
+			back = append(back, h)
+		}
+	}
+	kept := d.waiting[:0]
+	for _, w := range d.waiting {
+		if w.worker != worker {
+			kept = append(kept, w)
+		}
+	}
+	d.waiting = kept
+	watch := d.watch
+	d.mu.Unlock()
+	for _, h := range back {
+		returned(watch, h)
+	}
+	d.serve()
+	return len(back)
+}
+
 // returned tells the watchers that h's game went back to the queue.
 func returned(watch []func(Playing), h *holding) {
 	for _, fn := range watch {

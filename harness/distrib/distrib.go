@@ -442,6 +442,16 @@ func (q *Queue) Facts(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
+// TakeBack puts every game the coordinator handed to worker back in the
+// queue at once (a suspended worker's), and returns how many; none on a
+// worker's queue.
+func (q *Queue) TakeBack(worker string) int {
+	if q.dispatch == nil {
+		return 0
+	}
+	return q.dispatch.takeBack(worker)
+}
+
 // WatchPlaying calls fn as the coordinator hands games to workers, and as
 // games come back to the queue from them (Playing.Returned), until stop is
 // called.
@@ -509,7 +519,8 @@ func (q *Queue) OnControl(fn func(Control)) (stop func(), err error) {
 }
 
 // Shut suspends a worker of queue q: it is recorded in the workers
-// directory dir (Suspend), the worker is told, and the server (nil: an
+// directory dir (Suspend), the worker is told, the games it holds go back
+// to the queue at once, and the server (nil: an
 // organizer's own, whose rights arena does not set) lets it in no more,
 // closing its connection.
 func Shut(q *Queue, srv *Server, dir string, s Suspension) error {
@@ -519,6 +530,10 @@ func Shut(q *Queue, srv *Server, dir string, s Suspension) error {
 	// Told first: once shut out, it hears nothing.
 	if err := q.TellSuspended(s); err != nil {
 		slog.Warn("distrib: tell a suspended worker", "worker", s.Worker, "err", err)
+	}
+	// Its games go to the other workers at once, not after the ack wait.
+	if n := q.TakeBack(s.Worker); n > 0 {
+		slog.Info("distrib: the games a suspended worker held go to the others", "worker", s.Worker, "games", n)
 	}
 	if srv == nil {
 		return nil

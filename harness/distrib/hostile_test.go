@@ -350,3 +350,59 @@ func TestAnHonestWorkersLargeArchiveArrives(t *testing.T) {
 		t.Fatalf("the spool keeps %d files after judging", len(left))
 	}
 }
+
+// A suspended worker's games go to the others at once: taken back, a game
+// it held is handed to the next worker to ask, long before the ack wait.
+func TestASuspendedWorkersGamesGoBackAtOnce(t *testing.T) {
+	c := distribtest.Start(t, "shut", time.Minute, "honest", "suspect")
+	coord := c.Coordinator(t)
+	var returned []distrib.Playing
+	var mu sync.Mutex
+	stop, err := coord.WatchPlaying(func(p distrib.Playing) {
+		if p.Returned {
+			mu.Lock()
+			returned = append(returned, p)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if _, err := coord.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 1, Spec: json.RawMessage(`{"seed":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(worker string) distrib.Job {
+		t.Helper()
+		nc := c.Conn(t, worker)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			m, err := nc.Request("arena.shut.want."+worker, nil, 2*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Data) > 0 {
+				var j distrib.Job
+				if err := json.Unmarshal(m.Data, &j); err != nil {
+					t.Fatal(err)
+				}
+				return j
+			}
+		}
+		t.Fatalf("%s was handed no game within 10 s (the ack wait is a minute)", worker)
+		return distrib.Job{}
+	}
+	if j := ask("suspect"); j.Game != 1 {
+		t.Fatalf("the suspect was handed %+v", j)
+	}
+	if n := coord.TakeBack("suspect"); n != 1 {
+		t.Fatalf("took back %d games, want 1", n)
+	}
+	if j := ask("honest"); j.Game != 1 || j.Attempt != 1 {
+		t.Errorf("the honest worker was handed %+v", j)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(returned) != 1 || returned[0].Worker != "suspect" || returned[0].Game != 1 {
+		t.Errorf("the watchers were told %+v", returned)
+	}
+}
