@@ -31,6 +31,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -139,10 +140,64 @@ const MaxArchive = 1 << 30
 // its server: a fetch may take 30 s and a second per 4 MiB.
 const fetchRate = 4 << 20
 
+// fetchStall is the longest a fetch waits for its next bytes: an upload's
+// description may claim bytes a worker never sent (1 GiB, and no data),
+// and results are taken one at a time, so a fetch that stalls fails then,
+// not at the end of the time its claimed size allows.
+var fetchStall = 10 * time.Second
+
+// copyWatched copies src to dst, ending with cancel when no byte came for
+// stall; its error is then errStalled.
+func copyWatched(dst io.Writer, src io.Reader, stall time.Duration, cancel context.CancelFunc) (int64, error) {
+	var copied atomic.Int64
+	done := make(chan struct{})
+	var stalled atomic.Bool
+	go func() {
+		t := time.NewTicker(max(stall/10, 10*time.Millisecond))
+		defer t.Stop()
+		last, since := int64(-1), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				if n := copied.Load(); n != last {
+					last, since = n, now
+				} else if now.Sub(since) >= stall {
+					stalled.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	n, err := io.Copy(countingWriter{dst, &copied}, src)
+	close(done)
+	if stalled.Load() {
+		return n, fmt.Errorf("%w: no byte came for %v, %d bytes in", errStalled, stall, n)
+	}
+	return n, err
+}
+
+// errStalled is a fetch whose bytes stopped coming.
+var errStalled = errors.New("the archive's bytes stopped coming")
+
+// countingWriter counts what passes through it.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
 // fetch spools a result's archive to a file of its own in the queue's
 // spool directory (SpoolIn): its size first, refused past MaxArchive, then
-// the archive, streamed, within a time that grows with its size; the
-// object store checks its digest. The archive is never held in memory. It
+// the archive, streamed, within a time that grows with its size and with
+// no pause longer than fetchStall; the object store checks its digest. The archive is never held in memory. It
 // returns the file (the caller removes it) or why the archive could not be
 // had.
 func (q *Queue) fetch(ctx context.Context, r Result) (*os.File, string, error) {
@@ -178,7 +233,7 @@ func (q *Queue) fetch(ctx context.Context, r Result) (*os.File, string, error) {
 		return nil, why, errors.Join(err, os.Remove(f.Name()))
 	}
 	w := &spoolWriter{f: f}
-	n, err := io.Copy(w, io.LimitReader(obj, MaxArchive+1))
+	n, err := copyWatched(w, io.LimitReader(obj, MaxArchive+1), fetchStall, cancel)
 	switch {
 	case w.err != nil:
 		return fail("", fmt.Errorf("spool a result: %w", w.err)) // this machine's fault, not the worker's
