@@ -652,6 +652,22 @@ const (
 	NotYetTimes = 120
 )
 
+// handedIn ends the hand-out a result names, as soon as the result is in:
+// its fetch and judging may take longer than the ack wait, and a hand-out
+// still held then would be taken back from a holder gone "silent" and its
+// game handed out again, to be played for nothing.
+func (q *Queue) handedIn(r Result) {
+	d := q.dispatch
+	if d == nil || r.Forged != "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if h := d.held[r.Handout]; h != nil && h.worker == r.Worker {
+		d.release(r.Handout, time.Now())
+	}
+}
+
 func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, io.Reader) error) error {
 	var r Result
 	if err := json.Unmarshal(m.Data(), &r); err != nil {
@@ -664,6 +680,7 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, i
 		return m.Term()
 	}
 	q.check(ctx, &r)
+	q.handedIn(r)
 	var archive io.Reader
 	if r.Object != "" && r.Forged == "" && !r.Stale {
 		f, lost, err := q.fetch(ctx, r)
@@ -693,14 +710,6 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, i
 		slog.Warn("distrib: dropped a result no tournament took", "game", r.Game, "attempt", r.Attempt, "worker", r.Worker)
 	} else if err != nil {
 		return err
-	}
-	if d := q.dispatch; d != nil && r.Forged == "" {
-		// The game's hand-out ends with its result, whatever it said.
-		d.mu.Lock()
-		if h := d.held[r.Handout]; h != nil && h.worker == r.Worker {
-			d.release(r.Handout, time.Now())
-		}
-		d.mu.Unlock()
 	}
 	if r.Object != "" {
 		// Judged: its archive goes, read or not.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -404,5 +405,75 @@ func TestASuspendedWorkersGamesGoBackAtOnce(t *testing.T) {
 	defer mu.Unlock()
 	if len(returned) != 1 || returned[0].Worker != "suspect" || returned[0].Game != 1 {
 		t.Errorf("the watchers were told %+v", returned)
+	}
+}
+
+// A result judged for longer than the ack wait ends its hand-out when it
+// comes in: its game is not handed out again meanwhile, to be played for
+// nothing.
+func TestAResultJudgedSlowlyIsNotHandedOutAgain(t *testing.T) {
+	c := distribtest.Start(t, "slow", time.Second, "first", "second")
+	coord := c.Coordinator(t)
+	var hmu sync.Mutex
+	handouts := 0
+	stop, err := coord.WatchPlaying(func(p distrib.Playing) {
+		if !p.Returned && p.Game == 1 {
+			hmu.Lock()
+			handouts++
+			hmu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if _, err := coord.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 1, Spec: json.RawMessage(`{"seed":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fq, _ := c.Worker(t, "first")
+	first := &distrib.Worker{Queue: fq, Slots: 1, Play: func(context.Context, distrib.Job) ([]byte, error) { return []byte("game 1, played"), nil }}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Add(2)
+	go func() { defer wg.Done(); first.Run(ctx) }()
+	judging := make(chan struct{})
+	judged := make(chan distrib.Result, 1)
+	go func() {
+		defer wg.Done()
+		coord.Collect(ctx, func(r distrib.Result, _ io.Reader) error {
+			close(judging)
+			time.Sleep(4 * time.Second) // four ack waits
+			judged <- r
+			return nil
+		})
+	}()
+	select {
+	case <-judging:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no result came in 30 s")
+	}
+	second := c.Conn(t, "second")
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		m, err := second.Request("arena.slow.want.second", nil, time.Second)
+		if errors.Is(err, nats.ErrTimeout) {
+			continue // no game for it within the second: still waiting
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Data) > 0 {
+			t.Fatalf("while its result was judged, the game was handed out again: %s", m.Data)
+		}
+	}
+	if r := <-judged; r.Game != 1 || r.Worker != "first" {
+		t.Errorf("judged %+v", r)
+	}
+	hmu.Lock()
+	defer hmu.Unlock()
+	if handouts != 1 {
+		t.Errorf("game 1 was handed out %d times while its result was judged, want once", handouts)
 	}
 }

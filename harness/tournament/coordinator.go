@@ -2,10 +2,14 @@ package tournament
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -445,6 +449,58 @@ func (o *Options) finished(q *distrib.Queue) {
 	}
 }
 
+// rejectedManifest lists, in a rejected result's directory kept aside,
+// the files it held beside its transcript and result: each one's name,
+// size and SHA-256, the evidence of what was sent, without its bytes.
+const rejectedManifest = "rejected-files.txt"
+
+// pruneRejected leaves in a rejected result's directory its transcript and
+// result (what says what the worker claimed), and a manifest of every other
+// file in place of the file: junk a worker sent is not kept on the
+// coordinator's disk (a 400 MiB archive of noise was kept whole).
+func pruneRejected(dir string) error {
+	var manifest strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if rel == transcript.FileName || rel == match.ResultFile {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sum := "-"
+		if d.Type().IsRegular() {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			h := sha256.New()
+			_, err = io.Copy(h, f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+			sum = hex.EncodeToString(h.Sum(nil))
+		}
+		fmt.Fprintf(&manifest, "%s\t%d\t%s\n", strconv.Quote(rel), info.Size(), sum)
+		return os.Remove(p)
+	})
+	if err != nil || manifest.Len() == 0 {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, rejectedManifest), []byte(manifest.String()), 0o600)
+}
+
 // received unpacks a worker's match directory into dir and re-judges it: a
 // result counts only as replay recomputes it, signed by the worker's enrolled
 // key, and only if its transcript is the game that was published (want, on a
@@ -461,6 +517,9 @@ func (o *Options) received(dir string, want match.Config, facts Facts, r distrib
 	}
 	reject := func(why string) (transcript.Result, string, bool, error) {
 		slog.Warn("tournament: a worker's result is rejected", "game", r.Game, "worker", r.Worker, "why", why)
+		if err := pruneRejected(dir); err != nil {
+			return res, "", false, err
+		}
 		if err := keepAside(dir, ".rejected-"+unsafeChars.ReplaceAllString(r.Worker, "-")); err != nil {
 			return res, "", false, err
 		}

@@ -5,10 +5,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -561,6 +565,32 @@ func TestAResultHoldsOnlyWhatItsTranscriptNames(t *testing.T) {
 	}
 	if err := onlyNamed(dir, transcript.Evidence{}); err == nil || !strings.Contains(err.Error(), extra) {
 		t.Errorf("an unnamed blob: %v", err)
+	}
+	// Rejected, it is kept as evidence without its junk: the transcript,
+	// the result, and what else came, by name, size and hash.
+	junk := bytes.Repeat([]byte("noise "), 200_000)
+	if err := os.WriteFile(filepath.Join(dir, "junk.bin"), junk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := pruneRejected(dir); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			left = append(left, rel)
+		}
+		return nil
+	})
+	slices.Sort(left)
+	if want := []string{rejectedManifest, match.ResultFile, transcript.FileName}; !slices.Equal(left, want) {
+		t.Errorf("kept %v, want %v", left, want)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(dir, rejectedManifest))
+	sum := sha256.Sum256(junk)
+	if !strings.Contains(string(manifest), fmt.Sprintf("\"junk.bin\"\t%d\t%x\n", len(junk), sum)) || !strings.Contains(string(manifest), extra) {
+		t.Errorf("the manifest of what was sent:\n%s", manifest)
 	}
 }
 
