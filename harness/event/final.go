@@ -185,20 +185,14 @@ func (s *Store) FinalOutlook(ctx context.Context) (Outlook, error) {
 
 // FinalEntries are the submissions pinned for the final, by team name.
 func (s *Store) FinalEntries(ctx context.Context) ([]FinalEntry, error) {
-	rows, err := s.read(ctx, `SELECT f.team_id, t.name, f.submission, f.sha256 FROM final_entries f JOIN teams t ON t.id = f.team_id ORDER BY t.name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []FinalEntry
-	for rows.Next() {
-		var e FinalEntry
-		if err := rows.Scan(&e.Team, &e.Name, &e.Submission, &e.SHA256); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return readAll(ctx, s, scanFinalEntry, `SELECT f.team_id, t.name, f.submission, f.sha256 FROM final_entries f JOIN teams t ON t.id = f.team_id ORDER BY t.name`)
+}
+
+// scanFinalEntry reads a team's id and name, its pinned submission and hash.
+func scanFinalEntry(row interface{ Scan(...any) error }) (FinalEntry, error) {
+	var e FinalEntry
+	err := row.Scan(&e.Team, &e.Name, &e.Submission, &e.SHA256)
+	return e, err
 }
 
 // FinalEntryOf is team's submission pinned for the final; ok is false when
@@ -585,25 +579,9 @@ func (p *FinalPlan) seedByLadder(ctx context.Context) error {
 // started with, each with its pinned submission; none before it started,
 // or for a final started before the order was kept.
 func (s *Store) finalSeeds(ctx context.Context) ([]FinalEntry, error) {
-	rows, err := s.read(ctx, `SELECT p.team, t.name, f.submission, f.sha256, p.seed FROM final_players p
-		JOIN final_entries f ON f.team_id = p.team JOIN teams t ON t.id = p.team ORDER BY p.seed`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []FinalEntry
-	for rows.Next() {
-		var e FinalEntry
-		var seed int
-		if err := rows.Scan(&e.Team, &e.Name, &e.Submission, &e.SHA256, &seed); err != nil {
-			return nil, err
-		}
-		if seed == 0 {
-			return nil, rows.Err() // an older final's: seeded again as it was
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return readAll(ctx, s, scanFinalEntry, `SELECT p.team, t.name, f.submission, f.sha256 FROM final_players p
+		JOIN final_entries f ON f.team_id = p.team JOIN teams t ON t.id = p.team
+		WHERE NOT EXISTS (SELECT 1 FROM final_players WHERE seed = 0) ORDER BY p.seed`)
 }
 
 // FinalPlayers are the teams the final plays (none before it started).
@@ -874,10 +852,7 @@ func boardRounds(state *tournament.State, names TeamNames, shown func(tournament
 	default:
 		return nil
 	}
-	team := func(bot int) string {
-		name := state.Config.Bots[bot].Name
-		return cmp.Or(names.ByBot[name], name)
-	}
+	team := teamOfBot(state, names)
 	byRound := map[int][]tournament.Record{}
 	last := 0
 	for _, r := range state.Games {
@@ -962,13 +937,18 @@ func stage(cfg tournament.Config, recs []tournament.Record, shown func(tournamen
 	return cfg.Describe(), 0
 }
 
-// upcoming are the final's matches paired and not over: its games pending
-// or playing, by pair, each with what is left of it.
-func upcoming(state *tournament.State, names TeamNames) []BoardPairing {
-	team := func(bot int) string {
+// teamOfBot names the team of a bot of the final by the bot's index.
+func teamOfBot(state *tournament.State, names TeamNames) func(bot int) string {
+	return func(bot int) string {
 		name := state.Config.Bots[bot].Name
 		return cmp.Or(names.ByBot[name], name)
 	}
+}
+
+// upcoming are the final's matches paired and not over: its games pending
+// or playing, by pair, each with what is left of it.
+func upcoming(state *tournament.State, names TeamNames) []BoardPairing {
+	team := teamOfBot(state, names)
 	at := map[int]int{}
 	var out []BoardPairing
 	for _, r := range state.Games {

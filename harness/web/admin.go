@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -109,15 +108,14 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 	// A page saying why a form was refused, or what it did, is drawn for
 	// its asker; the others are kept a second, for every session.
 	if q.Has("refused") || q.Has("notice") {
-		return s.renderAdmin(w, r, p, http.StatusOK, "")
+		body, err := s.adminBody(r, p)
+		if err != nil {
+			return err
+		}
+		return writePage(w, body)
 	}
 	body, err := s.adminPages.pages.get(r.URL.RawQuery, func() ([]byte, error) {
-		rec := &pageRecorder{header: http.Header{}}
-		err := s.renderAdmin(rec, r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p, http.StatusOK, "")
-		if err == nil && rec.status != 0 && rec.status != http.StatusOK {
-			err = fmt.Errorf("the organizer's page answered %d", rec.status)
-		}
-		return rec.body.Bytes(), err
+		return s.adminBody(r.WithContext(context.WithValue(r.Context(), csrfKey{}, csrfStandIn)), p)
 	})
 	if err != nil {
 		return err
@@ -202,64 +200,50 @@ func (a *adminPages) changed() {
 	a.outlook.changed()
 }
 
-// pageRecorder keeps what a page writes, to be kept and sent.
-type pageRecorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (p *pageRecorder) Header() http.Header         { return p.header }
-func (p *pageRecorder) Write(b []byte) (int, error) { return p.body.Write(b) }
-func (p *pageRecorder) WriteHeader(status int)      { p.status = status }
-
-// renderAdmin renders the organizer's page with status, and why an action
-// was refused when it was.
-func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, p *event.Principal, status int, refused string) error {
-	if refused == "" {
-		refused = s.refused.get(r.URL.Query().Get("refused"))
-	}
-	d := adminData{Refused: refused, Notice: adminNotices[r.URL.Query().Get("notice")]}
+// adminBody is the organizer's page drawn, with why a form was refused
+// (?refused=ID) or what it did (?notice=...) when the address says.
+func (s *Server) adminBody(r *http.Request, p *event.Principal) ([]byte, error) {
+	d := adminData{Refused: s.refused.get(r.URL.Query().Get("refused")), Notice: adminNotices[r.URL.Query().Get("notice")]}
 	var err error
 	if d.Outlook, err = s.adminPages.outlook.get("", func() (event.Outlook, error) { return s.Store.FinalOutlook(r.Context()) }); err != nil {
-		return err
+		return nil, err
 	}
 	if d.Audit, err = s.Store.Audit(r.Context(), 50); err != nil {
-		return err
+		return nil, err
 	}
 	if d.Workers, err = s.Store.EventWorkers(); err != nil {
-		return err
+		return nil, err
 	}
 	if d.HostReplays, err = s.Store.HostReplayCounts(r.Context()); err != nil {
-		return err
+		return nil, err
 	}
 	if d.Find, d.TeamsPage, err = teamsQuery(r); err != nil {
-		return err
+		return nil, err
 	}
 	if d.Teams, d.TeamsTotal, err = s.Store.TeamsPage(r.Context(), d.Find, (d.TeamsPage-1)*teamsPerPage, teamsPerPage); err != nil {
-		return err
+		return nil, err
 	}
 	d.TeamsPages = max(1, (d.TeamsTotal+teamsPerPage-1)/teamsPerPage)
 	d.TeamsFirst, d.TeamsLast = (d.TeamsPage-1)*teamsPerPage+1, (d.TeamsPage-1)*teamsPerPage+len(d.Teams)
 	if d.TeamsPage > d.TeamsPages {
-		return &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("there are %d pages of teams", d.TeamsPages)}
+		return nil, &httpError{http.StatusNotFound, "not_found", fmt.Sprintf("there are %d pages of teams", d.TeamsPages)}
 	}
 	if d.Queue, err = s.Store.Queue(r.Context()); err != nil {
-		return err
+		return nil, err
 	}
 	if d.Failures, err = s.Store.RecentFailures(r.Context(), 30); err != nil {
-		return err
+		return nil, err
 	}
 	if d.Names, err = s.Store.Names(r.Context()); err != nil {
-		return err
+		return nil, err
 	}
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), 0, 30); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.adminFinal(r, &d); err != nil {
-		return err
+		return nil, err
 	}
-	return s.render(w, r, p, status, "admin", "Organizer", d)
+	return s.pageBytes(r, p, "admin", "Organizer", d)
 }
 
 func (s *Server) disableForm(disabled bool) func(http.ResponseWriter, *http.Request, *event.Principal) error {

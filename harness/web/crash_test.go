@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/internal/dockertest"
-	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
@@ -115,26 +113,8 @@ func ownedBy(t *testing.T, cli interface {
 func TestAServerKilledMidFinalResumesIt(t *testing.T) {
 	t.Parallel()
 	cli, _ := dockertest.Engine(t)
-	bots := []string{"./examples/greedy", "./examples/random", "./examples/random", "./examples/greedy"}
-	e := newLiveEventWith(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n", func(st *event.Store, teams []event.NewTeam) {
-		cfg, err := event.LoadConfig(st.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, team := range teams {
-			data, err := os.ReadFile(gobuild.MustStatic(t, bots[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sub, err := st.AddSubmission(context.Background(), cfg, team.ID, "bot", bytes.NewReader(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.SetState(context.Background(), sub.ID, event.Passed, ""); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}, "Alpha", "Beta", "Gamma", "Delta")
+	e := newLiveEventWith(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n",
+		passedBots(t, nil, "./examples/greedy", "./examples/random", "./examples/random", "./examples/greedy"), "Alpha", "Beta", "Gamma", "Delta")
 	board := func() event.Board {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/standings", nil)

@@ -83,7 +83,6 @@ func TestAcknowledgedWritesSurviveSIGKILLWithReadersBeside(t *testing.T) {
 	}
 	kills := 20
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 51))
-	bots := []string{"./examples/greedy", "./examples/random", "./examples/random", "./examples/greedy"}
 	var made []event.NewTeam
 	e := writeEvent(t, `game = "codeclash"
 [quotas]
@@ -93,26 +92,7 @@ scrimmages_per_hour = 100000
 pending_scrimmages = 100000
 [ladder]
 share = 1.0
-`, func(st *event.Store, teams []event.NewTeam) {
-		cfg, err := event.LoadConfig(st.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		made = teams
-		for i, team := range teams {
-			data, err := os.ReadFile(gobuild.MustStatic(t, bots[i]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sub, err := st.AddSubmission(context.Background(), cfg, team.ID, "bot", bytes.NewReader(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.SetState(context.Background(), sub.ID, event.Passed, ""); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}, "Alpha", "Beta", "Gamma", "Delta")
+`, passedBots(t, &made, "./examples/greedy", "./examples/random", "./examples/random", "./examples/greedy"), "Alpha", "Beta", "Gamma", "Delta")
 	teams := map[string]event.NewTeam{}
 	for _, tm := range made {
 		teams[tm.Name] = tm

@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/internal/gobuild"
 )
 
 // TestAFortyTeamStagesFinalInTheBrowser: forty teams play a stages final
@@ -32,28 +30,8 @@ func TestAFortyTeamStagesFinalInTheBrowser(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("Team %02d (O'Neil & Co)", i+1)
 	}
-	bots := []string{gobuild.MustStatic(t, "./examples/greedy"), gobuild.MustStatic(t, "./examples/random")}
 	var made []event.NewTeam
-	e := writeEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"16\"\n[ladder]\nenabled = false\n", func(st *event.Store, list []event.NewTeam) {
-		cfg, err := event.LoadConfig(st.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		made = list
-		for i, team := range list {
-			data, err := os.ReadFile(bots[i%len(bots)])
-			if err != nil {
-				t.Fatal(err)
-			}
-			sub, err := st.AddSubmission(context.Background(), cfg, team.ID, "bot", bytes.NewReader(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.SetState(context.Background(), sub.ID, event.Passed, ""); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}, names...)
+	e := writeEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"16\"\n[ladder]\nenabled = false\n", passedBots(t, &made, "./examples/greedy", "./examples/random"), names...)
 	serve := func() *arenaServer {
 		return startServe(t, e.dir, "--sandbox", "local", "--games", "2", "--validators", "1")
 	}

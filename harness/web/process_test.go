@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -88,6 +89,34 @@ func writeEvent(t *testing.T, toml string, prepare func(*event.Store, []event.Ne
 		t.Fatal(err)
 	}
 	return e
+}
+
+// passedBots is a prepare of writeEvent: team i gets the example pkgs[i
+// mod len(pkgs)], built static, as a submission that passed; made, when not
+// nil, is set to the teams made.
+func passedBots(t *testing.T, made *[]event.NewTeam, pkgs ...string) func(*event.Store, []event.NewTeam) {
+	return func(st *event.Store, teams []event.NewTeam) {
+		cfg, err := event.LoadConfig(st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if made != nil {
+			*made = teams
+		}
+		for i, team := range teams {
+			data, err := os.ReadFile(gobuild.MustStatic(t, pkgs[i%len(pkgs)]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, err := st.AddSubmission(context.Background(), cfg, team.ID, "bot", bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetState(context.Background(), sub.ID, event.Passed, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // arenaServer is a running `arena serve`.
