@@ -112,6 +112,7 @@ func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce in
 		case tournament.Rating:
 			fe.Words, fe.Bound = "rating, where the ranks are least sure", "at most"
 		}
+		fe.Games = max(fe.Games, 0) // a bracket of no team plays none, not -2
 		fe.Duration = e.Left(fe.Games)
 		e.Formats = append(e.Formats, fe)
 	}

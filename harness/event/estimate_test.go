@@ -31,6 +31,17 @@ func TestTheEstimateOfEachFormat(t *testing.T) {
 	if c := est.Chosen(); c.Format != tournament.RoundRobin {
 		t.Errorf("the chosen format %q, want the round robin", c.Format)
 	}
+	// Before any team plays, no format plays a game (a bracket's count
+	// was -2).
+	none, err := st.FinalEstimate(context.Background(), Shape{GamesPerPair: 2}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range none.Formats {
+		if f.Games != 0 {
+			t.Errorf("%s of no team: %d games", f.Format, f.Games)
+		}
+	}
 	// The ladder's top 64 play a Swiss final: the chosen one, of 64 teams.
 	est, err = st.FinalEstimate(context.Background(), Shape{Format: tournament.Swiss, Top: 64, GamesPerPair: 2}, 300, 4)
 	if err != nil || est.Teams != 64 || est.Chosen().Games != 8*32*2 {
