@@ -147,14 +147,46 @@ func userOptions(kp nkeys.KeyPair, caPEM []byte) ([]nats.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	cert, err := keyCertificate(kp)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	if len(caPEM) > 0 {
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(caPEM) {
 			return nil, errors.New("the certificate authority is not a PEM certificate")
 		}
 	}
-	return []nats.Option{nats.Nkey(pub, kp.Sign), nats.Secure(cfg)}, nil
+	// TLS first, with the key's own certificate: a coordinator's server
+	// says nothing, not even its version, to a connection that has not
+	// proved it holds an admitted key (Server.verifyPeer).
+	return []nats.Option{nats.Nkey(pub, kp.Sign), nats.Secure(cfg), nats.TLSHandshakeFirst()}, nil
+}
+
+// keyCertificate is a TLS client certificate for a worker's user key,
+// signed by the key itself: it proves, in the handshake, that the client
+// holds the key; the server admits it only if the key is enrolled.
+func keyCertificate(kp nkeys.KeyPair) (tls.Certificate, error) {
+	seed, err := kp.Seed()
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	prefix, raw, err := nkeys.DecodeSeed(seed)
+	if err != nil || prefix != nkeys.PrefixByteUser {
+		return tls.Certificate{}, errors.New("the key is not a user key")
+	}
+	key := ed25519.NewKeyFromSeed(raw)
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: "arena worker"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // KeyHex is the hex ed25519 public key of a worker's public user key, the

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,6 +190,28 @@ func TestOnlyEnrolledWorkersOverTLSGetIn(t *testing.T) {
 	url := c.Server.URL()
 	if !strings.HasPrefix(url, "tls://") {
 		t.Fatalf("the server's URL %s is not TLS", url)
+	}
+	// A connection that has not proved an admitted key hears nothing:
+	// not the server's INFO, which names its version and Go's.
+	addr := strings.TrimPrefix(url, "tls://")
+	raw, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetReadDeadline(time.Now().Add(time.Second))
+	if banner, _ := io.ReadAll(raw); len(banner) > 0 {
+		t.Errorf("a plain TCP connection read %q", banner)
+	}
+	raw.Close()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(c.Creds["w1"].CA))
+	tc, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err == nil {
+		tc.SetReadDeadline(time.Now().Add(time.Second))
+		if banner, _ := io.ReadAll(tc); len(banner) > 0 {
+			t.Errorf("a TLS connection with no key's certificate read %q", banner)
+		}
+		tc.Close()
 	}
 	plain := strings.Replace(url, "tls://", "nats://", 1)
 	if nc, err := nats.Connect(plain, nats.Timeout(2*time.Second)); err == nil {

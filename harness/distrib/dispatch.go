@@ -3,7 +3,6 @@ package distrib
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -41,6 +40,9 @@ type handoutRecord struct {
 	Game      int    `json:"game"`
 	Attempt   int    `json:"attempt"`
 	Delivered uint64 `json:"delivered"`
+	// Taken: a result of it was taken; another that names it counts for
+	// nothing, and is not fetched.
+	Taken bool `json:"taken,omitempty"`
 }
 
 // longPoll is how long a worker's request waits for a game before it is
@@ -94,6 +96,8 @@ type dispatcher struct {
 	mu        sync.Mutex
 	queue     []Job
 	published map[gameKey]bool
+	latest    map[int]int // each game's latest attempt published
+	withdrawn map[gameKey]bool
 	delivered map[gameKey]uint64
 	held      map[string]*holding // by token
 	mine      map[string]string   // every token of this run: its worker
@@ -145,7 +149,7 @@ func (q *Queue) startDispatch(ctx context.Context, ackWait time.Duration) error 
 		return fmt.Errorf("the hand-outs bucket: %w", err)
 	}
 	d := &dispatcher{q: q, ackWait: ackWait, kv: kv, sweepEvery: sweepEvery, sweepAfter: sweepAfter,
-		published: map[gameKey]bool{}, delivered: map[gameKey]uint64{}, held: map[string]*holding{},
+		published: map[gameKey]bool{}, latest: map[int]int{}, withdrawn: map[gameKey]bool{}, delivered: map[gameKey]uint64{}, held: map[string]*holding{},
 		mine: map[string]string{}, rate: map[string]*bucket{}, strikes: map[string][]time.Time{},
 		released: map[string]time.Time{}, swept: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for subj, fn := range map[string]nats.MsgHandler{
@@ -286,7 +290,7 @@ func (d *dispatcher) serve() {
 		tok := d.token(d.n)
 		k := gameKey{j.Game, j.Attempt}
 		d.delivered[k]++
-		j.Handout, j.Delivered, j.News = tok, d.delivered[k], d.ackWait/3
+		j.Handout, j.Delivered, j.News, j.MaxArchive = tok, d.delivered[k], d.ackWait/3, MaxArchive
 		d.held[tok] = &holding{job: j, worker: w.worker, news: now}
 		d.mine[tok] = w.worker
 		watch := d.watch
@@ -328,7 +332,7 @@ func (d *dispatcher) hand(w waiter, j Job) error {
 
 // stripped is a job as it waits in the queue: no hand-out of its own.
 func stripped(j Job) Job {
-	j.Handout, j.Delivered, j.News = "", 0, 0
+	j.Handout, j.Delivered, j.News, j.MaxArchive = "", 0, 0, 0
 	return j
 }
 
@@ -374,11 +378,13 @@ func (d *dispatcher) onNotice(m *nats.Msg) {
 }
 
 // takeBack puts every game handed to worker back in the queue at once,
-// and forgets its requests waiting for a game; it returns how many games
-// came back.
+// and forgets its requests waiting for a game and its strikes (shut out,
+// it has answered for them: let in again, it is struck out by strikes of
+// its own); it returns how many games came back.
 func (d *dispatcher) takeBack(worker string) int {
 	now := time.Now()
 	d.mu.Lock()
+	delete(d.strikes, worker)
 	var back []*holding
 	for tok, h := range d.held {
 		if h.worker == worker {
@@ -472,7 +478,7 @@ func (d *dispatcher) sweep(now time.Time) {
 	}
 	d.mu.Unlock()
 	for _, w := range workers {
-		store, err := d.q.uploadsOf(ctx, w)
+		store, err := d.q.js.ObjectStore(ctx, uploadBucket(d.q.tournament, w))
 		if err != nil {
 			continue
 		}
@@ -484,7 +490,7 @@ func (d *dispatcher) sweep(now time.Time) {
 			if now.Sub(o.ModTime) < d.sweepAfter || d.inUse(o.Name, now) {
 				continue
 			}
-			if err := store.Delete(ctx, o.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			if err := d.q.removeUpload(ctx, w, o.Name); err != nil {
 				slog.Warn("distrib: sweep an upload no result named", "worker", w, "object", o.Name, "err", err)
 				continue
 			}

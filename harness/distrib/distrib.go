@@ -31,7 +31,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -56,6 +56,10 @@ type Job struct {
 	Handout   string        `json:"handout,omitempty"`
 	Delivered uint64        `json:"delivered,omitempty"`
 	News      time.Duration `json:"news,omitempty"`
+	// MaxArchive is the most the game's archive may weigh: the coordinator
+	// fetches no more, and waits for no more, whatever an upload's
+	// description claims.
+	MaxArchive uint64 `json:"maxArchive,omitempty"`
 }
 
 // Result is a played game: the worker that played it, and the name of its
@@ -105,147 +109,125 @@ type Queue struct {
 	worker     string // "" for the coordinator
 	results    jetstream.Stream
 	bots       jetstream.ObjectStore
-	botsStream jetstream.Stream                 // a worker reads the bots through it (readObject)
-	upload     jetstream.ObjectStore            // a worker's own
-	uploads    map[string]jetstream.ObjectStore // the coordinator's view of each worker's
+	botsStream jetstream.Stream    // a worker reads the bots through it (readObject)
+	putJS      jetstream.JetStream // a worker writes its uploads through it (putObject)
 	// run marks this coordinator's hand-outs: a token names its run.
 	run      string
 	dispatch *dispatcher // the coordinator's; nil for a worker
 	spool    string      // where archives wait while judged
+
+	mu      sync.Mutex
+	uploads map[string]jetstream.Stream // the coordinator's view of each worker's upload bucket
 }
 
-// uploadsOf is worker's upload bucket, as the coordinator reads it.
-func (q *Queue) uploadsOf(ctx context.Context, worker string) (jetstream.ObjectStore, error) {
-	if s := q.uploads[worker]; s != nil {
+// uploadsOf is the stream of worker's upload bucket, as the coordinator
+// reads it.
+func (q *Queue) uploadsOf(ctx context.Context, worker string) (jetstream.Stream, error) {
+	q.mu.Lock()
+	s := q.uploads[worker]
+	q.mu.Unlock()
+	if s != nil {
 		return s, nil
 	}
-	s, err := q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker))
+	s, err := q.js.Stream(ctx, "OBJ_"+uploadBucket(q.tournament, worker))
 	if err != nil {
 		return nil, err
 	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.uploads == nil {
-		q.uploads = map[string]jetstream.ObjectStore{}
+		q.uploads = map[string]jetstream.Stream{}
 	}
 	q.uploads[worker] = s
 	return s, nil
 }
 
-// MaxArchive is the most a result's archive may weigh, and each worker's
-// upload bucket holds (a worker's archives wait there until judged): a
-// match directory is a transcript (at most 64 MiB a line, far less in
-// practice) and the data files its evidence budget kept.
+// removeUpload deletes an upload: its chunks and its description.
+func (q *Queue) removeUpload(ctx context.Context, worker, name string) error {
+	s, err := q.uploadsOf(ctx, worker)
+	if err != nil {
+		return err
+	}
+	bucket := uploadBucket(q.tournament, worker)
+	info, err := describeObject(ctx, s, bucket, name, 1<<62)
+	switch {
+	case errors.Is(err, jetstream.ErrObjectNotFound):
+		return nil
+	case err != nil && !errors.Is(err, errBadObject):
+		return err
+	}
+	// A description that does not hold goes too, with whatever chunks it
+	// names.
+	if info.NUID != "" {
+		if err := s.Purge(ctx, jetstream.WithPurgeSubject(chunkSubject(bucket, info.NUID))); err != nil {
+			return err
+		}
+	}
+	return s.Purge(ctx, jetstream.WithPurgeSubject(metaSubject(bucket, name)))
+}
+
+// MaxArchive is the most a result's archive may weigh, as the coordinator
+// states it in every hand-out (Job.MaxArchive), and what each worker's
+// upload bucket holds twice over (a worker's archives wait there until
+// judged): a match directory is a transcript (at most 64 MiB a line, far
+// less in practice) and the data files its evidence budget kept.
 const MaxArchive = 1 << 30
 
 // fetchRate is the slowest a coordinator expects to read an archive from
-// its server: a fetch may take 30 s and a second per 4 MiB.
+// its server: a fetch may take 30 s and a second per 4 MiB of the
+// hand-out's cap, whatever the upload's description claims.
 const fetchRate = 4 << 20
 
-// fetchStall is the longest a fetch waits for its next bytes: an upload's
-// description may claim bytes a worker never sent (1 GiB, and no data),
-// and results are taken one at a time, so a fetch that stalls fails then,
-// not at the end of the time its claimed size allows.
-var fetchStall = 10 * time.Second
+// fetchLanes is how many archives the coordinator fetches at once: one
+// large or slow fetch delays no other worker's result.
+const fetchLanes = 4
 
-// copyWatched copies src to dst, ending with cancel when no byte came for
-// stall; its error is then errStalled.
-func copyWatched(dst io.Writer, src io.Reader, stall time.Duration, cancel context.CancelFunc) (int64, error) {
-	var copied atomic.Int64
-	done := make(chan struct{})
-	var stalled atomic.Bool
-	go func() {
-		t := time.NewTicker(max(stall/10, 10*time.Millisecond))
-		defer t.Stop()
-		last, since := int64(-1), time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				if n := copied.Load(); n != last {
-					last, since = n, now
-				} else if now.Sub(since) >= stall {
-					stalled.Store(true)
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	n, err := io.Copy(countingWriter{dst, &copied}, src)
-	close(done)
-	if stalled.Load() {
-		return n, fmt.Errorf("%w: no byte came for %v, %d bytes in", errStalled, stall, n)
-	}
-	return n, err
-}
-
-// errStalled is a fetch whose bytes stopped coming.
-var errStalled = errors.New("the archive's bytes stopped coming")
-
-// countingWriter counts what passes through it.
-type countingWriter struct {
-	w io.Writer
-	n *atomic.Int64
-}
-
-func (c countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n.Add(int64(n))
-	return n, err
-}
+// errFetch is a fetch that failed on the coordinator's side (its link to
+// the server, its disk): the result is taken again later, and says
+// nothing of its sender.
+var errFetch = errors.New("the coordinator could not fetch a result's archive")
 
 // fetch spools a result's archive to a file of its own in the queue's
-// spool directory (SpoolIn): its size first, refused past MaxArchive, then
-// the archive, streamed, within a time that grows with its size and with
-// no pause longer than fetchStall; the object store checks its digest. The archive is never held in memory. It
-// returns the file (the caller removes it) or why the archive could not be
-// had.
-func (q *Queue) fetch(ctx context.Context, r Result) (*os.File, string, error) {
+// spool directory (SpoolIn), chunk by chunk through direct gets
+// (streamObject): its description is read first and refused past the
+// hand-out's cap, and a chunk its description claims that is not there
+// refuses it at once. The archive is never held in memory. It returns the
+// file (the caller removes it), or why the archive does not hold (the
+// worker's fault: lost), or an error wrapping errFetch (the coordinator's).
+func (q *Queue) fetch(ctx context.Context, r Result) (f *os.File, lost string, err error) {
 	store, err := q.uploadsOf(ctx, r.Worker)
 	if err != nil {
-		return nil, err.Error(), nil
+		return nil, "", fmt.Errorf("%w: worker %s's upload bucket: %w", errFetch, r.Worker, err)
 	}
-	info, err := store.GetInfo(ctx, r.Object)
-	if err != nil {
-		return nil, err.Error(), nil
-	}
-	if info.Size > MaxArchive {
-		return nil, fmt.Sprintf("its archive is %d bytes, more than the %d a result may bring", info.Size, MaxArchive), nil
-	}
-	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(info.Size/fetchRate)*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(MaxArchive/fetchRate)*time.Second)
 	defer cancel()
-	obj, err := store.Get(fctx, r.Object)
-	if err != nil {
-		return nil, err.Error(), nil
-	}
-	defer obj.Close()
 	if q.spool != "" {
 		if err := os.MkdirAll(q.spool, 0o700); err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("%w: %w", errFetch, err)
 		}
 	}
-	f, err := os.CreateTemp(q.spool, "result-*.tar")
+	f, err = os.CreateTemp(q.spool, "result-*.tar")
 	if err != nil {
-		return nil, "", fmt.Errorf("spool a result: %w", err)
-	}
-	fail := func(why string, err error) (*os.File, string, error) {
-		f.Close()
-		return nil, why, errors.Join(err, os.Remove(f.Name()))
+		return nil, "", fmt.Errorf("%w: spool a result: %w", errFetch, err)
 	}
 	w := &spoolWriter{f: f}
-	n, err := copyWatched(w, io.LimitReader(obj, MaxArchive+1), fetchStall, cancel)
+	_, err = streamObject(fctx, store, uploadBucket(q.tournament, r.Worker), r.Object, MaxArchive, w)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err == nil {
+		return f, "", nil
+	}
+	f.Close()
+	rmErr := os.Remove(f.Name())
 	switch {
 	case w.err != nil:
-		return fail("", fmt.Errorf("spool a result: %w", w.err)) // this machine's fault, not the worker's
-	case err != nil:
-		return fail(err.Error(), nil)
-	case n != int64(info.Size):
-		return fail(fmt.Sprintf("its archive is %d bytes, not the %d it said", n, info.Size), nil)
+		return nil, "", errors.Join(fmt.Errorf("%w: spool a result: %w", errFetch, w.err), rmErr)
+	case errors.Is(err, errBadObject):
+		return nil, strings.TrimPrefix(err.Error(), errBadObject.Error()+": "), rmErr
+	default:
+		return nil, "", errors.Join(fmt.Errorf("%w: %w", errFetch, err), rmErr)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fail("", err)
-	}
-	return f, "", nil
 }
 
 // spoolWriter writes to the spool file and keeps its own error apart from
@@ -313,10 +295,13 @@ func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue
 		return nil, err
 	}
 	q.worker = worker
+	if q.putJS, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(putWindow)); err != nil {
+		return nil, err
+	}
 	if q.botsStream, err = q.js.Stream(ctx, "OBJ_"+botsBucket(q.tournament)); err != nil {
 		return nil, fmt.Errorf("tournament %q has no queue here, or this worker may not see it (is its coordinator running, and was %s enrolled in it?): %w", tournament, worker, err)
 	}
-	if q.upload, err = q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker)); err != nil {
+	if _, err = q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker)); err != nil {
 		return nil, fmt.Errorf("worker %s has no upload bucket (the coordinator makes one for each enrolled worker when it starts, or within seconds of the enrolment): %w", worker, err)
 	}
 	return q, nil
@@ -338,6 +323,9 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	}
 	q.run = hex.EncodeToString(run[:])
 	js := q.js
+	if q.putJS, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(putWindow)); err != nil {
+		return nil, err
+	}
 	// Games were once a stream that workers acknowledged; no more.
 	if err := js.DeleteStream(ctx, "GAMES_"+q.tournament); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("remove the old games stream: %w", err)
@@ -410,6 +398,7 @@ func (q *Queue) Publish(ctx context.Context, j Job) (duplicate bool, err error) 
 		return true, nil
 	}
 	d.published[k] = true
+	d.latest[j.Game] = max(d.latest[j.Game], j.Attempt)
 	d.queue = append(d.queue, stripped(j))
 	d.mu.Unlock()
 	d.serve()
@@ -418,7 +407,7 @@ func (q *Queue) Publish(ctx context.Context, j Job) (duplicate bool, err error) 
 
 // Withdraw takes a game's attempt out of the queue, and from its holder:
 // the coordinator gave up on it (a new attempt is queued instead). A result
-// of it that comes later is the coordinator's to ignore.
+// of it that comes later is stale, and not fetched.
 func (q *Queue) Withdraw(game, attempt int) {
 	d := q.dispatch
 	if d == nil {
@@ -427,6 +416,7 @@ func (q *Queue) Withdraw(game, attempt int) {
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.withdrawn[gameKey{game, attempt}] = true
 	d.queue = slices.DeleteFunc(d.queue, func(j Job) bool { return j.Game == game && j.Attempt == attempt })
 	for tok, h := range d.held {
 		if h.job.Game == game && h.job.Attempt == attempt {
@@ -465,8 +455,7 @@ func (q *Queue) Put(ctx context.Context, name string, data []byte) error {
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return err
 	}
-	_, err := q.bots.PutBytes(ctx, name, data)
-	return err
+	return putObject(ctx, q.putJS, botsBucket(q.tournament), name, data)
 }
 
 // Get reads a bot, its size and digest checked: a worker through direct
@@ -484,8 +473,7 @@ const factsObject = "tournament"
 // SetFacts stores the tournament's facts (its runtime, its version), which
 // workers check before they join; distrib does not read them.
 func (q *Queue) SetFacts(ctx context.Context, data []byte) error {
-	_, err := q.bots.PutBytes(ctx, factsObject, data)
-	return err
+	return putObject(ctx, q.putJS, botsBucket(q.tournament), factsObject, data)
 }
 
 // Facts reads what SetFacts stored.
@@ -498,8 +486,8 @@ func (q *Queue) Facts(ctx context.Context) ([]byte, error) {
 }
 
 // TakeBack puts every game the coordinator handed to worker back in the
-// queue at once (a suspended worker's), and returns how many; none on a
-// worker's queue.
+// queue at once (a suspended worker's), forgets its strikes, and returns
+// how many games came back; none on a worker's queue.
 func (q *Queue) TakeBack(worker string) int {
 	if q.dispatch == nil {
 		return 0
@@ -600,14 +588,21 @@ func Shut(q *Queue, srv *Server, dir string, s Suspension) error {
 	return srv.SetWorkers(admitted)
 }
 
-// Collect (one at a time) hands each result to accept with its archive, in order, and
-// removes it once accept returns nil (ErrNotYet: later). An error from accept stops Collect and
-// leaves the result queued. Collect returns when ctx ends. A result may come
-// twice (a worker that published it died before its ack; a coordinator that
-// died before removing it; a worker cut off past its ack wait whose game
-// another worker played too): accept must take a game it already holds
-// without counting it again. An archive that cannot be fetched is handed on
-// with Lost set: that result cannot count.
+// Collect hands each result to accept with its archive, and removes it
+// once accept returns nil (ErrNotYet: later). Each result is checked as it
+// comes (check: its hand-out, worker, game, attempt and upload name; its
+// attempt still the game's current one; no result of its hand-out taken
+// already) before anything of it is fetched; archives are fetched
+// fetchLanes at a time, so that one large upload delays no other worker's
+// result; accept is called for one result at a time. An error from accept
+// stops Collect and leaves the result queued. Collect returns when ctx
+// ends. A result may come twice (a worker that published it died before
+// its ack; a coordinator that died before removing it; a worker cut off
+// past its ack wait whose game another worker played too): accept must
+// take a game it already holds without counting it again. An archive that
+// does not hold (a description with no data behind it, a size or digest
+// that does not match) is handed on with Lost set: that result cannot
+// count, and its sender lied.
 func (q *Queue) Collect(ctx context.Context, accept func(Result, io.Reader) error) error {
 	cons, err := q.js.CreateOrUpdateConsumer(ctx, resultsStream(q.tournament), jetstream.ConsumerConfig{
 		Durable: "coordinator", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxDeliver: -1,
@@ -615,30 +610,77 @@ func (q *Queue) Collect(ctx context.Context, accept func(Result, io.Reader) erro
 	if err != nil {
 		return fmt.Errorf("follow the results: %w", err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &collector{q: q, accept: accept, lanes: make(chan struct{}, fetchLanes)}
+	fail := func(err error) {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+		cancel()
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxCollecting)
 	var w retryWarning
 	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
+			<-slots
 			if ctx.Err() != nil {
-				return nil
+				break
 			}
 			if q.nc.IsClosed() {
-				return fmt.Errorf("fetch a result: %w", err)
+				fail(fmt.Errorf("fetch a result: %w", err))
+				break
 			}
 			w.warn("distrib: fetching results failed; trying again", err)
 			sleep(ctx, time.Second)
 			continue
 		}
+		taken := false
 		for m := range batch.Messages() {
-			if err := q.take(ctx, m, accept); err != nil {
-				return err
-			}
+			taken = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				if err := c.take(ctx, m); err != nil {
+					fail(err)
+				}
+			}()
+		}
+		if !taken {
+			<-slots
 		}
 		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) {
 			w.warn("distrib: fetching results failed; trying again", err)
 		}
 	}
-	return nil
+	wg.Wait()
+	return c.err
+}
+
+// maxCollecting is how many results Collect works on at once (checked,
+// fetched, waiting for accept).
+const maxCollecting = 64
+
+// collector is one Collect's state: its fetch lanes, and accept called
+// one result at a time.
+type collector struct {
+	q      *Queue
+	accept func(Result, io.Reader) error
+	lanes  chan struct{}
+
+	acceptMu sync.Mutex
+	mu       sync.Mutex
+	err      error // the first error that stopped Collect
 }
 
 // ErrNotYet is what Collect's accept returns for a result it cannot place
@@ -668,7 +710,8 @@ func (q *Queue) handedIn(r Result) {
 	}
 }
 
-func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, io.Reader) error) error {
+func (c *collector) take(ctx context.Context, m jetstream.Msg) error {
+	q := c.q
 	var r Result
 	if err := json.Unmarshal(m.Data(), &r); err != nil {
 		slog.Warn("distrib: dropped a message that is not a result", "err", err)
@@ -679,20 +722,29 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, i
 		slog.Warn("distrib: dropped a result that names another worker than its sender", "sender", w, "named", r.Worker)
 		return m.Term()
 	}
+	// While it is fetched, and waits to be judged, the result is not
+	// handed to this collector again.
+	stop := inProgress(m)
+	defer stop()
 	q.check(ctx, &r)
 	q.handedIn(r)
 	var archive io.Reader
 	if r.Object != "" && r.Forged == "" && !r.Stale {
-		f, lost, err := q.fetch(ctx, r)
-		if err != nil {
-			return err // the coordinator's own disk: the result stays queued
+		select {
+		case c.lanes <- struct{}{}:
+		case <-ctx.Done():
+			return nil // left queued for the next run
 		}
-		if ctx.Err() != nil {
-			if f != nil {
-				f.Close()
-				os.Remove(f.Name())
+		f, lost, err := q.fetch(ctx, r)
+		<-c.lanes
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
-			return nil
+			// The coordinator's side failed: the result is taken again
+			// in a while, and says nothing of its sender.
+			slog.Warn("distrib: a result's archive could not be fetched; trying again", "game", r.Game, "worker", r.Worker, "err", err)
+			return m.NakWithDelay(NotYetDelay)
 		}
 		r.Lost = lost
 		if f != nil {
@@ -703,7 +755,10 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, i
 	}
 	// A result taken is finished even if a stop came meanwhile.
 	done := context.WithoutCancel(ctx)
-	if err := accept(r, archive); errors.Is(err, ErrNotYet) {
+	c.acceptMu.Lock()
+	err := c.accept(r, archive)
+	c.acceptMu.Unlock()
+	if errors.Is(err, ErrNotYet) {
 		if meta, merr := m.Metadata(); merr != nil || meta.NumDelivered < NotYetTimes {
 			return m.NakWithDelay(NotYetDelay)
 		}
@@ -711,17 +766,64 @@ func (q *Queue) take(ctx context.Context, m jetstream.Msg, accept func(Result, i
 	} else if err != nil {
 		return err
 	}
+	if err := q.taken(done, r); err != nil {
+		return err
+	}
 	if r.Object != "" {
 		// Judged: its archive goes, read or not.
-		store, err := q.uploadsOf(done, r.Worker)
-		if err == nil {
-			err = store.Delete(done, r.Object)
-		}
-		if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		if err := q.removeUpload(done, r.Worker, r.Object); err != nil {
 			return fmt.Errorf("remove game %d's archive: %w", r.Game, err)
 		}
 	}
 	return m.DoubleAck(done)
+}
+
+// inProgress tells the server, every third of the results' ack wait, that
+// m is still worked on, until stop.
+func inProgress(m jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(20 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				m.InProgress()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// taken marks a result's hand-out as taken in the coordinator's record: a
+// result that names it again is stale, and not fetched.
+func (q *Queue) taken(ctx context.Context, r Result) error {
+	d := q.dispatch
+	if d == nil || r.Forged != "" || r.Handout == "" {
+		return nil
+	}
+	e, err := d.kv.Get(ctx, r.Handout)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the record of hand-out %s: %w", r.Handout, err)
+	}
+	var h handoutRecord
+	if json.Unmarshal(e.Value(), &h) != nil || h.Taken {
+		return nil
+	}
+	h.Taken = true
+	rec, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	if _, err := d.kv.Put(ctx, r.Handout, rec); err != nil {
+		return fmt.Errorf("mark hand-out %s taken: %w", r.Handout, err)
+	}
+	return nil
 }
 
 // check says whether a result is of a hand-out to its sender (Forged if
@@ -755,9 +857,12 @@ func (q *Queue) check(ctx context.Context, r *Result) {
 	case r.Object != "" && r.Object != resultObject(r.Handout):
 		r.Forged = fmt.Sprintf("its result names upload %q, not %q", r.Object, resultObject(r.Handout))
 	default:
+		// Its own, and as it was handed out: stale if a result of it was
+		// taken already, its upload swept, or its attempt is no longer the
+		// game's (withdrawn, or a later one published).
 		r.Delivered = h.Delivered
 		d.mu.Lock()
-		r.Stale = d.swept[r.Object]
+		r.Stale = h.Taken || d.swept[r.Object] || d.withdrawn[gameKey{r.Game, r.Attempt}] || d.latest[r.Game] > r.Attempt
 		d.mu.Unlock()
 	}
 }

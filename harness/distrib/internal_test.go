@@ -1,10 +1,6 @@
 package distrib
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -44,54 +40,4 @@ func TestAStrikeCountsForItsWindow(t *testing.T) {
 			t.Errorf("told %+v, want a count of 2", s)
 		}
 	}
-}
-
-// blockingReader gives its bytes, then blocks until ctx ends: an upload
-// whose description claims more than its worker sent.
-type blockingReader struct {
-	ctx  context.Context
-	data []byte
-}
-
-func (b *blockingReader) Read(p []byte) (int, error) {
-	if len(b.data) > 0 {
-		n := copy(p, b.data)
-		b.data = b.data[n:]
-		return n, nil
-	}
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
-}
-
-// A fetch whose bytes stop coming fails after the stall, whatever size
-// its description claims; one whose bytes keep coming is not cut.
-func TestAStalledFetchFailsAtItsStall(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out bytes.Buffer
-	start := time.Now()
-	n, err := copyWatched(&out, &blockingReader{ctx: ctx, data: []byte("some bytes")}, 200*time.Millisecond, cancel)
-	if !errors.Is(err, errStalled) || n != 10 || time.Since(start) > 5*time.Second {
-		t.Errorf("a stalled copy: %d bytes, %v, after %v", n, err, time.Since(start))
-	}
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	slow := &slowReader{left: 20}
-	if n, err := copyWatched(io.Discard, slow, 200*time.Millisecond, cancel2); err != nil || n != 20 || ctx2.Err() != nil {
-		t.Errorf("a slow copy that never stalls: %d bytes, %v", n, err)
-	}
-}
-
-// slowReader gives a byte every 50 ms.
-type slowReader struct{ left int }
-
-func (s *slowReader) Read(p []byte) (int, error) {
-	if s.left == 0 {
-		return 0, io.EOF
-	}
-	time.Sleep(50 * time.Millisecond)
-	s.left--
-	p[0] = 'x'
-	return 1, nil
 }

@@ -1,6 +1,7 @@
 package distrib
 
 import (
+	"crypto/ed25519"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -55,6 +56,10 @@ type ServerOptions struct {
 	Workers map[string]string
 }
 
+// streamIngest is the most of what a worker sends that one stream holds
+// in memory before writing it: twice an honest writer's window.
+const streamIngest = 2 * putWindow * chunkSize
+
 // StartServer starts an embedded server.
 func StartServer(o ServerOptions) (*Server, error) {
 	if o.TLS == nil {
@@ -80,12 +85,23 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
+	// TLS comes first, and a client proves in it that it holds an
+	// admitted key: a connection that has not says nothing to the server
+	// and hears nothing from it (not its INFO, which names nats-server's
+	// version and Go's).
+	tlsConf := o.TLS.Clone()
+	tlsConf.ClientAuth = tls.RequireAnyClientCert
+	tlsConf.VerifyConnection = s.verifyPeer
 	opts := &server.Options{
 		ServerName: "arena-coordinator", Host: o.Host, Port: port,
 		JetStream: true, StoreDir: o.Dir, NoSigs: true, NoLog: true,
-		TLS: true, TLSConfig: o.TLS, TLSTimeout: 5,
+		TLS: true, TLSConfig: tlsConf, TLSTimeout: 5, TLSHandshakeFirst: true,
 		// A result's archive travels in chunks; messages stay small.
 		MaxPayload: 8 << 20,
+		// What a stream takes in at once, waiting to be written: a worker
+		// that sends faster than its window (putWindow) is refused, not
+		// held in memory.
+		StreamMaxBufferedSize: streamIngest,
 		// Every client signs a nonce with its key; Check verifies it.
 		AlwaysEnableNonce: true, CustomClientAuthentication: s,
 	}
@@ -145,6 +161,30 @@ func (s *Server) Check(c server.ClientAuthentication) bool {
 	return true
 }
 
+// verifyPeer admits a TLS handshake whose client certificate is an
+// admitted worker's key (keyCertificate); the handshake itself proved the
+// client holds it.
+func (s *Server) verifyPeer(cs tls.ConnectionState) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("no client certificate")
+	}
+	pub, ok := cs.PeerCertificates[0].PublicKey.(ed25519.PublicKey)
+	if !ok {
+		return errors.New("the client certificate's key is not a worker's")
+	}
+	nkey, err := nkeys.Encode(nkeys.PrefixByteUser, pub)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	_, admitted := s.byKey[string(nkey)]
+	s.mu.Unlock()
+	if !admitted {
+		return errors.New("the client certificate's key is not admitted")
+	}
+	return nil
+}
+
 // verifyNonce says whether sig (base64, URL or standard alphabet) is the
 // signature of nonce by the public user key pub.
 func verifyNonce(pub, sig string, nonce []byte) bool {
@@ -193,6 +233,18 @@ func (s *Server) SetWorkers(workers map[string]string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Workers are the workers the server admits now, their public user keys
+// by name.
+func (s *Server) Workers() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.byKey))
+	for key, name := range s.byKey {
+		out[name] = key
+	}
+	return out
 }
 
 // Addr is the address the server listens on.

@@ -141,13 +141,15 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 	stopping := ctx
 	ctx = context.WithoutCancel(ctx)
 	res := Result{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Worker: q.worker, Handout: j.Handout, Delivered: j.Delivered, Machine: w.Machine}
-	if playErr != nil {
+	switch {
+	case playErr != nil:
 		res.Error = playErr.Error()
-	} else {
+	case j.MaxArchive > 0 && uint64(len(archive)) > j.MaxArchive:
+		res.Error = fmt.Sprintf("its match directory's archive is %d bytes, more than the %d the coordinator takes", len(archive), j.MaxArchive)
+	default:
 		res.Object = resultObject(j.Handout)
 		if err := w.retry(ctx, stopping, "upload game", j.Game, func(ctx context.Context) error {
-			_, err := q.upload.PutBytes(ctx, res.Object, archive)
-			return err
+			return putObject(ctx, q.putJS, uploadBucket(q.tournament, q.worker), res.Object, archive)
 		}); err != nil {
 			return nil // left to its hold running out: another worker plays it
 		}

@@ -831,6 +831,11 @@ func watchEnrolment(ctx context.Context, notify func(string), wdir string, q *di
 			slog.Warn("read the enrolled workers", "err", err)
 			continue
 		}
+		if srv != nil {
+			// Compared with whom the server admits now: a worker suspended
+			// meanwhile left it, and is told as admitted when let in again.
+			known = srv.Workers()
+		}
 		if maps.Equal(now, known) {
 			continue
 		}

@@ -402,7 +402,7 @@ func honestFinishes(t *testing.T, ctx context.Context, c *distribtest.Cluster, w
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if r.sum.Done != 6 || r.sum.Unplayed != 0 {
+	if r.sum.Done != want.Done || r.sum.Unplayed != 0 {
 		t.Fatalf("%d of %d played, %d unplayed: want every game played", r.sum.Done, r.sum.Total, r.sum.Unplayed)
 	}
 	if g, w := String(r.sum.Standings, SwissTieBreaks()), String(want.Standings, SwissTieBreaks()); g != w {
@@ -687,22 +687,24 @@ func TestWorkersPlaySwissAndKnockoutAsALocalRunDoes(t *testing.T) {
 }
 
 // A game's deadline runs from its hand-out: a run that waits for workers
-// longer than a game's deadline aborts nothing, and a worker that joins
-// late plays every game without a charge; the standings are a local run's.
+// longer than a game's deadline aborts nothing, and workers that join late,
+// one after another, in a run that lasts several deadlines, play every game
+// without a charge; the standings are a local run's.
 func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
 	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
 	lo.Config.Rules = map[string]string{"maxPlies": "20"}
+	lo.Config.GamesPerPair = 6 // a run of several deadlines
 	want, err := Run(context.Background(), lo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := distribtest.Start(t, "late-test", 2*time.Second, "honest")
+	c := distribtest.Start(t, "late-test", 2*time.Second, "honest", "later")
 	coordinator := c.Coordinator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ro := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
-	ro.Config.Rules = lo.Config.Rules
+	ro.Config.Rules, ro.Config.GamesPerPair = lo.Config.Rules, lo.Config.GamesPerPair
 	ro.MaxAttempts = 1 // an expiry would leave a game unplayed
 	remoteOn(&ro, c, coordinator)
 	ro.Remote.Deadline = func(match.Config) time.Duration { return 2 * time.Second }
@@ -711,13 +713,31 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
+	// A second worker joins a deadline later, while the first plays.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sleepCtx(ctx, 2*time.Second)
+		if ctx.Err() != nil {
+			return
+		}
+		later, lq, _ := joined(t, c, "later")
+		lw := &distrib.Worker{Queue: lq, Slots: 1, Play: later.Play}
+		lw.Run(ctx)
+	}()
+	start := time.Now()
 	honestFinishes(t, ctx, c, &wg, done, want)
+	if took := time.Since(start); took < 2*2*time.Second {
+		t.Errorf("the run took %v once a worker joined: not several deadlines (make its games longer)", took)
+	}
 	out, err := distrib.Suspended(c.Workers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, ok := out["honest"]; ok {
-		t.Errorf("the worker that joined late was suspended: %+v", s)
+	for _, w := range []string{"honest", "later"} {
+		if s, ok := out[w]; ok {
+			t.Errorf("worker %s, which joined late, was suspended: %+v", w, s)
+		}
 	}
 	st, err := OpenStore(ro.Dir, true)
 	if err != nil {
@@ -728,9 +748,89 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	by := map[string]int{}
 	for _, r := range recs {
 		if r.Attempts != 1 || r.AbortReason != "" {
 			t.Errorf("game %d was aborted while it waited: %d attempts, %q", r.ID, r.Attempts, r.AbortReason)
 		}
+		by[r.Worker]++
+	}
+	if by["honest"] == 0 || by["later"] == 0 {
+		t.Errorf("games played by each worker: %v, want both to have played", by)
+	}
+}
+
+// A worker that sends what no worker sends is suspended at maxStrikes;
+// let in again, it is suspended again at maxStrikes of its own new ones,
+// not at its first.
+func TestAReadmittedWorkerIsStruckOutAgainAtTheThreshold(t *testing.T) {
+	dir := t.TempDir()
+	wdir := WorkersDir(dir)
+	cr, err := distrib.Enroll(wdir, QueueName(dir), "rogue", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Coordinate(context.Background(), Remote{Dir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts, err := cr.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func() *nats.Conn {
+		t.Helper()
+		for deadline := time.Now().Add(3 * enrolmentPoll); ; time.Sleep(100 * time.Millisecond) {
+			nc, err := distrib.Connect(c.URL, append(opts, nats.MaxReconnects(0))...)
+			if err == nil {
+				return nc
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the worker cannot connect: %v", err)
+			}
+		}
+	}
+	strike := func(nc *nats.Conn, n int) {
+		t.Helper()
+		for range n {
+			if err := nc.Publish("arena."+QueueName(dir)+".playing.rogue", []byte("not a notice")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	suspendedWithin := func(d time.Duration) bool {
+		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if distrib.IsSuspended(wdir, "rogue") {
+				return true
+			}
+		}
+		return false
+	}
+	nc := connect()
+	strike(nc, maxStrikes-1)
+	if suspendedWithin(time.Second) {
+		t.Fatalf("suspended at %d strikes, before %d", maxStrikes-1, maxStrikes)
+	}
+	strike(nc, 1)
+	if !suspendedWithin(5 * time.Second) {
+		t.Fatalf("not suspended at %d strikes", maxStrikes)
+	}
+	nc.Close()
+	if _, err := distrib.Readmit(wdir, "rogue"); err != nil {
+		t.Fatal(err)
+	}
+	nc = connect()
+	defer nc.Close()
+	strike(nc, maxStrikes-1)
+	if suspendedWithin(time.Second) {
+		t.Fatalf("let in again, it was suspended at %d new strikes: its old ones still counted", maxStrikes-1)
+	}
+	strike(nc, 1)
+	if !suspendedWithin(5 * time.Second) {
+		t.Fatalf("let in again, it was not suspended at %d new strikes", maxStrikes)
 	}
 }
