@@ -311,6 +311,17 @@ func (p *lineProgress) WaitingForSpace(dir string, free, need int64) {
 	fmt.Fprintln(p.w, spaceLine(dir, free, need))
 }
 
+func (p *lineProgress) WaitingForWorkers(queued int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, workersLine(queued))
+}
+
+// workersLine says why no game is played.
+func workersLine(queued int) string {
+	return fmt.Sprintf("waiting for a worker: %s queued, none handed out (a game's deadline runs from its hand-out: nothing expires while it waits)", words.Plural(queued, "game"))
+}
+
 // spaceLine says why no game starts.
 func spaceLine(dir string, free, need int64) string {
 	return fmt.Sprintf("waiting: %s has %s free, and a game starts only with %s free (--min-free plus what the games in flight may write); free some space and the tournament goes on (Ctrl-C stops it; run it again to resume)",
@@ -383,6 +394,10 @@ func (p *barProgress) GameDone(r tournament.Record, white, black, leader string)
 
 func (p *barProgress) WaitingForSpace(dir string, free, need int64) {
 	fmt.Fprintln(p.p, spaceLine(dir, free, need))
+}
+
+func (p *barProgress) WaitingForWorkers(queued int) {
+	fmt.Fprintln(p.p, workersLine(queued))
 }
 
 func (p *barProgress) Finish() {

@@ -464,9 +464,25 @@ func SigningKeyOf(dir, worker string) (string, error) {
 func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 	for try := 1; ; try++ {
 		nc, err := nats.Connect(url, opts...)
-		if err == nil || !errors.Is(err, nats.ErrAuthorization) || try == 5 {
-			return nc, err
+		refused := errors.Is(err, nats.ErrAuthorization) || keyRefused(err)
+		switch {
+		case err == nil:
+			return nc, nil
+		case refused && try < 5:
+			time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+		case refused:
+			return nil, fmt.Errorf("the coordinator at %s refuses this worker's key: it is not enrolled in this tournament, or is suspended or revoked (arena workers list DIR on the coordinator's machine says which): %w", url, err)
+		case errors.Is(err, nats.ErrNoServers):
+			return nil, fmt.Errorf("nothing answers at %s: is the coordinator running there, and its tournament not over? (%w)", url, err)
+		default:
+			return nil, err
 		}
-		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
 	}
+}
+
+// keyRefused says whether err is a TLS handshake the server ended because
+// the client's certificate (its key's, keyCertificate) is not admitted.
+func keyRefused(err error) bool {
+	var alert tls.AlertError
+	return err != nil && (errors.As(err, &alert) && alert == 42 || strings.Contains(err.Error(), "tls: bad certificate"))
 }

@@ -276,9 +276,11 @@ func TestOnlyEnrolledWorkersOverTLSGetIn(t *testing.T) {
 		t.Fatal("a revoked worker stays connected")
 	}
 	opts, _ = c.Creds["w2"].Options()
-	if again, err := nats.Connect(url, append(opts, nats.MaxReconnects(0), nats.Timeout(2*time.Second))...); err == nil {
+	if again, err := distrib.Connect(url, append(opts, nats.MaxReconnects(0), nats.Timeout(2*time.Second))...); err == nil {
 		again.Close()
 		t.Fatal("a revoked worker came back")
+	} else if !strings.Contains(err.Error(), "refuses this worker's key") {
+		t.Errorf("a revoked worker is told %q, not that its key is refused", err)
 	}
 	c.Conn(t, "w1") // still welcome
 }

@@ -304,7 +304,8 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	overdue := map[string]int{} // games each worker held past their deadline
-	var waitSaid time.Time
+	// First said a few seconds in: workers already there take games first.
+	waitSaid := time.Now().Add(waitFirstSaid - waitSaidEvery)
 	expire := func(now time.Time) error {
 		handed := 0
 		for game, p := range inflight {
@@ -340,7 +341,11 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			// Nothing aborts a game for want of a worker: the run says so
 			// and waits.
 			waitSaid = now
-			slog.Info(fmt.Sprintf("tournament: waiting for a worker: %s queued, none handed out; each game's deadline runs from its hand-out", words.Plural(len(inflight), "game")))
+			if w, ok := o.Progress.(WorkerWaiter); ok {
+				w.WaitingForWorkers(len(inflight))
+			} else {
+				slog.Info(fmt.Sprintf("tournament: waiting for a worker: %s queued, none handed out; each game's deadline runs from its hand-out", words.Plural(len(inflight), "game")))
+			}
 		}
 		return publish()
 	}
@@ -404,8 +409,12 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 // coordinator's restart.
 const maxStrikes = 10
 
-// waitSaidEvery is how often a run that waits for a worker says so.
-const waitSaidEvery = time.Minute
+// waitSaidEvery is how often a run that waits for a worker says so, and
+// waitFirstSaid how soon after its start.
+const (
+	waitSaidEvery = time.Minute
+	waitFirstSaid = 3 * time.Second
+)
 
 // maxOverdue is how many games a worker may hold past their deadlines
 // before it is suspended: one may be a machine that died.

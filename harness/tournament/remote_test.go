@@ -708,8 +708,13 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	ro.MaxAttempts = 1 // an expiry would leave a game unplayed
 	remoteOn(&ro, c, coordinator)
 	ro.Remote.Deadline = func(match.Config) time.Duration { return 2 * time.Second }
+	said := &workersWaitWatch{}
+	ro.Progress = said
 	done := runInBackground(ro)
 	time.Sleep(5 * time.Second) // two and a half deadlines, no worker
+	if q := said.queued(); len(q) != 1 || q[0] != want.Total {
+		t.Errorf("while no worker came, the run said it waited for %v queued games, want once for %d", q, want.Total)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
@@ -833,4 +838,25 @@ func TestAReadmittedWorkerIsStruckOutAgainAtTheThreshold(t *testing.T) {
 	if !suspendedWithin(5 * time.Second) {
 		t.Fatalf("let in again, it was not suspended at %d new strikes", maxStrikes)
 	}
+}
+
+// workersWaitWatch keeps what a run says while it waits for workers.
+type workersWaitWatch struct {
+	mu   sync.Mutex
+	said []int
+}
+
+func (w *workersWaitWatch) Start(int, int)                          {}
+func (w *workersWaitWatch) GameDone(Record, string, string, string) {}
+func (w *workersWaitWatch) Finish()                                 {}
+func (w *workersWaitWatch) WaitingForWorkers(queued int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.said = append(w.said, queued)
+}
+
+func (w *workersWaitWatch) queued() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.said)
 }

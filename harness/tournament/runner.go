@@ -114,6 +114,13 @@ type Assignments interface {
 	Playing(game int, worker string)
 }
 
+// WorkerWaiter is implemented by a Progress that shows why no game is
+// played: games are queued and no worker holds one (every waitSaidEvery
+// while it lasts).
+type WorkerWaiter interface {
+	WaitingForWorkers(queued int)
+}
+
 // Summary is what a run ends with.
 type Summary struct {
 	Total, Done, Unplayed, Pending int

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,6 +178,33 @@ type Join struct {
 	Notify func(msg string)
 }
 
+// connectWaiting connects to the coordinator, waiting while nothing
+// answers at url (a worker started before its coordinator, or while it
+// restarts), and saying so every joinSaidEvery.
+func connectWaiting(ctx context.Context, url string, opts []nats.Option, notify func(string)) (*nats.Conn, error) {
+	var said time.Time
+	for {
+		nc, err := distrib.Connect(url, opts...)
+		if !errors.Is(err, nats.ErrNoServers) {
+			return nc, err
+		}
+		if time.Since(said) >= joinSaidEvery {
+			said = time.Now()
+			notify(fmt.Sprintf("nothing answers at %s yet: waiting for the coordinator (is it running there? Ctrl-C stops)", url))
+		}
+		sleepCtx(ctx, joinRetry)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// How often a worker that waits for its coordinator tries, and says so.
+const (
+	joinRetry     = 2 * time.Second
+	joinSaidEvery = time.Minute
+)
+
 // Work plays the coordinator's games on this machine until the tournament is
 // over (over is true) or ctx ends. Before it plays it checks the host,
 // measures it, and is admitted only if it shares the coordinator's facts.
@@ -198,10 +226,6 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	machine, err := j.describe(ctx)
-	if err != nil {
-		return false, err
-	}
 	opts, err := j.Creds.Options()
 	if err != nil {
 		return false, err
@@ -211,11 +235,23 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 	} else if j.NATSCA != "" {
 		return false, configErrorf("a cluster CA goes with the cluster's credentials (a coordinator's own server is checked against the credentials' authority)")
 	}
-	nc, err := distrib.Connect(url, opts...)
+	nc, err := connectWaiting(ctx, url, opts, j.Notify)
+	if ctx.Err() != nil {
+		return false, nil // stopped while waiting
+	}
+	var unknown x509.UnknownAuthorityError
+	if errors.As(err, &unknown) || err != nil && strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		return false, fmt.Errorf("join: the server at %s is not the coordinator of tournament %s, whose authority these credentials trust (credentials of another tournament, or the wrong address?): %w", url, j.Creds.Tournament, err)
+	}
 	if err != nil {
-		return false, fmt.Errorf("join %s: %w", url, err)
+		return false, fmt.Errorf("join: %w", err)
 	}
 	defer nc.Close()
+	// Measured once the coordinator answers: a wrong address fails at once.
+	machine, err := j.describe(ctx)
+	if err != nil {
+		return false, err
+	}
 	q, err := distrib.Join(ctx, nc, j.Creds.Tournament, j.Creds.Worker)
 	if err != nil {
 		return false, err
