@@ -694,7 +694,7 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
 	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
 	lo.Config.Rules = map[string]string{"maxPlies": "20"}
-	lo.Config.GamesPerPair = 6 // a run of several deadlines
+	lo.Config.GamesPerPair = 10 // a run longer than a deadline
 	want, err := Run(context.Background(), lo)
 	if err != nil {
 		t.Fatal(err)
@@ -707,22 +707,25 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	ro.Config.Rules, ro.Config.GamesPerPair = lo.Config.Rules, lo.Config.GamesPerPair
 	ro.MaxAttempts = 1 // an expiry would leave a game unplayed
 	remoteOn(&ro, c, coordinator)
-	ro.Remote.Deadline = func(match.Config) time.Duration { return 2 * time.Second }
+	// Short, so that the wait without a worker lasts two deadlines; long
+	// enough for a game on a loaded machine.
+	const deadline = 5 * time.Second
+	ro.Remote.Deadline = func(match.Config) time.Duration { return deadline }
 	said := &workersWaitWatch{}
 	ro.Progress = said
 	done := runInBackground(ro)
-	time.Sleep(5 * time.Second) // two and a half deadlines, no worker
+	time.Sleep(2*deadline + time.Second) // two deadlines, no worker
 	if q := said.queued(); len(q) != 1 || q[0] != want.Total {
 		t.Errorf("while no worker came, the run said it waited for %v queued games, want once for %d", q, want.Total)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	// A second worker joins a deadline later, while the first plays.
+	// A second worker joins a few seconds later, while the first plays.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sleepCtx(ctx, 2*time.Second)
+		sleepCtx(ctx, 3*time.Second)
 		if ctx.Err() != nil {
 			return
 		}
@@ -732,8 +735,8 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	}()
 	start := time.Now()
 	honestFinishes(t, ctx, c, &wg, done, want)
-	if took := time.Since(start); took < 2*2*time.Second {
-		t.Errorf("the run took %v once a worker joined: not several deadlines (make its games longer)", took)
+	if took := time.Since(start); took < deadline {
+		t.Errorf("the run took %v once a worker joined, less than a deadline (make its games more)", took)
 	}
 	out, err := distrib.Suspended(c.Workers)
 	if err != nil {
@@ -824,7 +827,13 @@ func TestAReadmittedWorkerIsStruckOutAgainAtTheThreshold(t *testing.T) {
 	if !suspendedWithin(5 * time.Second) {
 		t.Fatalf("not suspended at %d strikes", maxStrikes)
 	}
-	nc.Close()
+	// Shut out: its connection is closed once the suspension is done, and
+	// only then is it let in again (as an organizer does, told of it).
+	for deadline := time.Now().Add(5 * time.Second); !nc.IsClosed(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a suspended worker's connection stays open")
+		}
+	}
 	if _, err := distrib.Readmit(wdir, "rogue"); err != nil {
 		t.Fatal(err)
 	}
