@@ -241,6 +241,19 @@ final. Left out: uploads still arriving, and the workers' queue.`,
 				Action: eventBackup,
 			},
 			{
+				Name:      "publish",
+				Usage:     "write the final's bundle: its signed log, every game's public transcript and the standings",
+				UsageText: "arena event publish DIR OUT",
+				Description: `Writes the final of the event in DIR to the new directory OUT, for anyone to
+check with 'arena verify': the final's append-only log as static tiles with
+its latest signed checkpoint (log/checkpoint, log/tile/...), every game's
+transcript as anyone may see it (each team's own output and file names left
+out, their hashes kept), the standings (standings.json), the log's public key
+(key.txt) and a README saying how to check it. Any static web server can
+serve OUT; arena verify takes its URL too. See docs/verify.md.`,
+				Action: eventPublish,
+			},
+			{
 				Name:      "close",
 				Usage:     "stop uploads and pin every team's active submission for the final",
 				UsageText: "arena event close DIR",
@@ -787,4 +800,23 @@ func eventFinal(c *cli.Context) error {
 		return err
 	}
 	return printSummary(c, final, sum)
+}
+
+func eventPublish(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("event publish takes two arguments: the event's directory and a new directory for the bundle")
+	}
+	dir, out := c.Args().Get(0), c.Args().Get(1)
+	return withEvent(dir, func(st *event.Store) error {
+		size, err := st.PublishFinal(c.Context, out)
+		if err != nil {
+			return err
+		}
+		_, key, err := st.LogKeys()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.Writer, "published the final of %s to %s: a log of %s\nanyone checks it with: arena verify --key '%s' %s\n", dir, out, words.Plural(int(size), "entry"), key, out)
+		return nil
+	})
 }

@@ -638,6 +638,7 @@ func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
 	// Games whose record a crash cut off between the tournament's store and
 	// the event's are recorded now.
 	err = errors.Join(err, rec.err, s.recordFinalGames(context.WithoutCancel(ctx), dir, rec.sides))
+	err = errors.Join(err, s.SyncFinalLog(context.WithoutCancel(ctx)))
 	return sum, errors.Join(err, s.endFinal(context.WithoutCancel(ctx), err))
 }
 
@@ -663,6 +664,9 @@ func (r *finalRecorder) Start(total, done int) {
 	if done > 0 {
 		r.err = errors.Join(r.err, r.store.recordFinalGames(context.Background(), r.dir, r.sides))
 	}
+	// Scheduled: the log commits to the final's configuration, players
+	// and pairings before a game is played.
+	r.err = errors.Join(r.err, r.store.SyncFinalLog(context.Background()))
 	if r.next != nil {
 		r.next.Start(total, done)
 	}
@@ -672,6 +676,8 @@ func (r *finalRecorder) GameDone(g tournament.Record, white, black, leader strin
 	if g.Status == tournament.Done && g.Dir != "" {
 		if _, err := r.store.AddGame(context.Background(), FinalGame, filepath.Join(r.dir, g.Dir), r.sides[g.White], r.sides[g.Black]); err != nil && r.err == nil {
 			r.err = fmt.Errorf("record game %d of the final: %w", g.ID, err)
+		} else if err := r.store.SyncFinalLog(context.Background()); err != nil && r.err == nil {
+			r.err = err
 		}
 	}
 	if r.next != nil {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/sqlitedb"
 )
@@ -416,6 +417,11 @@ type Store struct {
 	// a team's names, from this process or another).
 	namesMu sync.Mutex
 	names   *versionedNames
+	// logMu orders the final log's appends; logSigner and logVerifier are
+	// its keys (LogKeys).
+	logMu       sync.Mutex
+	logSigner   eventlog.Signer
+	logVerifier string
 }
 
 type versionedNames struct {
@@ -606,7 +612,7 @@ func Open(dir string) (*Store, error) {
 		return nil, err
 	}
 	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(schema); err != nil {
+	if _, err := w.Exec(schema + eventlog.Schema); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -380,6 +380,11 @@ func within(t tlog.Tile, size int64) bool {
 	return true
 }
 
+// BadPathError is a path that names no tile.
+type BadPathError struct{ Path string }
+
+func (e *BadPathError) Error() string { return fmt.Sprintf("%q is not a tile's path", e.Path) }
+
 // TilePath is tile t's path in tlog-tiles (entries: the entry bundle's).
 func TilePath(t tlog.Tile, entries bool) string {
 	p := t.Path() // tile/H/L/N[.p/W], or tile/H/data/N
@@ -395,7 +400,7 @@ func TilePath(t tlog.Tile, entries bool) string {
 func ParseTilePath(path string) (tlog.Tile, bool, error) {
 	rest, ok := strings.CutPrefix(path, "tile/")
 	if !ok {
-		return tlog.Tile{}, false, fmt.Errorf("%q is not a tile's path", path)
+		return tlog.Tile{}, false, &BadPathError{path}
 	}
 	entries := false
 	if r, ok := strings.CutPrefix(rest, "entries/"); ok {
@@ -403,7 +408,7 @@ func ParseTilePath(path string) (tlog.Tile, bool, error) {
 	}
 	t, err := tlog.ParseTilePath("tile/" + strconv.Itoa(TileHeight) + "/" + rest)
 	if err != nil {
-		return tlog.Tile{}, false, fmt.Errorf("%q is not a tile's path", path)
+		return tlog.Tile{}, false, &BadPathError{path}
 	}
 	if entries {
 		t.L = -1
@@ -427,8 +432,9 @@ func Tiles(size int64) []string {
 }
 
 // Proof is an entry's inclusion proof against a signed checkpoint, in
-// the C2SP tlog-proof format.
-func Proof(ctx context.Context, q Querier, index int64, signed []byte) ([]byte, error) {
+// the C2SP tlog-proof format; extra, when not nil, rides in its extra
+// line (the entry itself, so that the proof stands alone).
+func Proof(ctx context.Context, q Querier, index int64, signed, extra []byte) ([]byte, error) {
 	c, err := openUnverified(signed)
 	if err != nil {
 		return nil, err
@@ -441,13 +447,34 @@ func Proof(ctx context.Context, q Querier, index int64, signed []byte) ([]byte, 
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "c2sp.org/tlog-proof@v1\nindex %d\n", index)
+	b.WriteString("c2sp.org/tlog-proof@v1\n")
+	if extra != nil {
+		b.WriteString("extra " + base64.StdEncoding.EncodeToString(extra) + "\n")
+	}
+	fmt.Fprintf(&b, "index %d\n", index)
 	for _, h := range p {
 		b.WriteString(base64.StdEncoding.EncodeToString(h[:]) + "\n")
 	}
 	b.WriteString("\n")
 	b.Write(signed)
 	return []byte(b.String()), nil
+}
+
+// ProofExtra is the extra data of a proof (Proof's extra).
+func ProofExtra(proof []byte) ([]byte, error) {
+	lines := strings.SplitN(string(proof), "\n", 3)
+	if len(lines) < 3 || lines[0] != "c2sp.org/tlog-proof@v1" {
+		return nil, errors.New("not a c2sp.org/tlog-proof@v1 proof")
+	}
+	extra, ok := strings.CutPrefix(lines[1], "extra ")
+	if !ok {
+		return nil, errors.New("the proof carries no entry (no extra line)")
+	}
+	data, err := base64.StdEncoding.DecodeString(extra)
+	if err != nil {
+		return nil, fmt.Errorf("the proof's extra line: %w", err)
+	}
+	return data, nil
 }
 
 // CheckProof checks an inclusion proof (Proof) of entry data with the

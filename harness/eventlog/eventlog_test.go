@@ -89,12 +89,15 @@ func TestALogGrowsAndEveryCheckpointExtendsTheLast(t *testing.T) {
 		checkpoints = append(checkpoints, c)
 		// Every entry's proof against this checkpoint checks offline.
 		for _, i := range []int64{0, c.Size / 2, c.Size - 1} {
-			proof, err := eventlog.Proof(ctx, db, i, signed)
+			proof, err := eventlog.Proof(ctx, db, i, signed, all[i])
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, _, err := eventlog.CheckProof(proof, all[i], vkey); err != nil || got != i {
 				t.Fatalf("entry %d's proof: %d, %v", i, got, err)
+			}
+			if extra, err := eventlog.ProofExtra(proof); err != nil || !bytes.Equal(extra, all[i]) {
+				t.Fatalf("entry %d's proof carries %q, %v", i, extra, err)
 			}
 			if _, _, err := eventlog.CheckProof(proof, entry(int(i)+1), vkey); err == nil {
 				t.Fatalf("entry %d's proof holds for another entry", i)

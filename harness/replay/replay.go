@@ -124,9 +124,46 @@ func Lines(lines []transcript.Line, dir string, each func(State)) *Report {
 		rep.Tampered = "signature: " + err.Error()
 		return rep
 	}
+	return signed(rep, lines, key, true, dir, each)
+}
+
+// Published replays a published copy of a transcript (transcript.Redact:
+// both sides' private fields left out): its chain is followed through the
+// hashes its redacted lines give, its footer's signature checked when the
+// footer is whole, and every move and verdict recomputed as Lines does.
+// What the redacted lines left out is not checked.
+func Published(lines []transcript.Line) *Report {
+	rep := &Report{}
+	chained, whole, err := transcript.Unredacted(lines)
+	if err != nil {
+		rep.Tampered = "redaction: " + err.Error()
+		return rep
+	}
+	if err := transcript.VerifyChain(chained); err != nil {
+		rep.Tampered = "hash chain: " + err.Error()
+		return rep
+	}
+	key, footerWhole := "", whole[len(lines)-1]
+	if footerWhole {
+		if key, err = transcript.VerifySignature(lines); err != nil {
+			rep.Tampered = "signature: " + err.Error()
+			return rep
+		}
+	}
+	// A footer that lost fields cannot show its signature, which was over
+	// them: the chain's head, which a log entry names, stands for it.
+	return signed(rep, lines, key, footerWhole, "", nil)
+}
+
+// signed replays lines whose chain holds, signed by key (checked against
+// the header's key unless the footer's signature could not be read).
+func signed(rep *Report, lines []transcript.Line, key string, footerWhole bool, dir string, each func(State)) *Report {
 	if err := lines[0].Decode(&rep.Header); err != nil {
 		rep.Tampered = "header: " + err.Error()
 		return rep
+	}
+	if !footerWhole {
+		return play(rep, lines, dir, each)
 	}
 	if key != "" {
 		if key != rep.Header.SigningKey {
@@ -138,6 +175,11 @@ func Lines(lines []transcript.Line, dir string, each func(State)) *Report {
 		rep.Tampered = "signature: the header names a signing key but the footer is not signed"
 		return rep
 	}
+	return play(rep, lines, dir, each)
+}
+
+// play recomputes every turn of lines.
+func play(rep *Report, lines []transcript.Line, dir string, each func(State)) *Report {
 	r := &replayer{rep: rep, dir: dir, each: each}
 	if d := r.run(lines); d != nil {
 		rep.Divergence = d

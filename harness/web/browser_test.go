@@ -26,6 +26,7 @@ import (
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/verify"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
@@ -608,6 +609,8 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 	if text := eval[string](b, `document.querySelector("#final") ? document.querySelector("#final").textContent : ""`); !strings.Contains(text, "has not started") {
 		t.Fatalf("the home page's final reads %q, want that it has not started", text)
 	}
+	// The key of the final's log, as a team copies it before the final.
+	logKey := eval[string](b, `document.querySelector("#log-key").textContent`)
 	eval[bool](b, `(window.__stayed = true)`)
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, nil, ""); res.StatusCode != http.StatusOK {
 		t.Fatalf("start the final: %d %s", res.StatusCode, body)
@@ -642,6 +645,19 @@ func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
 	b.login(e.a.Token)
 	if text := eval[string](b, `document.querySelector("#pinned") ? document.querySelector("#pinned").textContent : ""`); !strings.Contains(text, "The final plays your submission") {
 		t.Errorf("the team page does not show the pinned submission: %q", text)
+	}
+	// Each of its final games offers its inclusion proof; one, downloaded
+	// from the team's page, checks offline with the key from before the
+	// final.
+	b.screenshot("team-final-proofs")
+	if n := eval[int](b, `document.querySelectorAll("#games a.proof").length`); n != 4 {
+		t.Errorf("the team's page offers %d proofs, want one for each of its 4 final games", n)
+	}
+	proof := value(b, "download a proof", chromedp.Evaluate[string](`fetch(document.querySelector("#games a.proof").href).then(r => r.ok ? r.text() : "HTTP " + r.status)`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
+	if e, n, err := verify.Proof([]byte(proof), logKey); err != nil || e.Game == nil {
+		t.Errorf("the proof downloaded from the team's page does not check: %v\n%s", err, proof)
+	} else if !slices.ContainsFunc(games, func(g event.Game) bool { return g.Dir == e.Game.Dir }) {
+		t.Errorf("the proof is of entry %d, game %s: not one of the team's", n, e.Game.Dir)
 	}
 	game := fmt.Sprintf("/games/%d", games[0].ID)
 	b.open(game)

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -16,8 +19,10 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/sandbox/local"
 )
 
@@ -233,11 +238,37 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	if res, out := e.do(t, http.MethodGet, "/standings", e.a.Token, nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(out, `id="frozen"`) {
 		t.Errorf("the standings part a team gets does not say it is frozen: %d %.300s", res.StatusCode, out)
 	}
+	// The final's log shows no more than the frozen board: its checkpoint
+	// is the last one signed before the freeze, and a later game has no
+	// proof yet.
+	_, vkey, err := e.store.LogKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpoint := func() eventlog.Checkpoint {
+		t.Helper()
+		res, signed := api(t, e.http.URL, "GET", "/log/checkpoint", "", "")
+		c, err := eventlog.Verify([]byte(signed), vkey)
+		if res != http.StatusOK || err != nil {
+			t.Fatalf("the log's checkpoint: %d %v", res, err)
+		}
+		return c
+	}
+	const logged = 1 + 3 + 6 + 6 // the final, its players, pairings and games
+	if c := checkpoint(); c.Size >= logged || c.Size < 1+3+6 {
+		t.Errorf("during the freeze the log shows %d entries: want the pairings and the games before the freeze, not all %d", c.Size, logged)
+	}
+	if res, out := e.do(t, http.MethodGet, fmt.Sprintf("/games/%d/proof", finals[5].ID), e.admin, nil, ""); res.StatusCode != http.StatusNotFound {
+		t.Errorf("the proof of a game after the freeze: %d %.200s", res.StatusCode, out)
+	}
 	if res, out := e.do(t, http.MethodPost, "/api/v1/admin/reveal", e.admin, nil, ""); res.StatusCode != http.StatusOK {
 		t.Fatalf("reveal: %d %s", res.StatusCode, out)
 	}
 	if fb := e.board(t, e.a.Token); fb.Games["done"] != 6 || !fb.FrozenAt.IsZero() {
 		t.Errorf("after the reveal a team sees %+v, want all 6 games", fb)
+	}
+	if c := checkpoint(); c.Size != logged {
+		t.Errorf("after the reveal the log shows %d entries, want %d", c.Size, logged)
 	}
 	// Started again, the final finds every game played: nothing is played
 	// or recorded twice.
@@ -558,5 +589,120 @@ func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
 	}
 	if tm, err := e.store.Team(ctx, c.ID); err != nil || tm.Disabled {
 		t.Errorf("Gamma was disabled during the final: %+v %v", tm, err)
+	}
+}
+
+// The final's log commits to the final as it plays: its configuration and
+// players (no server path), every pairing and every game, in that order;
+// its checkpoint, served at /log/checkpoint, verifies with the event's
+// published key, and the tiles served under /log/tile rebuild the tree
+// it signs.
+func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	threeTeamsForTheFinal(t, ctx, e)
+	if res, body := api(t, e.http.URL, "GET", "/log/checkpoint", "", ""); res != http.StatusNotFound {
+		t.Errorf("a checkpoint before the final: %d %s", res, body)
+	}
+	_, vkey, err := e.store.LogKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The key is on the home page before the final starts.
+	if _, home := api(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(html.UnescapeString(home), `<code id="log-key">`+vkey+`</code>`) {
+		t.Errorf("the home page does not show the log's key %s before the final: %s", vkey, regexp.MustCompile(`(?s)<section id="final-log">.*?</section>`).FindString(home))
+	}
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "swiss", "rounds": 3, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start a Swiss final: %d %s", res.StatusCode, body)
+	}
+	if b := e.finalEnded(t); b.Run.Error != "" {
+		t.Fatalf("the final: %s", b.Run.Error)
+	}
+	res, signed := api(t, e.http.URL, "GET", "/log/checkpoint", "", "")
+	if res != http.StatusOK {
+		t.Fatalf("the checkpoint: %d %s", res, signed)
+	}
+	c, err := eventlog.Verify([]byte(signed), vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries [][]byte
+	for _, p := range eventlog.Tiles(c.Size) {
+		res, data := api(t, e.http.URL, "GET", "/log/"+p, "", "")
+		if res != http.StatusOK {
+			t.Fatalf("tile %s: %d %s", p, res, data)
+		}
+		for b := []byte(data); strings.HasPrefix(p, "tile/entries/") && len(b) > 0; {
+			n := int(b[0])<<8 | int(b[1])
+			entries = append(entries, b[2:2+n])
+			b = b[2+n:]
+		}
+	}
+	if root, err := eventlog.RootOf(entries); err != nil || root != c.Hash || int64(len(entries)) != c.Size {
+		t.Fatalf("the tiles' %d entries' root %s, the checkpoint's %d, %s (%v)", len(entries), root, c.Size, c.Hash, err)
+	}
+	state, err := tournament.Load(ctx, filepath.Join(e.dir, event.FinalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	paired := map[int]bool{}
+	for i, raw := range entries {
+		var le event.LogEntry
+		if err := json.Unmarshal(raw, &le); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		kinds = append(kinds, le.Kind)
+		switch le.Kind {
+		case event.LogFinal:
+			if le.Bots != 3 || len(le.Config.Bots) != 0 || le.Config.Format != tournament.Swiss {
+				t.Errorf("the final's entry: %s", raw)
+			}
+		case event.LogPlayer:
+			if le.Player.Source != "" || le.Player.SHA256 != state.Config.Bots[*le.Seed].SHA256 {
+				t.Errorf("a player's entry: %s", raw)
+			}
+		case event.LogPairing:
+			paired[le.Pairing.ID] = true
+		case event.LogGame:
+			g := le.Game
+			if !paired[g.ID] {
+				t.Errorf("game %d was logged before its pairing", g.ID)
+			}
+			rec := state.Games[g.ID-1]
+			if rec.ID != g.ID || rec.Winner != g.Winner || rec.Reason != g.Reason || g.White != state.Config.Bots[rec.White].SHA256 {
+				t.Errorf("game %d's entry %s, its record %+v", g.ID, raw, rec)
+			}
+			lines, err := transcript.ReadFile(filepath.Join(e.dir, g.Dir, transcript.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub, err := transcript.Redact(lines, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum := sha256.Sum256(pub); hex.EncodeToString(sum[:]) != g.Public || lines[len(lines)-1].Hash != g.Head {
+				t.Errorf("game %d's entry does not name its transcript's public copy and head", g.ID)
+			}
+		}
+	}
+	want := []string{event.LogFinal, event.LogPlayer, event.LogPlayer, event.LogPlayer}
+	if !slices.Equal(kinds[:4], want) || strings.Count(strings.Join(kinds, " "), event.LogGame) != len(state.Games) {
+		t.Errorf("the log's entries: %v, want the final, its 3 players, then pairings and %d games", kinds, len(state.Games))
+	}
+	if strings.Contains(strings.Join(func() []string {
+		var s []string
+		for _, r := range entries {
+			s = append(s, string(r))
+		}
+		return s
+	}(), "\n"), e.dir) {
+		t.Error("the log names the server's paths")
+	}
+	for _, bad := range []string{"/log/tile/0/999", "/log/tile/8/0/000", "/log/tile/entries/000.p/250", "/log/tile/..%2fevent.db"} {
+		if res, _ := api(t, e.http.URL, "GET", bad, "", ""); res != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", bad, res)
+		}
 	}
 }

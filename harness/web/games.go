@@ -235,6 +235,9 @@ func (r gameRow) HTML() template.HTML {
 	if r.Kind == event.LadderGame && !r.Rated {
 		b.WriteString(` <span class="muted" title="not rated: a repeat of an earlier game, or played after the close">(unrated)</span>`)
 	}
+	if r.Kind == event.FinalGame && r.Me != "" {
+		b.WriteString(` <a class="proof" href="/games/` + id + `/proof" title="this game's inclusion proof in the final's log: arena verify --key KEY --proof FILE checks it">proof</a>`)
+	}
 	b.WriteString("</td>\n")
 	if r.Me != "" {
 		b.WriteString(`<td>` + esc(r.Me) + `</td><td>` + esc(r.Rival) + `</td><td>`)

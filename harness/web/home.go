@@ -28,6 +28,9 @@ type homeData struct {
 	// Standing is where the asker's team stands in the final (nil: not
 	// a team's page, or not in the final).
 	Standing *finalStanding
+	// LogKey is the public key of the final's log, published before the
+	// final: what a team checks the final's checkpoints with.
+	LogKey string
 }
 
 // homeTTL is how long the page a visitor who is not logged in gets is
@@ -92,6 +95,9 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 		return homeData{}, err
 	}
 	d.Rules = s.Game.Explain()
+	if _, d.LogKey, err = s.Store.LogKeys(); err != nil {
+		return homeData{}, err
+	}
 	if d.Final.Board, d.Final.HTML, err = s.board(r.Context(), p); err != nil {
 		return homeData{}, err
 	}

@@ -168,6 +168,7 @@ func (s *Server) Routes() []Route {
 		page("GET /games", Member, s.gamesPage),
 		page("GET /games/{id}", Member, s.gamePage),
 		page("GET /games/{id}/view", Member, s.gameView),
+		page("GET /games/{id}/proof", Member, s.gameProof),
 		page("POST /games/{id}/disputes", Member, s.disputeForm),
 		page("GET /admin", Organizer, s.adminPage),
 		page("POST /admin/teams/{id}/disable", Organizer, s.disableForm(true)),
@@ -189,6 +190,8 @@ func (s *Server) Routes() []Route {
 		page("GET /standings", Public, s.standingsFragment),
 		page("GET /deadline", Public, s.deadlineFragment),
 		direct(page("GET /standings/events", Public, s.standingsEvents)),
+		page("GET /log/checkpoint", Public, s.logCheckpoint),
+		page("GET /log/tile/{path...}", Public, s.logTile),
 
 		api("GET /api/v1/event", Public, s.apiEvent),
 		api("GET /api/v1/standings", Public, s.apiStandings),

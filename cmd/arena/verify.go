@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arenabots/arena/harness/verify"
+	"github.com/arenabots/arena/internal/words"
+)
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check a published final (arena event publish) with the log's key, or a team's proof of one of its games",
+		UsageText: "arena verify --key KEY [--since CHECKPOINT] BUNDLE|URL\n   arena verify --key KEY --proof FILE",
+		Description: `Checks the final in BUNDLE (a directory arena event publish wrote) or at URL
+(a web server serving one) with KEY, the log's public key from the event's
+home page: the checkpoint's signature, the log's tree rebuilt from its
+entries, every scheduled pairing with exactly its game and no other, every
+transcript replayed and re-judged against its game's entry, and the
+standings recomputed from the games. --since CHECKPOINT (a checkpoint file
+kept from earlier) checks that the log extends it: nothing in it was changed
+or dropped. Every failure names the log entry (or the file) and the field;
+it exits 1 then. With --proof FILE it checks a team's inclusion proof of one
+of its games (downloaded from its page), offline. See docs/verify.md.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Usage: "the log's public key, as the event's home page shows it (NAME+HASH+KEY)", Required: true},
+			&cli.StringFlag{Name: "since", Usage: "a checkpoint kept from earlier (its file): the log must extend it", TakesFile: true},
+			&cli.StringFlag{Name: "proof", Usage: "a game's inclusion proof (a .tlog-proof file from a team's page): check it alone", TakesFile: true},
+		},
+		Action: verifyAction,
+	}
+}
+
+func verifyAction(c *cli.Context) error {
+	key := strings.TrimSpace(c.String("key"))
+	w := c.App.Writer
+	if p := c.String("proof"); p != "" {
+		if c.NArg() != 0 {
+			return usagef("verify --proof takes no other argument")
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		e, n, err := verify.Proof(data, key)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if e.Game == nil {
+			fmt.Fprintf(w, "%s: entry %d (%s) is in the log\n", p, n, e.Kind)
+			return nil
+		}
+		g := e.Game
+		fmt.Fprintf(w, "%s: game %d (winner %s, %s; transcript %.16s…) is entry %d of the log the key signs\n", p, g.ID, g.Winner, g.Reason, g.Transcript, n)
+		return nil
+	}
+	if c.NArg() != 1 {
+		return usagef("verify takes one argument: the bundle's directory or URL")
+	}
+	arg := c.Args().First()
+	var src verify.Source = verify.Dir(arg)
+	if strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://") {
+		src = verify.URL(arg)
+	}
+	o := verify.Options{Key: key}
+	if f := c.String("since"); f != "" {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		o.Since = data
+	}
+	r, err := verify.Bundle(c.Context, src, o)
+	if err != nil {
+		return fmt.Errorf("%s does not hold: %w", arg, err)
+	}
+	fmt.Fprintf(w, "%s holds: a log of %s signed by %s; %s, %s, %s replayed and re-judged; the standings are the games'\n",
+		arg, words.Plural(int(r.Checkpoint.Size), "entry"), r.Checkpoint.Origin, words.Plural(r.Players, "player"), words.Plural(r.Pairings, "pairing"), words.Plural(r.Games, "game"))
+	for _, row := range r.Standings {
+		fmt.Fprintf(w, "  %d  %s  %g\n", row.Rank, row.Name, row.Points)
+	}
+	return nil
+}

@@ -1,0 +1,425 @@
+package event
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
+	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
+)
+
+// The final's log (eventlog) commits to the final as it is played: first
+// its configuration and its players (the pinned submissions, in their
+// seed order), then each game's pairing as the final schedules it, then
+// each game as it is recorded. A checkpoint is signed each time entries
+// are appended. Anyone holding the published log and the games checks the
+// whole final with arena verify (docs/verify.md).
+
+// LogKeyFile is the log's signing key in the event directory (a hex
+// ed25519 seed, made on first use, readable by its owner only).
+const LogKeyFile = "log.key"
+
+// The kinds of the final log's entries.
+const (
+	LogFinal   = "final"
+	LogPlayer  = "player"
+	LogPairing = "pairing"
+	LogGame    = "game"
+)
+
+// LogEntry is one entry of the final's log, as JSON. Kind says which of
+// its fields are set.
+type LogEntry struct {
+	Kind string `json:"kind"`
+	// final: the tournament's configuration, its bots left out (a player
+	// entry each) and the server's paths with them.
+	Config *tournament.Config `json:"config,omitempty"`
+	Bots   int                `json:"bots,omitempty"`
+	// player: the bot at Seed (its index in the configuration's bots, from
+	// 0) and its team.
+	Player *tournament.BotEntry `json:"player,omitempty"`
+	Seed   *int                 `json:"seed,omitempty"`
+	// pairing: a game as the final scheduled it.
+	Pairing *tournament.Game `json:"pairing,omitempty"`
+	// game: a game's outcome and its transcript's fingerprints.
+	Game *LoggedGame `json:"game,omitempty"`
+}
+
+// LoggedGame is a game of the final as its log entry records it.
+type LoggedGame struct {
+	ID     int    `json:"id"` // the pairing's
+	White  string `json:"white"`
+	Black  string `json:"black"` // the submissions' SHA-256
+	Seed   uint64 `json:"seed"`
+	Winner string `json:"winner"`
+	Reason string `json:"reason"`
+	Plies  int    `json:"plies"`
+	// Transcript is the SHA-256 of the transcript as recorded; Public of
+	// its copy with both sides' private fields left out (transcript.Redact:
+	// what is published); Head the hash of its last line, which its chain
+	// ties every line to; Key the key that signed it (hex).
+	Transcript string `json:"transcript"`
+	Public     string `json:"public"`
+	Head       string `json:"head"`
+	Key        string `json:"key,omitempty"`
+	// Dir is the game's directory in a published bundle.
+	Dir string `json:"dir"`
+}
+
+// logKey is the key of an entry: one entry per key.
+func (e LogEntry) logKey() string {
+	switch {
+	case e.Seed != nil:
+		return LogPlayer + ":" + strconv.Itoa(*e.Seed)
+	case e.Pairing != nil:
+		return LogPairing + ":" + strconv.Itoa(e.Pairing.ID)
+	case e.Game != nil:
+		return LogGame + ":" + strconv.Itoa(e.Game.ID)
+	}
+	return e.Kind
+}
+
+var originChars = regexp.MustCompile(`[^A-Za-z0-9._/-]+`)
+
+// LogOrigin names the final's log: its checkpoints' first line and its
+// key's name.
+func (s *Store) LogOrigin() string {
+	name := originChars.ReplaceAllString(filepath.Base(s.Dir), "-")
+	return "arena/" + name + "/final"
+}
+
+// LogKeys are the final log's signer and its public (verifier) key, made
+// on first use: published on the home page before the final.
+func (s *Store) LogKeys() (eventlog.Signer, string, error) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if s.logSigner != nil {
+		return s.logSigner, s.logVerifier, nil
+	}
+	key, err := transcript.LoadOrCreateKey(filepath.Join(s.Dir, LogKeyFile))
+	if err != nil {
+		return nil, "", fmt.Errorf("the final log's key: %w", err)
+	}
+	signer, vkey, err := eventlog.Keys(s.LogOrigin(), key)
+	if err != nil {
+		return nil, "", err
+	}
+	s.logSigner, s.logVerifier = signer, vkey
+	return signer, vkey, nil
+}
+
+// SyncFinalLog appends to the final's log what it lacks (its
+// configuration and players once the final is scheduled, every pairing
+// scheduled, every game recorded), in order, in one transaction, and
+// signs a checkpoint of it. It is run as the final plays and after; a run
+// cut short catches up at the next.
+func (s *Store) SyncFinalLog(ctx context.Context) error {
+	if _, ok, err := s.FinalRun(ctx); err != nil || !ok {
+		return err
+	}
+	dir := filepath.Join(s.Dir, FinalDir)
+	if _, err := os.Stat(filepath.Join(dir, tournament.DBFile)); errors.Is(err, os.ErrNotExist) {
+		return nil // not scheduled yet
+	}
+	signer, _, err := s.LogKeys()
+	if err != nil {
+		return err
+	}
+	st, err := tournament.OpenStore(dir, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close() // read-only
+	cfg, err := st.Config(ctx)
+	if err != nil {
+		return err
+	}
+	recs, err := st.Games(ctx)
+	if err != nil {
+		return err
+	}
+	recorded, err := s.finalFinished(ctx)
+	if err != nil {
+		return err
+	}
+	// What the log may lack, in its order; entries already there are not
+	// appended again (one per key).
+	public := *cfg
+	public.Bots = nil
+	entries := []LogEntry{{Kind: LogFinal, Config: &public, Bots: len(cfg.Bots)}}
+	for i, b := range cfg.Bots {
+		b.Source = "" // the server's path
+		entries = append(entries, LogEntry{Kind: LogPlayer, Player: &b, Seed: &i})
+	}
+	for _, r := range recs {
+		entries = append(entries, LogEntry{Kind: LogPairing, Pairing: &r.Game})
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	for _, r := range recs {
+		if r.Status != tournament.Done || r.Dir == "" {
+			continue
+		}
+		if _, ok := recorded[filepath.Join(FinalDir, r.Dir)]; !ok {
+			continue // logged once the event has it
+		}
+		key := LogGame + ":" + strconv.Itoa(r.ID)
+		if has, err := eventlog.Has(ctx, s.w, key); err != nil || has {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		g, err := logGame(filepath.Join(dir, r.Dir), r, cfg)
+		if err != nil {
+			return fmt.Errorf("log game %d of the final: %w", r.ID, err)
+		}
+		g.Dir = filepath.ToSlash(filepath.Join(FinalDir, r.Dir))
+		entries = append(entries, LogEntry{Kind: LogGame, Game: g})
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	added := false
+	for _, e := range entries {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		_, a, err := eventlog.Append(ctx, tx, e.logKey(), data)
+		if err != nil {
+			return fmt.Errorf("the final's log: %w", err)
+		}
+		added = added || a
+	}
+	if added {
+		if _, err := eventlog.Sign(ctx, tx, signer, now()); err != nil {
+			return fmt.Errorf("the final's log: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// logGame is a played game's entry: its outcome, and its transcript's
+// fingerprints.
+func logGame(dir string, r tournament.Record, cfg *tournament.Config) (*LoggedGame, error) {
+	path := filepath.Join(dir, transcript.FileName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := transcript.Read(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	if err := transcript.VerifyChain(lines); err != nil {
+		return nil, err
+	}
+	key, err := transcript.VerifySignature(lines)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := transcript.Redact(lines, "")
+	if err != nil {
+		return nil, err
+	}
+	sum, psum := sha256.Sum256(raw), sha256.Sum256(pub)
+	return &LoggedGame{ID: r.ID, White: cfg.Bots[r.White].SHA256, Black: cfg.Bots[r.Black].SHA256, Seed: r.Seed,
+		Winner: r.Winner, Reason: r.Reason, Plies: r.Plies,
+		Transcript: hex.EncodeToString(sum[:]), Public: hex.EncodeToString(psum[:]), Head: lines[len(lines)-1].Hash, Key: key}, nil
+}
+
+// FinalLogCheckpoint is the final log's latest checkpoint that may be
+// shown now, and its size: while the scoreboard is frozen, the last one
+// signed before the freeze (the entries after it would tell results).
+func (s *Store) FinalLogCheckpoint(ctx context.Context) (signed []byte, size int64, err error) {
+	at, frozen, err := s.Frozen(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	before := ""
+	if frozen {
+		before = at.UTC().Format("2006-01-02T15:04:05.999999999Z07:00")
+	}
+	return eventlog.Latest(ctx, s.r, before)
+}
+
+// FinalLogTile is a tile of the final's log within the tree shown now
+// (FinalLogCheckpoint).
+func (s *Store) FinalLogTile(ctx context.Context, path string) ([]byte, error) {
+	_, size, err := s.FinalLogCheckpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return eventlog.Tile(ctx, s.r, size, path)
+}
+
+// PublishFinal writes the final's bundle to out, a directory that must
+// not exist yet: the log as static tiles (log/checkpoint, log/tile/...),
+// the latest checkpoint's, every logged game's published transcript (both
+// sides' private fields left out, transcript.Redact) where its entry says,
+// the final's standings.json, the log's public key and a README saying
+// how to check it. It is what arena verify checks.
+func (s *Store) PublishFinal(ctx context.Context, out string) (size int64, err error) {
+	if err := s.SyncFinalLog(ctx); err != nil {
+		return 0, err
+	}
+	signed, size, err := eventlog.Latest(ctx, s.r, "")
+	if err != nil {
+		return 0, err
+	}
+	if signed == nil {
+		return 0, errors.New("the final's log is empty: the final has not started")
+	}
+	_, vkey, err := s.LogKeys()
+	if err != nil {
+		return 0, err
+	}
+	if err := os.Mkdir(out, 0o755); err != nil {
+		return 0, err
+	}
+	write := func(rel string, data []byte) error {
+		path := filepath.Join(out, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(path, data, 0o644)
+	}
+	if err := write("log/checkpoint", signed); err != nil {
+		return 0, err
+	}
+	for _, p := range eventlog.Tiles(size) {
+		data, err := eventlog.Tile(ctx, s.r, size, p)
+		if err != nil {
+			return 0, fmt.Errorf("tile %s: %w", p, err)
+		}
+		if err := write("log/"+p, data); err != nil {
+			return 0, err
+		}
+	}
+	for n := range size {
+		data, err := eventlog.Entry(ctx, s.r, n)
+		if err != nil {
+			return 0, err
+		}
+		var e LogEntry
+		if err := json.Unmarshal(data, &e); err != nil {
+			return 0, fmt.Errorf("log entry %d: %w", n, err)
+		}
+		if e.Game == nil {
+			continue
+		}
+		lines, err := transcript.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(e.Game.Dir), transcript.FileName))
+		if err != nil {
+			return 0, err
+		}
+		pub, err := transcript.Redact(lines, "")
+		if err != nil {
+			return 0, err
+		}
+		if err := write(e.Game.Dir+"/"+transcript.FileName, pub); err != nil {
+			return 0, err
+		}
+	}
+	state, err := tournament.Load(ctx, filepath.Join(s.Dir, FinalDir))
+	if err != nil {
+		return 0, err
+	}
+	standings, err := state.StandingsJSON()
+	if err != nil {
+		return 0, err
+	}
+	if err := write(BundleStandings, standings); err != nil {
+		return 0, err
+	}
+	if err := write(BundleKey, []byte(vkey+"\n")); err != nil {
+		return 0, err
+	}
+	return size, write("README.md", []byte(fmt.Sprintf(bundleReadme, s.LogOrigin(), size)))
+}
+
+// The files of a published bundle besides the log and the games.
+const (
+	BundleStandings = "standings.json"
+	BundleKey       = "key.txt"
+)
+
+const bundleReadme = `# The final's published log: %s
+
+This directory is the final as it was played: a signed, append-only log of
+%d entries (log/checkpoint, log/tile/), every game's transcript as it is
+shown to anyone (each team's own output and file names left out, their
+hashes kept), and the standings (standings.json).
+
+Check it with the key you kept from the event's home page (key.txt holds the
+log's own copy of it; trust the one you kept):
+
+    arena verify --key 'KEY' DIR
+
+arena verify checks the checkpoint's signature, rebuilds the log's tree from
+its entries, checks that every scheduled pairing has exactly its game and no
+other, replays and re-judges every transcript against the log's entry of its
+game, and recomputes the standings from the games. With --since OLD it also
+checks that this log extends an older checkpoint you kept (none of its
+entries was changed or dropped). A team's inclusion proof of one of its games
+is checked with arena verify --key 'KEY' --proof FILE. See docs/verify.md for
+what this proves and what it does not.
+
+The same paths can be served by any static web server: arena verify takes
+the site's URL as well as a directory.
+`
+
+// FinalLogProofOf is the inclusion proof (C2SP tlog-proof, the entry in
+// its extra line) of the entry of the final's game in dir (relative to the
+// event directory, as games record it), against the latest checkpoint that
+// may be shown now; ok is false while the game is not in that tree (not
+// logged yet, or logged after a freeze).
+func (s *Store) FinalLogProofOf(ctx context.Context, dir string) (proof []byte, ok bool, err error) {
+	signed, size, err := s.FinalLogCheckpoint(ctx)
+	if err != nil || signed == nil {
+		return nil, false, err
+	}
+	var n int64
+	var data []byte
+	err = s.r.QueryRowContext(ctx, `SELECT n, data FROM log_entries WHERE key LIKE 'game:%' AND json_extract(data, '$.game.dir') = ?`, filepath.ToSlash(dir)).Scan(&n, &data)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && n >= size {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	proof, err = eventlog.Proof(ctx, s.r, n, signed, data)
+	return proof, err == nil, err
+}
+
+// FinalLogCheckpoints are every checkpoint the final's log signed, oldest
+// first: each one extends the one before.
+func (s *Store) FinalLogCheckpoints(ctx context.Context) ([][]byte, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT note FROM log_checkpoints ORDER BY size`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var note []byte
+		if err := rows.Scan(&note); err != nil {
+			return nil, err
+		}
+		out = append(out, note)
+	}
+	return out, rows.Err()
+}

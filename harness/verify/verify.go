@@ -1,0 +1,428 @@
+// Package verify checks a final's published bundle (event.PublishFinal),
+// from a directory or a copy served over HTTP, with nothing but the log's
+// public key: the checkpoint's signature, the log's tree rebuilt from its
+// entries, every scheduled pairing with exactly its game, every transcript
+// replayed and re-judged against its game's entry, and the standings
+// recomputed from the games by the tournament's own code.
+//
+// It must never take anything in a bundle on trust that the key's
+// signature does not cover, and every failure it reports names the entry
+// (or the file) and the field.
+package verify
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
+)
+
+// Source reads a bundle's files by their slash-separated paths.
+type Source interface {
+	Read(ctx context.Context, name string) ([]byte, error)
+}
+
+// maxFile is the most one file of a bundle may weigh as read.
+const maxFile = 256 << 20
+
+// Dir is a bundle in a directory.
+type Dir string
+
+func (d Dir) Read(_ context.Context, name string) ([]byte, error) {
+	if !fsPath(name) {
+		return nil, fmt.Errorf("%q is not a path inside the bundle", name)
+	}
+	f, err := os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // read only
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err == nil && len(data) > maxFile {
+		err = fmt.Errorf("%s is more than %d bytes", name, maxFile)
+	}
+	return data, err
+}
+
+// URL is a bundle served over HTTP (a static copy, or the event's site for
+// the log: /log/...).
+type URL string
+
+func (u URL) Read(ctx context.Context, name string) ([]byte, error) {
+	if !fsPath(name) {
+		return nil, fmt.Errorf("%q is not a path inside the bundle", name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(string(u), "/")+"/"+name, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close() // read only
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", req.URL, res.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(res.Body, maxFile+1))
+	if err == nil && len(data) > maxFile {
+		err = fmt.Errorf("%s is more than %d bytes", req.URL, maxFile)
+	}
+	return data, err
+}
+
+// fsPath says whether name is a clean relative path that stays inside
+// the bundle.
+func fsPath(name string) bool {
+	return name != "" && path.Clean(name) == name && !path.IsAbs(name) && name != ".." && !strings.HasPrefix(name, "../") && !strings.Contains(name, "\\")
+}
+
+// Options say what to check a bundle against.
+type Options struct {
+	// Key is the log's public key (a note verifier key, from the event's
+	// home page before the final).
+	Key string
+	// Since is an older signed checkpoint of the same log: the bundle's
+	// log must extend it.
+	Since []byte
+}
+
+// Result is what a bundle that holds says.
+type Result struct {
+	Checkpoint eventlog.Checkpoint
+	Players    int
+	Pairings   int
+	Games      int
+	Standings  []tournament.Row
+}
+
+// Problems are every failure a check found, each naming its entry or file
+// and field.
+type Problems []string
+
+func (p Problems) Error() string {
+	if len(p) == 1 {
+		return p[0]
+	}
+	return fmt.Sprintf("%d problems:\n  %s", len(p), strings.Join(p, "\n  "))
+}
+
+// Bundle checks the bundle src holds (see the package's doc). A bundle
+// that does not hold is a Problems error; any other error is a bundle that
+// could not be read at all.
+func Bundle(ctx context.Context, src Source, o Options) (*Result, error) {
+	signed, err := src.Read(ctx, "log/checkpoint")
+	if err != nil {
+		return nil, err
+	}
+	c, err := eventlog.Verify(signed, o.Key)
+	if err != nil {
+		return nil, Problems{"log/checkpoint: " + err.Error()}
+	}
+	entries, err := readEntries(ctx, src, c.Size)
+	if err != nil {
+		return nil, err
+	}
+	root, err := eventlog.RootOf(entries)
+	if err != nil {
+		return nil, err
+	}
+	if root != c.Hash {
+		return nil, Problems{fmt.Sprintf("log/tile/entries: the log's %d entries make the root %s, its checkpoint signs %s: an entry was changed, dropped or added", c.Size, root, c.Hash)}
+	}
+	if o.Since != nil {
+		old, err := eventlog.Verify(o.Since, o.Key)
+		if err != nil {
+			return nil, Problems{"the older checkpoint: " + err.Error()}
+		}
+		if old.Size > c.Size {
+			return nil, Problems{fmt.Sprintf("the older checkpoint holds %d entries, this log %d: the log was cut short (a fork)", old.Size, c.Size)}
+		}
+		if h, err := eventlog.RootOf(entries[:old.Size]); err != nil || h != old.Hash {
+			return nil, Problems{fmt.Sprintf("this log does not extend the older checkpoint of %d entries (its first %d entries make %s, the older checkpoint signs %s): the log was forked or rewritten", old.Size, old.Size, h, old.Hash)}
+		}
+	}
+	r := &Result{Checkpoint: c}
+	var p Problems
+	cfg, recs := r.entries(ctx, src, entries, &p)
+	if cfg != nil {
+		r.standings(ctx, src, cfg, recs, &p)
+	}
+	if len(p) > 0 {
+		return r, p
+	}
+	return r, nil
+}
+
+// readEntries reads the log's entries from its entry bundles.
+func readEntries(ctx context.Context, src Source, size int64) ([][]byte, error) {
+	var out [][]byte
+	for _, p := range eventlog.Tiles(size) {
+		t, entries, err := eventlog.ParseTilePath(p)
+		if err != nil || !entries {
+			continue
+		}
+		data, err := src.Read(ctx, "log/"+p)
+		if err != nil {
+			return nil, err
+		}
+		for range t.W {
+			if len(data) < 2 || len(data) < 2+int(binary.BigEndian.Uint16(data)) {
+				return nil, Problems{fmt.Sprintf("log/%s: it holds fewer than the %d entries the checkpoint's tree needs", p, t.W)}
+			}
+			n := int(binary.BigEndian.Uint16(data))
+			out = append(out, data[2:2+n])
+			data = data[2+n:]
+		}
+		if len(data) > 0 {
+			return nil, Problems{fmt.Sprintf("log/%s: %d bytes after its %d entries", p, len(data), t.W)}
+		}
+	}
+	return out, nil
+}
+
+// entries reads the log's entries in order: the final's configuration,
+// its players, then pairings and games; each game is checked against its
+// pairing and its published transcript. It returns the configuration and
+// every pairing's record.
+func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, p *Problems) (*tournament.Config, []tournament.Record) {
+	bad := func(n int, format string, a ...any) {
+		*p = append(*p, fmt.Sprintf("log entry %d: ", n)+fmt.Sprintf(format, a...))
+	}
+	var cfg *tournament.Config
+	byID := map[int]int{} // pairing id -> index in recs
+	var recs []tournament.Record
+	played := map[int]int{} // pairing id -> the entry of its game
+	for n, raw := range entries {
+		var e event.LogEntry
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			bad(n, "does not read: %v", err)
+			continue
+		}
+		switch {
+		case n == 0:
+			if e.Kind != event.LogFinal || e.Config == nil || e.Bots < 2 {
+				bad(n, "field kind: %q, want the final's configuration first", e.Kind)
+				return nil, nil
+			}
+			c := *e.Config
+			c.Bots = make([]tournament.BotEntry, e.Bots)
+			cfg = &c
+		case n <= len(cfg.Bots):
+			if e.Kind != event.LogPlayer || e.Player == nil || e.Seed == nil || *e.Seed != n-1 {
+				bad(n, "field seed: want player %d of %d, in order", n-1, len(cfg.Bots))
+				return nil, nil
+			}
+			cfg.Bots[n-1] = *e.Player
+			r.Players++
+		case e.Kind == event.LogPairing && e.Pairing != nil:
+			g := *e.Pairing
+			if _, dup := byID[g.ID]; dup {
+				bad(n, "field id: pairing %d was logged twice", g.ID)
+				continue
+			}
+			if g.White < 0 || g.White >= len(cfg.Bots) || g.Black < 0 || g.Black >= len(cfg.Bots) || g.White == g.Black {
+				bad(n, "pairing %d: fields white, black: %d and %d are not two of the %d players", g.ID, g.White, g.Black, len(cfg.Bots))
+				continue
+			}
+			byID[g.ID] = len(recs)
+			recs = append(recs, tournament.Record{Game: g, Status: tournament.Pending})
+			r.Pairings++
+		case e.Kind == event.LogGame && e.Game != nil:
+			g := e.Game
+			i, ok := byID[g.ID]
+			if !ok {
+				bad(n, "game %d: field id: no pairing of it was logged before it", g.ID)
+				continue
+			}
+			if first, dup := played[g.ID]; dup {
+				bad(n, "game %d: field id: its game was logged already, at entry %d: a pairing has one game", g.ID, first)
+				continue
+			}
+			played[g.ID] = n
+			rec := &recs[i]
+			if g.White != cfg.Bots[rec.White].SHA256 || g.Black != cfg.Bots[rec.Black].SHA256 {
+				bad(n, "game %d: fields white, black: %.12s and %.12s, its pairing's players are %.12s and %.12s", g.ID, g.White, g.Black, cfg.Bots[rec.White].SHA256, cfg.Bots[rec.Black].SHA256)
+				continue
+			}
+			if g.Seed != rec.Seed {
+				bad(n, "game %d: field seed: %d, its pairing's is %d", g.ID, g.Seed, rec.Seed)
+				continue
+			}
+			// The game counts as the log says, whatever its transcript:
+			// the standings are checked against the log.
+			rec.Status, rec.Winner, rec.Reason, rec.Plies, rec.Dir = tournament.Done, g.Winner, g.Reason, g.Plies, g.Dir
+			r.Games++
+			if why := checkGame(ctx, src, g); why != "" {
+				bad(n, "game %d: %s", g.ID, why)
+			}
+		default:
+			bad(n, "field kind: %q is not an entry after the players", e.Kind)
+		}
+	}
+	if cfg != nil && r.Players != len(cfg.Bots) {
+		*p = append(*p, fmt.Sprintf("the log names %d players of the %d its configuration says", r.Players, len(cfg.Bots)))
+	}
+	return cfg, recs
+}
+
+// checkGame checks a game's published transcript against its entry: its
+// bytes are the ones the entry names, its chain ends at the entry's head,
+// it replays, and its header and result are the entry's. It returns why
+// not, or "".
+func checkGame(ctx context.Context, src Source, g *event.LoggedGame) string {
+	name := g.Dir + "/" + transcript.FileName
+	if !fsPath(name) {
+		return fmt.Sprintf("field dir: %q is not a path inside the bundle", g.Dir)
+	}
+	data, err := src.Read(ctx, name)
+	if err != nil {
+		return fmt.Sprintf("its transcript %s cannot be read (a game dropped?): %v", name, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != g.Public {
+		return fmt.Sprintf("field public: %s's SHA-256 is %x, the log names %.16s…: the transcript was changed", name, sum[:8], g.Public)
+	}
+	lines, err := transcript.Read(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Sprintf("%s: %v", name, err)
+	}
+	rep := replay.Published(lines)
+	if !rep.Consistent {
+		return fmt.Sprintf("%s does not replay: %s", name, rep.Problem())
+	}
+	chained, _, err := transcript.Unredacted(lines)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", name, err)
+	}
+	h := rep.Header
+	switch {
+	case chained[len(chained)-1].Hash != g.Head:
+		return fmt.Sprintf("field head: %s's chain ends at %.16s…, the log names %.16s…", name, chained[len(chained)-1].Hash, g.Head)
+	case g.Key != "" && h.SigningKey != g.Key:
+		return fmt.Sprintf("field key: %s is signed by key %s, the log names %s", name, transcript.KeyID(h.SigningKey), transcript.KeyID(g.Key))
+	case h.Seed != g.Seed:
+		return fmt.Sprintf("field seed: %s's game has seed %d, the log %d", name, h.Seed, g.Seed)
+	case h.White.SHA256 != g.White || h.Black.SHA256 != g.Black:
+		return fmt.Sprintf("fields white, black: %s's players are %.12s and %.12s, the log's %.12s and %.12s", name, h.White.SHA256, h.Black.SHA256, g.White, g.Black)
+	case rep.Result.Winner != g.Winner || rep.Result.Reason != g.Reason:
+		return fmt.Sprintf("fields winner, reason: %s re-judged gives %s (%s), the log %s (%s)", name, rep.Result.Winner, rep.Result.Reason, g.Winner, g.Reason)
+	}
+	return ""
+}
+
+// standings recomputes the standings from the logged games, with the
+// tournament's own code, and compares them with the published ones.
+func (r *Result) standings(ctx context.Context, src Source, cfg *tournament.Config, recs []tournament.Record, p *Problems) {
+	state := &tournament.State{Config: *cfg, Games: recs}
+	rows := state.StandingsOf(func(tournament.Record) bool { return true })
+	for i := range rows {
+		rows[i].Team = cfg.Bots[rows[i].Bot].Team
+	}
+	r.Standings = rows
+	data, err := src.Read(ctx, event.BundleStandings)
+	if err != nil {
+		*p = append(*p, fmt.Sprintf("%s cannot be read: %v", event.BundleStandings, err))
+		return
+	}
+	var published tournament.StandingsFile
+	if err := json.Unmarshal(data, &published); err != nil {
+		*p = append(*p, fmt.Sprintf("%s: %v", event.BundleStandings, err))
+		return
+	}
+	if len(published.Standings) != len(rows) {
+		*p = append(*p, fmt.Sprintf("%s: %d rows, the games make %d", event.BundleStandings, len(published.Standings), len(rows)))
+		return
+	}
+	for i := range rows {
+		if field, got, want := diffRow(published.Standings[i], rows[i]); field != "" {
+			*p = append(*p, fmt.Sprintf("%s: row %d (%s): field %s is %s, the games make it %s", event.BundleStandings, i+1, published.Standings[i].Name, field, got, want))
+		}
+	}
+}
+
+// diffRow names the first field (by its JSON name) where two rows differ.
+func diffRow(a, b tournament.Row) (field, got, want string) {
+	var ma, mb map[string]json.RawMessage
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if err := errors.Join(errA, errB, json.Unmarshal(ja, &ma), json.Unmarshal(jb, &mb)); err != nil {
+		return "row", err.Error(), ""
+	}
+	if reflect.DeepEqual(ma, mb) {
+		return "", "", ""
+	}
+	// In the row's own order: its rank, name and points first.
+	dec := json.NewDecoder(bytes.NewReader(jb))
+	for depth := 0; ; {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			continue
+		}
+		k, ok := tok.(string)
+		if !ok || depth != 1 {
+			continue
+		}
+		if string(ma[k]) != string(mb[k]) {
+			return k, string(ma[k]), string(mb[k])
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	for k, v := range ma {
+		if _, ok := mb[k]; !ok {
+			return k, string(v), "nothing"
+		}
+	}
+	return "row", string(ja), string(jb)
+}
+
+// Proof checks a team's inclusion proof of one entry (event's
+// FinalLogProof: the entry rides in the proof's extra line) with the log's
+// key, offline, and returns the entry and its index.
+func Proof(proof []byte, key string) (*event.LogEntry, int64, error) {
+	data, err := eventlog.ProofExtra(proof)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, _, err := eventlog.CheckProof(proof, data, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	var e event.LogEntry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, 0, fmt.Errorf("the proof's entry does not read: %w", err)
+	}
+	return &e, n, nil
+}

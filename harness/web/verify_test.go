@@ -1,0 +1,324 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/harness/verify"
+	"github.com/arenabots/arena/internal/sqlitedb"
+)
+
+// A final of four teams is published and verified with the key the home
+// page showed before it, from the directory and from a static web server;
+// then each way of tampering with the bundle is caught, naming the entry or
+// the file and the field.
+func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	threeTeamsForTheFinal(t, ctx, e)
+	d, err := e.store.AddTeam(ctx, "Delta (the 4th)", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	passedUpload(t, e, d.ID, "./examples/random")
+	_, key, err := e.store.LogKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "round-robin", "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start the final: %d %s", res.StatusCode, body)
+	}
+	if b := e.finalEnded(t); b.Run.Error != "" || b.Games["done"] != 12 {
+		t.Fatalf("the final: %+v", b)
+	}
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	size, err := e.store.PublishFinal(ctx, bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The final, its 4 players, 12 pairings and 12 games.
+	if size != 1+4+12+12 {
+		t.Fatalf("a log of %d entries, want 29", size)
+	}
+	start := time.Now()
+	r, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key})
+	if err != nil {
+		t.Fatalf("the bundle as published does not verify: %v", err)
+	}
+	took := time.Since(start)
+	var total, transcripts int64
+	filepath.Walk(bundle, func(path string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			total += fi.Size()
+			if fi.Name() == transcript.FileName {
+				transcripts += fi.Size()
+			}
+		}
+		return err
+	})
+	t.Logf("a bundle of %d entries: %d bytes (transcripts %d), verified in %v", size, total, transcripts, took)
+	if r.Games != 12 || r.Pairings != 12 || r.Players != 4 || len(r.Standings) != 4 {
+		t.Errorf("verified %+v", r)
+	}
+	// The log grew as the final played: every checkpoint it signed on the
+	// way is one the published log extends.
+	history, err := e.store.FinalLogCheckpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(history) < 12 {
+		t.Errorf("%d checkpoints signed during a final of 12 games", len(history))
+	}
+	for i, old := range history {
+		if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key, Since: old}); err != nil {
+			t.Errorf("the published log does not extend checkpoint %d of %d: %v", i+1, len(history), err)
+		}
+	}
+	// Private output never leaves the server: no team's stderr, no path.
+	filepath.Walk(bundle, func(path string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, secret := range []string{e.dir, `"stderrTail":"`, `"gameDir":[`, `"source":"/`} {
+			if bytes.Contains(data, []byte(secret)) {
+				t.Errorf("%s holds %s", path, secret)
+			}
+		}
+		return nil
+	})
+	// Served by any static web server, it verifies from its URL.
+	static := httptest.NewServer(http.FileServer(http.Dir(bundle)))
+	defer static.Close()
+	if _, err := verify.Bundle(ctx, verify.URL(static.URL), verify.Options{Key: key}); err != nil {
+		t.Errorf("the bundle served over HTTP: %v", err)
+	}
+	original, err := os.ReadFile(filepath.Join(bundle, "log", "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := logEntries(t, bundle, size)
+	games := map[int]*event.LoggedGame{}
+	for _, raw := range entries {
+		var le event.LogEntry
+		if err := json.Unmarshal(raw, &le); err != nil {
+			t.Fatal(err)
+		}
+		if le.Game != nil {
+			games[le.Game.ID] = le.Game
+		}
+	}
+	tamper := func(t *testing.T, change func(dir string), o verify.Options, want ...string) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "b")
+		if err := os.CopyFS(dir, os.DirFS(bundle)); err != nil {
+			t.Fatal(err)
+		}
+		change(dir)
+		if o.Key == "" {
+			o.Key = key
+		}
+		_, err := verify.Bundle(ctx, verify.Dir(dir), o)
+		if err == nil {
+			t.Fatal("the tampered bundle verifies")
+		}
+		t.Logf("verify: %v", err)
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("verify says %q, not %q", err, w)
+			}
+		}
+	}
+	transcriptOf := func(dir string, g int) string {
+		return filepath.Join(dir, filepath.FromSlash(games[g].Dir), transcript.FileName)
+	}
+	t.Run("a game dropped", func(t *testing.T) {
+		tamper(t, func(dir string) {
+			if err := os.RemoveAll(filepath.Dir(transcriptOf(dir, 5))); err != nil {
+				t.Fatal(err)
+			}
+		}, verify.Options{}, "game 5:", "cannot be read (a game dropped?)")
+	})
+	t.Run("a game replaced by another seed's", func(t *testing.T) {
+		tamper(t, func(dir string) {
+			other, err := os.ReadFile(transcriptOf(dir, 3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(transcriptOf(dir, 1), other, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, verify.Options{}, "game 1:", "field public", "the transcript was changed")
+	})
+	t.Run("a transcript edited and signed again by another key", func(t *testing.T) {
+		tamper(t, func(dir string) {
+			resign(t, transcriptOf(dir, 2))
+		}, verify.Options{}, "game 2:", "field public")
+	})
+	t.Run("a standings row changed", func(t *testing.T) {
+		tamper(t, func(dir string) {
+			path := filepath.Join(dir, event.BundleStandings)
+			var sf tournament.StandingsFile
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &sf); err != nil {
+				t.Fatal(err)
+			}
+			sf.Standings[3].Points += 3
+			if data, err = json.Marshal(sf); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, verify.Options{}, "standings.json: row 4", "field points")
+	})
+	t.Run("a log entry changed", func(t *testing.T) {
+		tamper(t, func(dir string) {
+			path := filepath.Join(dir, "log", "tile", "entries", "000.p/"+fmt.Sprint(size))
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = bytes.Replace(data, []byte(`"winner":"white"`), []byte(`"winner":"black"`), 1)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, verify.Options{}, "log/tile/entries", "an entry was changed, dropped or added")
+	})
+	t.Run("a log signed by another key", func(t *testing.T) {
+		_, other, _ := ed25519.GenerateKey(nil)
+		_, otherKey, err := eventlog.Keys(e.store.LogOrigin(), other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tamper(t, func(string) {}, verify.Options{Key: otherKey}, "log/checkpoint", "signature")
+	})
+	t.Run("a checkpoint forked", func(t *testing.T) {
+		// The organizer's own key signs a log in which the last game's
+		// winner is another: it does not extend the checkpoint a team
+		// kept.
+		signer, _, err := e.store.LogKeys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tamper(t, func(dir string) {
+			last := bytes.Replace(entries[size-1], []byte(`"reason":"`), []byte(`"reason":"forfeit, `), 1)
+			fork := forkedLog(t, signer, append(append([][]byte{}, entries[:size-1]...), last))
+			if err := os.RemoveAll(filepath.Join(dir, "log")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.CopyFS(filepath.Join(dir, "log"), os.DirFS(fork)); err != nil {
+				t.Fatal(err)
+			}
+		}, verify.Options{Since: original}, "does not extend", "forked")
+	})
+}
+
+// logEntries reads a bundle's entries from its entry tiles.
+func logEntries(t *testing.T, bundle string, size int64) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, p := range eventlog.Tiles(size) {
+		if !strings.HasPrefix(p, "tile/entries/") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(bundle, "log", filepath.FromSlash(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(data) > 0 {
+			n := int(data[0])<<8 | int(data[1])
+			out = append(out, data[2:2+n])
+			data = data[2+n:]
+		}
+	}
+	return out
+}
+
+// forkedLog is a log of entries signed by signer, written as a bundle's
+// log directory.
+func forkedLog(t *testing.T, signer eventlog.Signer, entries [][]byte) string {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "fork.db"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(eventlog.Schema); err != nil {
+		t.Fatal(err)
+	}
+	for i, data := range entries {
+		if _, _, err := eventlog.Append(ctx, db, fmt.Sprint(i), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signed, err := eventlog.Sign(ctx, db, signer, "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(rel string, data []byte) {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("checkpoint", signed)
+	for _, p := range eventlog.Tiles(int64(len(entries))) {
+		data, err := eventlog.Tile(ctx, db, int64(len(entries)), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(p, data)
+	}
+	return dir
+}
+
+// resign changes a transcript's result and signs its footer again, with
+// a key of its own.
+func resign(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	footer := lines[len(lines)-1]
+	i := bytes.LastIndex(footer, []byte(`,"signature":`))
+	if i < 0 {
+		t.Fatalf("the footer is not signed: %s", footer)
+	}
+	body := append(bytes.Replace(footer[:i], []byte(`"winner":"`), []byte(`"winner":"x`), 1), '}')
+	pub, key, _ := ed25519.GenerateKey(nil)
+	sig := ed25519.Sign(key, body)
+	lines[len(lines)-1] = append(body[:len(body)-1], []byte(fmt.Sprintf(`,"signature":{"alg":"ed25519","key":"%s","sig":"%s"}}`, hex.EncodeToString(pub), hex.EncodeToString(sig)))...)
+	if err := os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
