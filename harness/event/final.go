@@ -685,6 +685,13 @@ func (r *finalRecorder) GameDone(g tournament.Record, white, black, leader strin
 	}
 }
 
+// Paired logs a round as it is paired, before its games are played.
+func (r *finalRecorder) Paired([]tournament.Game) {
+	if err := r.store.SyncFinalLog(context.Background()); err != nil && r.err == nil {
+		r.err = err
+	}
+}
+
 func (r *finalRecorder) Finish() {
 	if r.next != nil {
 		r.next.Finish()

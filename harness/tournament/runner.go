@@ -114,6 +114,13 @@ type Assignments interface {
 	Playing(game int, worker string)
 }
 
+// Pairer is implemented by a Progress that is told of each round paired
+// as the results decide it (a Swiss round, a bracket's next matches), once
+// it is stored and before any of its games is played.
+type Pairer interface {
+	Paired(games []Game)
+}
+
 // WorkerWaiter is implemented by a Progress that shows why no game is
 // played: games are queued and no worker holds one (every waitSaidEvery
 // while it lasts).
@@ -360,6 +367,9 @@ func (o *Options) nextRound(ctx context.Context, st *Store) (added, wait bool, e
 		return false, false, fmt.Errorf("pair round %d: %w", games[0].Round, err)
 	}
 	slog.Info("tournament: a round is paired", "format", o.Config.Format, "round", games[0].Round, "games", len(games))
+	if p, ok := o.Progress.(Pairer); ok {
+		p.Paired(games)
+	}
 	return true, false, nil
 }
 

@@ -648,6 +648,9 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 	}
 	var kinds []string
 	paired := map[int]bool{}
+	roundOf := map[int]int{}     // pairing id -> its round
+	firstGame := map[int]int{}   // round -> the entry of its first game
+	lastPairing := map[int]int{} // round -> the entry of its last pairing
 	for i, raw := range entries {
 		var le event.LogEntry
 		if err := json.Unmarshal(raw, &le); err != nil {
@@ -665,10 +668,15 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 			}
 		case event.LogPairing:
 			paired[le.Pairing.ID] = true
+			roundOf[le.Pairing.ID] = le.Pairing.Round
+			lastPairing[le.Pairing.Round] = i
 		case event.LogGame:
 			g := le.Game
 			if !paired[g.ID] {
 				t.Errorf("game %d was logged before its pairing", g.ID)
+			}
+			if _, ok := firstGame[roundOf[g.ID]]; !ok {
+				firstGame[roundOf[g.ID]] = i
 			}
 			rec := state.Games[g.ID-1]
 			if rec.ID != g.ID || rec.Winner != g.Winner || rec.Reason != g.Reason || g.White != state.Config.Bots[rec.White].SHA256 {
@@ -686,6 +694,32 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 				t.Errorf("game %d's entry does not name its transcript's public copy and head", g.ID)
 			}
 		}
+	}
+	// Each Swiss round is logged, and signed, whole as it is paired, before
+	// any of its games is: a checkpoint holds its pairings and none of its
+	// games.
+	history, err := e.store.FinalLogCheckpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round, last := range lastPairing {
+		signedAlone := false
+		for _, note := range history {
+			c, err := eventlog.Verify(note, vkey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, played := firstGame[round]
+			if c.Size > int64(last) && (!played || c.Size <= int64(first)) {
+				signedAlone = true
+			}
+		}
+		if !signedAlone {
+			t.Errorf("round %d's pairings were not signed before its first game", round)
+		}
+	}
+	if len(lastPairing) != 3 {
+		t.Errorf("pairings of %d rounds logged, want 3", len(lastPairing))
 	}
 	want := []string{event.LogFinal, event.LogPlayer, event.LogPlayer, event.LogPlayer}
 	if !slices.Equal(kinds[:4], want) || strings.Count(strings.Join(kinds, " "), event.LogGame) != len(state.Games) {
