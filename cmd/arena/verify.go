@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,7 +29,7 @@ or dropped. Every failure names the log entry (or the file) and the field;
 it exits 1 then. With --proof FILE it checks a team's inclusion proof of one
 of its games (downloaded from its page), offline. See docs/verify.md.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Usage: "the log's public key, as the event's home page shows it (NAME+HASH+KEY)", Required: true},
+			&cli.StringFlag{Name: "key", Usage: "the log's public key, as the event's home page shows it (NAME+HASH+KEY; required)"},
 			&cli.StringFlag{Name: "since", Usage: "a checkpoint kept from earlier (its file): the log must extend it", TakesFile: true},
 			&cli.StringFlag{Name: "proof", Usage: "a game's inclusion proof (a .tlog-proof file from a team's page): check it alone", TakesFile: true},
 		},
@@ -37,6 +39,9 @@ of its games (downloaded from its page), offline. See docs/verify.md.`,
 
 func verifyAction(c *cli.Context) error {
 	key := strings.TrimSpace(c.String("key"))
+	if key == "" {
+		return usagef("verify needs --key: the final log's public key, as the event's home page showed it before the final")
+	}
 	w := c.App.Writer
 	if p := c.String("proof"); p != "" {
 		if c.NArg() != 0 {
@@ -48,14 +53,14 @@ func verifyAction(c *cli.Context) error {
 		}
 		e, n, err := verify.Proof(data, key)
 		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return failf("%s does not hold: %v", p, err)
 		}
 		if e.Game == nil {
 			fmt.Fprintf(w, "%s: entry %d (%s) is in the log\n", p, n, e.Kind)
 			return nil
 		}
 		g := e.Game
-		fmt.Fprintf(w, "%s: game %d (winner %s, %s; transcript %.16s…) is entry %d of the log the key signs\n", p, g.ID, g.Winner, g.Reason, g.Transcript, n)
+		fmt.Fprintf(w, "%s: the final's game %d (%s: winner %s, %s; transcript %.16s…) is entry %d of the log the key signs\n", p, g.ID, g.Dir, g.Winner, g.Reason, g.Transcript, n)
 		return nil
 	}
 	if c.NArg() != 1 {
@@ -75,13 +80,19 @@ func verifyAction(c *cli.Context) error {
 		o.Since = data
 	}
 	r, err := verify.Bundle(c.Context, src, o)
+	var problems verify.Problems
+	if errors.As(err, &problems) {
+		return failf("%s does not hold: %v", arg, problems)
+	}
 	if err != nil {
-		return fmt.Errorf("%s does not hold: %w", arg, err)
+		return fmt.Errorf("%s cannot be read as a published final: %w", arg, err)
 	}
 	fmt.Fprintf(w, "%s holds: a log of %s signed by %s; %s, %s, %s replayed and re-judged; the standings are the games'\n",
 		arg, words.Plural(int(r.Checkpoint.Size), "entry"), r.Checkpoint.Origin, words.Plural(r.Players, "player"), words.Plural(r.Pairings, "pairing"), words.Plural(r.Games, "game"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  RANK\tTEAM\tBOT\tPOINTS")
 	for _, row := range r.Standings {
-		fmt.Fprintf(w, "  %d  %s  %g\n", row.Rank, row.Name, row.Points)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%g\n", row.Rank, row.Team, row.Name, row.Points)
 	}
-	return nil
+	return tw.Flush()
 }

@@ -28,6 +28,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/replay"
@@ -131,6 +133,9 @@ func (p Problems) Error() string {
 // that does not hold is a Problems error; any other error is a bundle that
 // could not be read at all.
 func Bundle(ctx context.Context, src Source, o Options) (*Result, error) {
+	if _, err := note.NewVerifier(o.Key); err != nil {
+		return nil, fmt.Errorf("the key %q is not a log's public key (NAME+HASH+KEY, as the event's home page shows it): %w", o.Key, err)
+	}
 	signed, err := src.Read(ctx, "log/checkpoint")
 	if err != nil {
 		return nil, err
