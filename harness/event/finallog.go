@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/arenabots/arena/harness/eventlog"
@@ -167,6 +168,13 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 	}
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
+	// What is logged already is read once: a final of thousands of games
+	// syncs after each.
+	logged, err := eventlog.Logged(ctx, s.w)
+	if err != nil {
+		return err
+	}
+	entries = slices.DeleteFunc(entries, func(e LogEntry) bool { return logged[e.logKey()] })
 	for _, r := range recs {
 		if r.Status != tournament.Done || r.Dir == "" {
 			continue
@@ -174,11 +182,7 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 		if _, ok := recorded[filepath.Join(FinalDir, r.Dir)]; !ok {
 			continue // logged once the event has it
 		}
-		key := LogGame + ":" + strconv.Itoa(r.ID)
-		if has, err := eventlog.Has(ctx, s.w, key); err != nil || has {
-			if err != nil {
-				return err
-			}
+		if logged[LogGame+":"+strconv.Itoa(r.ID)] {
 			continue
 		}
 		g, err := logGame(filepath.Join(dir, r.Dir), r, cfg)
@@ -188,11 +192,20 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 		g.Dir = filepath.ToSlash(filepath.Join(FinalDir, r.Dir))
 		entries = append(entries, LogEntry{Kind: LogGame, Game: g})
 	}
+	if len(entries) == 0 {
+		return nil
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	// The write lock first, before anything is read: another process
+	// (arena event publish beside the server) may log the same entries;
+	// each is appended once, by key, at the size the lock holder reads.
+	if _, err := tx.ExecContext(ctx, `UPDATE log_checkpoints SET at = at WHERE 0`); err != nil {
+		return err
+	}
 	added := false
 	for _, e := range entries {
 		data, err := json.Marshal(e)

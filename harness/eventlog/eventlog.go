@@ -78,11 +78,22 @@ func Size(ctx context.Context, q Querier) (int64, error) {
 	return n, err
 }
 
-// Has says whether an entry of key was appended.
-func Has(ctx context.Context, q Querier, key string) (bool, error) {
-	var n int
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM log_entries WHERE key = ?`, key).Scan(&n)
-	return n > 0, err
+// Logged are the keys of every entry appended.
+func Logged(ctx context.Context, q Querier) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT key FROM log_entries`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out[k] = true
+	}
+	return out, rows.Err()
 }
 
 // Append adds an entry under key (which names what it records: one entry a

@@ -17,7 +17,7 @@ import (
 	"github.com/arenabots/arena/internal/sqlitedb"
 )
 
-func open(t *testing.T) *sqlitedb.DB {
+func open(t testing.TB) *sqlitedb.DB {
 	t.Helper()
 	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "log.db"), "_pragma=journal_mode(WAL)")
 	if err != nil {
@@ -30,7 +30,7 @@ func open(t *testing.T) *sqlitedb.DB {
 	return db
 }
 
-func keys(t *testing.T, origin string) (eventlog.Signer, string) {
+func keys(t testing.TB, origin string) (eventlog.Signer, string) {
 	t.Helper()
 	_, key, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/tournament"
@@ -320,5 +322,76 @@ func resign(t *testing.T, path string) {
 	lines[len(lines)-1] = append(body[:len(body)-1], []byte(fmt.Sprintf(`,"signature":{"alg":"ed25519","key":"%s","sig":"%s"}}`, hex.EncodeToString(pub), hex.EncodeToString(sig)))...)
 	if err := os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A game recorded whose entry a crash cut off is logged at the next sync,
+// once, however many processes sync at once (the server playing the final,
+// arena event publish beside it): the log stays one log, its checkpoint
+// verifies, and the published final holds.
+func TestTheFinalsLogCatchesUpOnceWhoeverSyncs(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	threeTeamsForTheFinal(t, ctx, e)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start the final: %d %s", res.StatusCode, body)
+	}
+	if b := e.finalEnded(t); b.Run.Error != "" {
+		t.Fatalf("the final: %+v", b)
+	}
+	_, size, err := e.store.FinalLogCheckpoint(ctx)
+	if err != nil || size != 1+3+6+6 {
+		t.Fatalf("the log holds %d entries (%v), want 16", size, err)
+	}
+	// The last game's entry lost, as if the server died between the
+	// game's record and its entry.
+	db, err := sqlitedb.Open(filepath.Join(e.dir, event.DBFile), "_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DELETE FROM log_entries WHERE n = ?`, `DELETE FROM log_hashes WHERE i >= ?`, `DELETE FROM log_checkpoints WHERE size > ?`} {
+		arg := size - 1
+		if strings.Contains(q, "log_hashes") {
+			arg = tlog.StoredHashCount(size - 1)
+		}
+		if _, err := db.ExecContext(ctx, q, arg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stores := []*event.Store{e.store}
+	for range 3 {
+		st, err := event.Open(e.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stores = append(stores, st)
+	}
+	errs := make(chan error, len(stores))
+	for _, st := range stores {
+		go func() { errs <- st.SyncFinalLog(ctx) }()
+	}
+	for range stores {
+		if err := <-errs; err != nil {
+			t.Errorf("a sync beside others: %v", err)
+		}
+	}
+	if _, got, err := e.store.FinalLogCheckpoint(ctx); err != nil || got != size {
+		t.Fatalf("after the syncs the log holds %d entries (%v), want %d", got, err, size)
+	}
+	_, key, err := e.store.LogKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if _, err := e.store.PublishFinal(ctx, bundle); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key}); err != nil {
+		t.Errorf("the log caught up does not verify: %v", err)
 	}
 }
