@@ -43,6 +43,8 @@ type Config struct {
 	Limits    Limits            `toml:"limits"`
 	Quotas    Quotas            `toml:"quotas"`
 	Ladder    Ladder            `toml:"ladder"`
+	// Log says what the event's log holds besides the final.
+	Log Log `toml:"log"`
 	// Validation says what an upload's validation requires.
 	Validation Validation `toml:"validation"`
 }
@@ -57,6 +59,13 @@ type Validation struct {
 	// (for the organizer to look at); by default they are removed once the
 	// report is written: the upload itself is kept.
 	KeepFiles bool `toml:"keep_files"`
+}
+
+// Log says which games the event's log holds (docs/verify.md): the
+// final's always; the ladder's and the scrimmages' when LadderAndScrimmages
+// is set, each as it is recorded.
+type Log struct {
+	LadderAndScrimmages bool `toml:"ladder_and_scrimmages"`
 }
 
 // Ladder configures the rated ladder.
@@ -507,6 +516,12 @@ pending_validations = {{.Quotas.PendingValidations}}
 # ask for in an hour (0: none), and may have waiting at once.
 scrimmages_per_hour = {{.Quotas.ScrimmagesPerHour}}
 pending_scrimmages = {{.Quotas.PendingScrimmages}}
+
+[log]
+# The event's signed, append-only log holds every game of the final (see
+# docs/verify.md); true appends each ladder and scrimmage game too, as it is
+# recorded, so that teams can check those from the published log as well.
+ladder_and_scrimmages = {{.Log.LadderAndScrimmages}}
 
 [ladder]
 # Keep rated games (Glicko-2) going between the teams' active submissions

@@ -31,12 +31,15 @@ import (
 // ed25519 seed, made on first use, readable by its owner only).
 const LogKeyFile = "log.key"
 
-// The kinds of the final log's entries.
+// The kinds of the log's entries: the final's, then a ladder or
+// scrimmage game (Log.LadderAndScrimmages), whose ID is the event's.
 const (
-	LogFinal   = "final"
-	LogPlayer  = "player"
-	LogPairing = "pairing"
-	LogGame    = "game"
+	LogFinal     = "final"
+	LogPlayer    = "player"
+	LogPairing   = "pairing"
+	LogGame      = "game"
+	LogLadder    = LadderGame
+	LogScrimmage = ScrimmageGame
 )
 
 // LogEntry is one entry of the final's log, as JSON. Kind says which of
@@ -85,6 +88,8 @@ func (e LogEntry) logKey() string {
 		return LogPlayer + ":" + strconv.Itoa(*e.Seed)
 	case e.Pairing != nil:
 		return LogPairing + ":" + strconv.Itoa(e.Pairing.ID)
+	case e.Game != nil && e.Kind != LogGame:
+		return e.Kind + ":" + strconv.Itoa(e.Game.ID)
 	case e.Game != nil:
 		return LogGame + ":" + strconv.Itoa(e.Game.ID)
 	}
@@ -93,11 +98,10 @@ func (e LogEntry) logKey() string {
 
 var originChars = regexp.MustCompile(`[^A-Za-z0-9._/-]+`)
 
-// LogOrigin names the final's log: its checkpoints' first line and its
+// LogOrigin names the event's log: its checkpoints' first line and its
 // key's name.
 func (s *Store) LogOrigin() string {
-	name := originChars.ReplaceAllString(filepath.Base(s.Dir), "-")
-	return "arena/" + name + "/final"
+	return "arena/" + originChars.ReplaceAllString(filepath.Base(s.Dir), "-")
 }
 
 // LogKeys are the final log's signer and its public (verifier) key, made
@@ -192,6 +196,19 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 		g.Dir = filepath.ToSlash(filepath.Join(FinalDir, r.Dir))
 		entries = append(entries, LogEntry{Kind: LogGame, Game: g})
 	}
+	return s.appendLogLocked(ctx, signer, entries)
+}
+
+// appendLog appends entries (each once, by key) and signs a checkpoint if
+// any was new.
+func (s *Store) appendLog(ctx context.Context, signer eventlog.Signer, entries []LogEntry) error {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.appendLogLocked(ctx, signer, entries)
+}
+
+// appendLogLocked is appendLog with logMu held.
+func (s *Store) appendLogLocked(ctx context.Context, signer eventlog.Signer, entries []LogEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -214,13 +231,13 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 		}
 		_, a, err := eventlog.Append(ctx, tx, e.logKey(), data)
 		if err != nil {
-			return fmt.Errorf("the final's log: %w", err)
+			return fmt.Errorf("the event's log: %w", err)
 		}
 		added = added || a
 	}
 	if added {
 		if _, err := eventlog.Sign(ctx, tx, signer, now()); err != nil {
-			return fmt.Errorf("the final's log: %w", err)
+			return fmt.Errorf("the event's log: %w", err)
 		}
 	}
 	return tx.Commit()
@@ -229,30 +246,62 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 // logGame is a played game's entry: its outcome, and its transcript's
 // fingerprints.
 func logGame(dir string, r tournament.Record, cfg *tournament.Config) (*LoggedGame, error) {
-	path := filepath.Join(dir, transcript.FileName)
-	raw, err := os.ReadFile(path)
+	g, _, err := fingerprint(dir)
 	if err != nil {
 		return nil, err
+	}
+	g.ID, g.White, g.Black, g.Seed = r.ID, cfg.Bots[r.White].SHA256, cfg.Bots[r.Black].SHA256, r.Seed
+	g.Winner, g.Reason, g.Plies = r.Winner, r.Reason, r.Plies
+	return g, nil
+}
+
+// fingerprint is what a game's entry says of its transcript in dir (its
+// hashes, its chain's head, its signer) and the transcript's header.
+func fingerprint(dir string) (*LoggedGame, transcript.Header, error) {
+	var h transcript.Header
+	raw, err := os.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		return nil, h, err
 	}
 	lines, err := transcript.Read(bytes.NewReader(raw))
 	if err != nil {
-		return nil, err
+		return nil, h, err
 	}
 	if err := transcript.VerifyChain(lines); err != nil {
-		return nil, err
+		return nil, h, err
 	}
 	key, err := transcript.VerifySignature(lines)
 	if err != nil {
-		return nil, err
+		return nil, h, err
+	}
+	if err := lines[0].Decode(&h); err != nil {
+		return nil, h, err
 	}
 	pub, err := transcript.Redact(lines, "")
 	if err != nil {
-		return nil, err
+		return nil, h, err
 	}
 	sum, psum := sha256.Sum256(raw), sha256.Sum256(pub)
-	return &LoggedGame{ID: r.ID, White: cfg.Bots[r.White].SHA256, Black: cfg.Bots[r.Black].SHA256, Seed: r.Seed,
-		Winner: r.Winner, Reason: r.Reason, Plies: r.Plies,
-		Transcript: hex.EncodeToString(sum[:]), Public: hex.EncodeToString(psum[:]), Head: lines[len(lines)-1].Hash, Key: key}, nil
+	return &LoggedGame{Transcript: hex.EncodeToString(sum[:]), Public: hex.EncodeToString(psum[:]), Head: lines[len(lines)-1].Hash, Key: key}, h, nil
+}
+
+// LogGame appends a ladder or scrimmage game, as it is recorded, to the
+// event's log, and signs a checkpoint of it (Log.LadderAndScrimmages).
+func (s *Store) LogGame(ctx context.Context, g Game) error {
+	if g.Kind != LadderGame && g.Kind != ScrimmageGame {
+		return fmt.Errorf("log game %d: a %s game is not logged", g.ID, g.Kind)
+	}
+	signer, _, err := s.LogKeys()
+	if err != nil {
+		return err
+	}
+	lg, h, err := fingerprint(s.MatchDir(g))
+	if err != nil {
+		return fmt.Errorf("log game %d: %w", g.ID, err)
+	}
+	lg.ID, lg.White, lg.Black, lg.Seed = int(g.ID), g.White.SHA256, g.Black.SHA256, h.Seed
+	lg.Winner, lg.Reason, lg.Plies, lg.Dir = g.Winner, g.Reason, g.Plies, filepath.ToSlash(g.Dir)
+	return s.appendLog(ctx, signer, []LogEntry{{Kind: g.Kind, Game: lg}})
 }
 
 // FinalLogCheckpoint is the final log's latest checkpoint that may be

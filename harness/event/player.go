@@ -50,7 +50,10 @@ type Player struct {
 	// Ladder, when set, plays rated ladder pairs whenever no scrimmage
 	// waits and Open says the event is open.
 	Ladder bool
-	Open   func(time.Time) bool
+	// LogGames appends each ladder and scrimmage game to the event's log
+	// as it is recorded (Log.LadderAndScrimmages).
+	LogGames bool
+	Open     func(time.Time) bool
 	// LadderShare is the part of its time the player gives the ladder
 	// (0 or 1: all it has free); see Ladder.Share.
 	LadderShare float64
@@ -414,6 +417,11 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 		g, err := p.Store.AddGame(ctx, kind, filepath.Join(dir, rec.Dir), sides[rec.White], sides[rec.Black])
 		if err != nil {
 			return nil, 0, err
+		}
+		if p.LogGames {
+			if err := p.Store.LogGame(ctx, g); err != nil {
+				return nil, 0, err
+			}
 		}
 		games = append(games, g)
 	}

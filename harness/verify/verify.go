@@ -115,7 +115,9 @@ type Result struct {
 	Players    int
 	Pairings   int
 	Games      int
-	Standings  []tournament.Row
+	// Others are the ladder and scrimmage games the log holds.
+	Others    int
+	Standings []tournament.Row
 }
 
 // Problems are every failure a check found, each naming its entry or file
@@ -227,7 +229,14 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, p *P
 			continue
 		}
 		switch {
-		case n == 0:
+		case (e.Kind == event.LogLadder || e.Kind == event.LogScrimmage) && e.Game != nil:
+			// A ladder or scrimmage game, logged as it was recorded: its
+			// transcript is checked; it counts for no standing.
+			r.Others++
+			if why := checkGame(ctx, src, e.Game); why != "" {
+				bad(n, "%s game %d: %s", e.Kind, e.Game.ID, why)
+			}
+		case cfg == nil:
 			if e.Kind != event.LogFinal || e.Config == nil || e.Bots < 2 {
 				bad(n, "field kind: %q, want the final's configuration first", e.Kind)
 				return nil, nil
@@ -235,12 +244,12 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, p *P
 			c := *e.Config
 			c.Bots = make([]tournament.BotEntry, e.Bots)
 			cfg = &c
-		case n <= len(cfg.Bots):
-			if e.Kind != event.LogPlayer || e.Player == nil || e.Seed == nil || *e.Seed != n-1 {
-				bad(n, "field seed: want player %d of %d, in order", n-1, len(cfg.Bots))
+		case r.Players < len(cfg.Bots):
+			if e.Kind != event.LogPlayer || e.Player == nil || e.Seed == nil || *e.Seed != r.Players {
+				bad(n, "field seed: want player %d of %d, in order", r.Players, len(cfg.Bots))
 				return nil, nil
 			}
-			cfg.Bots[n-1] = *e.Player
+			cfg.Bots[r.Players] = *e.Player
 			r.Players++
 		case e.Kind == event.LogPairing && e.Pairing != nil:
 			g := *e.Pairing

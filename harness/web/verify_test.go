@@ -7,22 +7,28 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/verify"
 	"github.com/arenabots/arena/internal/sqlitedb"
+	"github.com/arenabots/arena/sandbox/local"
 )
 
 // A final of four teams is published and verified with the key the home
@@ -393,5 +399,92 @@ func TestTheFinalsLogCatchesUpOnceWhoeverSyncs(t *testing.T) {
 	}
 	if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key}); err != nil {
 		t.Errorf("the log caught up does not verify: %v", err)
+	}
+}
+
+// Behind [log] ladder_and_scrimmages, every ladder game joins the event's
+// log as it is recorded, before the final; the published log holds them,
+// each checked against its transcript, beside the final's games.
+func TestLadderGamesJoinTheLogBehindTheSwitch(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"20\"\n[log]\nladder_and_scrimmages = true\n")
+	if !e.server.Config.Log.LadderAndScrimmages {
+		t.Fatal("[log] ladder_and_scrimmages = true is not read")
+	}
+	ctx := context.Background()
+	passedUpload(t, e, e.a.ID, "./examples/greedy")
+	passedUpload(t, e, e.b.ID, "./examples/random")
+	resolved, err := e.server.Config.Settings().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &local.Backend{Dir: t.TempDir()}
+	_, signer, _ := ed25519.GenerateKey(nil)
+	lctx, stop := context.WithCancel(ctx)
+	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ladder: true, LogGames: e.server.Config.Log.LadderAndScrimmages, Open: e.server.Config.Open, Seed: 7, Slots: 1}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(lctx) }()
+	var ladderGames []event.Game
+	for deadline := time.Now().Add(2 * time.Minute); len(ladderGames) < 4; time.Sleep(100 * time.Millisecond) {
+		games, err := e.store.GamesOf(ctx, e.a.ID, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ladderGames = slices.DeleteFunc(games, func(g event.Game) bool { return g.Kind != event.LadderGame })
+		if time.Now().After(deadline) {
+			t.Fatalf("%d ladder games in 2 minutes", len(ladderGames))
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	games, err := e.store.GamesOf(ctx, e.a.ID, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ladderGames = slices.DeleteFunc(games, func(g event.Game) bool { return g.Kind != event.LadderGame })
+	// Signed before the final starts.
+	if signed, size, err := e.store.FinalLogCheckpoint(ctx); err != nil || signed == nil || size != int64(len(ladderGames)) {
+		t.Fatalf("before the final the log holds %d entries (%v), want the %d ladder games", size, err, len(ladderGames))
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	playsFinals(t, fctx, e, nil)
+	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("start the final: %d %s", res.StatusCode, body)
+	}
+	if b := e.finalEnded(t); b.Run.Error != "" {
+		t.Fatalf("the final: %+v", b)
+	}
+	_, key, err := e.store.LogKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if _, err := e.store.PublishFinal(ctx, bundle); err != nil {
+		t.Fatal(err)
+	}
+	r, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key})
+	if err != nil {
+		t.Fatalf("the published log with the ladder's games: %v", err)
+	}
+	if r.Others != len(ladderGames) || r.Games != 2 {
+		t.Errorf("verified %d ladder games and %d of the final's, want %d and 2", r.Others, r.Games, len(ladderGames))
+	}
+	// A ladder game's transcript changed is caught as the final's are.
+	g := ladderGames[0]
+	path := filepath.Join(bundle, filepath.FromSlash(g.Dir), transcript.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, data[:10]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("ladder game %d: field public", g.ID)) {
+		t.Errorf("a ladder game's transcript changed: %v", err)
 	}
 }
