@@ -28,9 +28,11 @@ type homeData struct {
 	// Standing is where the asker's team stands in the final (nil: not
 	// a team's page, or not in the final).
 	Standing *finalStanding
-	// LogKey is the public key of the final's log, published before the
-	// final: what a team checks the final's checkpoints with.
-	LogKey string
+	// LogKey is the public key of the event's log, published before the
+	// final: what a team checks the final's checkpoints with; LogsLadder
+	// says the log holds the ladder's and the scrimmages' games too.
+	LogKey     string
+	LogsLadder bool
 }
 
 // homeTTL is how long the page a visitor who is not logged in gets is
@@ -98,6 +100,7 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 	if _, d.LogKey, err = s.Store.LogKeys(); err != nil {
 		return homeData{}, err
 	}
+	d.LogsLadder = s.Config.Log.LadderAndScrimmages
 	if d.Final.Board, d.Final.HTML, err = s.board(r.Context(), p); err != nil {
 		return homeData{}, err
 	}
