@@ -77,6 +77,7 @@ Logs go to stderr; --log-level info (before 'serve') also logs each validation.`
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "event", Usage: "the event's directory: event.toml, the database, uploads and validations (arena event init makes one)", TakesFile: true},
 			&cli.StringFlag{Name: "http", Value: "127.0.0.1:8080", Usage: "address to listen on, HOST:PORT (port 0: any free port; the address is printed)"},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on /metrics at HOST:PORT, apart from the site (docs/operations.md)", DefaultText: "none"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate (PEM; with --tls-key)", TakesFile: true},
 			&cli.StringFlag{Name: "tls-key", Usage: "the private key of --tls-cert (PEM)", TakesFile: true},
 			&cli.StringFlag{Name: "trust-proxy", Usage: "behind reverse proxies: how many stand in front (1 for one nginx), or their addresses and networks (10.0.0.5,10.1.0.0/16); the client's address is then the right-most hop of X-Forwarded-For they did not add, and the scheme X-Forwarded-Proto (without it, both are ignored: clients could forge them)"},
@@ -133,7 +134,7 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 	}
 	secure := c.String("tls-cert") != ""
 	return web.Options{
-		EventDir: dir, Addr: c.String("http"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
+		EventDir: dir, Addr: c.String("http"), MetricsAddr: c.String("metrics-listen"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		TrustProxy: c.String("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: remoteOf(c, dir),
 		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Engine: dockerConn(appContext(c)),
 			Notify: func(msg string) { slog.Warn(msg) }},

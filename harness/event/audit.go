@@ -36,6 +36,7 @@ type AuditEntry struct {
 // its detail): the change and its record are one. Once committed, the
 // action is also in the server's log.
 func (s *Store) act(ctx context.Context, action string, fn func(tx *sql.Tx) (detail string, err error)) error {
+	defer s.timed(time.Now())
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -115,6 +115,7 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies, Turns: res.Turns,
 		Finished: time.Now().UTC(), Dir: rel, Course: course}
 	// A game is recorded once: a resumed scrimmage records its games again.
+	start := time.Now()
 	r, err := s.w.ExecContext(ctx, `INSERT OR IGNORE INTO games (kind, white_team, black_team, white_submission, black_submission,
 		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, course, duration_ms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
@@ -129,6 +130,8 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 		}
 		return scanGame(s.w.QueryRowContext(ctx, `SELECT `+gameColumns+` FROM games WHERE dir = ?`, rel))
 	}
+	s.timed(start)
+	s.observeGame(kind, g.Winner, lines)
 	g.ID, err = r.LastInsertId()
 	return g, err
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/sqlitedb"
 )
@@ -402,6 +403,9 @@ func migrateIn(ctx context.Context, q querier) error {
 // one connection; reads run in parallel on others (WAL).
 type Store struct {
 	Dir string
+	// Metrics, when set, is told of every game recorded and every write's
+	// time.
+	Metrics *metrics.Event
 	// Log, when set, is told of every organizer's action (the audit log's
 	// rows) at info level.
 	Log   *slog.Logger

@@ -57,6 +57,9 @@ type Options struct {
 	Log        *slog.Logger
 	// Ready, when set, is told the address the server listens on.
 	Ready func(addr string)
+	// MetricsAddr, when set, serves Prometheus metrics on /metrics at this
+	// address (host:port), apart from the public site.
+	MetricsAddr string
 	// ArenaVersion goes into every transcript's header.
 	ArenaVersion string
 }
@@ -221,6 +224,13 @@ func Serve(ctx context.Context, o Options) (err error) {
 	s.Rerunner = &event.Rerunner{Store: st, Game: resolved.Game, Backend: backend, Builder: vo.Builder, Intake: cfg.Intake(),
 		Opponent: vo.Opponent, Repeat: 3}
 
+	if o.MetricsAddr != "" {
+		stop, err := serveMetrics(ctx, o, st, s)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return err

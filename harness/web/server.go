@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/rules"
 )
 
@@ -26,6 +27,8 @@ type Server struct {
 	Log    *slog.Logger
 	// Secure marks cookies Secure (the server speaks TLS).
 	Secure bool
+	// Metrics, when set, counts and times every request by its route.
+	Metrics *metrics.Event
 	// Proxies, when set, are the reverse proxies in front: the client's
 	// address is taken from X-Forwarded-For and its scheme from
 	// X-Forwarded-Proto as far as they are trusted (Proxies.client).
@@ -255,11 +258,15 @@ func (s *Server) Handler() http.Handler {
 // must carry the session's CSRF token. A request to read (GET, HEAD) is
 // answered in its turn, unless its route is direct.
 func (s *Server) guard(rt Route) http.Handler {
-	h := s.check(rt)
-	if !rt.view() {
-		return h
+	checked := s.check(rt)
+	var h http.Handler = checked
+	if rt.view() {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.turns.serve(w, r, checked) })
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.turns.serve(w, r, h) })
+	if s.Metrics != nil {
+		h = measured(rt, h, s.Metrics)
+	}
+	return h
 }
 
 // check is guard's work: who asks, may they, the CSRF token, then the

@@ -1,0 +1,164 @@
+// Package metrics holds arena's Prometheus metrics, each named, explained
+// and bucketed once, for the event server to expose on /metrics
+// (docs/operations.md says what each means and what to alert on).
+//
+// It must never label a metric by anything a client chooses (a team's
+// name, a token, a path it made up): its labels are routes, kinds, states
+// and outcomes, sets the code bounds; and observing must never block a
+// request or a game.
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Event are an event server's metrics.
+type Event struct {
+	reg *prometheus.Registry
+
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	games    *prometheus.CounterVec
+	turns    *prometheus.HistogramVec
+	hostWait *prometheus.HistogramVec
+	dbWrite  prometheus.Histogram
+}
+
+// Gauges are what the server reads of its state at each scrape: the
+// submissions by their validation's state, the scrimmages waiting, the
+// final's games by state, the database's size.
+type Gauges struct {
+	Submissions map[string]int // by state: queued, running, passed, failed...
+	Scrimmages  map[string]int // by state: queued, playing
+	Final       map[string]int // the final's games: total, done, unplayed, pending
+	DBBytes     int64
+	Workers     map[string]int // by state: admitted, suspended
+}
+
+// turnBuckets are a turn's wall time and the host's wait in seconds: from
+// a millisecond to the longest turn limits.
+var turnBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// NewEvent makes an event server's metrics; gauges is read at each scrape
+// (an error is logged, and the scrape goes on without them).
+func NewEvent(gauges func(context.Context) (Gauges, error), log *slog.Logger) *Event {
+	e := &Event{reg: prometheus.NewRegistry()}
+	e.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arena_http_requests_total", Help: "HTTP requests answered, by route (its pattern) and status code.",
+	}, []string{"route", "code"})
+	e.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "arena_http_request_duration_seconds", Help: "Time to answer an HTTP request, by route; event streams are left out.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+	}, []string{"route"})
+	e.games = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arena_games_recorded_total", Help: "Games recorded since the server started, by kind (validation, scrimmage, ladder, final) and outcome (white, black, draw, aborted).",
+	}, []string{"kind", "outcome"})
+	e.turns = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "arena_turn_seconds", Help: "Each turn's wall time as measured next to the bot, of the games recorded, by kind.",
+		Buckets: turnBuckets,
+	}, []string{"kind"})
+	e.hostWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "arena_turn_host_wait_seconds", Help: "How long the host kept a bot waiting for a CPU in each turn (the turn's deadline moved past it), of the games recorded, by kind.",
+		Buckets: turnBuckets,
+	}, []string{"kind"})
+	e.dbWrite = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "arena_db_write_seconds", Help: "Time of a write transaction of the event's database (a game recorded, an organizer's action).",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5},
+	})
+	e.reg.MustRegister(e.requests, e.latency, e.games, e.turns, e.hostWait, e.dbWrite,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&gaugeCollector{read: gauges, log: log})
+	return e
+}
+
+// Registry is where the metrics are registered.
+func (e *Event) Registry() *prometheus.Registry { return e.reg }
+
+// Handler serves the metrics in Prometheus' text format.
+func (e *Event) Handler() http.Handler {
+	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Request counts a request answered on route with code, taking took.
+func (e *Event) Request(route string, code int, took time.Duration, stream bool) {
+	if e == nil {
+		return
+	}
+	e.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	if !stream {
+		e.latency.WithLabelValues(route).Observe(took.Seconds())
+	}
+}
+
+// Turn is one turn's times, in milliseconds, as its transcript records.
+type Turn struct{ WallMs, HostWaitMs float64 }
+
+// Game counts a game recorded, of kind, won by winner ("white", "black",
+// "draw" or "aborted"), with its turns.
+func (e *Event) Game(kind, winner string, turns []Turn) {
+	if e == nil {
+		return
+	}
+	e.games.WithLabelValues(kind, winner).Inc()
+	t, w := e.turns.WithLabelValues(kind), e.hostWait.WithLabelValues(kind)
+	for _, x := range turns {
+		t.Observe(x.WallMs / 1000)
+		w.Observe(x.HostWaitMs / 1000)
+	}
+}
+
+// Write observes a write transaction's time.
+func (e *Event) Write(took time.Duration) {
+	if e != nil {
+		e.dbWrite.Observe(took.Seconds())
+	}
+}
+
+// gaugeCollector reads the server's state at each scrape.
+type gaugeCollector struct {
+	read func(context.Context) (Gauges, error)
+	log  *slog.Logger
+}
+
+var (
+	submissionsDesc = prometheus.NewDesc("arena_submissions", "Submissions by their validation's state (queued and running: the validation queue).", []string{"state"}, nil)
+	scrimmagesDesc  = prometheus.NewDesc("arena_scrimmages", "Scrimmages by state (queued: waiting to be played).", []string{"state"}, nil)
+	finalDesc       = prometheus.NewDesc("arena_final_games", "The final's games: total, done, unplayed (aborted on every try), pending.", []string{"state"}, nil)
+	dbDesc          = prometheus.NewDesc("arena_db_bytes", "The event database's size on disk, its write-ahead log included.", nil, nil)
+	workersDesc     = prometheus.NewDesc("arena_workers", "Enrolled worker machines by state (admitted, suspended).", []string{"state"}, nil)
+)
+
+func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{submissionsDesc, scrimmagesDesc, finalDesc, dbDesc, workersDesc} {
+		ch <- d
+	}
+}
+
+func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	g, err := c.read(ctx)
+	if err != nil {
+		if c.log != nil {
+			c.log.Warn("metrics: the server's state could not be read", "err", err)
+		}
+		return
+	}
+	for _, m := range []struct {
+		desc *prometheus.Desc
+		vals map[string]int
+	}{{submissionsDesc, g.Submissions}, {scrimmagesDesc, g.Scrimmages}, {finalDesc, g.Final}, {workersDesc, g.Workers}} {
+		for state, n := range m.vals {
+			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, float64(n), state)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(dbDesc, prometheus.GaugeValue, float64(g.DBBytes))
+}

@@ -1,0 +1,177 @@
+package web
+
+import (
+	"context"
+	"crypto/ed25519"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/metrics"
+	"github.com/arenabots/arena/harness/submission"
+	"github.com/arenabots/arena/sandbox/local"
+)
+
+// scrape reads url's metrics with Prometheus' own text parser.
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(res.Body)
+	if err != nil {
+		t.Fatalf("the metrics do not parse: %v", err)
+	}
+	return families
+}
+
+// sampled is the sum of family's samples whose labels include these (a
+// counter's or gauge's value, a histogram's count).
+func sampled(families map[string]*dto.MetricFamily, family string, labels ...string) float64 {
+	f := families[family]
+	if f == nil {
+		return -1
+	}
+	var sum float64
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for i := 0; i+1 < len(labels); i += 2 {
+			match = match && have[labels[i]] == labels[i+1]
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum
+}
+
+// The metrics, scraped by Prometheus' own parser while the ladder plays:
+// the games counted are the ladder games the database holds, the turn
+// histograms count their turns, the requests count by route and status,
+// and the queue, database and process gauges are there.
+func TestTheMetricsFollowTheLadder(t *testing.T) {
+	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"20\"\n")
+	m := metrics.NewEvent(e.store.Gauges, nil)
+	e.store.Metrics, e.server.Metrics = m, m
+	site := httptest.NewServer(e.server.Handler())
+	defer site.Close()
+	mon := httptest.NewServer(m.Handler())
+	defer mon.Close()
+	ctx := context.Background()
+	passedUpload(t, e, e.a.ID, "./examples/greedy")
+	passedUpload(t, e, e.b.ID, "./examples/random")
+	before := scrape(t, mon.URL)
+	if n := sampled(before, "arena_games_recorded_total", "kind", "ladder"); n > 0 {
+		t.Fatalf("%v ladder games counted before the ladder", n)
+	}
+	if n := sampled(before, "arena_submissions", "state", "passed"); n != 2 {
+		t.Errorf("arena_submissions{state=passed} is %v, want 2", n)
+	}
+	resolved, err := e.server.Config.Settings().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &local.Backend{Dir: t.TempDir()}
+	_, signer, _ := ed25519.GenerateKey(nil)
+	lctx, stop := context.WithCancel(ctx)
+	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 1}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(lctx) }()
+	ladderGames := func() []event.Game {
+		games, err := e.store.GamesOf(ctx, e.a.ID, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.DeleteFunc(games, func(g event.Game) bool { return g.Kind != event.LadderGame })
+	}
+	// The counter moves as the games are played.
+	var moved []float64
+	// Two deterministic bots meet in both colours, two pairs: 4 games.
+	for deadline := time.Now().Add(2 * time.Minute); len(ladderGames()) < 4; time.Sleep(200 * time.Millisecond) {
+		n := sampled(scrape(t, mon.URL), "arena_games_recorded_total", "kind", "ladder")
+		if len(moved) == 0 || moved[len(moved)-1] != n {
+			moved = append(moved, n)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fewer than 4 ladder games in 2 minutes")
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(moved) < 2 {
+		t.Errorf("the ladder games' counter read %v while they were played: it did not move", moved)
+	}
+	for _, path := range []string{"/", "/", "/nope"} {
+		res, err := http.Get(site.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	after := scrape(t, mon.URL)
+	games := ladderGames()
+	turns := 0
+	for _, g := range games {
+		turns += g.Turns
+	}
+	if n := sampled(after, "arena_games_recorded_total", "kind", "ladder"); n != float64(len(games)) {
+		t.Errorf("arena_games_recorded_total{kind=ladder} is %v, the database holds %d ladder games", n, len(games))
+	}
+	if n := sampled(after, "arena_turn_seconds", "kind", "ladder"); n != float64(turns) {
+		t.Errorf("arena_turn_seconds{kind=ladder} counts %v turns, the ladder games in the database %d", n, turns)
+	}
+	if n := sampled(after, "arena_turn_host_wait_seconds", "kind", "ladder"); n != float64(turns) {
+		t.Errorf("arena_turn_host_wait_seconds{kind=ladder} counts %v turns, want %d", n, turns)
+	}
+	if n := sampled(after, "arena_http_requests_total", "route", "GET /{$}", "code", "200"); n < 2 {
+		t.Errorf("the home page's requests: %v, want 2 at least", n)
+	}
+	if n := sampled(after, "arena_http_request_duration_seconds", "route", "GET /{$}"); n < 2 {
+		t.Errorf("the home page's timed requests: %v", n)
+	}
+	for _, f := range []string{"arena_db_bytes", "arena_db_write_seconds", "go_goroutines", "process_resident_memory_bytes"} {
+		if sampled(after, f) <= 0 {
+			t.Errorf("%s is missing or zero", f)
+		}
+	}
+	// No label a client chooses: a path nobody routes is not a route.
+	for _, mf := range after {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == "/nope" {
+					t.Errorf("%s has a label a client chose: %s", mf.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
+}
