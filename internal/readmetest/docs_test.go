@@ -49,6 +49,8 @@ var notRunnable = map[string]string{
 	"arena workers list DIR":                       "DIR is a placeholder",
 	"arena workers readmit DIR NAME":               "DIR and NAME are placeholders",
 	"arena event final DIR":                        "DIR is a placeholder",
+	"arena event publish DIR OUT":                  "DIR and OUT are placeholders; harness/web's tests publish a final and verify it",
+	"arena verify --key KEY BUNDLE\\|URL":          "KEY and BUNDLE|URL are placeholders; harness/web's tests verify a published final",
 	"arena standings DIR/final":                    "DIR is a placeholder",
 	"arena submit --server URL --token-file F BOT": "URL, F and BOT are placeholders",
 
