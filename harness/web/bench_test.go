@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/metrics"
 )
 
 // benchSize is the size of the event the page benchmark asks of.
@@ -329,5 +330,21 @@ func BenchmarkAViewDrawnAnew(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkAMetricsScrape is one scrape of /metrics (the gauges read from
+// the event's database at each: the queues, the final, its size), of the
+// event ARENA_BENCH_SIZE names (large: 1,000 teams). Target: under 10 ms.
+func BenchmarkAMetricsScrape(b *testing.B) {
+	s, _, _, _ := seedLarge(b, benchSizeOf(b))
+	m := metrics.NewEvent(s.Store.Gauges, nil)
+	h := m.Handler()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "arena_submissions") {
+			b.Fatalf("a scrape: status %d", rec.Code)
+		}
 	}
 }
