@@ -322,6 +322,14 @@ func (s *Store) listSubmissions(ctx context.Context, where string, args ...any) 
 	return out, rows.Err()
 }
 
+// QueueAhead is how many submissions wait ahead of queued submission id
+// for their validation (validations are taken in upload order).
+func (s *Store) QueueAhead(ctx context.Context, id int64) (int, error) {
+	var n int
+	err := s.readRow(ctx, `SELECT count(*) FROM submissions WHERE state = ? AND id < ?`, Queued, id).Scan(&n)
+	return n, err
+}
+
 // Pin makes a passed submission of its team the active one.
 func (s *Store) Pin(ctx context.Context, team, id int64) error {
 	sub, err := s.Submission(ctx, id)

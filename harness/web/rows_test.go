@@ -78,7 +78,7 @@ func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 	base := event.Submission{ID: 4, SHA256: "0123456789abcdef", Size: 1536, Filename: "bot.zip", Uploaded: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC),
 		State: event.Failed, Summary: "no README", Admitted: "came by mail"}
 	shape := func(html string) (tags, quotes int) { return strings.Count(html, "<"), strings.Count(html, `"`) }
-	tags, quotes := shape(versionRow(base, "tok"))
+	tags, quotes := shape(versionRow(base, "tok", -1))
 	for name, set := range map[string]func(*event.Submission){
 		"file name": func(s *event.Submission) { s.Filename = hostile },
 		"hash":      func(s *event.Submission) { s.SHA256 = hostile },
@@ -87,7 +87,7 @@ func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 	} {
 		sub := base
 		set(&sub)
-		html := versionRow(sub, "tok")
+		html := versionRow(sub, "tok", -1)
 		if gt, gq := shape(html); gt != tags || gq != quotes {
 			t.Errorf("a %s of markup changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, gt, gq, tags, quotes, html)
 		}
@@ -106,18 +106,18 @@ func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 </td>
 </tr>
 `
-	if got := versionRow(base, "tok"); got != want {
+	if got := versionRow(base, "tok", -1); got != want {
 		t.Errorf("an admitted submission's row:\n%s\nwant\n%s", got, want)
 	}
 	active := base
 	active.State, active.Admitted, active.Active = event.Passed, "", true
-	if got := versionRow(active, "tok"); strings.Contains(got, "<form") || !strings.Contains(got, `<tr data-submission="4" class="active">`) ||
+	if got := versionRow(active, "tok", -1); strings.Contains(got, "<form") || !strings.Contains(got, `<tr data-submission="4" class="active">`) ||
 		!strings.Contains(got, "<strong>active</strong> no README") {
 		t.Errorf("the active submission's row:\n%s", got)
 	}
 	failed := base
 	failed.Admitted = ""
-	if got := versionRow(failed, "tok"); strings.Contains(got, "<form") {
+	if got := versionRow(failed, "tok", -1); strings.Contains(got, "<form") {
 		t.Errorf("a failed submission's row offers to make it active:\n%s", got)
 	}
 }
@@ -228,5 +228,42 @@ func TestTheOrganizersPageListsAHundredTeamsThatWouldPlay(t *testing.T) {
 	if rows := strings.Count(table, "<tr><td>"); rows != 100 || !strings.Contains(page, "103 teams would play") ||
 		!strings.Contains(page, `id="would-play-more"`) || !strings.Contains(page, "lists all 103") {
 		t.Errorf("the organizer's page lists %d teams that would play of 103", rows)
+	}
+}
+
+// A team sees where each of its queued uploads stands in the validation
+// queue, which takes uploads in their order, every team's.
+func TestATeamSeesItsPlaceInTheValidationQueue(t *testing.T) {
+	e := newTestEvent(t, "")
+	ctx := context.Background()
+	upload := func(team int64, name string) event.Submission {
+		t.Helper()
+		sub, err := e.store.AddSubmission(ctx, e.server.Config, team, name, strings.NewReader("print(1)\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub.State != event.Queued {
+			t.Fatalf("%s is %s, not queued", name, sub.State)
+		}
+		return sub
+	}
+	first := upload(e.a.ID, "first.py")
+	upload(e.b.ID, "theirs.py")
+	third := upload(e.a.ID, "third.py")
+	res, page := e.do(t, http.MethodGet, "/team", e.a.Token, nil, "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("the team page: %d", res.StatusCode)
+	}
+	row := func(id int64) string {
+		return regexp.MustCompile(`(?s)<tr data-submission="` + fmt.Sprint(id) + `".*?</tr>`).FindString(page)
+	}
+	if r := row(first.ID); !strings.Contains(r, `<span class="queue-place muted">next in line</span>`) {
+		t.Errorf("the first upload's row: %s", r)
+	}
+	if r := row(third.ID); !strings.Contains(r, `<span class="queue-place muted">2 ahead</span>`) {
+		t.Errorf("the third upload's row (another team's upload and its own first ahead): %s", r)
+	}
+	if strings.Contains(page, "theirs.py") {
+		t.Error("the team page names another team's upload")
 	}
 }

@@ -71,7 +71,13 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	}
 	var rows strings.Builder
 	for _, sub := range d.Submissions {
-		rows.WriteString(versionRow(sub, csrf))
+		ahead := -1
+		if sub.State == event.Queued {
+			if ahead, err = s.Store.QueueAhead(r.Context(), sub.ID); err != nil {
+				return d, err
+			}
+		}
+		rows.WriteString(versionRow(sub, csrf, ahead))
 	}
 	d.Versions = template.HTML(rows.String()) // every text escaped
 	if len(d.Submissions) > 0 && d.Submissions[0].State == event.Failed {
@@ -181,7 +187,19 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 // the form that makes it active carrying csrf. Written here, not by the
 // template, for the reason gameRow.HTML is; every text is escaped as
 // html/template escapes it.
-func versionRow(sub event.Submission, csrf string) string {
+// queuePlace says where a queued submission stands in the validation queue
+// (ahead: how many wait before it; -1: not queued).
+func queuePlace(ahead int) string {
+	switch {
+	case ahead < 0:
+		return ""
+	case ahead == 0:
+		return ` <span class="queue-place muted">next in line</span>`
+	}
+	return ` <span class="queue-place muted">` + strconv.Itoa(ahead) + ` ahead</span>`
+}
+
+func versionRow(sub event.Submission, csrf string, ahead int) string {
 	esc := template.HTMLEscapeString
 	id := strconv.FormatInt(sub.ID, 10)
 	var b strings.Builder
@@ -191,7 +209,7 @@ func versionRow(sub event.Submission, csrf string) string {
 	}
 	b.WriteString(">\n<td><a href=\"/submissions/" + id + "\">#" + id + "</a></td><td>" + when(sub.Uploaded) + "</td><td>" + esc(sub.Filename) + "</td><td>" + size(sub.Size) + "</td>\n" +
 		`<td><code title="` + esc(sub.SHA256) + `">` + esc(short(sub.SHA256)) + "</code></td>\n" +
-		`<td><span class="state state-` + esc(sub.State) + `">` + esc(sub.State) + "</span></td>\n" + `<td class="summary">`)
+		`<td><span class="state state-` + esc(sub.State) + `">` + esc(sub.State) + "</span>" + queuePlace(ahead) + "</td>\n" + `<td class="summary">`)
 	if sub.Active {
 		b.WriteString("<strong>active</strong> ")
 	}

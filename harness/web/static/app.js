@@ -43,6 +43,9 @@ function showState(row, ev) {
     badge.textContent = ev.state;
     badge.className = "state state-" + ev.state;
   }
+  // Out of the queue: its place in line says nothing any more.
+  var place = row.querySelector(".queue-place");
+  if (place && ev.state !== "queued") { place.remove(); }
   var summary = row.querySelector(".summary");
   if (summary && ev.done) {
     summary.textContent = "";
