@@ -266,4 +266,12 @@ func TestATeamSeesItsPlaceInTheValidationQueue(t *testing.T) {
 	if strings.Contains(page, "theirs.py") {
 		t.Error("the team page names another team's upload")
 	}
+	// The queue moves with another team's validation: the page says so at
+	// its next view.
+	if _, err := e.store.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, page = e.do(t, http.MethodGet, "/team", e.a.Token, nil, ""); !strings.Contains(regexp.MustCompile(`(?s)<tr data-submission="`+fmt.Sprint(third.ID)+`".*?</tr>`).FindString(page), "1 ahead") {
+		t.Errorf("after a validation was taken the third upload's place did not move")
+	}
 }

@@ -20,6 +20,9 @@ import (
 const teamPageGames = 10
 
 type teamData struct {
+	// queued: a version of the team's waits in the validation queue, its
+	// place shown.
+	queued     bool
 	TeamName   string
 	Scrimmages []event.Scrimmage
 	// ScrimmageRows are the rows of the scrimmages' table, drawn.
@@ -76,6 +79,7 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 			if ahead, err = s.Store.QueueAhead(r.Context(), sub.ID); err != nil {
 				return d, err
 			}
+			d.queued = true
 		}
 		rows.WriteString(versionRow(sub, csrf, ahead))
 	}
@@ -177,7 +181,9 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if err != nil {
 		return err
 	}
-	if notice == "" {
+	if notice == "" && !d.queued {
+		// A page with a place in the queue is not kept: the place moves
+		// with every team's validations, not with this team's changes.
 		s.teamPages.put(p.Team, version, body)
 	}
 	return writeWithCSRF(w, body, csrf)
