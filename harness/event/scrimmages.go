@@ -234,3 +234,11 @@ func scrimmageDirs(id int64) (from, to string) {
 	from = filepath.Join(ScrimmagesDir, strconv.FormatInt(id, 10)) + string(filepath.Separator)
 	return from, from[:len(from)-1] + string(filepath.Separator+1)
 }
+
+// ScrimmageAhead is how many scrimmages wait ahead of queued scrimmage id
+// (they are played in the order they were asked for).
+func (s *Store) ScrimmageAhead(ctx context.Context, id int64) (int, error) {
+	var n int
+	err := s.readRow(ctx, `SELECT count(*) FROM scrimmages WHERE state = ? AND id < ?`, ScrimmageQueued, id).Scan(&n)
+	return n, err
+}

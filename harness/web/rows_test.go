@@ -132,7 +132,7 @@ func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 	base := event.Scrimmage{ID: 7, Team: 1, RivalTeam: 2, State: event.ScrimmageDone, Message: "two games", Created: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
 	games := []gameRow{{ID: 31, Me: "white", Result: "won", Reason: "checkmate"}, {ID: 32, Me: "black", Result: "draw", Reason: "stalemate"}}
 	shape := func(html string) (tags, quotes int) { return strings.Count(html, "<"), strings.Count(html, `"`) }
-	tags, quotes := shape(scrimmageRow(base, games, names))
+	tags, quotes := shape(scrimmageRow(base, games, names, -1))
 	for name, set := range map[string]func(*event.Scrimmage, []gameRow, *event.TeamNames){
 		"challenger's name": func(_ *event.Scrimmage, _ []gameRow, n *event.TeamNames) {
 			n.ByID = map[int64]string{1: hostile, 2: "Beta"}
@@ -145,7 +145,7 @@ func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 	} {
 		sc, g, n := base, slices.Clone(games), names
 		set(&sc, g, &n)
-		html := scrimmageRow(sc, g, n)
+		html := scrimmageRow(sc, g, n, -1)
 		if gt, gq := shape(html); gt != tags || gq != quotes {
 			t.Errorf("a %s of markup changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, gt, gq, tags, quotes, html)
 		}
@@ -156,7 +156,7 @@ func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 	want := `<tr><td>7</td><td>Alpha</td><td>Beta</td><td>2026-11-26 08:00:00 UTC</td>
 <td><span class="state state-done">done</span></td><td><a href="/games/31">#31</a> as white: <span class="result-won">won</span> (checkmate) <a href="/games/32">#32</a> as black: <span class="result-draw">draw</span> (stalemate) two games</td></tr>
 `
-	if got := scrimmageRow(base, games, names); got != want {
+	if got := scrimmageRow(base, games, names, -1); got != want {
 		t.Errorf("a scrimmage's row:\n%s\nwant\n%s", got, want)
 	}
 }
@@ -273,5 +273,32 @@ func TestATeamSeesItsPlaceInTheValidationQueue(t *testing.T) {
 	}
 	if _, page = e.do(t, http.MethodGet, "/team", e.a.Token, nil, ""); !strings.Contains(regexp.MustCompile(`(?s)<tr data-submission="`+fmt.Sprint(third.ID)+`".*?</tr>`).FindString(page), "1 ahead") {
 		t.Errorf("after a validation was taken the third upload's place did not move")
+	}
+}
+
+// A team's queued scrimmages show their place in the scrimmages' queue,
+// played in the order they were asked for.
+func TestATeamSeesItsScrimmagesPlaceInTheQueue(t *testing.T) {
+	e := newTestEvent(t, "")
+	ctx := context.Background()
+	passedUpload(t, e, e.a.ID, "./examples/random")
+	passedUpload(t, e, e.b.ID, "./examples/random")
+	theirs, err := e.store.AddScrimmage(ctx, e.server.Config, e.b.ID, e.a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := e.store.AddScrimmage(ctx, e.server.Config, e.a.ID, e.b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page := e.do(t, http.MethodGet, "/team", e.a.Token, nil, "")
+	row := func(id int64) string {
+		return regexp.MustCompile(`(?s)<tr><td>` + fmt.Sprint(id) + `</td>.*?</tr>`).FindString(page)
+	}
+	if r := row(theirs.ID); !strings.Contains(r, "next in line") {
+		t.Errorf("the challenge of the team, asked first: %s", r)
+	}
+	if r := row(ours.ID); !strings.Contains(r, "1 ahead") {
+		t.Errorf("the team's own challenge, asked second: %s", r)
 	}
 }

@@ -20,8 +20,8 @@ import (
 const teamPageGames = 10
 
 type teamData struct {
-	// queued: a version of the team's waits in the validation queue, its
-	// place shown.
+	// queued: a version or a scrimmage of the team's waits in its queue,
+	// its place shown.
 	queued     bool
 	TeamName   string
 	Scrimmages []event.Scrimmage
@@ -143,7 +143,14 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	}
 	var scrimmages strings.Builder
 	for _, sc := range d.Scrimmages {
-		scrimmages.WriteString(scrimmageRow(sc, gameRows(games[sc.ID], team, d.Names), d.Names))
+		ahead := -1
+		if sc.State == event.ScrimmageQueued {
+			if ahead, err = s.Store.ScrimmageAhead(r.Context(), sc.ID); err != nil {
+				return d, err
+			}
+			d.queued = true
+		}
+		scrimmages.WriteString(scrimmageRow(sc, gameRows(games[sc.ID], team, d.Names), d.Names, ahead))
 	}
 	d.ScrimmageRows = template.HTML(scrimmages.String()) // every text escaped
 	return d, nil
@@ -236,11 +243,11 @@ func versionRow(sub event.Submission, csrf string, ahead int) string {
 // with its games as the team sees them. Written here, not by the template,
 // for the reason gameRow.HTML is; every text is escaped as html/template
 // escapes it.
-func scrimmageRow(sc event.Scrimmage, games []gameRow, names event.TeamNames) string {
+func scrimmageRow(sc event.Scrimmage, games []gameRow, names event.TeamNames, ahead int) string {
 	esc := template.HTMLEscapeString
 	var b strings.Builder
 	b.WriteString("<tr><td>" + strconv.FormatInt(sc.ID, 10) + "</td><td>" + esc(names.Team(sc.Team)) + "</td><td>" + esc(names.Team(sc.RivalTeam)) +
-		"</td><td>" + when(sc.Created) + "</td>\n" + `<td><span class="state state-` + esc(sc.State) + `">` + esc(sc.State) + "</span></td><td>")
+		"</td><td>" + when(sc.Created) + "</td>\n" + `<td><span class="state state-` + esc(sc.State) + `">` + esc(sc.State) + "</span>" + queuePlace(ahead) + "</td><td>")
 	for _, g := range games {
 		id := strconv.FormatInt(g.ID, 10)
 		b.WriteString(`<a href="/games/` + id + `">#` + id + `</a> as ` + esc(g.Me) + `: <span class="result-` + esc(g.Result) + `">` + esc(g.Result) +
