@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,6 +111,8 @@ type dispatcher struct {
 	onStrike  func(Strike)
 	released  map[string]time.Time // tokens no longer held, and since when
 	swept     map[string]bool      // uploads the sweep deleted
+	struck    map[string]int       // every strike each worker drew (Stats)
+	results   map[string]int       // results taken, by what they were (Stats)
 
 	subs []*nats.Subscription
 	stop chan struct{}
@@ -151,7 +154,7 @@ func (q *Queue) startDispatch(ctx context.Context, ackWait time.Duration) error 
 	d := &dispatcher{q: q, ackWait: ackWait, kv: kv, sweepEvery: sweepEvery, sweepAfter: sweepAfter,
 		published: map[gameKey]bool{}, latest: map[int]int{}, withdrawn: map[gameKey]bool{}, delivered: map[gameKey]uint64{}, held: map[string]*holding{},
 		mine: map[string]string{}, rate: map[string]*bucket{}, strikes: map[string][]time.Time{},
-		released: map[string]time.Time{}, swept: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+		released: map[string]time.Time{}, swept: map[string]bool{}, struck: map[string]int{}, results: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for subj, fn := range map[string]nats.MsgHandler{
 		wantSubject(q.tournament, "*"):    d.onWant,
 		playingSubject(q.tournament, "*"): d.onNotice,
@@ -217,6 +220,10 @@ func (d *dispatcher) strike(worker, why string) {
 		}
 	}
 	d.strikes[worker] = append(kept, now)
+	if d.struck == nil {
+		d.struck = map[string]int{}
+	}
+	d.struck[worker]++
 	s := Strike{Worker: worker, Why: why, Count: len(d.strikes[worker])}
 	slog.Warn("distrib: "+why, "worker", worker, "strikes", s.Count)
 	if fn := d.onStrike; fn != nil {
@@ -518,4 +525,42 @@ func (d *dispatcher) inUse(object string, now time.Time) bool {
 		return true
 	}
 	return false
+}
+
+// Stats are what the coordinator's queue has done and holds, for its
+// metrics: games waiting for a worker and held by one now, hand-outs made,
+// every strike each worker drew, results taken by what they were (counted
+// by their tournament, stale, forged, lost: an archive that did not hold).
+type Stats struct {
+	Waiting, Held int
+	HandedOut     uint64
+	Strikes       map[string]int
+	Results       map[string]int
+}
+
+// Stats reads the coordinator's queue's figures (zero on a worker's).
+func (q *Queue) Stats() Stats {
+	d := q.dispatch
+	if d == nil {
+		return Stats{}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return Stats{Waiting: len(d.queue), Held: len(d.held), HandedOut: d.n, Strikes: maps.Clone(d.struck), Results: maps.Clone(d.results)}
+}
+
+// tally counts a result taken as what it was.
+func (d *dispatcher) tally(r Result) {
+	what := "taken"
+	switch {
+	case r.Forged != "":
+		what = "forged"
+	case r.Stale:
+		what = "stale"
+	case r.Lost != "":
+		what = "lost"
+	}
+	d.mu.Lock()
+	d.results[what]++
+	d.mu.Unlock()
 }

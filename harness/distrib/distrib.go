@@ -769,6 +769,9 @@ func (c *collector) take(ctx context.Context, m jetstream.Msg) error {
 	if err := q.taken(done, r); err != nil {
 		return err
 	}
+	if q.dispatch != nil {
+		q.dispatch.tally(r)
+	}
 	if r.Object != "" {
 		// Judged: its archive goes, read or not.
 		if err := q.removeUpload(done, r.Worker, r.Object); err != nil {

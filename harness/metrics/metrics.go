@@ -162,3 +162,44 @@ func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(dbDesc, prometheus.GaugeValue, float64(g.DBBytes))
 }
+
+// QueueStats are a worker queue's figures (distrib.Queue's Stats).
+type QueueStats struct {
+	Waiting, Held int
+	HandedOut     uint64
+	Strikes       map[string]int // by worker: enrolled names, the organizer's
+	Results       map[string]int // by what they were: taken, stale, forged, lost
+}
+
+var (
+	queueGamesDesc   = prometheus.NewDesc("arena_worker_queue_games", "Games of the worker queue: waiting for a worker, held by one now.", []string{"state"}, nil)
+	handedOutDesc    = prometheus.NewDesc("arena_worker_handouts_total", "Games handed to workers since the server started.", nil, nil)
+	strikesDesc      = prometheus.NewDesc("arena_worker_strikes_total", "What each worker sent that the protocol never sends, since the server started (ten within ten minutes suspend it).", []string{"worker"}, nil)
+	queueResultsDesc = prometheus.NewDesc("arena_worker_results_total", "Results workers handed in, by what they were: taken (judged by their tournament), stale, forged, lost (an archive that did not hold).", []string{"verdict"}, nil)
+)
+
+// WatchQueue adds a worker queue's figures, read at each scrape.
+func (e *Event) WatchQueue(read func() QueueStats) {
+	e.reg.MustRegister(queueCollector(read))
+}
+
+type queueCollector func() QueueStats
+
+func (c queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{queueGamesDesc, handedOutDesc, strikesDesc, queueResultsDesc} {
+		ch <- d
+	}
+}
+
+func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c()
+	ch <- prometheus.MustNewConstMetric(queueGamesDesc, prometheus.GaugeValue, float64(s.Waiting), "waiting")
+	ch <- prometheus.MustNewConstMetric(queueGamesDesc, prometheus.GaugeValue, float64(s.Held), "held")
+	ch <- prometheus.MustNewConstMetric(handedOutDesc, prometheus.CounterValue, float64(s.HandedOut))
+	for w, n := range s.Strikes {
+		ch <- prometheus.MustNewConstMetric(strikesDesc, prometheus.CounterValue, float64(n), w)
+	}
+	for v, n := range s.Results {
+		ch <- prometheus.MustNewConstMetric(queueResultsDesc, prometheus.CounterValue, float64(n), v)
+	}
+}

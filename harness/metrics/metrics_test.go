@@ -21,6 +21,9 @@ func TestTheDocsNameTheMetricsThereAre(t *testing.T) {
 		return metrics.Gauges{Submissions: map[string]int{"queued": 1}, Scrimmages: map[string]int{"queued": 1},
 			Final: map[string]int{"done": 1}, Workers: map[string]int{"admitted": 1}, DBBytes: 1}, nil
 	}, nil)
+	m.WatchQueue(func() metrics.QueueStats {
+		return metrics.QueueStats{Waiting: 1, Strikes: map[string]int{"w1": 1}, Results: map[string]int{"taken": 1}}
+	})
 	m.Request("GET /{$}", 200, time.Millisecond, false)
 	m.Game("ladder", "white", []metrics.Turn{{WallMs: 3, HostWaitMs: 1}})
 	m.Write(time.Millisecond)

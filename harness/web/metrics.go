@@ -60,9 +60,10 @@ func (w *statusWriter) Flush() {
 // Unwrap is what http.ResponseController reaches through.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// serveMetrics makes the server's metrics, tells the store and the server
-// of them, and serves them on /metrics at o.MetricsAddr until stop.
-func serveMetrics(ctx context.Context, o Options, st *event.Store, s *Server) (stop func(), err error) {
+// serveMetrics makes the server's metrics (with the worker queue's, when
+// workers play), tells the store and the server of them, and serves them
+// on /metrics at o.MetricsAddr until stop.
+func serveMetrics(ctx context.Context, o Options, st *event.Store, s *Server, queue *distrib.Queue) (stop func(), err error) {
 	wdir := tournament.WorkersDir(o.EventDir)
 	m := metrics.NewEvent(func(ctx context.Context) (metrics.Gauges, error) {
 		g, err := st.Gauges(ctx)
@@ -82,6 +83,12 @@ func serveMetrics(ctx context.Context, o Options, st *event.Store, s *Server) (s
 		}
 		return g, nil
 	}, o.Log)
+	if queue != nil {
+		m.WatchQueue(func() metrics.QueueStats {
+			q := queue.Stats()
+			return metrics.QueueStats{Waiting: q.Waiting, Held: q.Held, HandedOut: q.HandedOut, Strikes: q.Strikes, Results: q.Results}
+		})
+	}
 	st.Metrics, s.Metrics = m, m
 	ln, err := net.Listen("tcp", o.MetricsAddr)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/tournament"
@@ -225,7 +226,11 @@ func Serve(ctx context.Context, o Options) (err error) {
 		Opponent: vo.Opponent, Repeat: 3}
 
 	if o.MetricsAddr != "" {
-		stop, err := serveMetrics(ctx, o, st, s)
+		var queue *distrib.Queue
+		if workers != nil {
+			queue = workers.Exchange.Queue
+		}
+		stop, err := serveMetrics(ctx, o, st, s, queue)
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 			t.Fatalf("enroll %s: %v\n%s", w, err, out)
 		}
 	}
-	srv := startServe(t, e.dir, "--sandbox", "local", "--listen", "127.0.0.1:0", "--games", "4")
+	srv := startServe(t, e.dir, "--sandbox", "local", "--listen", "127.0.0.1:0", "--games", "4", "--metrics-listen", "127.0.0.1:0")
 	var url string
 	for deadline := time.Now().Add(time.Minute); url == ""; time.Sleep(50 * time.Millisecond) {
 		if m := workersAt.FindStringSubmatch(srv.Logs()); m != nil {
@@ -133,6 +133,30 @@ func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 			t.Fatalf("%d ladder games played after 3 minutes, want %d\nserver:\n%s", len(recs), want, srv.Logs())
 		}
 	}
+	// The queue's metrics: the games handed out and their results, the
+	// suspended worker.
+	m := metricsAt.FindStringSubmatch(srv.Logs())
+	if m == nil {
+		t.Fatalf("the server did not say where its metrics are:\n%s", srv.Logs())
+	}
+	// A result is tallied once it is acknowledged, a moment after its
+	// game is recorded.
+	got := scrape(t, m[1])
+	for deadline := time.Now().Add(10 * time.Second); sampled(got, "arena_worker_results_total", "verdict", "taken") < float64(want) && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got = scrape(t, m[1])
+	}
+	if n := sampled(got, "arena_worker_handouts_total"); n < float64(want) {
+		t.Errorf("arena_worker_handouts_total is %v, want the %d games played at least", n, want)
+	}
+	if n := sampled(got, "arena_worker_results_total", "verdict", "taken"); n < float64(want) {
+		t.Errorf("arena_worker_results_total{verdict=taken} is %v, want %d at least", n, want)
+	}
+	if n := sampled(got, "arena_workers", "state", "suspended"); n != 1 {
+		t.Errorf("arena_workers{state=suspended} is %v, want the liar", n)
+	}
+	if sampled(got, "arena_worker_queue_games", "state", "waiting") < 0 {
+		t.Error("arena_worker_queue_games is missing")
+	}
 	srv.Stop(t)
 
 	keys := map[string]string{}
@@ -181,6 +205,9 @@ func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 		}
 	}
 }
+
+// metricsAt finds where a server serves its metrics in its log.
+var metricsAt = regexp.MustCompile(`msg="serving metrics" addr=(http://[^ \n]+)`)
 
 // liar joins the event's queue at url as the worker of credsFile and plays
 // every game it takes with the sides swapped, until the test ends.
