@@ -46,22 +46,7 @@ func TestAHostileWorkerCanNeitherEndStealNorHoldAGame(t *testing.T) {
 
 	// The hostile worker takes a game first, then goes silent on it.
 	h := c.Conn(t, "hostile")
-	ask := func() distrib.Job {
-		t.Helper()
-		for {
-			m, err := h.Request("arena.cup.want.hostile", nil, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(m.Data) > 0 {
-				var j distrib.Job
-				if err := json.Unmarshal(m.Data, &j); err != nil {
-					t.Fatal(err)
-				}
-				return j
-			}
-		}
-	}
+	ask := func() distrib.Job { return askForGame(t, h, "arena.cup.want.hostile") }
 	mine := ask()
 
 	// The honest worker plays slowly enough that its games are held while
@@ -437,22 +422,7 @@ func TestAForgedUploadStallsNoOne(t *testing.T) {
 		}
 	}
 	h := c.Conn(t, "forger")
-	ask := func() distrib.Job {
-		t.Helper()
-		for {
-			m, err := h.Request("arena.forge.want.forger", nil, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(m.Data) > 0 {
-				var j distrib.Job
-				if err := json.Unmarshal(m.Data, &j); err != nil {
-					t.Fatal(err)
-				}
-				return j
-			}
-		}
-	}
+	ask := func() distrib.Job { return askForGame(t, h, "arena.forge.want.forger") }
 	current, earlier := ask(), ask()
 	if current.MaxArchive != distrib.MaxArchive {
 		t.Errorf("the hand-out states a cap of %d bytes, want %d", current.MaxArchive, distrib.MaxArchive)
@@ -559,5 +529,24 @@ func TestAForgedUploadStallsNoOne(t *testing.T) {
 	}
 	if len(stale) != 1 || stale[0].Game != earlier.Game || stale[0].Attempt != 1 {
 		t.Errorf("the forged upload of an earlier attempt: %+v, want one stale result", stale)
+	}
+}
+
+// askForGame asks on subject, as a worker speaking NATS itself, until it is
+// handed a game.
+func askForGame(t *testing.T, nc *nats.Conn, subject string) distrib.Job {
+	t.Helper()
+	for {
+		m, err := nc.Request(subject, nil, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Data) > 0 {
+			var j distrib.Job
+			if err := json.Unmarshal(m.Data, &j); err != nil {
+				t.Fatal(err)
+			}
+			return j
+		}
 	}
 }

@@ -82,7 +82,7 @@ const coordinatorMemoryBound = 160 << 20
 // spool emptied once judged), and the coordinator's memory stays within
 // coordinatorMemoryBound, below one archive's size.
 func TestTheCoordinatorsMemoryIsBoundedWhileArchivesArrive(t *testing.T) {
-	const workers, size = 3, 256 << 20
+	const workers, size = 3, 192 << 20
 	names := []string{"w1", "w2", "w3"}
 	c := distribtest.Start(t, "mem", time.Minute, names...)
 	coord := c.Coordinator(t)

@@ -360,17 +360,8 @@ func (s *Store) PublishFinal(ctx context.Context, out string) (size int64, err e
 		}
 		return os.WriteFile(path, data, 0o644)
 	}
-	if err := write("log/checkpoint", signed); err != nil {
+	if err := eventlog.WriteStatic(ctx, s.r, size, signed, filepath.Join(out, "log")); err != nil {
 		return 0, err
-	}
-	for _, p := range eventlog.Tiles(size) {
-		data, err := eventlog.Tile(ctx, s.r, size, p)
-		if err != nil {
-			return 0, fmt.Errorf("tile %s: %w", p, err)
-		}
-		if err := write("log/"+p, data); err != nil {
-			return 0, err
-		}
 	}
 	for n := range size {
 		data, err := eventlog.Entry(ctx, s.r, n)

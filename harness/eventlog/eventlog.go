@@ -23,6 +23,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
@@ -425,6 +427,32 @@ func ParseTilePath(path string) (tlog.Tile, bool, error) {
 		t.L = -1
 	}
 	return t, entries, nil
+}
+
+// WriteStatic writes the log's tree of size entries into dir as a static
+// web server serves it: the signed checkpoint as dir/checkpoint and every
+// tile (Tiles) under dir/tile.
+func WriteStatic(ctx context.Context, q Querier, size int64, signed []byte, dir string) error {
+	write := func(rel string, data []byte) error {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(path, data, 0o644)
+	}
+	if err := write("checkpoint", signed); err != nil {
+		return err
+	}
+	for _, p := range Tiles(size) {
+		data, err := Tile(ctx, q, size, p)
+		if err != nil {
+			return fmt.Errorf("tile %s: %w", p, err)
+		}
+		if err := write(p, data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Tiles are the paths of every tile of a tree of size entries: hash tiles

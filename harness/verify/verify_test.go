@@ -49,22 +49,13 @@ func bundle(t *testing.T, entries ...event.LogEntry) (string, string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	write := func(rel string, data []byte) {
-		path := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := eventlog.WriteStatic(ctx, db, int64(len(entries)), signed, filepath.Join(dir, "log")); err != nil {
+		t.Fatal(err)
 	}
-	write("log/checkpoint", signed)
-	for _, p := range eventlog.Tiles(int64(len(entries))) {
-		data, err := eventlog.Tile(ctx, db, int64(len(entries)), p)
-		if err != nil {
+	write := func(rel string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, rel), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		write("log/"+p, data)
 	}
 	write(event.BundleStandings, []byte(`{"standings":[]}`))
 	return dir, vkey

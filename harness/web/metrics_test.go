@@ -92,17 +92,8 @@ func TestTheMetricsFollowTheLadder(t *testing.T) {
 	if n := sampled(before, "arena_submissions", "state", "passed"); n != 2 {
 		t.Errorf("arena_submissions{state=passed} is %v, want 2", n)
 	}
-	resolved, err := e.server.Config.Settings().Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend := &local.Backend{Dir: t.TempDir()}
-	_, signer, _ := ed25519.GenerateKey(nil)
 	lctx, stop := context.WithCancel(ctx)
-	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
-		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
-		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 1}
+	p := ladderPlayer(t, e)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(lctx) }()
 	ladderGames := func() []event.Game {
@@ -174,4 +165,20 @@ func TestTheMetricsFollowTheLadder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ladderPlayer is a player of e's ladder on the local sandbox, one pair at
+// a time, logging its games as e's configuration says.
+func ladderPlayer(t *testing.T, e *testEvent) *event.Player {
+	t.Helper()
+	resolved, err := e.server.Config.Settings().Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &local.Backend{Dir: t.TempDir()}
+	_, signer, _ := ed25519.GenerateKey(nil)
+	return &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ladder: true, LogGames: e.server.Config.Log.LadderAndScrimmages, Open: e.server.Config.Open, Seed: 7, Slots: 1}
 }

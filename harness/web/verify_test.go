@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,15 +18,12 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
-	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/verify"
 	"github.com/arenabots/arena/internal/sqlitedb"
-	"github.com/arenabots/arena/sandbox/local"
 )
 
 // A final of four teams is published and verified with the key the home
@@ -288,22 +283,8 @@ func forkedLog(t *testing.T, signer eventlog.Signer, entries [][]byte) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	write := func(rel string, data []byte) {
-		path := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("checkpoint", signed)
-	for _, p := range eventlog.Tiles(int64(len(entries))) {
-		data, err := eventlog.Tile(ctx, db, int64(len(entries)), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(p, data)
+	if err := eventlog.WriteStatic(ctx, db, int64(len(entries)), signed, dir); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
@@ -416,17 +397,8 @@ func TestLadderGamesJoinTheLogBehindTheSwitch(t *testing.T) {
 	ctx := context.Background()
 	passedUpload(t, e, e.a.ID, "./examples/greedy")
 	passedUpload(t, e, e.b.ID, "./examples/random")
-	resolved, err := e.server.Config.Settings().Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend := &local.Backend{Dir: t.TempDir()}
-	_, signer, _ := ed25519.GenerateKey(nil)
 	lctx, stop := context.WithCancel(ctx)
-	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
-		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
-		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ladder: true, LogGames: e.server.Config.Log.LadderAndScrimmages, Open: e.server.Config.Open, Seed: 7, Slots: 1}
+	p := ladderPlayer(t, e)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(lctx) }()
 	var ladderGames []event.Game
