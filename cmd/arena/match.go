@@ -313,7 +313,7 @@ type liveView struct {
 	fault *transcript.Turn // the last turn that was not ok
 }
 
-func (v *liveView) Started(h transcript.Header) {
+func (v *liveView) Started(h transcript.Header, _ rules.State) {
 	v.names = [2]string{h.White.Name, h.Black.Name}
 	fmt.Fprintf(v.w, "%s: %s (white) vs %s (black), seed %d, %s sandbox\n", h.Game, h.White.Name, h.Black.Name, h.Seed, h.Sandbox["backend"])
 }

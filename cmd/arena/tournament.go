@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -99,6 +100,7 @@ standings of a finished or running tournament.`,
 			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "attempts of a game aborted by the host before it is reported unplayed"},
 			&cli.StringFlag{Name: "min-free", Value: "1g", Usage: "free space the tournament directory keeps beyond what the games in flight may write (their evidence budget plus 32 MiB each); below it no game starts until space is freed (0: no check)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
+			metricsFlag(),
 			signingKeyFlag(),
 		}, append(append(matchFlags(), openingFlags()...), append(evidenceFlags("64m"), distribFlags()...)...)...),
 		Action: runTournament,
@@ -179,6 +181,14 @@ func runTournament(c *cli.Context) error {
 		}
 	}
 	o.MinFree, o.Progress, o.Remote, o.WorkerKey = minFree, prog, remote, tournament.WorkerKey(dir)
+	if addr := c.String("metrics-listen"); addr != "" {
+		m, stop, err := tournament.ServeMetrics(c.Context, addr, dir, remote, slog.Default())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		o.Metrics = m
+	}
 	sum, err := tournament.Run(c.Context, o)
 	if errors.Is(err, tournament.ErrConfigChanged) {
 		return usagef("%v\nuse another --out directory for a new tournament", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -30,6 +31,11 @@ func distribFlags() []cli.Flag {
 		&cli.StringFlag{Name: "nats-ca", Usage: "with --nats: the CA certificate the cluster's TLS certificate chains to (default: the system's)", TakesFile: true},
 		&cli.DurationFlag{Name: "ack-wait", Value: distrib.DefaultAckWait, Usage: "with workers: how long a game may go without news from its worker before another worker gets it"},
 	}
+}
+
+// metricsFlag serves a process's Prometheus metrics (docs/operations.md).
+func metricsFlag() cli.Flag {
+	return &cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on /metrics at HOST:PORT (docs/operations.md; arena --log-level info logs the address)", DefaultText: "none"}
 }
 
 // remoteOf is what distribFlags say of the workers of the tournament or
@@ -137,6 +143,7 @@ exits when the coordinator says the tournament is over.`,
 			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "games played at once: about the cores less one for bots that think, half the cores for bots that answer at once (docs/scale.md)"},
 			&cli.IntFlag{Name: "bench-runs", Value: 50, Usage: "turns per measurement of this machine before it joins (0: do not measure)"},
 			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
+			metricsFlag(),
 			imageFlag(),
 			runtimeFlag("the engine's, usually runc; it must be the coordinator's"),
 		},
@@ -165,6 +172,14 @@ func runWorker(c *cli.Context) error {
 		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}
 	if backend.Name() == "docker" {
 		j.Check, j.Bench = doctorChecks(c), benchFigures(c, c.Int("bench-runs"))
+	}
+	if addr := c.String("metrics-listen"); addr != "" {
+		m, stop, err := tournament.ServeWorkerMetrics(c.Context, addr, j.Slots, slog.Default())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		j.Metrics = m
 	}
 	over, err := tournament.Work(c.Context, j)
 	var bad *tournament.ConfigError

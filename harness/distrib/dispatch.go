@@ -78,6 +78,7 @@ type holding struct {
 	job    Job
 	worker string
 	news   time.Time
+	since  time.Time // handed out
 }
 
 type waiter struct {
@@ -113,6 +114,9 @@ type dispatcher struct {
 	swept     map[string]bool      // uploads the sweep deleted
 	struck    map[string]int       // every strike each worker drew (Stats)
 	results   map[string]int       // results taken, by what they were (Stats)
+	heard     map[string]time.Time // each worker's last word: an ask, news, a result
+	took      []time.Duration      // the last games' times, hand-out to result (gameTimes)
+	tookNext  int                  // where took's next time goes once it is full
 
 	subs []*nats.Subscription
 	stop chan struct{}
@@ -154,7 +158,7 @@ func (q *Queue) startDispatch(ctx context.Context, ackWait time.Duration) error 
 	d := &dispatcher{q: q, ackWait: ackWait, kv: kv, sweepEvery: sweepEvery, sweepAfter: sweepAfter,
 		published: map[gameKey]bool{}, latest: map[int]int{}, withdrawn: map[gameKey]bool{}, delivered: map[gameKey]uint64{}, held: map[string]*holding{},
 		mine: map[string]string{}, rate: map[string]*bucket{}, strikes: map[string][]time.Time{},
-		released: map[string]time.Time{}, swept: map[string]bool{}, struck: map[string]int{}, results: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
+		released: map[string]time.Time{}, swept: map[string]bool{}, struck: map[string]int{}, results: map[string]int{}, heard: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for subj, fn := range map[string]nats.MsgHandler{
 		wantSubject(q.tournament, "*"):    d.onWant,
 		playingSubject(q.tournament, "*"): d.onNotice,
@@ -239,6 +243,7 @@ func (d *dispatcher) onWant(m *nats.Msg) {
 		d.mu.Unlock()
 		return
 	}
+	d.heard[worker] = now
 	if n := d.waitingOf(worker); n >= maxWaiting {
 		d.strike(worker, fmt.Sprintf("it asked for more than %d games at once", maxWaiting))
 		d.mu.Unlock()
@@ -298,7 +303,7 @@ func (d *dispatcher) serve() {
 		k := gameKey{j.Game, j.Attempt}
 		d.delivered[k]++
 		j.Handout, j.Delivered, j.News, j.MaxArchive = tok, d.delivered[k], d.ackWait/3, MaxArchive
-		d.held[tok] = &holding{job: j, worker: w.worker, news: now}
+		d.held[tok] = &holding{job: j, worker: w.worker, news: now, since: now}
 		d.mine[tok] = w.worker
 		watch := d.watch
 		d.mu.Unlock()
@@ -340,7 +345,7 @@ func (d *dispatcher) hand(w waiter, j Job) error {
 // stripped is a job as it waits in the queue: no hand-out of its own.
 func stripped(j Job) Job {
 	j.Handout, j.Delivered, j.News, j.MaxArchive = "", 0, 0, 0
-	return j
+	return j // its Deadline stays: it runs again from the next hand-out
 }
 
 func (d *dispatcher) onNotice(m *nats.Msg) {
@@ -357,6 +362,7 @@ func (d *dispatcher) onNotice(m *nats.Msg) {
 		d.mu.Unlock()
 		return
 	}
+	d.heard[worker] = now
 	h := d.held[n.Handout]
 	if h == nil || h.worker != worker || h.job.Game != n.Game || h.job.Attempt != n.Attempt {
 		owner, ours := d.mine[n.Handout]
@@ -533,9 +539,11 @@ func (d *dispatcher) inUse(object string, now time.Time) bool {
 // by their tournament, stale, forged, lost: an archive that did not hold).
 type Stats struct {
 	Waiting, Held int
-	HandedOut     uint64
-	Strikes       map[string]int
-	Results       map[string]int
+	// Stuck are the games held that look stuck now (Holding.Stuck).
+	Stuck     int
+	HandedOut uint64
+	Strikes   map[string]int
+	Results   map[string]int
 }
 
 // Stats reads the coordinator's queue's figures (zero on a worker's).
@@ -546,7 +554,7 @@ func (q *Queue) Stats() Stats {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return Stats{Waiting: len(d.queue), Held: len(d.held), HandedOut: d.n, Strikes: maps.Clone(d.struck), Results: maps.Clone(d.results)}
+	return Stats{Waiting: len(d.queue), Held: len(d.held), Stuck: d.stuck(time.Now()), HandedOut: d.n, Strikes: maps.Clone(d.struck), Results: maps.Clone(d.results)}
 }
 
 // tally counts a result taken as what it was.

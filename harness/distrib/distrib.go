@@ -49,6 +49,11 @@ type Job struct {
 	// NotBefore delays a game an earlier attempt of which failed on a host:
 	// the coordinator hands it out no sooner.
 	NotBefore time.Time `json:"notBefore,omitzero"`
+	// Deadline is how long a worker may hold the game without a result,
+	// from its hand-out, as its coordinator counts it (0: none told).
+	// distrib does not enforce it; it flags a game held long past its
+	// peers' time or half its deadline as stuck (Holding.Stuck).
+	Deadline time.Duration `json:"deadline,omitempty"`
 	// Set as the game is handed out: the hand-out's token (a result and
 	// every notice name it), how many times the game has been handed out
 	// (2 or more: an earlier worker did not finish it), and how often the
@@ -705,8 +710,11 @@ func (q *Queue) handedIn(r Result) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	now := time.Now()
+	d.heard[r.Worker] = now
 	if h := d.held[r.Handout]; h != nil && h.worker == r.Worker {
-		d.release(r.Handout, time.Now())
+		d.timed(now.Sub(h.since))
+		d.release(r.Handout, now)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/arenabots/arena/harness/metrics"
 )
 
 // Player plays one game on the worker's own machine and returns its match
@@ -28,6 +30,8 @@ type Worker struct {
 	// coordinator cannot be reached (default 10 minutes); after that the
 	// game is left to its ack wait and another worker.
 	Deliver time.Duration
+	// Metrics, when set, count the games taken and what became of them.
+	Metrics *metrics.Worker
 }
 
 // Run plays games until ctx ends. A game in play when ctx ends is handed
@@ -113,6 +117,9 @@ func (q *Queue) tell(j Job, back bool) {
 // before loses nothing.
 func (w *Worker) handle(ctx context.Context, j Job) error {
 	q := w.Queue
+	w.Metrics.Took()
+	released := metrics.GivenUp
+	defer func() { w.Metrics.Released(released) }()
 	alive := make(chan struct{})
 	go func() {
 		t := time.NewTicker(max(j.News, 10*time.Millisecond))
@@ -132,6 +139,7 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 	archive, playErr := w.Play(ctx, j)
 	if ctx.Err() != nil {
 		// Stopping: hand the game back for another worker, now.
+		released = metrics.HandedBack
 		q.tell(j, true) // if it is lost, the hold runs out and the game goes on
 		return nil
 	}
@@ -164,6 +172,7 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 	}); err != nil {
 		return nil
 	}
+	released = metrics.HandedIn
 	return nil
 }
 

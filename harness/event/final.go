@@ -222,6 +222,28 @@ type Final struct {
 	Progress     tournament.Progress
 	// Workers, when set, play the games instead of this machine.
 	Workers *Workers
+	// Watch, when set, follows each game this machine plays (Watch).
+	Watch Watch
+}
+
+// Watch follows a game this machine starts to play, for the event's live
+// pages: its kind, its sides and its round of the final (0: none). It
+// returns the game's observer, nil for none.
+type Watch func(kind string, white, black Side, round int) match.Observer
+
+// watcher is w as a tournament's Options.Watch, the sides its bots' by
+// index.
+func (w Watch) watcher(kind string, sides []Side) func(tournament.Record) match.Observer {
+	if w == nil {
+		return nil
+	}
+	return func(g tournament.Record) match.Observer {
+		round := 0
+		if kind == FinalGame {
+			round = g.Round
+		}
+		return w(kind, sides[g.White], sides[g.Black], round)
+	}
 }
 
 // FinalGame is a game of the final.
@@ -629,7 +651,8 @@ func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
 	rec := &finalRecorder{store: s, dir: dir, sides: sides(p.entries), next: f.Progress}
 	o := tournament.Options{Dir: dir, Config: p.cfg, Bots: p.bots,
 		Game: f.Settings.Game, Backend: f.Backend, Concurrency: f.Concurrency, MaxAttempts: f.MaxAttempts,
-		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec, BlobStore: filepath.Join(s.Dir, EvidenceDir)}
+		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec, BlobStore: filepath.Join(s.Dir, EvidenceDir),
+		Watch: f.Watch.watcher(FinalGame, rec.sides)}
 	f.Workers.apply(&o, jobsFinal)
 	sum, err := tournament.Run(ctx, o)
 	if ctx.Err() != nil {
@@ -750,20 +773,21 @@ func (s *Store) finalFinished(ctx context.Context) (map[string]time.Time, error)
 	return out, rows.Err()
 }
 
-// FinalVersion changes whenever a game of the final is recorded, the final
-// starts or ends, or the scoreboard is frozen or revealed: a server watches
-// it to refresh the live standings.
+// FinalVersion changes whenever a game of the final is recorded, a round
+// of it is paired (logged), the final starts or ends, or the scoreboard is
+// frozen or revealed: a server watches it to refresh the live standings.
 func (s *Store) FinalVersion(ctx context.Context) (string, error) {
-	var n, last int64
+	var n, last, logged int64
 	var frozen, run, names sql.NullString
 	var closed sql.NullString
 	err := s.readRow(ctx, `SELECT count(*), coalesce(max(id), 0), (SELECT at FROM freeze WHERE id = 1),
 		(SELECT started || '/' || finished || '/' || length(error) FROM final_run WHERE id = 1),
-		(SELECT group_concat(id || ':' || name, '/') FROM teams), (SELECT closed FROM closing WHERE id = 1) FROM games WHERE kind = ?`, FinalGame).
-		Scan(&n, &last, &frozen, &run, &names, &closed)
+		(SELECT group_concat(id || ':' || name, '/') FROM teams), (SELECT closed FROM closing WHERE id = 1),
+		(SELECT coalesce(max(n), 0) FROM log_entries) FROM games WHERE kind = ?`, FinalGame).
+		Scan(&n, &last, &frozen, &run, &names, &closed, &logged)
 	// A freeze set for later changes the board when its time comes.
 	active := frozen.Valid && !time.Now().Before(parseTime(frozen.String))
-	return fmt.Sprintf("%d/%d/%s/%t/%s/%s/%s", n, last, frozen.String, active, run.String, names.String, closed.String), err
+	return fmt.Sprintf("%d/%d/%s/%t/%s/%s/%s/%d", n, last, frozen.String, active, run.String, names.String, closed.String, logged), err
 }
 
 // Freeze freezes the scoreboard from at on: teams (and visitors) see the

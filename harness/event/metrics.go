@@ -54,20 +54,10 @@ func (s *Store) observeGame(kind, winner string, lines []transcript.Line) {
 	if s.Metrics == nil {
 		return
 	}
-	var turns []metrics.Turn
-	for _, l := range lines {
-		if l.Type != transcript.TypeTurn {
-			continue
-		}
-		var t transcript.Turn
-		if l.Decode(&t) == nil {
-			turns = append(turns, metrics.Turn{WallMs: t.WallMs, HostWaitMs: t.HostWaitMs})
-		}
-	}
 	if winner == "" {
 		winner = "aborted"
 	}
-	s.Metrics.Game(kind, winner, turns)
+	s.Metrics.Game(kind, winner, metrics.TurnsOf(lines))
 }
 
 // timed observes how long a write took.

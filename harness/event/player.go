@@ -71,6 +71,8 @@ type Player struct {
 	Seed uint64
 	// Workers, when set, play the games instead of this machine.
 	Workers *Workers
+	// Watch, when set, follows each game this machine plays (Watch).
+	Watch Watch
 	// Slots is how many pairs are played at once (0: one), each pair's
 	// two games one after the other: as many games at once as arena
 	// tournament --concurrency Slots plays, and no pair waits for the
@@ -378,7 +380,7 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	o := tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
 		Backend: p.Backend, Concurrency: 1, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
 		Labels: map[string]string{"org.arenabots.arena.event-games": kind}, NoViews: true,
-		BlobStore: filepath.Join(p.Store.Dir, EvidenceDir)}
+		BlobStore: filepath.Join(p.Store.Dir, EvidenceDir), Watch: p.Watch.watcher(kind, sides[:])}
 	p.Workers.apply(&o, job)
 	_, err = tournament.Run(ctx, o)
 	if errors.Is(err, tournament.ErrConfigChanged) {

@@ -46,9 +46,10 @@ const (
 func ParsePolicy(s string) (Policy, error) { return referee.ParsePolicy(s) }
 
 // Observer is told what happens as it happens (live display). Calls come from
-// the goroutine running the match.
+// the goroutine running the match; st is the match's own position, read
+// during the call only.
 type Observer interface {
-	Started(h transcript.Header)
+	Started(h transcript.Header, st rules.State)
 	Turn(t transcript.Turn, st rules.State)
 	Finished(r transcript.Result)
 }
@@ -139,9 +140,18 @@ type runner struct {
 	final       [2][]string
 	// header is set once the header record is written.
 	header *transcript.Header
+	// observed: the observer was told the match started.
+	observed bool
 }
 
 func (m *runner) run(ctx context.Context) (res transcript.Result, err error) {
+	// An observer told the match started is told it finished, however it
+	// ended: with its result, or aborted.
+	defer func() {
+		if m.observed {
+			m.cfg.Observer.Finished(res)
+		}
+	}()
 	defer func() {
 		if cerr := m.tw.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close the transcript: %w", cerr)
@@ -181,7 +191,8 @@ func (m *runner) play(ctx context.Context) string {
 	}
 	m.header = &header
 	if m.cfg.Observer != nil {
-		m.cfg.Observer.Started(header)
+		m.cfg.Observer.Started(header, m.ref.State())
+		m.observed = true
 	}
 	// A bot that did not build cannot play: it loses (both: a draw).
 	failed := false
@@ -507,9 +518,6 @@ func (m *runner) finish(abortReason string) (transcript.Result, error) {
 	}
 	if err := writeResult(m.cfg.Dir, res); err != nil {
 		return res, err
-	}
-	if m.cfg.Observer != nil {
-		m.cfg.Observer.Finished(res)
 	}
 	return res, nil
 }

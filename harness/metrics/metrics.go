@@ -1,6 +1,7 @@
 // Package metrics holds arena's Prometheus metrics, each named, explained
-// and bucketed once, for the event server to expose on /metrics
-// (docs/operations.md says what each means and what to alert on).
+// and bucketed once, for the event server, a tournament's coordinator and
+// a worker to expose on /metrics (docs/operations.md says what each means,
+// which process exposes it and what to alert on).
 //
 // It must never label a metric by anything a client chooses (a team's
 // name, a token, a path it made up): its labels are routes, kinds, states
@@ -11,24 +12,19 @@ package metrics
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Event are an event server's metrics.
 type Event struct {
-	reg *prometheus.Registry
+	exposed
+	recorded
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	games    *prometheus.CounterVec
-	turns    *prometheus.HistogramVec
-	hostWait *prometheus.HistogramVec
 	dbWrite  prometheus.Histogram
 }
 
@@ -41,16 +37,16 @@ type Gauges struct {
 	Final       map[string]int // the final's games: total, done, unplayed, pending
 	DBBytes     int64
 	Workers     map[string]int // by state: admitted, suspended
+	// Live are the games this server plays now, by kind, and Spectators
+	// the streams following them (the live pages, the projectors').
+	Live       map[string]int
+	Spectators int
 }
-
-// turnBuckets are a turn's wall time and the host's wait in seconds: from
-// a millisecond to the longest turn limits.
-var turnBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 // NewEvent makes an event server's metrics; gauges is read at each scrape
 // (an error is logged, and the scrape goes on without them).
 func NewEvent(gauges func(context.Context) (Gauges, error), log *slog.Logger) *Event {
-	e := &Event{reg: prometheus.NewRegistry()}
+	e := &Event{recorded: newRecorded()}
 	e.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "arena_http_requests_total", Help: "HTTP requests answered, by route (its pattern) and status code.",
 	}, []string{"route", "code"})
@@ -58,33 +54,13 @@ func NewEvent(gauges func(context.Context) (Gauges, error), log *slog.Logger) *E
 		Name: "arena_http_request_duration_seconds", Help: "Time to answer an HTTP request, by route; event streams are left out.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 	}, []string{"route"})
-	e.games = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "arena_games_recorded_total", Help: "Games recorded since the server started, by kind (validation, scrimmage, ladder, final) and outcome (white, black, draw, aborted).",
-	}, []string{"kind", "outcome"})
-	e.turns = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "arena_turn_seconds", Help: "Each turn's wall time as measured next to the bot, of the games recorded, by kind.",
-		Buckets: turnBuckets,
-	}, []string{"kind"})
-	e.hostWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "arena_turn_host_wait_seconds", Help: "How long the host kept a bot waiting for a CPU in each turn (the turn's deadline moved past it), of the games recorded, by kind.",
-		Buckets: turnBuckets,
-	}, []string{"kind"})
 	e.dbWrite = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "arena_db_write_seconds", Help: "Time of a write transaction of the event's database (a game recorded, an organizer's action).",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5},
 	})
-	e.reg.MustRegister(e.requests, e.latency, e.games, e.turns, e.hostWait, e.dbWrite,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&gaugeCollector{read: gauges, log: log})
+	e.exposed = newExposed(append(e.recorded.collectors(), e.requests, e.latency, e.dbWrite,
+		&gaugeCollector{read: gauges, log: log})...)
 	return e
-}
-
-// Registry is where the metrics are registered.
-func (e *Event) Registry() *prometheus.Registry { return e.reg }
-
-// Handler serves the metrics in Prometheus' text format.
-func (e *Event) Handler() http.Handler {
-	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 // Request counts a request answered on route with code, taking took.
@@ -98,20 +74,11 @@ func (e *Event) Request(route string, code int, took time.Duration, stream bool)
 	}
 }
 
-// Turn is one turn's times, in milliseconds, as its transcript records.
-type Turn struct{ WallMs, HostWaitMs float64 }
-
 // Game counts a game recorded, of kind, won by winner ("white", "black",
 // "draw" or "aborted"), with its turns.
 func (e *Event) Game(kind, winner string, turns []Turn) {
-	if e == nil {
-		return
-	}
-	e.games.WithLabelValues(kind, winner).Inc()
-	t, w := e.turns.WithLabelValues(kind), e.hostWait.WithLabelValues(kind)
-	for _, x := range turns {
-		t.Observe(x.WallMs / 1000)
-		w.Observe(x.HostWaitMs / 1000)
+	if e != nil {
+		e.game(kind, winner, turns)
 	}
 }
 
@@ -134,10 +101,12 @@ var (
 	finalDesc       = prometheus.NewDesc("arena_final_games", "The final's games: total, done, unplayed (aborted on every try), pending.", []string{"state"}, nil)
 	dbDesc          = prometheus.NewDesc("arena_db_bytes", "The event database's size on disk, its write-ahead log included.", nil, nil)
 	workersDesc     = prometheus.NewDesc("arena_workers", "Enrolled worker machines by state (admitted, suspended).", []string{"state"}, nil)
+	liveDesc        = prometheus.NewDesc("arena_live_games", "Games this server plays now, followed live, by kind (final, ladder, scrimmage).", []string{"kind"}, nil)
+	spectatorsDesc  = prometheus.NewDesc("arena_live_spectators", "Streams following live games now: the games' pages and the projectors.", nil, nil)
 )
 
 func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{submissionsDesc, scrimmagesDesc, finalDesc, dbDesc, workersDesc} {
+	for _, d := range []*prometheus.Desc{submissionsDesc, scrimmagesDesc, finalDesc, dbDesc, workersDesc, liveDesc, spectatorsDesc} {
 		ch <- d
 	}
 }
@@ -152,20 +121,19 @@ func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		return
 	}
-	for _, m := range []struct {
-		desc *prometheus.Desc
-		vals map[string]int
-	}{{submissionsDesc, g.Submissions}, {scrimmagesDesc, g.Scrimmages}, {finalDesc, g.Final}, {workersDesc, g.Workers}} {
-		for state, n := range m.vals {
-			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, float64(n), state)
-		}
-	}
+	emitStates(ch, submissionsDesc, g.Submissions)
+	emitStates(ch, scrimmagesDesc, g.Scrimmages)
+	emitStates(ch, finalDesc, g.Final)
+	emitStates(ch, workersDesc, g.Workers)
 	ch <- prometheus.MustNewConstMetric(dbDesc, prometheus.GaugeValue, float64(g.DBBytes))
+	emitStates(ch, liveDesc, g.Live)
+	ch <- prometheus.MustNewConstMetric(spectatorsDesc, prometheus.GaugeValue, float64(g.Spectators))
 }
 
 // QueueStats are a worker queue's figures (distrib.Queue's Stats).
 type QueueStats struct {
 	Waiting, Held int
+	Stuck         int // of those held, the games that look stuck now (stuck.go)
 	HandedOut     uint64
 	Strikes       map[string]int // by worker: enrolled names, the organizer's
 	Results       map[string]int // by what they were: taken, stale, forged, lost
@@ -183,10 +151,13 @@ func (e *Event) WatchQueue(read func() QueueStats) {
 	e.reg.MustRegister(queueCollector(read))
 }
 
+// queueCollector reads a worker queue's figures at each scrape: the event
+// server's and a tournament coordinator's.
+
 type queueCollector func() QueueStats
 
 func (c queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{queueGamesDesc, handedOutDesc, strikesDesc, queueResultsDesc} {
+	for _, d := range []*prometheus.Desc{queueGamesDesc, handedOutDesc, strikesDesc, queueResultsDesc, stuckDesc} {
 		ch <- d
 	}
 }
@@ -196,6 +167,7 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(queueGamesDesc, prometheus.GaugeValue, float64(s.Waiting), "waiting")
 	ch <- prometheus.MustNewConstMetric(queueGamesDesc, prometheus.GaugeValue, float64(s.Held), "held")
 	ch <- prometheus.MustNewConstMetric(handedOutDesc, prometheus.CounterValue, float64(s.HandedOut))
+	ch <- stuckMetric(s)
 	for w, n := range s.Strikes {
 		ch <- prometheus.MustNewConstMetric(strikesDesc, prometheus.CounterValue, float64(n), w)
 	}

@@ -211,7 +211,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if err != nil {
 				return err
 			}
-			job := distrib.Job{Game: cfg.Job.Game, Attempt: cfg.Job.Attempt, Spec: sp}
+			job := distrib.Job{Game: cfg.Job.Game, Attempt: cfg.Job.Attempt, Spec: sp, Deadline: x.deadline(cfg)}
 			if g.AbortReason != "" {
 				// An earlier attempt failed on a host: not at once again.
 				job.NotBefore = time.Now().Add(retryDelay(g.Attempts))
@@ -272,6 +272,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 				}
 			}
 		}
+		j := Judgement{Worker: r.Worker, Game: r.Game}
 		switch {
 		case lie:
 			// Charged to the worker, never to the game: the worker is shut
@@ -280,16 +281,35 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if err := o.suspend(x, distrib.Suspension{Worker: r.Worker, At: time.Now().UTC(), Game: r.Game, Reason: reason, Detail: detail}); err != nil {
 				return err
 			}
+			j.Outcome = Refused
 			err = st.Reject(context.WithoutCancel(ctx), g.ID)
 		case refused != "":
 			g.Worker = r.Worker
+			j.Outcome = HostFault
 			err = o.abortAttempt(context.WithoutCancel(ctx), st, g, refused, mu)
 		default:
 			g.Worker = r.Worker
+			j.Outcome = Played
+			if res.Reason == transcript.ReasonAborted {
+				j.Outcome = HostFault
+				if ctx.Err() != nil {
+					j.Outcome = "" // stopped here: not the worker's doing
+				}
+			}
 			err = o.settle(ctx, st, g, res, mu)
 		}
 		if err != nil {
 			return err
+		}
+		if x.Judged != nil && j.Outcome != "" {
+			if j.Outcome == Played {
+				rec, err := st.game(context.WithoutCancel(ctx), g.ID)
+				if err != nil {
+					return err
+				}
+				j.TurnMs = rec.TurnMs
+			}
+			x.judged(j)
 		}
 		return publish()
 	}
@@ -330,6 +350,7 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 			if err := o.abortAttempt(context.WithoutCancel(ctx), st, g, reason, mu); err != nil {
 				return err
 			}
+			x.judged(Judgement{Worker: holder, Game: game, Outcome: Overdue})
 			if overdue[holder]++; overdue[holder] >= maxOverdue {
 				if err := o.suspend(x, distrib.Suspension{Worker: holder, At: now.UTC(), Game: game,
 					Reason: fmt.Sprintf("%d games it took passed their deadlines without a result", overdue[holder])}); err != nil {

@@ -34,6 +34,10 @@ type Exchange struct {
 	// Deadline is how long a worker may hold a game without a result
 	// (nil: GameDeadline).
 	Deadline func(match.Config) time.Duration
+	// Judged, when set, is told what became of each result a worker
+	// handed in, once the run that published its game judged it (one call
+	// at a time).
+	Judged func(Judgement)
 
 	mu     sync.Mutex
 	routes map[int]*route
@@ -228,4 +232,36 @@ func GameDeadline(cfg match.Config) time.Duration {
 		}
 	}
 	return time.Duration(turns)*(sandbox.WallCap(cfg.Limits.TurnTimeout)+rules.ProgramStart) + deadlineMargin
+}
+
+// Outcomes of a result a worker handed in (Judgement.Outcome).
+const (
+	// Played: the game counts.
+	Played = "played"
+	// HostFault: the game does not count for this attempt: its worker could
+	// not play it, or it was aborted on the worker's host (charged to the
+	// worker, not to the bots).
+	HostFault = "fault"
+	// Refused: the result claimed what is not so; its worker is suspended.
+	Refused = "refused"
+	// Overdue: no result came within the game's deadline; it is played
+	// again elsewhere, charged to its holder.
+	Overdue = "overdue"
+)
+
+// Judgement is what became of a result a worker handed in.
+type Judgement struct {
+	Worker  string
+	Game    int // the job's number
+	Outcome string
+	// TurnMs is a played game's median turn, wall time as its transcript
+	// says (0 for a result that did not count).
+	TurnMs float64
+}
+
+// judged tells x.Judged, if set, of a result judged.
+func (x *Exchange) judged(j Judgement) {
+	if x.Judged != nil {
+		x.Judged(j)
+	}
 }

@@ -708,8 +708,9 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	ro.MaxAttempts = 1 // an expiry would leave a game unplayed
 	remoteOn(&ro, c, coordinator)
 	// Short, so that the wait without a worker lasts two deadlines; long
-	// enough for a game on a loaded machine.
-	const deadline = 5 * time.Second
+	// enough for a game on a loaded machine (5 s was not, with three
+	// packages' tests under -race beside it on two cores).
+	const deadline = 8 * time.Second
 	ro.Remote.Deadline = func(match.Config) time.Duration { return deadline }
 	said := &workersWaitWatch{}
 	ro.Progress = said

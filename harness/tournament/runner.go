@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/view"
@@ -70,6 +71,13 @@ type Options struct {
 	// schedule that stops when it has said enough, such as a duel's SPRT.
 	// It is not offered with Remote, which publishes every game at once.
 	Settled func(r Record) (enough bool)
+	// Metrics, when set, count each game recorded with its turns and each
+	// attempt that did not count (see NewMetrics).
+	Metrics *metrics.Tournament
+	// Watch, when set, is told each game this machine starts to play;
+	// the observer it returns (nil: none) follows the game's turns as they
+	// are played (a live page). Games played by workers are not watched.
+	Watch func(g Record) match.Observer
 
 	warns *warnings // set by Run
 	// enough is set once Settled has said enough.
@@ -439,7 +447,11 @@ func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex)
 	if err := keepAside(dir, fmt.Sprintf(".attempt-%d", g.Tries)); err != nil {
 		return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 	}
-	res, err := match.Run(ctx, o.matchConfig(g, "", dir))
+	cfg := o.matchConfig(g, "", dir)
+	if o.Watch != nil {
+		cfg.Observer = o.Watch(g)
+	}
+	res, err := match.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("game %d: %w", g.ID, err)
 	}
@@ -529,6 +541,7 @@ func (o *Options) abortAttempt(ctx context.Context, st *Store, g Record, reason 
 	if err != nil {
 		return err
 	}
+	o.Metrics.Aborted()
 	g.Status, g.AbortReason = status, reason
 	if status == Unplayed {
 		o.report(st, g, mu)
@@ -537,6 +550,7 @@ func (o *Options) abortAttempt(ctx context.Context, st *Store, g Record, reason 
 }
 
 func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
+	o.observe(g)
 	mu.Lock()
 	defer mu.Unlock()
 	if o.Settled != nil && o.Settled(g) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/rules"
@@ -95,6 +96,8 @@ type Worker struct {
 	Signer ed25519.PrivateKey
 	// Scratch holds the match directories while they are played.
 	Scratch string
+	// Metrics, when set, count the games played and the host's faults.
+	Metrics *metrics.Worker
 	mu      sync.Mutex
 	bots    map[string]*submission.Bot
 }
@@ -126,7 +129,12 @@ func (w *Worker) bot(ctx context.Context, name string) (*submission.Bot, error) 
 // Play is the worker's distrib.Player: it plays the game with the match
 // runner on the worker's backend and returns the match directory. A match
 // aborted by this host is returned too: the coordinator records the attempt.
-func (w *Worker) Play(ctx context.Context, j distrib.Job) ([]byte, error) {
+func (w *Worker) Play(ctx context.Context, j distrib.Job) (archive []byte, err error) {
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			w.Metrics.HostFault()
+		}
+	}()
 	var sp spec
 	if err := json.Unmarshal(j.Spec, &sp); err != nil {
 		return nil, fmt.Errorf("game %d: %w", j.Game, err)
@@ -149,12 +157,14 @@ func (w *Worker) Play(ctx context.Context, j distrib.Job) ([]byte, error) {
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "m")
-	if _, err := match.Run(ctx, match.Config{Game: g, Rules: sp.Rules, Seed: sp.Seed, White: white, Black: black,
+	res, err := match.Run(ctx, match.Config{Game: g, Rules: sp.Rules, Seed: sp.Seed, White: white, Black: black,
 		Backend: w.Backend, Limits: sp.Limits, OnFault: match.Policy(sp.OnFault), Dir: dir,
 		ArenaVersion: sp.ArenaVersion, Evidence: sp.Evidence, Signer: w.Signer,
-		Job: &transcript.Job{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Pair: sp.Pair, Opening: sp.Opening}}); err != nil {
+		Job: &transcript.Job{Tournament: j.Tournament, Game: j.Game, Attempt: j.Attempt, Pair: sp.Pair, Opening: sp.Opening}})
+	if err != nil {
 		return nil, err
 	}
+	w.observe(ctx, j.Game, dir, res)
 	return pack(dir)
 }
 
@@ -176,6 +186,9 @@ type Join struct {
 	Bench func(ctx context.Context) ([]Figure, error)
 	// Notify is told what the operator should know, as it happens.
 	Notify func(msg string)
+	// Metrics, when set, count the games played and what became of them,
+	// with the machine's figures (see ServeWorkerMetrics).
+	Metrics *metrics.Worker
 }
 
 // connectWaiting connects to the coordinator, waiting while nothing
@@ -281,6 +294,7 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 			done.Store(true)
 			cancel()
 		case c.Suspended != nil && c.Suspended.Worker == j.Creds.Worker:
+			j.Metrics.Refused()
 			suspended.Store(c.Suspended)
 			cancel()
 		}
@@ -289,9 +303,9 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 		return false, err
 	}
 	defer stop()
-	tw := &Worker{Queue: q, Backend: pool, Scratch: scratch, Signer: key}
+	tw := &Worker{Queue: q, Backend: pool, Scratch: scratch, Signer: key, Metrics: j.Metrics}
 	j.Notify(fmt.Sprintf("worker %s plays %s's games, %d at once", j.Creds.Worker, j.Creds.Tournament, j.Slots))
-	w := &distrib.Worker{Queue: q, Slots: j.Slots, Play: tw.Play, Machine: machine}
+	w := &distrib.Worker{Queue: q, Slots: j.Slots, Play: tw.Play, Machine: machine, Metrics: j.Metrics}
 	err = w.Run(ctx)
 	if s := suspended.Load(); s != nil {
 		return false, &SuspendedError{*s}
@@ -375,6 +389,9 @@ func (j Join) describe(ctx context.Context) (json.RawMessage, error) {
 	if j.Bench != nil {
 		if m.Bench, err = j.Bench(ctx); err != nil {
 			return nil, fmt.Errorf("measure this machine: %w", err)
+		}
+		for _, f := range m.Bench {
+			j.Metrics.Measured(f.Name, f.P50Ms, f.P99Ms)
 		}
 	}
 	return json.Marshal(m)

@@ -78,10 +78,14 @@ type Data struct {
 	Lines   bool              `json:"lines,omitempty"`
 	Opening *transcript.Lines `json:"opening,omitempty"`
 	Steps   []Step            `json:"steps"`
+	// Live, for a match being played, is where its next steps stream from
+	// (server-sent events: "step" with the step's number as id, then "end"
+	// with the result); the page follows them.
+	Live string `json:"live,omitempty"`
 }
 
-// picture sets the position a step shows: its frames and points.
-func (s *Step) picture(st rules.State) {
+// Picture sets the position a step shows, st: its frames and points.
+func (s *Step) Picture(st rules.State) {
 	s.Frames = map[string]rules.Frame{}
 	if f, ok := st.(rules.Framer); ok {
 		s.Frames = map[string]rules.Frame{
@@ -115,26 +119,15 @@ func Build(path string) (*Data, error) {
 		if err := lines[0].Decode(&h); err != nil {
 			return nil, fmt.Errorf("%s: its header: %w", file, err)
 		}
-		d.Game, d.White, d.Black, d.Seed = h.Game, h.White.Name, h.Black.Name, h.Seed
-		d.Lines, d.Opening = h.Protocol == protocolLines, h.Opening
+		d = Begin(h)
 	}
 	var last *replay.State
 	rep := replay.Lines(lines, dir, func(s replay.State) {
 		if len(d.Steps) == 0 {
 			d.Steps = append(d.Steps, Step{})
 		}
-		d.Steps[len(d.Steps)-1].picture(s.Before)
-		t := s.Turn
-		step := Step{
-			Ply: t.Ply, Side: t.Side, Phase: t.Phase, Move: t.Move, Played: t.Played, Substituted: t.Substituted,
-			Verdict: t.Verdict, Reason: t.Reason, ExitCode: t.ExitCode, Signal: t.Signal,
-			WallMs: t.WallMs, CPUMs: t.CPUMs, PeakMemory: t.PeakMemory, StderrTail: t.StderrTail,
-		}
-		if d.Lines {
-			step.Before, step.Question, step.Answer, step.After = t.Before, t.State, t.Answer, t.After
-			step.Early, step.Late, step.Auto = t.Early, t.Late, t.Auto
-		}
-		d.Steps = append(d.Steps, step)
+		d.Steps[len(d.Steps)-1].Picture(s.Before)
+		d.Steps = append(d.Steps, NewStep(s.Turn, d.Lines))
 		last = &s
 	})
 	d.Consistent, d.Problem, d.Result = rep.Consistent, rep.Problem(), rep.Result
@@ -147,7 +140,7 @@ func Build(path string) (*Data, error) {
 	}
 	// The position after the last turn.
 	if last != nil {
-		d.Steps[len(d.Steps)-1].picture(last.After)
+		d.Steps[len(d.Steps)-1].Picture(last.After)
 	}
 	if len(d.Steps) == 0 {
 		return d, fmt.Errorf("%s: no turns to show (%s)", file, rep.Problem())
@@ -156,25 +149,60 @@ func Build(path string) (*Data, error) {
 	return d, nil
 }
 
+// Begin is what the page shows of a match before its first turn: the
+// game, the sides and the seed its header names.
+func Begin(h transcript.Header) *Data {
+	return &Data{Game: h.Game, White: h.White.Name, Black: h.Black.Name, Seed: h.Seed,
+		Lines: h.Protocol == protocolLines, Opening: h.Opening}
+}
+
+// NewStep is the step of turn t, without its position (Picture sets it);
+// lines says the match is a line game, whose steps carry the lines.
+func NewStep(t transcript.Turn, lines bool) Step {
+	step := Step{
+		Ply: t.Ply, Side: t.Side, Phase: t.Phase, Move: t.Move, Played: t.Played, Substituted: t.Substituted,
+		Verdict: t.Verdict, Reason: t.Reason, ExitCode: t.ExitCode, Signal: t.Signal,
+		WallMs: t.WallMs, CPUMs: t.CPUMs, PeakMemory: t.PeakMemory, StderrTail: t.StderrTail,
+	}
+	if lines {
+		step.Before, step.Question, step.Answer, step.After = t.Before, t.State, t.Answer, t.After
+		step.Early, step.Late, step.Auto = t.Early, t.Late, t.Auto
+	}
+	return step
+}
+
 // protocolLines is the header's protocol of a line game.
 const protocolLines = "lines"
 
 // shareLegends drops each frame's legend where it repeats the one of the
 // same view a step earlier; the page shows the last legend given.
 func shareLegends(steps []Step) {
-	last := map[string][]string{}
-	for _, s := range steps {
-		for mode, f := range s.Frames {
-			if f.Legend == nil {
-				continue
-			}
-			if slices.Equal(f.Legend, last[mode]) {
-				f.Legend = nil
-				s.Frames[mode] = f
-				continue
-			}
-			last[mode] = f.Legend
+	var l Legends
+	for i := range steps {
+		l.Share(&steps[i])
+	}
+}
+
+// Legends are the legends last given of each view, for steps given one at
+// a time (a match followed as it is played).
+type Legends map[string][]string
+
+// Share drops each of s's legends that repeats the last one given of its
+// view, and notes the others.
+func (l *Legends) Share(s *Step) {
+	if *l == nil {
+		*l = Legends{}
+	}
+	for mode, f := range s.Frames {
+		if f.Legend == nil {
+			continue
 		}
+		if slices.Equal(f.Legend, (*l)[mode]) {
+			f.Legend = nil
+			s.Frames[mode] = f
+			continue
+		}
+		(*l)[mode] = f.Legend
 	}
 }
 
@@ -199,21 +227,36 @@ const Hidden = "(left out: the other side's output is its own)"
 // wrote out of turn.
 func (d *Data) Redact(keep string) {
 	for i := range d.Steps {
-		s := &d.Steps[i]
-		if s.Side == "" || s.Side == keep {
-			continue
-		}
-		if s.StderrTail != "" {
-			s.StderrTail = Hidden
-		}
-		if s.Early != "" {
-			s.Early = Hidden
-		}
-		if s.Late != "" {
-			s.Late = Hidden
+		d.Steps[i].Redact(keep)
+	}
+}
+
+// Redact leaves out of s what is its side's own unless that side is keep
+// ("" keeps neither side's).
+func (s *Step) Redact(keep string) {
+	if s.Side == "" || s.Side == keep {
+		return
+	}
+	for _, f := range s.own() {
+		if *f != "" {
+			*f = Hidden
 		}
 	}
 }
+
+// Own says whether s holds any of its side's own output.
+func (s *Step) Own() bool {
+	for _, f := range s.own() {
+		if *f != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// own are the fields of s that are its side's own output: its stderr, and
+// what it wrote out of turn.
+func (s *Step) own() []*string { return []*string{&s.StderrTail, &s.Early, &s.Late} }
 
 // DefaultOutput is where arena view writes the page of the match at path
 // (a transcript or a match directory) when told nowhere: the match

@@ -50,6 +50,9 @@ type adminData struct {
 	// HostReplays count the games played again because the host kept a
 	// bot waiting for a CPU past its turn's cap, by kind of game.
 	HostReplays map[string]int
+	// Plays are what waits and what plays, where and for how long, and
+	// what looks stuck: drawn with the page.
+	Plays queueView
 	// Refused is why the action just asked for was refused ("": none).
 	Refused string
 	// Notice says what the action just asked for did.
@@ -125,7 +128,9 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 
 // adminTTL is how long the organizer's page is kept: a validation or a game
 // that ended shows a second later; what the organizer did shows at once
-// (every form it posts drops the pages kept).
+// (every form it posts drops the pages kept). What depends on the time
+// (how long a game has been held, whether it looks stuck) is drawn with
+// the page, from the time it is drawn: a second old at most.
 const adminTTL = time.Second
 
 // kept keeps values of the organizer's page for adminTTL at most, and not
@@ -238,6 +243,9 @@ func (s *Server) adminBody(r *http.Request, p *event.Principal) ([]byte, error) 
 		return nil, err
 	}
 	if d.Scrimmages, err = s.Store.Scrimmages(r.Context(), 0, 30); err != nil {
+		return nil, err
+	}
+	if d.Plays, err = s.queueOf(r.Context(), d.Queue, d.Names, time.Now().UTC()); err != nil {
 		return nil, err
 	}
 	if err := s.adminFinal(r, &d); err != nil {
@@ -432,11 +440,24 @@ func (s *Server) apiReadmit(w http.ResponseWriter, r *http.Request, p *event.Pri
 	return s.apiWorkers(w, r, p)
 }
 
+// apiWorkers lists the enrolled workers, each with its suspension, and
+// when workers play through this server, each one's health ("health").
 func (s *Server) apiWorkers(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
 	list, err := s.Store.EventWorkers()
 	if err != nil {
 		return err
 	}
-	writeList(w, "workers", list)
+	if list == nil {
+		list = []event.EventWorker{}
+	}
+	health, err := s.workersHealth()
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"workers": list}
+	if health != nil {
+		out["health"] = health
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

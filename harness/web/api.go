@@ -274,12 +274,7 @@ func (s *Server) apiDisable(disabled bool) func(http.ResponseWriter, *http.Reque
 }
 
 func (s *Server) apiQueue(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
-	q, err := s.Store.Queue(r.Context())
-	if err != nil {
-		return err
-	}
-	writeList(w, "queue", q)
-	return nil
+	return s.apiQueueView(w, r)
 }
 
 func (s *Server) apiRevalidate(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {

@@ -137,15 +137,21 @@ func (s *Server) refreshBoards(ctx context.Context) (changed bool, err error) {
 	}
 	s.homeChanged()
 	s.teamPages.changedAll() // each says where its team stands
-	s.boards.mu.Lock()
-	for c := range s.boards.subs {
+	s.boards.tell()
+	return true, nil
+}
+
+// tell wakes the pages following the standings: they read their parts
+// again.
+func (b *boards) tell() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for c := range b.subs {
 		select {
 		case c <- struct{}{}:
 		default:
 		}
 	}
-	s.boards.mu.Unlock()
-	return true, nil
 }
 
 // homeChanged drops the home page kept for visitors: the next is built
@@ -171,6 +177,10 @@ func (s *Server) watchFinal(ctx context.Context, every time.Duration) {
 		case <-t.C:
 		}
 		start := time.Now()
+		// A freeze set or lifted by another process (arena event).
+		if err := s.loadFreeze(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error("read the scoreboard's freeze", "err", err)
+		}
 		changed, err := s.refreshBoards(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.Log.Error("watch the final", "err", err)
@@ -409,10 +419,18 @@ func (s *Server) freeze(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.Store.Freeze(r.Context(), at)
+	if err := s.Store.Freeze(r.Context(), at); err != nil {
+		return err
+	}
+	return s.loadFreeze(r.Context())
 }
 
-func (s *Server) reveal(r *http.Request) error { return s.Store.Reveal(r.Context()) }
+func (s *Server) reveal(r *http.Request) error {
+	if err := s.Store.Reveal(r.Context()); err != nil {
+		return err
+	}
+	return s.loadFreeze(r.Context())
+}
 
 // finalRunner plays the final on the server, one run at a time.
 type finalRunner struct {

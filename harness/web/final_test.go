@@ -38,12 +38,13 @@ func playsFinals(t *testing.T, ctx context.Context, e *testEvent, opponent *subm
 	_, key, _ := ed25519.GenerateKey(nil)
 	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}
 	fr := &finalRunner{ctx: ctx, st: e.store, s: e.server, base: event.Final{Settings: resolved, Backend: backend,
-		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key}}
+		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.watch}}
 	t.Cleanup(fr.wg.Wait)
 	e.server.StartFinal = fr.start
 	e.server.Rerunner = &event.Rerunner{Store: e.store, Game: resolved.Game, Backend: backend, Builder: builder,
 		Intake: submission.DefaultLimits(), Opponent: opponent, Repeat: 2}
 	go e.server.watchFinal(ctx, 20*time.Millisecond)
+	go e.server.watchPlaying(ctx)
 }
 
 // board reads /api/v1/standings as token's holder.

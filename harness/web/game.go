@@ -86,6 +86,13 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if keep, redact := ownSide(p, g); redact {
 		d.Redact(keep)
 	}
+	return s.viewer(w, d)
+}
+
+// viewer answers the viewer's page of d: its own script and style (its
+// style attributes too) are allowed by their hashes, nothing else runs; a
+// live page may read its stream, from this site only.
+func (s *Server) viewer(w http.ResponseWriter, d *view.Data) error {
 	page, err := view.HTML(d)
 	if err != nil {
 		return err
@@ -112,8 +119,12 @@ func (s *Server) gameView(w http.ResponseWriter, r *http.Request, p *event.Princ
 			styles = append(styles, h)
 		}
 	}
+	connect := ""
+	if d.Live != "" {
+		connect = "; connect-src 'self'"
+	}
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src "+strings.Join(scripts, " ")+"; style-src "+
-		strings.Join(styles, " ")+"; img-src data:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")
+		strings.Join(styles, " ")+"; img-src data:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'"+connect)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, err = w.Write(page)
 	return err
@@ -132,15 +143,25 @@ func withBot(team, bot string) string {
 // shared, logs are private. The organizer gets everything; so does a team
 // playing a built-in bot, which has nothing of its own to keep.
 func ownSide(p *event.Principal, g event.Game) (keep string, redact bool) {
+	return sideOf(p, g.White.Team, g.Black.Team)
+}
+
+// sideOf is ownSide for a game between the teams white and black (0: a
+// built-in bot), asked by p (nil: a visitor, who keeps neither side's).
+func sideOf(p *event.Principal, white, black int64) (keep string, redact bool) {
 	switch {
+	case p == nil:
+		return "", true
 	case p.Admin:
 		return "", false
-	case g.White.Team == p.Team && g.Black.Team == p.Team:
+	case p.Team == 0:
+		return "", true
+	case white == p.Team && black == p.Team:
 		return "", false
-	case g.White.Team == p.Team:
-		return transcript.WinnerWhite, g.Black.Team != 0
-	case g.Black.Team == p.Team:
-		return transcript.WinnerBlack, g.White.Team != 0
+	case white == p.Team:
+		return transcript.WinnerWhite, black != 0
+	case black == p.Team:
+		return transcript.WinnerBlack, white != 0
 	}
-	return "", true // ownGame lets no one else in
+	return "", true
 }

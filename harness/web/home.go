@@ -33,6 +33,8 @@ type homeData struct {
 	// says the log holds the ladder's and the scrimmages' games too.
 	LogKey     string
 	LogsLadder bool
+	// Playing are the games playing now that the asker may watch.
+	Playing []liveRow
 }
 
 // homeTTL is how long the page a visitor who is not logged in gets is
@@ -101,6 +103,9 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 		return homeData{}, err
 	}
 	d.LogsLadder = s.Config.Log.LadderAndScrimmages
+	if d.Playing, err = s.playing(r.Context(), p); err != nil {
+		return homeData{}, err
+	}
 	if d.Final.Board, d.Final.HTML, err = s.board(r.Context(), p); err != nil {
 		return homeData{}, err
 	}

@@ -2,9 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -64,48 +61,21 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // workers play), tells the store and the server of them, and serves them
 // on /metrics at o.MetricsAddr until stop.
 func serveMetrics(ctx context.Context, o Options, st *event.Store, s *Server, queue *distrib.Queue) (stop func(), err error) {
-	wdir := tournament.WorkersDir(o.EventDir)
 	m := metrics.NewEvent(func(ctx context.Context) (metrics.Gauges, error) {
 		g, err := st.Gauges(ctx)
 		if err != nil {
 			return g, err
 		}
-		if o.Workers.Enabled() {
-			admitted, err := distrib.Admitted(wdir)
-			if err != nil {
-				return g, err
-			}
-			out, err := distrib.Suspended(wdir)
-			if err != nil {
-				return g, err
-			}
-			g.Workers = map[string]int{"admitted": len(admitted), "suspended": len(out)}
+		g.Live, g.Spectators = s.Live.Counts()
+		if !o.Workers.Enabled() {
+			return g, nil
 		}
-		return g, nil
+		g.Workers, err = tournament.WorkerCounts(o.EventDir)
+		return g, err
 	}, o.Log)
 	if queue != nil {
-		m.WatchQueue(func() metrics.QueueStats {
-			q := queue.Stats()
-			return metrics.QueueStats{Waiting: q.Waiting, Held: q.Held, HandedOut: q.HandedOut, Strikes: q.Strikes, Results: q.Results}
-		})
+		m.WatchQueue(func() metrics.QueueStats { return queue.Stats().QueueStats() })
 	}
 	st.Metrics, s.Metrics = m, m
-	ln, err := net.Listen("tcp", o.MetricsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-listen: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			o.Log.Warn("the metrics server stopped", "err", err)
-		}
-	}()
-	o.Log.Info("serving metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
-	return func() {
-		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(shut)
-	}, nil
+	return metrics.Serve(ctx, o.MetricsAddr, m.Handler(), o.Log)
 }

@@ -213,14 +213,16 @@ func Serve(ctx context.Context, o Options) (err error) {
 		}
 		defer co.Close()
 		workers = &event.Workers{Exchange: co.Shared(), Key: tournament.WorkerKey(o.EventDir)}
+		s.Queue, s.Tally = workers.Exchange.Queue, &event.Tally{}
+		workers.Exchange.Judged = s.Tally.Judged
 	}
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
 		Ladder: cfg.Ladder.Enabled, LogGames: cfg.Log.LadderAndScrimmages, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
-		Openings: openings, LadderEvidence: cfg.LadderEvidence()}
+		Openings: openings, LadderEvidence: cfg.LadderEvidence(), Watch: s.watch}
 	s.WakePlayer = player.Wake
 	finals := &finalRunner{base: event.Final{Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
-		Intake: cfg.Intake(), ArenaVersion: o.ArenaVersion, Signer: key, Workers: workers}, st: st, s: s}
+		Intake: cfg.Intake(), ArenaVersion: o.ArenaVersion, Signer: key, Workers: workers, Watch: s.watch}, st: st, s: s}
 	s.StartFinal = finals.start
 	s.Rerunner = &event.Rerunner{Store: st, Game: resolved.Game, Backend: backend, Builder: vo.Builder, Intake: cfg.Intake(),
 		Opponent: vo.Opponent, Repeat: 3}
@@ -259,6 +261,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 		}
 	}
 	go s.watchFinal(ctx, time.Second)
+	go s.watchPlaying(ctx)
 	done := make(chan error, 4)
 	running := 3
 	go func() { done <- v.Run(ctx) }()

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/live"
 	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/rules"
 )
@@ -42,9 +44,15 @@ type Server struct {
 	StartFinal FinalStarter
 	// Rerunner runs disputed turns again; nil refuses.
 	Rerunner *event.Rerunner
+	// Queue, when workers play, is the queue their games go through, and
+	// Tally what their results came to: the organizer's page shows both.
+	Queue *distrib.Queue
+	Tally *event.Tally
 	// Languages are how the event builds source ("How to submit" lists
 	// them); nil: the built-in table.
 	Languages build.Languages
+	// Live are the games this machine plays now, followed turn by turn.
+	Live *live.Hub
 
 	tools toolchains
 	// Arena is the arena binary the site offers for download (the
@@ -76,6 +84,8 @@ type Server struct {
 	started time.Time
 	// adminPages keeps the organizer's page, a second at most.
 	adminPages adminPages
+	// freeze is the scoreboard's freeze, as the live pages read it.
+	frozen freezeState
 }
 
 // New is a server of the event in st configured by cfg.
@@ -89,7 +99,7 @@ func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
 	}
 	return &Server{Store: st, Config: cfg, Game: g, Log: log, Wake: func() {}, WakePlayer: func() {}, started: time.Now().UTC().Truncate(time.Second),
 		logins: newLimiter(10, 10*time.Minute), streams: newHub(), teamPages: newPageCache(10 * time.Second),
-		turns: newTurns(answerSlots())}
+		turns: newTurns(answerSlots()), Live: live.NewHub()}
 }
 
 // Changed tells the pages that follow a submission that its state changed.
@@ -102,7 +112,10 @@ func (s *Server) Changed(sub event.Submission) {
 	s.streams.publish(sub)
 }
 
-func (s *Server) closeStreams() { s.streams.close() }
+func (s *Server) closeStreams() {
+	s.streams.close()
+	s.Live.Close()
+}
 
 // Access is who may ask for a route.
 type Access int
@@ -172,6 +185,8 @@ func (s *Server) Routes() []Route {
 		page("GET /games/{id}", Member, s.gamePage),
 		page("GET /games/{id}/view", Member, s.gameView),
 		page("GET /games/{id}/proof", Member, s.gameProof),
+		page("GET /live/{id}", Public, s.livePage),
+		direct(page("GET /live/{id}/events", Public, s.liveEvents)),
 		page("POST /games/{id}/disputes", Member, s.disputeForm),
 		page("GET /admin", Organizer, s.adminPage),
 		page("POST /admin/teams/{id}/disable", Organizer, s.disableForm(true)),
@@ -192,6 +207,9 @@ func (s *Server) Routes() []Route {
 		page("POST /admin/reveal", Organizer, s.adminAction(false, s.reveal)),
 		page("GET /standings", Public, s.standingsFragment),
 		page("GET /deadline", Public, s.deadlineFragment),
+		page("GET /playing", Public, s.playingFragment),
+		page("GET /final/live", Public, s.projectorPage),
+		direct(page("GET /final/live/events", Public, s.projectorEvents)),
 		direct(page("GET /standings/events", Public, s.standingsEvents)),
 		page("GET /log/checkpoint", Public, s.logCheckpoint),
 		page("GET /log/tile/{path...}", Public, s.logTile),

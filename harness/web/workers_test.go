@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,4 +254,236 @@ func liar(t *testing.T, url, credsFile string) {
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestAStuckGameIsFlaggedBeforeItsDeadline: a worker that takes a game and
+// holds it, saying it plays it but never handing in a result, is shown on
+// the organizer's page and in its API as holding a stuck game, with what
+// to do, and counted by arena_worker_games_stuck, while its deadline is
+// still ahead; an honest worker's games are not flagged, and its health
+// (games played, turns, last heard) is shown.
+func TestAStuckGameIsFlaggedBeforeItsDeadline(t *testing.T) {
+	t.Parallel() // its own event and server processes
+	bots := []string{"./examples/greedy", "./examples/random", "./examples/greedy", "./examples/random"}
+	e := writeEvent(t, "game = \"codeclash\"\n", func(st *event.Store, teams []event.NewTeam) {
+		cfg, err := event.LoadConfig(st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for i, team := range teams {
+			data, err := os.ReadFile(gobuild.MustStatic(t, bots[i]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, err := st.AddSubmission(ctx, cfg, team.ID, "bot", strings.NewReader(string(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, "Alpha", "Beta", "Gamma", "Delta")
+	arena := gobuild.MustStatic(t, "./cmd/arena")
+	creds := t.TempDir()
+	for _, w := range []string{"w1", "holder"} {
+		if out, err := exec.Command(arena, "enroll", "--out", e.dir, "--creds", filepath.Join(creds, w+".creds"), w).CombinedOutput(); err != nil {
+			t.Fatalf("enroll %s: %v\n%s", w, err, out)
+		}
+	}
+	srv := startServe(t, e.dir, "--sandbox", "local", "--listen", "127.0.0.1:0", "--games", "4", "--metrics-listen", "127.0.0.1:0")
+	var url string
+	for deadline := time.Now().Add(time.Minute); url == ""; time.Sleep(50 * time.Millisecond) {
+		if m := workersAt.FindStringSubmatch(srv.Logs()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the server did not say where workers join:\n%s", srv.Logs())
+		}
+	}
+	m := metricsAt.FindStringSubmatch(srv.Logs())
+	if m == nil {
+		t.Fatalf("the server did not say where its metrics are:\n%s", srv.Logs())
+	}
+	honestWorker(t, arena, url, filepath.Join(creds, "w1.creds"))
+	// The honest worker's games set the pace: StuckSamples of them first.
+	view := func() queueJSON {
+		t.Helper()
+		code, body := api(t, srv.URL, "GET", "/api/v1/admin/queue", e.admin, "")
+		var v struct{ View queueJSON }
+		if err := json.Unmarshal([]byte(body), &v); code != 200 || err != nil {
+			t.Fatalf("the organizer's queue: %d %v\n%s", code, err, body)
+		}
+		return v.View
+	}
+	for deadline := time.Now().Add(3 * time.Minute); view().Timed < distrib.StuckSamples; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d games handed in after 3 minutes\nserver:\n%s", distrib.StuckSamples, srv.Logs())
+		}
+	}
+	holder(t, url, filepath.Join(creds, "holder.creds"))
+	var first heldJSON
+	for deadline := time.Now().Add(time.Minute); first.Worker == ""; time.Sleep(100 * time.Millisecond) {
+		for _, h := range view().Held {
+			if h.Worker == "holder" {
+				first = h
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holding worker took no game within a minute\nserver:\n%s", srv.Logs())
+		}
+	}
+	if first.Stuck {
+		t.Errorf("a game just handed out is flagged stuck: %+v", first)
+	}
+	// Held past StuckFloor and StuckFactor times the median, it is stuck,
+	// its deadline still ahead.
+	var v queueJSON
+	var stuck heldJSON
+	for deadline := time.Now().Add(3 * time.Minute); stuck.Worker == ""; time.Sleep(500 * time.Millisecond) {
+		v = view()
+		for _, h := range v.Held {
+			if h.Worker == "holder" && h.Job == first.Job && h.Stuck {
+				stuck = h
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held game is not flagged stuck after 3 minutes: %+v\nserver:\n%s", v, srv.Logs())
+		}
+	}
+	if !strings.HasPrefix(stuck.Deadline, "in ") {
+		t.Errorf("the stuck game's deadline is %q, want it still ahead", stuck.Deadline)
+	}
+	metricStuck := sampled(scrape(t, m[1]), "arena_worker_games_stuck")
+	if metricStuck < 1 {
+		t.Errorf("arena_worker_games_stuck is %v while the holder's game is stuck, want 1 at least", metricStuck)
+	}
+	var noted bool
+	for _, n := range v.Stuck {
+		if strings.Contains(n.What, "Worker holder has held "+stuck.Name) && strings.Contains(n.Action, "stop arena worker on holder") {
+			noted = true
+		}
+		if strings.Contains(n.What, "Worker w1 ") {
+			t.Errorf("the honest worker's game is flagged stuck: %s", n.What)
+		}
+	}
+	if !noted {
+		t.Errorf("no note says the holder's game is stuck and what to do: %+v", v.Stuck)
+	}
+	_, page := api(t, srv.URL, "GET", "/admin", e.admin, "")
+	for _, want := range []string{"Worker holder has held " + stuck.Name, `<strong class="problem-text">stuck</strong>`, "stop arena worker on holder"} {
+		if !strings.Contains(page, html.EscapeString(want)) && !strings.Contains(page, want) {
+			t.Errorf("the organizer's page does not say %q", want)
+		}
+	}
+	// As the organizer sees it in a browser.
+	b := openTab(t, srv.URL, 2*time.Minute)
+	b.login(e.admin)
+	b.open("/admin")
+	if text := eval[string](b, `[...document.querySelectorAll("#stuck li.problem")].map(li => li.textContent).join("\n")`); !strings.Contains(text, "Worker holder has held "+stuck.Name) {
+		t.Errorf("the organizer's page in a browser shows as stuck: %q", text)
+	}
+	b.screenshot("organizer-queue")
+	b.noExceptions()
+	b.noRefusals()
+	health := map[string]healthJSON{}
+	for _, h := range v.Health {
+		health[h.Name] = h
+	}
+	if w := health["w1"]; w.Played < distrib.StuckSamples || w.TurnMs <= 0 || w.HeardAgo == "" {
+		t.Errorf("the honest worker's health: %+v, want %d games played at least, its turns timed, heard from", w, distrib.StuckSamples)
+	}
+	if h := health["holder"]; h.Holding != 1 || h.Played != 0 || h.HeardAgo == "" {
+		t.Errorf("the holder's health: %+v, want it holding its game, none played, heard from", h)
+	}
+	if code, body := api(t, srv.URL, "GET", "/api/v1/admin/workers", e.admin, ""); code != 200 || !strings.Contains(body, `"health"`) {
+		t.Errorf("the organizer's list of workers has no health: %d %s", code, body)
+	}
+}
+
+// queueJSON is the organizer's queue as GET /api/v1/admin/queue gives it.
+type queueJSON struct {
+	Timed  int
+	Held   []heldJSON
+	Stuck  []struct{ What, Action string }
+	Health []healthJSON
+}
+
+type heldJSON struct {
+	Name, Worker, Deadline string
+	Job                    int
+	Stuck                  bool
+}
+
+type healthJSON struct {
+	Name            string
+	Played, Holding int
+	TurnMs          float64
+	HeardAgo        string
+}
+
+// honestWorker runs arena worker with the credentials of credsFile against
+// the queue at url until the test ends.
+func honestWorker(t *testing.T, arena, url, credsFile string) {
+	t.Helper()
+	cmd := exec.Command(arena, "worker", "--creds", credsFile, "--join", url, "--sandbox", "local", "--bench-runs", "0")
+	out, err := os.Create(credsFile + ".log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("worker %s did not stop within a minute of SIGTERM", credsFile)
+		}
+	})
+}
+
+// holder joins the event's queue at url as the worker of credsFile and
+// holds every game it takes, saying it plays it, with no result, until
+// the test ends (then it hands them back).
+func holder(t *testing.T, url, credsFile string) {
+	t.Helper()
+	cr, err := distrib.ReadCredentials(credsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := cr.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := distrib.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	q, err := distrib.Join(ctx, nc, cr.Tournament, cr.Worker)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	w := &distrib.Worker{Queue: q, Slots: 1, Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the holding worker: %v", err)
+		}
+	})
 }

@@ -1,0 +1,40 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Serve serves h on /metrics at addr (HOST:PORT; port 0 picks a free one)
+// until stop, logging where ("serving metrics", as the event server does).
+// The address is taken at once: an error is one of --metrics-listen.
+func Serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("the metrics server stopped", "err", err)
+		}
+	}()
+	log.Info("serving metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shut); err != nil {
+			log.Warn("the metrics server did not shut down cleanly", "err", err)
+		}
+	}, nil
+}
