@@ -178,10 +178,17 @@ func (q *Queue) removeUpload(ctx context.Context, worker, name string) error {
 // less in practice) and the data files its evidence budget kept.
 const MaxArchive = 1 << 30
 
-// fetchRate is the slowest a coordinator expects to read an archive from
-// its server: a fetch may take 30 s and a second per 4 MiB of the
-// hand-out's cap, whatever the upload's description claims.
-const fetchRate = 4 << 20
+// transferRate is the slowest an archive is expected to cross a link, a
+// worker's upload to the server or the coordinator's fetch from it (on a
+// machine busy with other work too): transferTime.
+const transferRate = 1 << 20
+
+// transferTime is how long moving size bytes of an archive may take: 30 s
+// and a second per MiB. A fetch is allowed the hand-out's cap's, whatever
+// the upload's description claims.
+func transferTime(size uint64) time.Duration {
+	return 30*time.Second + time.Duration(size/transferRate)*time.Second
+}
 
 // fetchLanes is how many archives the coordinator fetches at once: one
 // large or slow fetch delays no other worker's result.
@@ -204,7 +211,7 @@ func (q *Queue) fetch(ctx context.Context, r Result) (f *os.File, lost string, e
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: worker %s's upload bucket: %w", errFetch, r.Worker, err)
 	}
-	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(MaxArchive/fetchRate)*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, transferTime(MaxArchive))
 	defer cancel()
 	if q.spool != "" {
 		if err := os.MkdirAll(q.spool, 0o700); err != nil {

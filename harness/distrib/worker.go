@@ -156,7 +156,7 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 		res.Error = fmt.Sprintf("its match directory's archive is %d bytes, more than the %d the coordinator takes", len(archive), j.MaxArchive)
 	default:
 		res.Object = resultObject(j.Handout)
-		if err := w.retry(ctx, stopping, "upload game", j.Game, func(ctx context.Context) error {
+		if err := w.retry(ctx, stopping, "upload game", j.Game, transferTime(uint64(len(archive))), func(ctx context.Context) error {
 			return putObject(ctx, q.putJS, uploadBucket(q.tournament, q.worker), res.Object, archive)
 		}); err != nil {
 			return nil // left to its hold running out: another worker plays it
@@ -166,7 +166,7 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	if err := w.retry(ctx, stopping, "publish the result of game", j.Game, func(ctx context.Context) error {
+	if err := w.retry(ctx, stopping, "publish the result of game", j.Game, tryTime, func(ctx context.Context) error {
 		_, err := q.js.Publish(ctx, resultsSubject(q.tournament, q.worker), data, jetstream.WithMsgID(j.Handout))
 		return err
 	}); err != nil {
@@ -176,13 +176,17 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 	return nil
 }
 
+// tryTime is how long a try of what a worker sends may take, an upload's
+// aside (transferTime).
+const tryTime = 30 * time.Second
+
 // retry runs op until it succeeds, for up to w.Deliver: the coordinator may
-// be restarting, or the link down for a while. Each try has its own time;
-// no try starts after stopping ends.
-func (w *Worker) retry(ctx, stopping context.Context, what string, game int, op func(context.Context) error) error {
+// be restarting, or the link down for a while. Each try has its own time,
+// try; no try starts after stopping ends.
+func (w *Worker) retry(ctx, stopping context.Context, what string, game int, try time.Duration, op func(context.Context) error) error {
 	deadline := time.Now().Add(w.Deliver)
 	for {
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		tctx, cancel := context.WithTimeout(ctx, try)
 		err := op(tctx)
 		cancel()
 		if err == nil {

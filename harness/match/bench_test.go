@@ -2,11 +2,13 @@ package match_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/arenabots/arena/harness/live"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
@@ -21,7 +23,40 @@ import (
 // turns) between two bots that answer at once and never capture, in
 // Docker, containers included. It reports the wall time per match and the share
 // of it spent outside the bots' own processes.
-func BenchmarkMatch(b *testing.B) {
+func BenchmarkMatch(b *testing.B) { benchMatch(b, nil) }
+
+// BenchmarkMatchWatched is BenchmarkMatch with each match followed live, as
+// the event server follows its games, by 0 or 1,000 watchers reading every
+// step as it is recorded (the live pages' streams, without their HTTP): a
+// bot's turns are no slower for being watched.
+func BenchmarkMatchWatched(b *testing.B) {
+	for _, watchers := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
+			hub := live.NewHub()
+			benchMatch(b, func() match.Observer {
+				g := hub.Start(live.Meta{Kind: "ladder"})
+				for range watchers {
+					go watch(g)
+				}
+				return g
+			})
+		})
+	}
+}
+
+// watch reads g's steps as they come until it ends.
+func watch(g *live.Game) {
+	for from := 0; ; {
+		_, steps, ended, _, wake := g.Read(from, live.Everyone)
+		from += len(steps)
+		if ended {
+			return
+		}
+		<-wake
+	}
+}
+
+func benchMatch(b *testing.B, observe func() match.Observer) {
 	cli, image := dockertest.Engine(b)
 	white, black := fixture(b, "shuffle"), fixture(b, "shuffle")
 	var total, inBots time.Duration
@@ -29,11 +64,15 @@ func BenchmarkMatch(b *testing.B) {
 	seed := uint64(0)
 	for b.Loop() {
 		dir := b.TempDir()
-		t0 := time.Now()
-		res, err := match.Run(context.Background(), match.Config{
+		cfg := match.Config{
 			Game: codeclash.Game{}, Rules: map[string]string{"maxPlies": "60"}, Seed: seed,
 			White: white, Black: black, Backend: docker.New(cli, image), Limits: sandbox.DefaultLimits(), Dir: dir,
-		})
+		}
+		if observe != nil {
+			cfg.Observer = observe()
+		}
+		t0 := time.Now()
+		res, err := match.Run(context.Background(), cfg)
 		total += time.Since(t0)
 		if err != nil || res.Reason == transcript.ReasonAborted {
 			b.Fatalf("%v %+v", err, res)

@@ -21,7 +21,8 @@ func exposedBy(t *testing.T) map[string]*prometheus.Registry {
 	t.Helper()
 	e := metrics.NewEvent(func(context.Context) (metrics.Gauges, error) {
 		return metrics.Gauges{Submissions: map[string]int{"queued": 1}, Scrimmages: map[string]int{"queued": 1},
-			Final: map[string]int{"done": 1}, Workers: map[string]int{"admitted": 1}, DBBytes: 1}, nil
+			Final: map[string]int{"done": 1}, Workers: map[string]int{"admitted": 1}, DBBytes: 1,
+			Live: map[string]int{"ladder": 1}, Spectators: 1}, nil
 	}, nil)
 	queue := func() metrics.QueueStats {
 		return metrics.QueueStats{Waiting: 1, Strikes: map[string]int{"w1": 1}, Results: map[string]int{"taken": 1}}

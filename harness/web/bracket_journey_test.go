@@ -20,6 +20,7 @@ import (
 // without a reload; at the end the page's standings are arena standings'
 // of the final's directory, row for row.
 func TestABracketFinalFromTheOrganizersPage(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
 	ctx, cancel := context.WithCancel(context.Background())

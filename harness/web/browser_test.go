@@ -237,6 +237,7 @@ func (b *tab) screenshot(name string) {
 // with no reload; the submission's page says PASSED and links the games of
 // the validation, and the viewer of such a game steps ply by ply.
 func TestTeamUploadsAndSeesItPassInTheBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	e := newLiveEventWith(t, "game = \"codeclash\"\n", func(st *event.Store, teams []event.NewTeam) {
 		seedGames(t, st, teams[0], teams[1], 30)
@@ -595,6 +596,7 @@ func TestAWrongTokenShowsTheLoginAlert(t *testing.T) {
 // games through the game page's form, and the organizer, logged in, finds
 // the dispute on the organizer's page.
 func TestTheFinalIsWatchedLiveAndDisputedInTheBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
 	ctx, cancel := context.WithCancel(context.Background())

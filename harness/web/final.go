@@ -37,9 +37,13 @@ type boards struct {
 	// part is each board rendered as the home page and /standings show it.
 	part [2]template.HTML
 	ok   bool
-	// subs are the pages following the standings.
-	subs map[chan struct{}]bool
+	// subs are the pages following the standings, each told what changed.
+	subs map[follower]bool
 }
+
+// follower is a page following the standings: told when they changed, and
+// when the games playing did (each at most once until it reads it).
+type follower struct{ standings, playing chan struct{} }
 
 // maxFollowers caps the pages following the standings at once: each holds
 // a connection, and anyone may open one.
@@ -47,15 +51,15 @@ const maxFollowers = 2000
 
 // subscribe follows the standings; ok is false when maxFollowers follow
 // them already.
-func (b *boards) subscribe() (_ <-chan struct{}, cancel func(), ok bool) {
-	c := make(chan struct{}, 1)
+func (b *boards) subscribe() (_ follower, cancel func(), ok bool) {
+	c := follower{make(chan struct{}, 1), make(chan struct{}, 1)}
 	b.mu.Lock()
 	if b.subs == nil {
-		b.subs = map[chan struct{}]bool{}
+		b.subs = map[follower]bool{}
 	}
 	if len(b.subs) >= maxFollowers {
 		b.mu.Unlock()
-		return nil, nil, false
+		return follower{}, nil, false
 	}
 	b.subs[c] = true
 	b.mu.Unlock()
@@ -137,16 +141,20 @@ func (s *Server) refreshBoards(ctx context.Context) (changed bool, err error) {
 	}
 	s.homeChanged()
 	s.teamPages.changedAll() // each says where its team stands
-	s.boards.tell()
+	s.boards.tell(false)
 	return true, nil
 }
 
 // tell wakes the pages following the standings: they read their parts
-// again.
-func (b *boards) tell() {
+// again, the standings' or, playing, the list of games playing.
+func (b *boards) tell(playing bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for c := range b.subs {
+	for f := range b.subs {
+		c := f.standings
+		if playing {
+			c = f.playing
+		}
 		select {
 		case c <- struct{}{}:
 		default:
@@ -193,8 +201,9 @@ func (s *Server) watchFinal(ctx context.Context, every time.Duration) {
 	}
 }
 
-// standingsEvents streams a message each time the standings change; the
-// page then asks for /standings.
+// standingsEvents streams a message each time the standings change
+// ("standings": the page asks for its parts again) or the games playing
+// do ("playing": it asks for /playing).
 func (s *Server) standingsEvents(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -222,8 +231,10 @@ func (s *Server) standingsEvents(w http.ResponseWriter, r *http.Request, _ *even
 			return nil
 		case <-ping.C:
 			_, err = fmt.Fprint(w, ": ping\n\n")
-		case <-c:
+		case <-c.standings:
 			_, err = fmt.Fprint(w, "data: standings\n\n")
+		case <-c.playing:
+			_, err = fmt.Fprint(w, "data: playing\n\n")
 		}
 		if err != nil {
 			return nil

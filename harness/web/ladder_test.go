@@ -32,6 +32,7 @@ import (
 // of a bot end within their deviations of each other, and the team page,
 // the home page and arena event ladder's data agree.
 func TestTheLadderRatesItsGames(t *testing.T) {
+	t.Parallel()
 	// Two greedy bots play each other to the ply limit: a shorter limit
 	// makes those games draws sooner and changes no other result. Half the
 	// opponents are drawn from every team ([ladder] far, 0.1 by default):

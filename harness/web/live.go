@@ -58,8 +58,12 @@ func (s *Server) loadFreeze(ctx context.Context) error {
 		return err
 	}
 	s.frozen.mu.Lock()
+	changed := !s.frozen.known || s.frozen.set != set || !s.frozen.at.Equal(at)
 	s.frozen.known, s.frozen.set, s.frozen.at = true, set, at
 	s.frozen.mu.Unlock()
+	if changed {
+		s.visitorsPlaying.drop() // a freeze hides the final's games at once
+	}
 	return nil
 }
 
@@ -313,13 +317,66 @@ func (s *Server) playing(ctx context.Context, p *event.Principal) ([]liveRow, er
 }
 
 // playingFragment is the home page's list of the games playing now, for
-// the page to refresh without a reload.
+// the page to refresh without a reload. The visitors' list, the same for
+// all of them and asked for by each page at once, is kept a second.
 func (s *Server) playingFragment(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
-	rows, err := s.playing(r.Context(), p)
+	if p != nil {
+		rows, err := s.playing(r.Context(), p)
+		if err != nil {
+			return err
+		}
+		return writeFragment(w, "home", "playing", rows)
+	}
+	body, err := s.visitorsPlaying.get(func() ([]byte, error) {
+		rows, err := s.playing(r.Context(), nil)
+		if err != nil {
+			return nil, err
+		}
+		return fragment("home", "playing", rows)
+	})
 	if err != nil {
 		return err
 	}
-	return writeFragment(w, "home", "playing", rows)
+	return writePage(w, body)
+}
+
+// keptPart is a part of a page kept a second (homeTTL) for everyone who is
+// not logged in.
+type keptPart struct {
+	mu   sync.Mutex
+	at   time.Time
+	body []byte
+	// gen counts the drops: a part drawn across one is not kept.
+	gen uint64
+}
+
+// get is the part kept, or draw's, kept unless it was dropped meanwhile.
+// No lock is held while it draws (drawing may drop it: a freeze read).
+func (k *keptPart) get(draw func() ([]byte, error)) ([]byte, error) {
+	k.mu.Lock()
+	body, fresh, gen := k.body, time.Since(k.at) <= homeTTL, k.gen
+	k.mu.Unlock()
+	if fresh {
+		return body, nil
+	}
+	body, err := draw()
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	if k.gen == gen {
+		k.body, k.at = body, time.Now()
+	}
+	k.mu.Unlock()
+	return body, nil
+}
+
+// drop has the part drawn anew at the next ask.
+func (k *keptPart) drop() {
+	k.mu.Lock()
+	k.at = time.Time{}
+	k.gen++
+	k.mu.Unlock()
 }
 
 // playingEvery is how often at most the pages following the standings are
@@ -342,7 +399,8 @@ func (s *Server) watchPlaying(ctx context.Context) {
 		// are, or during the pause, is told after it.
 		_, changed = s.Live.Playing()
 		s.homeChanged()
-		s.boards.tell()
+		s.visitorsPlaying.drop()
+		s.boards.tell(true)
 		select {
 		case <-ctx.Done():
 			return

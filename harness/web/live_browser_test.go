@@ -22,6 +22,7 @@ import (
 // the second round, the projector shows no board and no result; revealed,
 // the final ends.
 func TestTheFinalIsFollowedTurnByTurnInTheBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"40\"\n[ladder]\nenabled = false\n")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -107,6 +107,7 @@ func feed(t *testing.T, e *testEvent, kind string, white, black int64) (g *live.
 // resumed with Last-Event-ID misses nothing and repeats nothing; the game's
 // end ends every stream with the result.
 func TestALiveGameStreamsEachAskerWhatItMaySee(t *testing.T) {
+	t.Parallel()
 	e := newTestEvent(t, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -218,6 +219,7 @@ func TestALiveGameStreamsEachAskerWhatItMaySee(t *testing.T) {
 // freeze), and everyone's again at the reveal; a stream ends when its
 // asker's token is replaced.
 func TestWhoMayWatchWhichLiveGame(t *testing.T) {
+	t.Parallel()
 	e := newTestEvent(t, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -31,6 +31,7 @@ import (
 // organizer chose not to keep answers 409 with the turns that can be run
 // again, on the page and over the API, never 500.
 func TestALadderDisputeRerunsAnyTurn(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	e := newTestEvent(t, "game = \"codeclash\"\n")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -84,8 +84,10 @@ type Server struct {
 	started time.Time
 	// adminPages keeps the organizer's page, a second at most.
 	adminPages adminPages
-	// freeze is the scoreboard's freeze, as the live pages read it.
+	// frozen is the scoreboard's freeze, as the live pages read it.
 	frozen freezeState
+	// visitorsPlaying is the list of games playing visitors get.
+	visitorsPlaying keptPart
 }
 
 // New is a server of the event in st configured by cfg.

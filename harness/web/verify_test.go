@@ -31,6 +31,7 @@ import (
 // then each way of tampering with the bundle is caught, naming the entry or
 // the file and the field.
 func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
+	t.Parallel()
 	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

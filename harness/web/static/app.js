@@ -103,15 +103,17 @@ function live() {
 }
 
 // standings keeps the final's standings current: each message of the
-// stream says they changed, and the part is asked for again (the server
-// renders it as the asker may see it: frozen, for a team, while the
+// stream says they changed ("standings"), or the games playing did
+// ("playing"), and the parts they show are asked for again (the server
+// renders them as the asker may see them: frozen, for a team, while the
 // scoreboard is frozen).
 function standings() {
   var parts = document.querySelectorAll("[data-live]");
   if (parts.length === 0 || !window.EventSource) { return; }
   var src = new EventSource("/standings/events");
-  src.onmessage = function () {
+  src.onmessage = function (m) {
     parts.forEach(function (part) {
+      if ((part.dataset.live === "/playing") !== (m.data === "playing")) { return; }
       fetch(part.dataset.live, { credentials: "same-origin" }).then(function (r) {
         if (r.ok) { return r.text(); }
         throw new Error(r.status);
