@@ -162,7 +162,10 @@ func (q *Queue) removeUpload(ctx context.Context, worker, name string) error {
 		return err
 	}
 	// A description that does not hold goes too, with whatever chunks it
-	// names.
+	// names. Purging a large archive's chunks on a busy server takes longer
+	// than a request's default time: as long as moving it may.
+	ctx, cancel := context.WithTimeout(ctx, transferTime(info.Size))
+	defer cancel()
 	if info.NUID != "" {
 		if err := s.Purge(ctx, jetstream.WithPurgeSubject(chunkSubject(bucket, info.NUID))); err != nil {
 			return err
