@@ -12,63 +12,20 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/metrics"
+	"github.com/arenabots/arena/harness/metrics/metricstest"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/sandbox/local"
 )
 
-// scrape reads url's metrics with Prometheus' own text parser.
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	res, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(res.Body)
-	if err != nil {
-		t.Fatalf("the metrics do not parse: %v", err)
-	}
-	return families
-}
-
-// sampled is the sum of family's samples whose labels include these (a
-// counter's or gauge's value, a histogram's count).
-func sampled(families map[string]*dto.MetricFamily, family string, labels ...string) float64 {
-	f := families[family]
-	if f == nil {
-		return -1
-	}
-	var sum float64
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for i := 0; i+1 < len(labels); i += 2 {
-			match = match && have[labels[i]] == labels[i+1]
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum
-}
+// scrape and sampled read metrics as Prometheus does (metricstest).
+var (
+	scrape  = func(t *testing.T, url string) map[string]*dto.MetricFamily { return metricstest.Scrape(t, url) }
+	sampled = metricstest.Sampled
+)
 
 // The metrics, scraped by Prometheus' own parser while the ladder plays:
 // the games counted are the ladder games the database holds, the turn
@@ -129,7 +86,13 @@ func TestTheMetricsFollowTheLadder(t *testing.T) {
 		}
 		res.Body.Close()
 	}
+	// A request is counted once its handler returned, which may be just
+	// after its client read the answer: the scrape waits for the two.
 	after := scrape(t, mon.URL)
+	for deadline := time.Now().Add(10 * time.Second); sampled(after, "arena_http_request_duration_seconds", "route", "GET /{$}") < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		after = scrape(t, mon.URL)
+	}
 	games := ladderGames()
 	turns := 0
 	for _, g := range games {
