@@ -257,6 +257,13 @@ var ErrBoxClosed = errors.New("sandbox: box is closed")
 // host kept the bot waiting for a CPU.
 var ErrHostStalled = errors.New("the host was too busy")
 
+// HostStalled is a backend's ErrHostStalled for a turn or a question that
+// lasted wall, limit its bot's own, wait of it the host's.
+func HostStalled(wait, wall, limit time.Duration) error {
+	return fmt.Errorf("%w: it kept the bot waiting for a CPU for %v of the %v its turn lasted (limit %v)",
+		ErrHostStalled, wait.Round(time.Millisecond), wall.Round(time.Millisecond), limit)
+}
+
 // Fault is a sandbox or host failure, never the bot's doing.
 type Fault struct {
 	Op  string

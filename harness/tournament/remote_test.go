@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -387,10 +388,14 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 // honestFinishes joins the honest worker of c (playing until ctx ends, on
 // wg) and waits for the run done to end with every one of its 6 games
 // played and the standings of the local run want.
-func honestFinishes(t *testing.T, ctx context.Context, c *distribtest.Cluster, wg *sync.WaitGroup, done <-chan ran, want *Summary) {
+func honestFinishes(t *testing.T, ctx context.Context, c *distribtest.Cluster, wg *sync.WaitGroup, done <-chan ran, want *Summary, wrap ...func(distrib.Player) distrib.Player) {
 	t.Helper()
 	honest, hq, _ := joined(t, c, "honest")
-	hw := &distrib.Worker{Queue: hq, Slots: 2, Play: honest.Play, Machine: json.RawMessage(`{"host":"honest","cpus":2,"sandbox":"local"}`)}
+	play := distrib.Player(honest.Play)
+	for _, w := range wrap {
+		play = w(play)
+	}
+	hw := &distrib.Worker{Queue: hq, Slots: 2, Play: play, Machine: json.RawMessage(`{"host":"honest","cpus":2,"sandbox":"local"}`)}
 	wg.Add(1)
 	go func() { defer wg.Done(); hw.Run(ctx) }()
 	var r ran
@@ -722,19 +727,40 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	// A second worker joins a few seconds later, while the first plays.
+	// A second worker joins once the first has played two games; the first
+	// plays no more until the second has taken one (or a minute passed), so
+	// that a fast machine does not leave it nothing to play.
+	var played atomic.Int32
+	laterPlays, firstTwo := make(chan struct{}), make(chan struct{})
+	var laterOnce, twoOnce sync.Once
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sleepCtx(ctx, 3*time.Second)
-		if ctx.Err() != nil {
+		select {
+		case <-firstTwo:
+		case <-ctx.Done():
 			return
 		}
 		later, lq, _ := joined(t, c, "later")
-		lw := &distrib.Worker{Queue: lq, Slots: 1, Play: later.Play}
+		lw := &distrib.Worker{Queue: lq, Slots: 1, Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+			laterOnce.Do(func() { close(laterPlays) })
+			return later.Play(ctx, j)
+		}}
 		lw.Run(ctx)
 	}()
-	honestFinishes(t, ctx, c, &wg, done, want)
+	honestFinishes(t, ctx, c, &wg, done, want, func(play distrib.Player) distrib.Player {
+		return func(ctx context.Context, j distrib.Job) ([]byte, error) {
+			if played.Add(1) > 2 {
+				twoOnce.Do(func() { close(firstTwo) })
+				select {
+				case <-laterPlays:
+				case <-time.After(time.Minute):
+				case <-ctx.Done():
+				}
+			}
+			return play(ctx, j)
+		}
+	})
 	out, err := distrib.Suspended(c.Workers)
 	if err != nil {
 		t.Fatal(err)

@@ -194,13 +194,6 @@ func (bx *box) kill(ctx context.Context) {
 	}
 }
 
-// hostStalled is the fault of a turn the host kept waiting until its wall
-// clock cap.
-func hostStalled(wait, wall, limit time.Duration) error {
-	return fmt.Errorf("%w: it kept the bot waiting for a CPU for %v of the %v its turn lasted (limit %v)",
-		sandbox.ErrHostStalled, wait.Round(time.Millisecond), wall.Round(time.Millisecond), limit)
-}
-
 // errOOM marks an agent killed by the kernel for memory: the bot's doing.
 var errOOM = errors.New("container was killed for exceeding its memory limit")
 
@@ -255,7 +248,7 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		return rep.Report, sandbox.Faultf("turn", errors.New("agent: "+rep.Err))
 	}
 	if r := rep.Report; r.HostStalled {
-		return r, sandbox.Faultf("turn", hostStalled(r.HostWait, r.Wall, timeout))
+		return r, sandbox.Faultf("turn", sandbox.HostStalled(r.HostWait, r.Wall, timeout))
 	}
 	if bx.log.Enabled(ctx, slog.LevelDebug) {
 		bx.log.Debug("docker: turn", "wall", rep.Report.Wall, "took", time.Since(start), "exit", rep.Report.ExitCode)
@@ -419,7 +412,7 @@ func (s *session) Ask(ctx context.Context, line string, timeout time.Duration) (
 		return sandbox.Exchange{}, sandbox.Faultf("ask", errors.New("agent: "+rep.Err))
 	}
 	if ex := rep.Exchange; ex.HostStalled {
-		return ex, sandbox.Faultf("ask", hostStalled(ex.HostWait, ex.Wall, timeout))
+		return ex, sandbox.Faultf("ask", sandbox.HostStalled(ex.HostWait, ex.Wall, timeout))
 	}
 	return rep.Exchange, nil
 }

@@ -185,9 +185,14 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		Tail:    bx.limits.OutputTail,
 		Reaping: proc.ReapGroup,
 		Rlimits: bx.rlimits(),
+
+		GroupMeter: true,
 	}, nil, &bx.hashes)
 	if err != nil {
 		return rep, bx.markUnclean(sandbox.Faultf("turn", err))
+	}
+	if rep.HostStalled {
+		return rep, bx.markUnclean(sandbox.Faultf("turn", sandbox.HostStalled(rep.HostWait, rep.Wall, timeout)))
 	}
 	return rep, nil
 }
@@ -296,7 +301,7 @@ func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session
 		argv = append(argv, strings.ReplaceAll(a, sandbox.GameDirToken, bx.GameDir()))
 	}
 	s, err := proc.StartSession(proc.Spec{Path: argv[0], Args: argv, Dir: bx.GameDir(), Env: bx.env(),
-		Tail: bx.limits.OutputTail, Reaping: proc.ReapGroup, Rlimits: bx.rlimits()})
+		Tail: bx.limits.OutputTail, Reaping: proc.ReapGroup, Rlimits: bx.rlimits(), GroupMeter: true})
 	var ee *proc.ExecError
 	switch {
 	case errors.As(err, &ee):
@@ -362,6 +367,9 @@ func (s *session) Ask(_ context.Context, line string, timeout time.Duration) (sa
 	ex, err := s.s.Ask(line, timeout)
 	if err != nil {
 		return ex, s.bx.markUnclean(sandbox.Faultf("ask", err))
+	}
+	if ex.HostStalled {
+		return ex, s.bx.markUnclean(sandbox.Faultf("ask", sandbox.HostStalled(ex.HostWait, ex.Wall, timeout)))
 	}
 	return ex, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,8 +61,18 @@ func HostWait(a, b CPUTimes) time.Duration {
 type Meter struct {
 	proc      string // the proc file system, "/proc"
 	self      int
+	group     int // > 0: only this process group's tasks, and no cgroup (GroupMeter)
 	throttled statField
 	usage     statField
+}
+
+// GroupMeter measures the process group pgid, on a host that gives the bot
+// no cgroup of its own (the local backend): its tasks are found in
+// procRoot by their process group, its CPU time is theirs (schedstat's
+// first field), and nothing throttles it. The same rules hold: a task that
+// leaves the group (setsid) is no longer counted, its wait with it.
+func GroupMeter(procRoot string, pgid int) *Meter {
+	return &Meter{proc: procRoot, self: -1, group: pgid}
 }
 
 // statField is one number in a cgroup file: the line starting with key (or
@@ -150,6 +159,12 @@ func firstDir(root string, names ...string) string {
 
 // Read takes the bot's CPUTimes now.
 func (m *Meter) Read() (CPUTimes, error) {
+	if m.group > 0 {
+		t := CPUTimes{At: time.Now()}
+		var err error
+		t.Usage, t.RunDelay, err = m.tasks()
+		return t, err
+	}
 	t, err := m.start()
 	if err != nil {
 		return t, err
@@ -165,6 +180,9 @@ func (m *Meter) Read() (CPUTimes, error) {
 // host's, and counts), which spares reading them.
 func (m *Meter) start() (CPUTimes, error) {
 	t := CPUTimes{At: time.Now()}
+	if m.group > 0 {
+		return t, nil // new tasks: no CPU time and no wait so far
+	}
 	var err error
 	if t.Throttled, err = m.throttled.read(); err != nil {
 		return t, fmt.Errorf("read %s: %w", m.throttled.file, err)
@@ -252,16 +270,34 @@ const minStep = 2 * time.Millisecond
 // runDelay sums the run delay of every task in /proc but self's. A task that
 // ends while it is read is skipped.
 func (m *Meter) runDelay() (time.Duration, error) {
+	_, d, err := m.tasks()
+	return d, err
+}
+
+// tasks sums the CPU time and the run delay of every task in /proc but
+// self's (of the process group's alone, for a GroupMeter). A task that ends
+// while it is read is skipped.
+func (m *Meter) tasks() (cpu, delay time.Duration, err error) {
 	des, err := os.ReadDir(m.proc)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	self := strconv.Itoa(m.self)
-	var sum time.Duration
 	for _, de := range des {
 		name := de.Name()
 		if name == self || name[0] < '0' || name[0] > '9' {
 			continue
+		}
+		if m.group > 0 {
+			stat, err := os.ReadFile(filepath.Join(m.proc, name, "stat"))
+			if err != nil {
+				continue // ended meanwhile
+			}
+			if pgrp, err := parsePgrp(stat); err != nil {
+				return 0, 0, err
+			} else if pgrp != m.group {
+				continue
+			}
 		}
 		tasks, err := os.ReadDir(filepath.Join(m.proc, name, "task"))
 		if err != nil {
@@ -269,32 +305,46 @@ func (m *Meter) runDelay() (time.Duration, error) {
 		}
 		for _, task := range tasks {
 			data, err := os.ReadFile(filepath.Join(m.proc, name, "task", task.Name(), "schedstat"))
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-				continue
-			}
 			if err != nil {
-				continue // ended meanwhile (ESRCH)
+				continue // ended meanwhile (ENOENT, ESRCH), or not ours to read
 			}
-			d, err := parseSchedstat(data)
+			c, d, err := parseSchedstat(data)
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
-			sum += d
+			cpu, delay = cpu+c, delay+d
 		}
 	}
-	return sum, nil
+	return cpu, delay, nil
 }
 
-// parseSchedstat reads a task's run delay: the second of schedstat's three
-// numbers (time on the CPU, time runnable but waiting, timeslices), in ns.
-func parseSchedstat(data []byte) (time.Duration, error) {
+// parsePgrp reads a process's group from its /proc/PID/stat: the third
+// field after the command, which is in parentheses and may hold any byte.
+func parsePgrp(stat []byte) (int, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat %.60q: no command", stat)
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 3 {
+		return 0, fmt.Errorf("stat %.60q: no process group", stat)
+	}
+	return strconv.Atoi(string(f[2]))
+}
+
+// parseSchedstat reads a task's time on the CPU and its run delay: the
+// first two of schedstat's three numbers (time on the CPU, time runnable
+// but waiting, timeslices), in ns.
+func parseSchedstat(data []byte) (cpu, delay time.Duration, err error) {
 	f := bytes.Fields(data)
 	if len(f) < 2 {
-		return 0, fmt.Errorf("schedstat %q: want three numbers", data)
+		return 0, 0, fmt.Errorf("schedstat %q: want three numbers", data)
 	}
-	n, err := strconv.ParseInt(string(f[1]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("schedstat %q: %w", data, err)
+	var n [2]int64
+	for i := range n {
+		if n[i], err = strconv.ParseInt(string(f[i]), 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("schedstat %q: %w", data, err)
+		}
 	}
-	return time.Duration(n), nil
+	return time.Duration(n[0]), time.Duration(n[1]), nil
 }

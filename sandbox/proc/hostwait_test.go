@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -105,6 +106,92 @@ func TestMeterReadsCgroupsV1AndV2(t *testing.T) {
 	}
 }
 
+// A group meter counts the tasks of its process group alone, found by the
+// group in each process's stat (whose command may hold spaces and
+// parentheses), their CPU time as its usage, and nothing throttled.
+func TestAGroupMeterReadsItsGroupsTasksAlone(t *testing.T) {
+	t.Parallel()
+	procRoot := t.TempDir()
+	for pid, p := range map[string]struct {
+		stat  string
+		tasks map[string]string
+	}{
+		"40": {"40 (bot) S 1 40 40 0 -1", map[string]string{"40": "3000000 2000000 4\n", "41": "1000000 500000 1\n"}},
+		"42": {"42 (a) b) (c) R 40 40 40 0", map[string]string{"42": "1000000 1000000 1\n"}},
+		"50": {"50 (other) R 1 50 50 0", map[string]string{"50": "9000000 9000000 1\n"}},
+		"51": {"51 (40 40 40) R 1 51 51 0", map[string]string{"51": "9000000 9000000 1\n"}},
+	} {
+		if err := os.MkdirAll(filepath.Join(procRoot, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(procRoot, pid, "stat"), []byte(p.stat+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for tid, stat := range p.tasks {
+			d := filepath.Join(procRoot, pid, "task", tid)
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "schedstat"), []byte(stat), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, err := GroupMeter(procRoot, 40).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Usage != 5*time.Millisecond || got.RunDelay != 3500*time.Microsecond || got.Throttled != 0 {
+		t.Errorf("%+v, want usage 5ms, run delay 3.5ms, none throttled", got)
+	}
+	if err := os.WriteFile(filepath.Join(procRoot, "50", "stat"), []byte("50 (no group\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GroupMeter(procRoot, 40).Read(); err == nil {
+		t.Error("a stat without its command's end was read")
+	}
+}
+
+// On this machine's kernel, a spinning bot kept off the CPU by others (two
+// spinners a core, in process groups of their own) is given its time limit
+// of its own CPU time: the deadline moves past the host's wait, which the
+// group meter reports.
+func TestAGroupMeteredTurnGetsItsTimeOnABusyHost(t *testing.T) {
+	t.Parallel()
+	var hogs []*os.Process
+	for range 2 * runtime.NumCPU() {
+		p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "while :; do :; done"},
+			&os.ProcAttr{Sys: &syscall.SysProcAttr{Setpgid: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hogs = append(hogs, p)
+	}
+	t.Cleanup(func() {
+		for _, p := range hogs {
+			p.Kill()
+			p.Wait()
+		}
+	})
+	limit := 300 * time.Millisecond
+	s := shell(t.TempDir(), "while :; do :; done")
+	s.Timeout, s.GroupMeter = limit, true
+	r, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MeterError != "" {
+		t.Fatalf("meter: %s", r.MeterError)
+	}
+	if !r.TimedOut || r.HostStalled {
+		t.Fatalf("timed out %v, stalled %v: %+v", r.TimedOut, r.HostStalled, r)
+	}
+	if r.HostWait <= 0 || r.CPU < limit*3/4 {
+		t.Errorf("a spinner among %d others: %v of CPU in %v, host wait %v", len(hogs), r.CPU, r.Wall, r.HostWait)
+	}
+	t.Logf("cpu %v, wall %v, host wait %v", r.CPU, r.Wall, r.HostWait)
+}
+
 // This machine's own kernel keeps what the meter reads.
 func TestSchedstatOfThisProcess(t *testing.T) {
 	t.Parallel()
@@ -112,10 +199,10 @@ func TestSchedstatOfThisProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no per-task schedstat here: %v", err)
 	}
-	if _, err := parseSchedstat(data); err != nil {
+	if _, _, err := parseSchedstat(data); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseSchedstat([]byte("12\n")); err == nil {
+	if _, _, err := parseSchedstat([]byte("12\n")); err == nil {
 		t.Error("a schedstat of one number was read")
 	}
 }

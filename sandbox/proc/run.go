@@ -76,10 +76,23 @@ type Spec struct {
 	// sandbox.WallCap of the timeout, where the turn is the host's fault
 	// (Result.HostStalled). Without it the deadline is the wall clock's.
 	Meter *Meter
+	// GroupMeter, with no Meter, measures that wait on the bot's own
+	// process group through /proc (GroupMeter): a host that gives the bot
+	// no cgroup of its own.
+	GroupMeter bool
 	// Rlimits are applied to the process right after it starts (local
 	// backend). A limit that cannot be set fails the start: the process is
 	// killed and reaped.
 	Rlimits []Rlimit
+}
+
+// meter is what measures the host's wait on the bot started as pid (the
+// leader of its process group), or nil.
+func (s Spec) meter(pid int) *Meter {
+	if s.Meter == nil && s.GroupMeter {
+		return GroupMeter("/proc", pid)
+	}
+	return s.Meter
 }
 
 // Rlimit is one resource limit applied with prlimit.
@@ -122,7 +135,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err
 	}
 	out, errOut := readTail(c.stdout, s.Tail), readTail(c.stderr, s.Tail)
-	d := c.armDeadline(ctx, s.Timeout, s.Meter)
+	d := c.armDeadline(ctx, s.Timeout, s.meter(c.pid))
 	var res Result
 	status, err := c.waitBot(&res, d.sampleAtExit)
 	d.stop()
@@ -139,7 +152,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	res.HostWait, res.MeterError = d.hostWait()
 	res.HostStalled = d.stalled.Load()
-	res.TimedOut = d.fired.Load() && res.Wall-res.HostWait >= s.Timeout
+	// The deadline fired when the bot's own time was up; its wait read at
+	// the exit, later, may be larger and is not the decision's.
+	res.TimedOut = d.fired.Load() && res.Wall >= s.Timeout
 	res.setStatus(status)
 	if err := d.killErr(); err != nil {
 		return res, wrapKill(err)

@@ -56,7 +56,7 @@ func StartSession(s Spec) (*Session, error) {
 		return nil, err
 	}
 	ss := &Session{c: c, lines: make(chan line, 16), eof: make(chan struct{}), exited: make(chan struct{}),
-		waited: make(chan struct{}), meter: s.Meter}
+		waited: make(chan struct{}), meter: s.meter(c.pid)}
 	ss.in = newInbox(c.stdin)
 	go ss.in.run()
 	go ss.readLines(c.stdout)
