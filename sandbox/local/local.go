@@ -4,7 +4,8 @@
 // It exists for bot authors without Docker and for fast tests.
 //
 // Within those limits it keeps the contract: a fresh process per turn in its own
-// process group, an exact deadline, the group killed after every turn, bounded
+// process group, an exact deadline moved past the host's wait (measured on the
+// group, proc.GroupMeter), the group killed after every turn, bounded
 // output tails, rlimits on core dumps, file size and open files, a private game
 // directory and a scratch directory wiped between turns. Memory is measured but
 // not enforced.
