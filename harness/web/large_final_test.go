@@ -46,7 +46,7 @@ func TestAFortyTeamStagesFinalInTheBrowser(t *testing.T) {
 		return b
 	}
 	code, data, err := send(context.Background(), "POST", srv.URL+"/api/v1/admin/final", e.admin, "application/json",
-		[]byte(`{"format": "stages", "advance": 8, "then": "double-elimination", "games_per_pair": 2, "concurrency": 2}`))
+		[]byte(`{"format": "stages", "rounds": 3, "advance": 8, "then": "double-elimination", "games_per_pair": 1, "concurrency": 2}`))
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("start the final: %d %v %s", code, err, data)
 	}
