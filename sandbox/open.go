@@ -36,10 +36,31 @@ type Config struct {
 	// again when it closes, what runs of arena that were killed left on the
 	// engine (their last create request may complete after the first sweep).
 	Sweep bool
+	// Cluster is how the kubernetes backend reaches its cluster and places
+	// its Pods.
+	Cluster Cluster
 	// Notify is told, in a sentence, what the user of a backend should know:
 	// that it is no security boundary, or what a sweep removed. Nil: nothing
 	// is said.
 	Notify func(msg string)
+}
+
+// Cluster is where a cluster backend runs boxes. Runtime is its
+// RuntimeClass.
+type Cluster struct {
+	// Kubeconfig is the file of the cluster's address and credentials; ""
+	// is $KUBECONFIG, else the in-cluster configuration, else
+	// ~/.kube/config.
+	Kubeconfig string
+	// Namespace is where the Pods go ("arena" when empty).
+	Namespace string
+	// NodeSelector places them on these nodes only.
+	NodeSelector map[string]string
+	// PullSecret names the namespace's Secret for a private registry.
+	PullSecret string
+	// PullNever: the image is on the nodes already (imported, as in tests),
+	// never pulled.
+	PullNever bool
 }
 
 // DefaultKind is the backend a Config without a Kind opens.

@@ -21,7 +21,10 @@ func main() {
 		fmt.Println("arena-agent protocol", agent.Version)
 		return
 	}
-	if err := agent.Serve(os.Stdin, os.Stdout, agent.DefaultConfig()); err != nil {
+	cfg := agent.DefaultConfig()
+	// A Pod's attach stream begins after the agent started: it waits for it.
+	cfg.HelloWhenAsked = len(os.Args) > 1 && os.Args[1] == "--hello-when-asked"
+	if err := agent.Serve(os.Stdin, os.Stdout, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "arena-agent:", err)
 		os.Exit(1)
 	}

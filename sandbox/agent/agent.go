@@ -46,7 +46,7 @@ import (
 
 // Version is the protocol version. The docker backend refuses an image whose agent
 // speaks another one.
-const Version = 5
+const Version = 6
 
 // Paths inside the runtime image.
 const (
@@ -73,7 +73,8 @@ type Hello struct {
 
 // Request is one message to the agent.
 type Request struct {
-	// Op is "turn", "read", "start", "send", "ask", "stop", "reset" or "bye".
+	// Op is "install", "turn", "read", "start", "send", "ask", "stop",
+	// "reset" or "bye".
 	Op   string
 	Turn sandbox.Turn
 	// Exec is the executable's name inside the bot directory.
@@ -90,6 +91,13 @@ type Request struct {
 	Lines []string
 	Line  string
 	Args  []string
+	// Program is "install"'s: the bot's files as a tar (ProgramTar), for a
+	// box whose runtime cannot copy them in before it starts (a Pod).
+	Program []byte
+	// Rlimits are "install"'s: set on the agent, and so on every bot it
+	// starts, where the runtime cannot set them on the whole box (a Pod has
+	// no ulimits): what Docker's ulimits do.
+	Rlimits []proc.Rlimit
 }
 
 // Reply answers one Request.
@@ -112,6 +120,10 @@ type Config struct {
 	// Cgroup is the container's own cgroup directory, where the host's wait
 	// for a CPU is measured from (with /proc); "" measures nothing.
 	Cgroup string
+	// HelloWhenAsked: the agent says hello only once asked (a request of op
+	// "hello"), for a runtime whose attach stream may begin after the
+	// agent started (a Pod's), where an earlier hello would be lost.
+	HelloWhenAsked bool
 }
 
 // DefaultConfig is the configuration used inside the runtime image.
@@ -159,6 +171,15 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 	if err := prepareGameDir(cfg); err != nil {
 		hello.Err = err.Error()
 	}
+	if cfg.HelloWhenAsked {
+		var req Request
+		if err := dec.Decode(&req); err != nil {
+			return fmt.Errorf("waiting to be asked for a hello: %w", err)
+		}
+		if req.Op != "hello" {
+			return fmt.Errorf("asked %q before hello", req.Op)
+		}
+	}
 	if err := send(hello); err != nil {
 		return err
 	}
@@ -198,6 +219,8 @@ type server struct {
 	// hashes remembers the game directory's file hashes from turn to turn
 	// (one box, one game; a reset forgets them).
 	hashes *proc.Hashes
+	// started: a bot has been started in this box ("install" comes first).
+	started bool
 	// unclean is why the container may still hold what a bot left there (a
 	// turn or session that failed, a wipe that failed): until a reset proves it
 	// clean, no bot runs.
@@ -207,6 +230,8 @@ type server struct {
 // handle answers one request other than "bye".
 func (sv *server) handle(req Request) Reply {
 	switch req.Op {
+	case "install":
+		return Reply{Err: errString(sv.install(req))}
 	case "turn":
 		return sv.turn(req)
 	case "read":
@@ -252,6 +277,7 @@ func (sv *server) turn(req Request) Reply {
 	if err := sv.refuseUnclean(); err != nil {
 		return Reply{Err: err.Error()}
 	}
+	sv.started = true
 	report, err := runTurn(sv.cfg, req, sv.oomFile, sv.hashes, sv.meter)
 	if err != nil {
 		sv.markUnclean(err)
@@ -269,6 +295,7 @@ func (sv *server) start(req Request) Reply {
 		return Reply{Err: err.Error()}
 	}
 	args := botArgs(sv.cfg, req.Exec, req.Args)
+	sv.started = true
 	s, err := proc.StartSession(proc.Spec{Path: args[0], Args: args, Dir: sv.cfg.Game, Env: sv.cfg.Env,
 		Cred: botCredential(sv.cfg),
 		Tail: req.Tail, Reaping: proc.ReapAll, Started: favourForOOM, Meter: sv.meter})

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"archive/tar"
+	"bytes"
 	"encoding/gob"
 	"errors"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/proc"
 )
 
 // pid1Env names the test a copy of the test binary runs as PID 1.
@@ -240,5 +243,80 @@ func TestABotThatCannotBeExecutedIsItsOwnFault(t *testing.T) {
 	// Not the agent's failure: the box stays usable.
 	if rep := c.call(t, turn); rep.Err != "" {
 		t.Fatalf("a turn after it: %s", rep.Err)
+	}
+}
+
+// A box whose runtime could not copy the bot in gets it with "install": its
+// files land root-owned and read-only in an empty bot directory, the bot
+// runs under the limits sent with it, and no second install, nor one after
+// a bot ran, nor a tar that names anything outside, is taken.
+func TestInstallPutsTheProgramInAnEmptyBotDirectory(t *testing.T) {
+	if !asPID1(t) {
+		return
+	}
+	b := newTestbox(t)
+	if err := os.Remove(filepath.Join(b.cfg.Bot, "bot")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(b.cfg.Bot, 0o777); err != nil { // an emptyDir's mode
+		t.Fatal(err)
+	}
+	c := serve(t, b.cfg)
+	prog := sandbox.Program{Name: "p", Entry: "bot", Files: []sandbox.File{
+		{Name: "bot", Data: []byte("#!/bin/sh\nulimit -n > move.json\n"), Mode: 0o755},
+		{Name: "lib/data.txt", Data: []byte("x")},
+	}}
+	tarred, err := ProgramTar(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := c.call(t, Request{Op: "install", Program: tarred, Rlimits: []proc.Rlimit{{Resource: syscall.RLIMIT_NOFILE, Value: 37}}}); rep.Err != "" {
+		t.Fatalf("install: %s", rep.Err)
+	}
+	for name, want := range map[string]os.FileMode{"": 0o755 | os.ModeDir, "bot": 0o555, "lib": 0o755 | os.ModeDir, "lib/data.txt": 0o444} {
+		fi, err := os.Lstat(filepath.Join(b.cfg.Bot, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); fi.Mode() != want || st.Uid != 0 {
+			t.Errorf("%q: mode %v uid %d, want %v owned by root", name, fi.Mode(), st.Uid, want)
+		}
+	}
+	wantErr(t, "a second install", c.call(t, Request{Op: "install", Program: tarred}), "install")
+	if rep := c.call(t, turn); rep.Err != "" || string(rep.Report.Answer.Data) != "37\n" {
+		t.Fatalf("a turn: answer %q, error %q, want the open files limit sent", rep.Report.Answer.Data, rep.Err)
+	}
+	wantErr(t, "an install after a turn", c.call(t, Request{Op: "install", Program: tarred}), "already ran")
+}
+
+// unpack takes a ProgramTar's files and directories alone, each at a clean
+// path inside, and never replaces what is there.
+func TestUnpackRefusesWhatIsNotAPlainFileInside(t *testing.T) {
+	t.Parallel()
+	tarOf := func(hs ...tar.Header) []byte {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, h := range hs {
+			if err := tw.WriteHeader(&h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	for name, data := range map[string][]byte{
+		"a path outside":  tarOf(tar.Header{Typeflag: tar.TypeReg, Name: "../x", Mode: 0o644}),
+		"an absolute one": tarOf(tar.Header{Typeflag: tar.TypeReg, Name: "/etc/x", Mode: 0o644}),
+		"a symlink":       tarOf(tar.Header{Typeflag: tar.TypeSymlink, Name: "x", Linkname: "/etc/passwd"}),
+		"a device":        tarOf(tar.Header{Typeflag: tar.TypeChar, Name: "x", Devmajor: 1, Devminor: 3}),
+		"a file twice":    tarOf(tar.Header{Typeflag: tar.TypeReg, Name: "x", Mode: 0o644}, tar.Header{Typeflag: tar.TypeReg, Name: "x", Mode: 0o644}),
+		"not a tar":       []byte("plain text, not a tar archive at all, long enough to be read as a header block................................................................................................................................................................................................................................................................................................................................................................................................................................................................................................"),
+	} {
+		dir := t.TempDir()
+		if err := unpack(dir, data); err == nil {
+			t.Errorf("%s: unpacked", name)
+		}
 	}
 }

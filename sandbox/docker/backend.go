@@ -17,14 +17,12 @@
 package docker
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -186,7 +184,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if err := spec.Limits.Validate(); err != nil {
 		return nil, err
 	}
-	botTar, err := programTar(spec.Program)
+	botTar, err := agent.ProgramTar(spec.Program)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +214,8 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	}
 	log = log.With("container", shortID(created.ID))
 	log.Debug("docker: container created", "name", name, "image", b.image, "took", time.Since(start))
-	bx := &box{cli: b.cli, id: created.ID, exec: spec.Program.Entry, limits: spec.Limits, log: log}
+	eb := &engineBox{cli: b.cli, id: created.ID, log: log, stderr: newRing(4096)}
+	bx := &box{Client: &agent.Client{Host: eb, Exec: spec.Program.Entry, Limits: spec.Limits, Log: log, Name: "docker"}, c: eb}
 	defer func() {
 		if err != nil {
 			log.Debug("docker: open failed; removing the container", "err", err)
@@ -243,7 +242,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 		return nil, sandbox.Faultf("start container", err)
 	}
 	log.Debug("docker: container started")
-	if err := bx.awaitHello(ctx, b.StartTimeout); err != nil {
+	if err := bx.AwaitHello(ctx, b.StartTimeout, false); err != nil {
 		return nil, sandbox.Faultf("agent hello", err)
 	}
 	if rt.GVisor {
@@ -251,7 +250,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 			return nil, sandbox.Faultf("verify container under "+rt.Name, err)
 		}
 	}
-	log.Debug("docker: agent ready", "protocol", bx.greeting.Version, "took", time.Since(start))
+	log.Debug("docker: agent ready", "protocol", bx.Hello().Version, "took", time.Since(start))
 	return bx, nil
 }
 
@@ -261,7 +260,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 // back, and where the kernel counts the bot's out-of-memory kills (gVisor
 // runs the bot's memory in host processes the host's OOM killer picks).
 func (bx *box) watchHostCgroup(ctx context.Context, hc *container.HostConfig) error {
-	ins, err := bx.cli.ContainerInspect(ctx, bx.id)
+	ins, err := bx.c.cli.ContainerInspect(ctx, bx.c.id)
 	if err != nil {
 		return err
 	}
@@ -269,7 +268,7 @@ func (bx *box) watchHostCgroup(ctx context.Context, hc *container.HostConfig) er
 	if ins.State != nil {
 		pid = ins.State.Pid
 	}
-	cg, err := findHostCgroup(pid, bx.id)
+	cg, err := findHostCgroup(pid, bx.c.id)
 	if err != nil {
 		return fmt.Errorf("%w; gVisor boxes are checked, and their out-of-memory kills counted, in the container's cgroup on the engine's host, so arena must run there", err)
 	}
@@ -283,44 +282,8 @@ func (bx *box) watchHostCgroup(ctx context.Context, hc *container.HostConfig) er
 	if cg.OOMKills() < 0 {
 		return fmt.Errorf("the host's cgroup of the container counts no out-of-memory kills (%s)", cg.memory)
 	}
-	bx.host = cg
+	bx.c.host = cg
 	return nil
-}
-
-// programTar packs the bot's files for the bot directory: owned by root, the entry
-// executable, nothing writable by the bot, no special bits.
-func programTar(p sandbox.Program) ([]byte, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	dirs := map[string]bool{}
-	found := false
-	for _, f := range p.Files {
-		name := path.Clean(f.Name)
-		if name != f.Name || path.IsAbs(name) || name == "." || strings.HasPrefix(name, "../") || name == ".." {
-			return nil, fmt.Errorf("bot file name %q is not a clean relative path", f.Name)
-		}
-		for d := path.Dir(name); d != "."; d = path.Dir(d) {
-			if !dirs[d] {
-				dirs[d] = true
-				tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0)})
-			}
-		}
-		mode := int64(0o444)
-		if f.Mode&0o111 != 0 || name == p.Entry {
-			mode = 0o555
-		}
-		found = found || name == p.Entry
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(f.Data)), ModTime: time.Unix(0, 0)}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return nil, err
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("bot %q has no file named %q to execute", p.Name, p.Entry)
-	}
-	return buf.Bytes(), tw.Close()
 }
 
 func randomHex(n int) string {

@@ -4,65 +4,18 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
+
+	"github.com/arenabots/arena/sandbox"
 )
 
-var ownerOnce = sync.OnceValue(func() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), startTime(os.Getpid()))
-})
-
 // Owner identifies this arena process: host, PID and the PID's start time, so a
-// reused PID is not mistaken for us.
-func Owner() string { return ownerOnce() }
-
-// startTime is field 22 of /proc/PID/stat, the process start in clock ticks.
-func startTime(pid int) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "0"
-	}
-	s := string(data)
-	// The command name may contain spaces; fields restart after its ')'.
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s)
-	if len(f) < 20 {
-		return "0"
-	}
-	return f[19]
-}
-
-// ownerAlive reports whether the arena process named by an owner label still runs
-// on this host. Owners on other hosts are presumed alive.
-func ownerAlive(owner string) bool {
-	parts := strings.Split(owner, "/")
-	if len(parts) != 3 {
-		return false
-	}
-	host, _ := os.Hostname()
-	if parts[0] != host {
-		return true
-	}
-	pid, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
-		return false
-	}
-	return startTime(pid) == parts[2]
-}
+// reused PID is not mistaken for us (sandbox.Owner).
+func Owner() string { return sandbox.Owner() }
 
 // SweepResult counts what Sweep removed.
 type SweepResult struct {
@@ -81,7 +34,7 @@ func Sweep(ctx context.Context, cli *client.Client, all bool) (SweepResult, erro
 	}
 	for _, c := range list {
 		owner := c.Labels[LabelOwner]
-		if owner == Owner() || (!all && ownerAlive(owner)) {
+		if owner == Owner() || (!all && sandbox.OwnerAlive(owner)) {
 			continue
 		}
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err == nil {
@@ -97,7 +50,7 @@ func Sweep(ctx context.Context, cli *client.Client, all bool) (SweepResult, erro
 	}
 	for _, v := range vols.Volumes {
 		owner := v.Labels[LabelOwner]
-		if owner == Owner() || (!all && ownerAlive(owner)) {
+		if owner == Owner() || (!all && sandbox.OwnerAlive(owner)) {
 			continue
 		}
 		if err := cli.VolumeRemove(ctx, v.Name, true); err == nil {
