@@ -22,7 +22,7 @@ type Engine struct {
 // Config names a backend and says how to open it: what a command's flags or
 // an event's settings say about where bots run.
 type Config struct {
-	// Kind is the backend: "docker" (the default) or "local".
+	// Kind is the backend: "docker" (the default), "kubernetes" or "local".
 	Kind string
 	// Image is a container backend's runtime image (default: the backend's).
 	Image string
@@ -59,8 +59,9 @@ type Cluster struct {
 	// PullSecret names the namespace's Secret for a private registry.
 	PullSecret string
 	// PullNever: the image is on the nodes already (imported, as in tests),
-	// never pulled.
-	PullNever bool
+	// never pulled; PullAlways: pulled for every Pod. Neither: pulled where
+	// a node lacks it.
+	PullNever, PullAlways bool
 }
 
 // DefaultKind is the backend a Config without a Kind opens.

@@ -4,9 +4,13 @@
 #   2. build the offline test base image (cached by its recipe's hash) and,
 #      beside it, gVisor's runsc from its pinned version (cached by version;
 #      the gVisor tests register it with an engine of their own)
-#   3. gofmt, go vet, staticcheck; the busy-host test alone (it fills every
-#      core), then every test under -race, Docker-backed ones included
-# Under CI=true a missing engine is a failure, never a skip.
+#   3. start a single-node Kubernetes cluster of its own (scripts/cluster.sh:
+#      built from pinned sources, cached by version; stopped, and what it
+#      changed on the host undone, when the tests end)
+#   4. gofmt, go vet, staticcheck; the busy-host test alone (it fills every
+#      core), then every test under -race, Docker- and cluster-backed ones
+#      included
+# Under CI=true a missing engine or cluster is a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:/usr/games" # Debian installs pgn-extract in /usr/games
@@ -55,6 +59,33 @@ else
   echo "missing ${need[*]}: the tests that need them will be skipped"
 fi
 
+step "a Kubernetes cluster of its own (its binaries cached by version; the first build takes about 12 minutes)"
+cluster_pid=
+if [[ $(id -u) == 0 ]] && docker info >/dev/null 2>&1; then
+  need=()
+  command -v containerd >/dev/null || need+=(containerd)
+  command -v runc >/dev/null || need+=(runc)
+  [[ -x /usr/lib/cni/bridge ]] || need+=(containernetworking-plugins)
+  command -v iptables >/dev/null || need+=(iptables)
+  if (( ${#need[@]} > 0 )); then
+    echo "installing from Debian: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  export ARENA_CLUSTER=/tmp/arena-cluster
+  bash scripts/cluster.sh stop "$ARENA_CLUSTER" >/dev/null 2>&1 || true
+  rm -rf "$ARENA_CLUSTER"
+  trap 'bash scripts/cluster.sh stop "$ARENA_CLUSTER"; rm -rf "$ARENA_CLUSTER"' EXIT
+  # It starts while the checks below run.
+  bash scripts/cluster.sh start "$ARENA_CLUSTER" >/tmp/arena-cluster.$$.log 2>&1 &
+  cluster_pid=$!
+elif [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]]; then
+  echo "no cluster can start here (it needs root and a Docker engine for its images): the cluster-backed tests must run here" >&2
+  exit 1
+else
+  echo "no cluster (it needs root and a Docker engine): the cluster-backed tests will be skipped"
+fi
+
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [[ -n $unformatted ]]; then
@@ -69,6 +100,17 @@ go vet ./...
 step "staticcheck"
 # Pinned in go.mod (tool directive): the same checker on every machine.
 go tool staticcheck ./...
+
+if [[ -n $cluster_pid ]]; then
+  step "the cluster"
+  if ! wait "$cluster_pid"; then
+    cat /tmp/arena-cluster.$$.log >&2
+    echo "the cluster did not start: the cluster-backed tests need it" >&2
+    exit 1
+  fi
+  cat /tmp/arena-cluster.$$.log
+  rm -f /tmp/arena-cluster.$$.log
+fi
 
 step "go test -race: a busy host decides no game (alone: it fills every core)"
 if [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]] || docker info >/dev/null 2>&1; then

@@ -23,7 +23,7 @@ func imageFlag() *cli.StringFlag {
 // runtimeFlag names the engine's runtime bots run under; usage says what
 // the command takes when it is left out.
 func runtimeFlag(usage string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "runtime", Usage: "the engine's OCI runtime bots run under: runc, or runsc for gVisor's second wall (default: " + usage + ")", EnvVars: []string{"ARENA_RUNTIME"}}
+	return &cli.StringFlag{Name: "runtime", Aliases: []string{"runtime-class"}, Usage: "the engine's OCI runtime bots run under: runc, or runsc for gVisor's second wall; on Kubernetes, the RuntimeClass (default: " + usage + ")", EnvVars: []string{"ARENA_RUNTIME"}}
 }
 
 func doctorCommand() *cli.Command {

@@ -133,11 +133,15 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 		return web.Options{}, fmt.Errorf("%w (--build-cache)", err)
 	}
 	secure := c.String("tls-cert") != ""
+	cluster, err := clusterConf(appContext(c))
+	if err != nil {
+		return web.Options{}, err
+	}
 	return web.Options{
 		EventDir: dir, Addr: c.String("http"), MetricsAddr: c.String("metrics-listen"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		TrustProxy: c.String("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: remoteOf(c, dir),
 		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Engine: dockerConn(appContext(c)),
-			Notify: func(msg string) { slog.Warn(msg) }},
+			Cluster: cluster, Notify: func(msg string) { slog.Warn(msg) }},
 		BuildCache: cache, Log: slog.Default(), ArenaVersion: arenaVersion(),
 		Ready: func(addr string) {
 			scheme := "http"

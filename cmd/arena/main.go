@@ -27,8 +27,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/randombot"
+	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
-	_ "github.com/arenabots/arena/sandbox/local" // registers the local backend
+	_ "github.com/arenabots/arena/sandbox/kubernetes" // registers the kubernetes backend
+	_ "github.com/arenabots/arena/sandbox/local"      // registers the local backend
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -182,6 +184,11 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			&cli.StringFlag{Name: "tls-cert", Usage: "client certificate for a remote engine", EnvVars: []string{"ARENA_TLS_CERT"}, TakesFile: true},
 			&cli.StringFlag{Name: "tls-key", Usage: "client key for a remote engine", EnvVars: []string{"ARENA_TLS_KEY"}, TakesFile: true},
 			&cli.BoolFlag{Name: "tls-verify", Usage: "verify the remote engine's certificate", EnvVars: []string{"ARENA_TLS_VERIFY", "DOCKER_TLS_VERIFY"}},
+			&cli.StringFlag{Name: "kubeconfig", Usage: "the Kubernetes cluster's kubeconfig, for --sandbox kubernetes (default: $KUBECONFIG, the in-cluster configuration, ~/.kube/config)", TakesFile: true},
+			&cli.StringFlag{Name: "namespace", Value: "arena", Usage: "the Kubernetes namespace bots' Pods run in", EnvVars: []string{"ARENA_NAMESPACE"}},
+			&cli.StringSliceFlag{Name: "node-selector", Usage: "place bots' Pods on the nodes with this label only (KEY=VALUE; repeatable)", EnvVars: []string{"ARENA_NODE_SELECTOR"}},
+			&cli.StringFlag{Name: "image-pull-secret", Usage: "the namespace's Secret for pulling the runtime image from a private registry", EnvVars: []string{"ARENA_IMAGE_PULL_SECRET"}},
+			&cli.StringFlag{Name: "image-pull-policy", Value: "IfNotPresent", Usage: "when the nodes pull the runtime image: IfNotPresent, Always, or Never (an image imported into the nodes)", EnvVars: []string{"ARENA_IMAGE_PULL_POLICY"}},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error (logs go to stderr)", EnvVars: []string{"ARENA_LOG_LEVEL"}},
 		},
 		Before: func(c *cli.Context) error {
@@ -225,6 +232,31 @@ func dockerConn(c *cli.Context) docker.Conn {
 		Key:    c.String("tls-key"),
 		Verify: c.Bool("tls-verify"),
 	}
+}
+
+// clusterConf reads the global cluster flags.
+func clusterConf(c *cli.Context) (sandbox.Cluster, error) {
+	cl := sandbox.Cluster{Kubeconfig: c.String("kubeconfig"), Namespace: c.String("namespace"), PullSecret: c.String("image-pull-secret")}
+	for _, kv := range c.StringSlice("node-selector") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return cl, usagef("--node-selector: want KEY=VALUE, got %q", kv)
+		}
+		if cl.NodeSelector == nil {
+			cl.NodeSelector = map[string]string{}
+		}
+		cl.NodeSelector[k] = v
+	}
+	switch p := c.String("image-pull-policy"); p {
+	case "IfNotPresent", "":
+	case "Always":
+		cl.PullAlways = true
+	case "Never":
+		cl.PullNever = true
+	default:
+		return cl, usagef("--image-pull-policy: want IfNotPresent, Always or Never, got %q", p)
+	}
+	return cl, nil
 }
 
 // engine connects to the engine the global flags name and checks it answers.

@@ -31,7 +31,7 @@ func matchFlags() []cli.Flag {
 	return append([]cli.Flag{
 		gameFlag(),
 		ruleFlag(),
-		&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated) or local (plain processes, UNSAFE)"},
+		&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated), kubernetes (a Pod each, on the cluster of --kubeconfig) or local (plain processes, UNSAFE)"},
 		imageFlag(),
 		runtimeFlag("the engine's, usually runc"),
 		&cli.DurationFlag{Name: "turn-timeout", Value: d.TurnTimeout, Usage: "wall-clock limit per turn"},
@@ -127,7 +127,11 @@ func sandboxConfig(c *cli.Context) sandbox.Config {
 // engine the global flags name; sweep removes what a killed arena left.
 // The closer releases it.
 func openBackend(c *cli.Context, cfg sandbox.Config, sweep bool) (sandbox.Backend, func(), error) {
-	cfg.Engine, cfg.Sweep = dockerConn(c), sweep
+	cl, err := clusterConf(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Engine, cfg.Sweep, cfg.Cluster = dockerConn(c), sweep, cl
 	cfg.Notify = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }
 	b, release, err := sandbox.Open(c.Context, cfg)
 	var unknown *sandbox.UnknownKindError

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -43,6 +44,19 @@ type Backend struct {
 	// bot's memory). Every later turn is then reported out of memory too,
 	// never as a fault of the sandbox.
 	OOMTakesTheBox bool
+}
+
+// hostAddresses are this host's own IPv4 addresses, on a port nothing
+// listens on: a box that reaches one of them is refused, not blocked.
+func hostAddresses() []string {
+	var out []string
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if ip, ok := a.(*net.IPNet); ok && ip.IP.To4() != nil && !ip.IP.IsLoopback() {
+			out = append(out, net.JoinHostPort(ip.IP.String(), "1"))
+		}
+	}
+	return out
 }
 
 // Hostile returns the fixture bot as a Program.
@@ -425,6 +439,41 @@ func Run(t *testing.T, b Backend) {
 		got := answer(turn(t, bx, "identity", 0))
 		if strings.HasPrefix(got, "uid=0 ") || strings.Contains(got, " gid=0 ") || !strings.HasSuffix(got, " groups=[] err=<nil>") {
 			t.Fatalf("the bot runs as %q", got)
+		}
+	})
+
+	t.Run("the network is out of reach", func(t *testing.T) {
+		bx := open(t, Limits())
+		targets := append([]string{"1.1.1.1:53", "8.8.8.8:443", "10.96.0.1:443"}, hostAddresses()...)
+		r := turn(t, bx, "network "+strings.Join(targets, " "), 30*time.Second)
+		for _, got := range strings.Fields(answer(r)) {
+			if !strings.HasSuffix(got, "=blocked") {
+				t.Errorf("the bot reached %s", got)
+			}
+		}
+		if n := len(strings.Fields(answer(r))); n != len(targets) {
+			t.Fatalf("%d of %d addresses tried: %q", n, len(targets), answer(r))
+		}
+	})
+
+	t.Run("no credential of the engine or the cluster reaches the bot", func(t *testing.T) {
+		bx := open(t, Limits())
+		if got := answer(turn(t, bx, "credentials", 0)); got != "found []" {
+			t.Fatalf("the bot %s", got)
+		}
+	})
+
+	t.Run("a bot that writes 10 GiB fills only its own directory", func(t *testing.T) {
+		l := Limits()
+		bx := open(t, l)
+		r := turn(t, bx, "write-10gib", 60*time.Second)
+		var n int64
+		var refused bool
+		if _, err := fmt.Sscanf(answer(r), "wrote %d, %t", &n, &refused); err != nil || !refused || n > l.GameDirBytes {
+			t.Fatalf("answer %q (game directory of %d bytes), timed out %v", answer(r), l.GameDirBytes, r.TimedOut)
+		}
+		if r := turn(t, bx, "ok", 0); answer(r) != "ok" {
+			t.Fatalf("after the write: %q", answer(r))
 		}
 	})
 

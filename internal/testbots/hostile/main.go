@@ -7,8 +7,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,6 +134,55 @@ func main() {
 		os.Exit(code)
 	case mode == "segfault":
 		segfault()
+	case mode == "network":
+		// Each address tried over TCP: "open" or "refused" reached
+		// something; "blocked" did not.
+		var res []string
+		for _, addr := range strings.Fields(param) {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			switch {
+			case err == nil:
+				c.Close()
+				res = append(res, addr+"=open")
+			case errors.Is(err, syscall.ECONNREFUSED):
+				res = append(res, addr+"=refused")
+			default:
+				res = append(res, addr+"=blocked")
+			}
+		}
+		answer("%s", strings.Join(res, " "))
+	case mode == "credentials":
+		// What a cluster or an engine could have handed the box.
+		var found []string
+		for _, p := range []string{"/var/run/secrets/kubernetes.io/serviceaccount", "/run/secrets", "/var/run/docker.sock", "/run/docker.sock"} {
+			if _, err := os.Lstat(p); err == nil {
+				found = append(found, p)
+			}
+		}
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "KUBERNETES_") || strings.HasPrefix(kv, "DOCKER_") {
+				found = append(found, strings.SplitN(kv, "=", 2)[0])
+			}
+		}
+		answer("found %v", found)
+	case mode == "write-10gib":
+		// Writes until refused: 10 GiB if nothing stops it.
+		f, err := os.Create("big.bin")
+		n := int64(0)
+		if err == nil {
+			chunk := make([]byte, 1<<20)
+			for n < 10<<30 {
+				w, werr := f.Write(chunk)
+				n += int64(w)
+				if werr != nil {
+					err = werr
+					break
+				}
+			}
+			f.Close()
+			os.Remove("big.bin")
+		}
+		answer("wrote %d, %v", n, err != nil)
 	case mode == "data-file":
 		// Turn 1 writes the data file, later turns read it back.
 		if data, err := os.ReadFile("data.bin"); err == nil {

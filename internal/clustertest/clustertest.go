@@ -1,0 +1,198 @@
+// Package clustertest gives tests the real Kubernetes cluster that
+// scripts/cluster.sh started (ARENA_CLUSTER names its directory), with the
+// test runtime image imported into its nodes, or skips them with a message
+// saying how to start one. Under CI (CI=true) a missing cluster fails the
+// test instead: the cluster-backed tests must run there.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/arenabots/arena/internal/dockertest"
+	k8s "github.com/arenabots/arena/sandbox/kubernetes"
+)
+
+// Env names the directory of the cluster scripts/cluster.sh started.
+const Env = "ARENA_CLUSTER"
+
+// Namespace is where the tests' Pods go: arena's own, as
+// deploy/kubernetes makes it.
+const Namespace = "arena"
+
+var (
+	once    sync.Once
+	rc      *rest.Config
+	image   string
+	setupEr error
+)
+
+// Cluster returns the cluster's address and credentials (those of arena's
+// ServiceAccount, with the rights deploy/kubernetes gives it, applied
+// there) and the runtime image the tests' Pods run, imported into its
+// containerd.
+func Cluster(tb testing.TB) (*rest.Config, string) {
+	tb.Helper()
+	dir := os.Getenv(Env)
+	if dir == "" {
+		msg := "no cluster: start one with `bash scripts/cluster.sh start DIR` and set " + Env + "=DIR"
+		if dockertest.Required() {
+			tb.Fatalf("the cluster tests cannot run: %s (scripts/test.sh starts one under CI)", msg)
+		}
+		tb.Skip(msg)
+	}
+	_, img := dockertest.Engine(tb)
+	once.Do(func() { rc, image, setupEr = setup(dir, img) })
+	if setupEr != nil {
+		tb.Fatalf("the cluster in %s: %v", dir, setupEr)
+	}
+	return rest.CopyConfig(rc), image
+}
+
+func setup(dir, img string) (*rest.Config, string, error) {
+	c, err := k8s.RESTConfig(filepath.Join(dir, "admin.kubeconfig"))
+	if err != nil {
+		return nil, "", err
+	}
+	_, here, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(here), "..", "..", "scripts", "cluster.sh")
+	if out, err := exec.Command("bash", script, "import", img, dir).CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("import %s into the cluster: %v\n%s", img, err, out)
+	}
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := apply(ctx, cs, filepath.Join(filepath.Dir(here), "..", "..", "deploy", "kubernetes")); err != nil {
+		return nil, "", err
+	}
+	// arena's own rights, not the admin's: the tests prove they suffice.
+	tok, err := cs.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, "arena",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(24 * 3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("a token for arena's ServiceAccount: %w", err)
+	}
+	sa := &rest.Config{Host: c.Host, BearerToken: tok.Status.Token, TLSClientConfig: rest.TLSClientConfig{CAFile: c.CAFile, CAData: c.CAData}}
+	return sa, img, nil
+}
+
+// Client is a clientset for the cluster, as its admin.
+func Client(tb testing.TB) kubernetes.Interface {
+	tb.Helper()
+	Cluster(tb)
+	c, err := k8s.RESTConfig(filepath.Join(os.Getenv(Env), "admin.kubeconfig"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cs
+}
+
+// Backend is the kubernetes backend on the test cluster, in Namespace, its
+// image never pulled.
+func Backend(tb testing.TB) *k8s.Backend {
+	tb.Helper()
+	c, img := Cluster(tb)
+	b, err := k8s.New(c, k8s.Place{Namespace: Namespace, Image: img, PullPolicy: corev1.PullNever})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// NoLeftovers fails the test if a Pod of Namespace carries the test's
+// labels (dockertest.Labels), which the backend keeps as annotations.
+func NoLeftovers(tb testing.TB, cs kubernetes.Interface, labels map[string]string) {
+	tb.Helper()
+	list, err := cs.CoreV1().Pods(Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelOwner})
+	if err != nil {
+		tb.Fatalf("list pods: %v", err)
+	}
+	for _, p := range list.Items {
+		for k, v := range labels {
+			if p.Annotations[k] == v {
+				tb.Errorf("pod %s, annotated %s=%s, was left behind (%s)", p.Name, k, v, p.Status.Phase)
+			}
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// apply creates the objects of the manifests a kustomization in dir
+// lists (its resources alone), or leaves them as they are.
+func apply(ctx context.Context, cs kubernetes.Interface, dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return err
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return fmt.Errorf("kustomization.yaml: %w", err)
+	}
+	for _, r := range k.Resources {
+		data, err := os.ReadFile(filepath.Join(dir, r))
+		if err != nil {
+			return err
+		}
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			if strings.TrimSpace(doc) == "" {
+				continue
+			}
+			obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r, err)
+			}
+			if err := create(ctx, cs, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("%s: %w", r, err)
+			}
+		}
+	}
+	return nil
+}
+
+func create(ctx context.Context, cs kubernetes.Interface, obj any) error {
+	o := metav1.CreateOptions{}
+	var err error
+	switch v := obj.(type) {
+	case *corev1.Namespace:
+		_, err = cs.CoreV1().Namespaces().Create(ctx, v, o)
+	case *corev1.ServiceAccount:
+		_, err = cs.CoreV1().ServiceAccounts(v.Namespace).Create(ctx, v, o)
+	case *rbacv1.Role:
+		_, err = cs.RbacV1().Roles(v.Namespace).Create(ctx, v, o)
+	case *rbacv1.RoleBinding:
+		_, err = cs.RbacV1().RoleBindings(v.Namespace).Create(ctx, v, o)
+	case *networkingv1.NetworkPolicy:
+		_, err = cs.NetworkingV1().NetworkPolicies(v.Namespace).Create(ctx, v, o)
+	default:
+		err = fmt.Errorf("no way to create a %T", obj)
+	}
+	return err
+}

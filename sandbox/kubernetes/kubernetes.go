@@ -1,0 +1,459 @@
+// Package kubernetes is the sandbox backend that runs each bot in its own
+// hardened Pod on a Kubernetes cluster, placed by the cluster's scheduler.
+//
+// One Pod per box: the runtime image with the arena agent (package
+// sandbox/agent) as PID 1, its stdin and stdout reached through the API
+// server's attach stream (WebSocket, SPDY where the server has no
+// WebSocket), over which the bot's program is sent and its turns played:
+// nothing of the organizer's machine is mounted, no host path, no registry
+// push. The Pod carries the Docker backend's hardening in Kubernetes terms
+// (podFor), is read back after creation and refused if the cluster changed
+// any of it (verifyPod), carries an owner label, is deleted on every exit
+// path, and what a killed arena left is swept by that label.
+//
+// It must never:
+//
+//   - run a bot in a Pod whose recorded spec lacks any of the hardening
+//     asked for, or mounts anything but its own emptyDirs;
+//   - charge the cluster's failure to the bot: a Pod evicted, a node lost, an
+//     API server that refuses, an attach stream cut are faults (the game is
+//     played again); only the kernel's out-of-memory kill of the box is the
+//     bot's;
+//   - give a box a service-account token, a host namespace or a privilege
+//     the agent does not need.
+package kubernetes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/agent"
+	"github.com/arenabots/arena/sandbox/proc"
+)
+
+// Backend opens Pods on one cluster, in one namespace, from one image.
+type Backend struct {
+	cs    kubernetes.Interface
+	rc    *rest.Config
+	place Place
+	// StartTimeout bounds a Pod's scheduling, start and the agent's hello.
+	StartTimeout time.Duration
+	// Log receives a debug line for each Pod and a warning for each failure
+	// that is handled; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// New returns a backend that runs bots in Pods placed as p says, through
+// the API server rc reaches.
+func New(rc *rest.Config, p Place) (*Backend, error) {
+	rc = rest.CopyConfig(rc)
+	if rc.QPS == 0 {
+		// A tournament opens two Pods a game, several games at once.
+		rc.QPS, rc.Burst = 50, 100
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	if p.Owner == "" {
+		p.Owner = sandbox.Owner()
+	}
+	if p.Deadline == 0 {
+		p.Deadline = int64((24 * time.Hour).Seconds())
+	}
+	return &Backend{cs: cs, rc: rc, place: p, StartTimeout: 2 * time.Minute}, nil
+}
+
+func (b *Backend) log() *slog.Logger {
+	if b.Log != nil {
+		return b.Log
+	}
+	return slog.Default()
+}
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return "kubernetes" }
+
+// Describe implements sandbox.Backend.
+func (b *Backend) Describe(ctx context.Context) (map[string]string, error) {
+	d := map[string]string{"backend": "kubernetes", "image": b.place.Image, "namespace": b.place.Namespace}
+	if b.place.RuntimeClass != "" {
+		d["runtimeClass"] = b.place.RuntimeClass
+	}
+	v, err := b.cs.Discovery().ServerVersion()
+	if err != nil {
+		return d, fmt.Errorf("ask the API server its version: %w", err)
+	}
+	d["serverVersion"] = v.GitVersion
+	return d, nil
+}
+
+// Open implements sandbox.Backend: create and check a Pod, wait for it to
+// run, attach to its agent, send it the program. On any failure the Pod is
+// deleted.
+func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, err error) {
+	if err := spec.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	program, err := agent.ProgramTar(spec.Program)
+	if err != nil {
+		return nil, err
+	}
+	name := podName(spec.Program.Name)
+	want := podFor(b.place, name, spec.Limits, int64(len(program)), spec.Labels)
+	log := b.log().With("pod", name)
+	start := time.Now()
+	pods := b.cs.CoreV1().Pods(b.place.Namespace)
+	created, err := pods.Create(ctx, want, metav1.CreateOptions{})
+	if err != nil {
+		return nil, sandbox.Faultf("create pod", err)
+	}
+	log.Debug("kubernetes: pod created", "took", time.Since(start))
+	p := &podBox{b: b, name: name, log: log, stderr: &tail{n: 4096}}
+	bx := &box{Client: &agent.Client{Host: p, Exec: spec.Program.Entry, Limits: spec.Limits, Log: log, Name: "kubernetes"}, p: p}
+	defer func() {
+		if err != nil {
+			log.Debug("kubernetes: open failed; deleting the pod", "err", err)
+			bx.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := verifyPod(want, created); err != nil {
+		return nil, sandbox.Faultf("verify pod", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, b.StartTimeout)
+	defer cancel()
+	running, err := b.waitRunning(sctx, name)
+	if err != nil {
+		return nil, sandbox.Faultf("start pod", err)
+	}
+	// Read back again once placed: a mutation after admission (a policy
+	// engine's background rewrite) would show here.
+	if err := verifyPod(want, running); err != nil {
+		return nil, sandbox.Faultf("verify pod", err)
+	}
+	log.Debug("kubernetes: pod running", "node", running.Spec.NodeName, "took", time.Since(start))
+	if err := p.attach(ctx, bx.Client); err != nil {
+		return nil, sandbox.Faultf("attach pod", err)
+	}
+	if err := bx.AwaitHello(sctx, b.StartTimeout, true); err != nil {
+		return nil, sandbox.Faultf("agent hello", err)
+	}
+	if err := bx.Install(ctx, program, rlimits(spec.Limits)); err != nil {
+		return nil, sandbox.Faultf("install the program", err)
+	}
+	log.Debug("kubernetes: agent ready", "protocol", bx.Hello().Version, "took", time.Since(start))
+	return bx, nil
+}
+
+// rlimits are what Docker's ulimits say: no core dumps, the file size and
+// open files limits. The pids limit is the node's (the kubelet's
+// podPidsLimit): RLIMIT_NPROC would count every box's bot user on the node.
+func rlimits(l sandbox.Limits) []proc.Rlimit {
+	return []proc.Rlimit{
+		{Resource: syscall.RLIMIT_CORE, Value: 0},
+		{Resource: syscall.RLIMIT_FSIZE, Value: uint64(l.FileSize)},
+		{Resource: syscall.RLIMIT_NOFILE, Value: uint64(l.OpenFiles)},
+	}
+}
+
+// waitRunning watches the Pod until it runs, and says why it will not: a
+// failed or deleted Pod, an image that cannot be pulled, an unschedulable
+// one past the context's end.
+func (b *Backend) waitRunning(ctx context.Context, name string) (*corev1.Pod, error) {
+	pods := b.cs.CoreV1().Pods(b.place.Namespace)
+	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	var last *corev1.Pod
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the pod did not run: %s", why(last, ctx.Err()))
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				// The watch ended (the API server closes them now and then):
+				// read the Pod once, then watch again.
+				pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return nil, err
+				}
+				if pod.Status.Phase == corev1.PodRunning {
+					return pod, nil
+				}
+				return b.waitRunning(ctx, name)
+			}
+			if ev.Type == watch.Deleted {
+				return nil, errors.New("the pod was deleted before it ran")
+			}
+			if ev.Type == watch.Error {
+				return nil, fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
+			}
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			last = pod
+			switch pod.Status.Phase {
+			case corev1.PodRunning:
+				return pod, nil
+			case corev1.PodFailed, corev1.PodSucceeded:
+				return nil, fmt.Errorf("the pod ended before it ran: %s", why(pod, nil))
+			}
+			if w := waiting(pod); w != nil && badWait[w.Reason] {
+				return nil, fmt.Errorf("the pod cannot start: %s: %s", w.Reason, w.Message)
+			}
+		}
+	}
+}
+
+// badWait are the reasons a container waits that no wait will end.
+var badWait = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "ErrImageNeverPull": true,
+	"InvalidImageName": true, "CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true}
+
+func waiting(p *corev1.Pod) *corev1.ContainerStateWaiting {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.State.Waiting != nil {
+			return s.State.Waiting
+		}
+	}
+	return nil
+}
+
+// why says what became of a Pod, as its status tells.
+func why(p *corev1.Pod, err error) string {
+	if p == nil {
+		if err != nil {
+			return err.Error()
+		}
+		return "no word from the cluster"
+	}
+	parts := []string{"phase " + string(p.Status.Phase)}
+	if p.Status.Reason != "" {
+		parts = append(parts, p.Status.Reason+": "+p.Status.Message)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			parts = append(parts, fmt.Sprintf("%s: %s", c.Type, c.Message))
+		}
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		switch {
+		case s.State.Waiting != nil:
+			parts = append(parts, fmt.Sprintf("waiting: %s %s", s.State.Waiting.Reason, s.State.Waiting.Message))
+		case s.State.Terminated != nil:
+			t := s.State.Terminated
+			parts = append(parts, fmt.Sprintf("terminated: %s, exit code %d %s", t.Reason, t.ExitCode, t.Message))
+		}
+	}
+	if err != nil {
+		parts = append(parts, err.Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
+func podName(program string) string {
+	n := strings.ToLower(strings.Trim(dnsUnsafe.ReplaceAllString(program, "-"), "-"))
+	if len(n) > 40 {
+		n = strings.Trim(n[:40], "-")
+	}
+	if n == "" {
+		n = "bot"
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	return "arena-" + n + "-" + hex.EncodeToString(b)
+}
+
+// box is one Pod: its agent's client, and the Pod as the client's
+// agent.Host.
+type box struct {
+	*agent.Client
+	p *podBox
+}
+
+// ID is the Pod's name.
+func (bx *box) ID() string { return bx.p.name }
+
+// podBox is the Pod behind a box: what only the API server can do about it.
+type podBox struct {
+	b      *Backend
+	name   string
+	log    *slog.Logger
+	stderr *tail
+
+	stream chan error // the attach stream's end
+	cancel context.CancelFunc
+}
+
+// attach opens the attach stream to the agent's stdin, stdout and stderr
+// (WebSocket, then SPDY where the API server has no WebSocket), and
+// connects c to it.
+func (p *podBox) attach(ctx context.Context, c *agent.Client) error {
+	b := p.b
+	req := b.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(b.place.Namespace).Name(p.name).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	spdy, err := remotecommand.NewSPDYExecutor(b.rc, http.MethodPost, req.URL())
+	if err != nil {
+		return err
+	}
+	ws, err := remotecommand.NewWebSocketExecutor(b.rc, http.MethodGet, req.URL().String())
+	if err != nil {
+		return err
+	}
+	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	if err != nil {
+		return err
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p.cancel = cancel
+	p.stream = make(chan error, 1)
+	go func() {
+		err := exec.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Stderr: p.stderr})
+		if err == nil {
+			err = io.EOF
+		}
+		outW.CloseWithError(err)
+		inR.CloseWithError(err)
+		p.stream <- err
+	}()
+	c.Connect(outR, &streamIn{w: inW, p: p})
+	return nil
+}
+
+// streamIn is the attach stream as the agent's stdin: closing it ends the
+// stream and waits for it.
+type streamIn struct {
+	w *io.PipeWriter
+	p *podBox
+}
+
+func (s *streamIn) Write(b []byte) (int, error) { return s.w.Write(b) }
+
+func (s *streamIn) Close() error {
+	s.w.Close()
+	s.p.cancel()
+	<-s.p.stream
+	return nil
+}
+
+// Kill implements agent.Host: the Pod is deleted at once (no grace).
+func (p *podBox) Kill(ctx context.Context) {
+	if err := p.delete(ctx); err != nil {
+		p.log.Warn("kubernetes: pod delete failed", "err", err)
+	}
+}
+
+func (p *podBox) delete(ctx context.Context) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	grace := int64(0)
+	err := p.b.cs.CoreV1().Pods(p.b.place.Namespace).Delete(dctx, p.name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// Gone implements agent.Host: the Pod's status says why the agent went
+// away. Only the kernel's out-of-memory kill is the bot's; an eviction, a
+// deleted Pod, a lost node, an API server that cannot say are faults.
+func (p *podBox) Gone(ctx context.Context, what string) error {
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	pods := p.b.cs.CoreV1().Pods(p.b.place.Namespace)
+	var pod *corev1.Pod
+	var err error
+	// Give the kubelet a moment to record the end.
+	for i := 0; i < 40; i++ {
+		pod, err = pods.Get(gctx, p.name, metav1.GetOptions{})
+		if err != nil || terminated(pod) != nil || pod.Status.Phase != corev1.PodRunning {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s; the pod was deleted", what)
+	case err != nil:
+		return fmt.Errorf("%s; reading the pod failed: %w", what, err)
+	}
+	if t := terminated(pod); t != nil && t.Reason == "OOMKilled" {
+		return agent.ErrOOM
+	}
+	return fmt.Errorf("%s; %s; agent stderr: %q", what, why(pod, nil), p.stderr.String())
+}
+
+func terminated(p *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.State.Terminated != nil {
+			return s.State.Terminated
+		}
+	}
+	return nil
+}
+
+// OOMKills implements agent.Host: the agent counts them in its own cgroup.
+func (p *podBox) OOMKills() int64 { return -1 }
+
+// Close implements agent.Host: the Pod is deleted, even when ctx is
+// already cancelled.
+func (p *podBox) Close(ctx context.Context) error {
+	start := time.Now()
+	if err := p.delete(ctx); err != nil {
+		p.log.Warn("kubernetes: pod delete failed; the next start sweeps it", "err", err)
+		return fmt.Errorf("delete pod %s: %w", p.name, err)
+	}
+	p.log.Debug("kubernetes: pod deleted", "took", time.Since(start))
+	return nil
+}
+
+// tail keeps the last bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+	n   int
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

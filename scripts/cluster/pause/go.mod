@@ -1,0 +1,3 @@
+module arenacluster/pause
+
+go 1.22
