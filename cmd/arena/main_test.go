@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,6 +203,19 @@ func TestInterruptedMatchIsAbortedWithoutLeftovers(t *testing.T) {
 func TestTournamentResumesAfterSIGKILLWithTheSameStandings(t *testing.T) {
 	t.Parallel()
 	cli, image := dockertest.Engine(t)
+	tournamentResumes(t, image, nil, nil, func(dir string) (int, error) {
+		return docker.Count(context.Background(), cli, "org.arenabots.arena.tournament="+dir)
+	})
+}
+
+// tournamentResumes plays a 4-bot tournament at concurrency 2 straight
+// through, and again killed with SIGKILL after 3 games and resumed: the
+// same standings, every game played once, nothing of either run left in
+// the sandbox (left counts the boxes of a run's directory name). global
+// are the arena command's global flags, more the tournament's own (the
+// sandbox).
+func tournamentResumes(t *testing.T, image string, global, more []string, left func(dir string) (int, error)) {
+	t.Helper()
 	arena, _ := builtArena(t)
 	fixture, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/ccfixture"))
 	if err != nil {
@@ -212,8 +226,9 @@ func TestTournamentResumesAfterSIGKILLWithTheSameStandings(t *testing.T) {
 		os.WriteFile(filepath.Join(bots, mode), fixture, 0o755)
 	}
 	args := func(out string) []string {
-		return []string{"tournament", "--out", out, "--image", image, "--seed", "21", "--concurrency", "2",
-			"--max-plies", "16", "--signing-key", "none", bots}
+		a := append(slices.Clone(global), "tournament", "--out", out, "--image", image, "--seed", "21", "--concurrency", "2",
+			"--max-plies", "16", "--signing-key", "none")
+		return append(append(a, more...), bots)
 	}
 	base := t.TempDir()
 	straight, resumed := filepath.Join(base, "straight"), filepath.Join(base, "resumed")
@@ -258,9 +273,9 @@ func TestTournamentResumesAfterSIGKILLWithTheSameStandings(t *testing.T) {
 		t.Fatalf("games %v", s.Games)
 	}
 	for _, dir := range []string{"straight", "resumed"} {
-		n, err := docker.Count(context.Background(), cli, "org.arenabots.arena.tournament="+dir)
+		n, err := left(dir)
 		if err != nil || n != 0 {
-			t.Fatalf("%s: %d containers left (%v)", dir, n, err)
+			t.Fatalf("%s: %d boxes left (%v)", dir, n, err)
 		}
 	}
 }

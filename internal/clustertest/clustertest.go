@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,7 +66,38 @@ func Cluster(tb testing.TB) (*rest.Config, string) {
 	if setupEr != nil {
 		tb.Fatalf("the cluster in %s: %v", dir, setupEr)
 	}
+	exclusive(tb, dir)
 	return rest.CopyConfig(rc), image
+}
+
+var (
+	inProcess sync.Mutex
+	holders   sync.Map // the tests holding the cluster
+)
+
+// exclusive gives the cluster to tb alone until it ends, across test
+// processes: the test node's two cores hold few Pods whose requests equal
+// their limits, and a test's Pods waiting for another's would time out.
+func exclusive(tb testing.TB, dir string) {
+	if _, ok := holders.Load(tb); ok {
+		return
+	}
+	inProcess.Lock()
+	f, err := os.OpenFile(filepath.Join(dir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err == nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+	}
+	if err != nil {
+		inProcess.Unlock()
+		tb.Fatalf("take the cluster: %v", err)
+	}
+	holders.Store(tb, true)
+	tb.Cleanup(func() {
+		holders.Delete(tb)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		inProcess.Unlock()
+	})
 }
 
 func setup(dir, img string) (*rest.Config, string, error) {
@@ -195,4 +227,52 @@ func create(ctx context.Context, cs kubernetes.Interface, obj any) error {
 		err = fmt.Errorf("no way to create a %T", obj)
 	}
 	return err
+}
+
+// Kubeconfig writes a kubeconfig file of arena's ServiceAccount (Cluster's
+// credentials) for the arena command, and returns its path and the image.
+func Kubeconfig(tb testing.TB) (string, string) {
+	tb.Helper()
+	c, img := Cluster(tb)
+	ca := c.CAFile
+	if ca == "" {
+		ca = filepath.Join(tb.TempDir(), "ca.crt")
+		if err := os.WriteFile(ca, c.CAData, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	text := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: %q, certificate-authority: %q}
+users:
+- name: arena
+  user: {token: %q}
+contexts:
+- name: test
+  context: {cluster: test, user: arena, namespace: %s}
+current-context: test
+`, c.Host, ca, c.BearerToken, Namespace)
+	p := filepath.Join(tb.TempDir(), "kubeconfig")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return p, img
+}
+
+// Count is how many arena Pods of Namespace carry the annotation key=value
+// (a box's label, sandbox.Spec.Labels).
+func Count(cs kubernetes.Interface, key, value string) (int, error) {
+	list, err := cs.CoreV1().Pods(Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelOwner})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range list.Items {
+		if p.Annotations[key] == value {
+			n++
+		}
+	}
+	return n, nil
 }

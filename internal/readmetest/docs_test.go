@@ -62,6 +62,9 @@ var notRunnable = map[string]string{
 	"curl -H \"Authorization: Bearer $(cat team.token)\" http://127.0.0.1:8080/api/v1/submissions/1/report.txt":     "needs a running server; harness/web's tests read the API",
 	"arena submit --server http://127.0.0.1:8080 --token-file team.token bot.zip":                                   "needs a running server; harness/web's tests run arena submit against one",
 
+	"kubectl apply -k deploy/kubernetes": "needs a cluster; internal/clustertest applies these manifests to the one scripts/test.sh starts",
+	"arena --kubeconfig arena.kubeconfig match --sandbox kubernetes --image registry.example/arena-runtime:v1 --white bots/a --black bots/b": "needs a cluster and a registry; cmd/arena's cluster tests play matches on the cluster scripts/test.sh starts",
+
 	"arena tournament --out cup --listen 0.0.0.0:4222 bots/*":                     "coordinates workers on other machines: it waits for them to join",
 	"arena worker --creds w1.creds --join tls://coordinator:4222 --concurrency 4": "joins a coordinator on a remote host (coordinator:4222)",
 }

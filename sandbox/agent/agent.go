@@ -98,6 +98,11 @@ type Request struct {
 	// starts, where the runtime cannot set them on the whole box (a Pod has
 	// no ulimits): what Docker's ulimits do.
 	Rlimits []proc.Rlimit
+	// BotID is "install"'s, when set: the user and group the bot runs as in
+	// this box, instead of BotUID's. One of its own, whose processes the
+	// kernel counts apart, lets RLIMIT_NPROC hold the box's bot alone
+	// where the runtime has no pids limit for the box (a Pod).
+	BotID int
 }
 
 // Reply answers one Request.

@@ -263,14 +263,15 @@ func TestInstallPutsTheProgramInAnEmptyBotDirectory(t *testing.T) {
 	}
 	c := serve(t, b.cfg)
 	prog := sandbox.Program{Name: "p", Entry: "bot", Files: []sandbox.File{
-		{Name: "bot", Data: []byte("#!/bin/sh\nulimit -n > move.json\n"), Mode: 0o755},
+		{Name: "bot", Data: []byte("#!/bin/sh\necho $(ulimit -n) $(grep 'Max processes' /proc/self/limits | tr -s ' ' | cut -d' ' -f3) $(id -u) $(id -g) > move.json\n"), Mode: 0o755},
 		{Name: "lib/data.txt", Data: []byte("x")},
 	}}
 	tarred, err := ProgramTar(prog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := c.call(t, Request{Op: "install", Program: tarred, Rlimits: []proc.Rlimit{{Resource: syscall.RLIMIT_NOFILE, Value: 37}}}); rep.Err != "" {
+	limits := []proc.Rlimit{{Resource: syscall.RLIMIT_NOFILE, Value: 37}, {Resource: 6 /* RLIMIT_NPROC */, Value: 77}}
+	if rep := c.call(t, Request{Op: "install", Program: tarred, Rlimits: limits, BotID: 123456}); rep.Err != "" {
 		t.Fatalf("install: %s", rep.Err)
 	}
 	for name, want := range map[string]os.FileMode{"": 0o755 | os.ModeDir, "bot": 0o555, "lib": 0o755 | os.ModeDir, "lib/data.txt": 0o444} {
@@ -283,8 +284,11 @@ func TestInstallPutsTheProgramInAnEmptyBotDirectory(t *testing.T) {
 		}
 	}
 	wantErr(t, "a second install", c.call(t, Request{Op: "install", Program: tarred}), "install")
-	if rep := c.call(t, turn); rep.Err != "" || string(rep.Report.Answer.Data) != "37\n" {
-		t.Fatalf("a turn: answer %q, error %q, want the open files limit sent", rep.Report.Answer.Data, rep.Err)
+	if rep := c.call(t, turn); rep.Err != "" || string(rep.Report.Answer.Data) != "37 77 123456 123456\n" {
+		t.Fatalf("a turn: answer %q, error %q, want the limits and the user sent", rep.Report.Answer.Data, rep.Err)
+	}
+	if fi, err := os.Stat(b.cfg.Game); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 123456 {
+		t.Errorf("the game directory is not the bot's: %v", err)
 	}
 	wantErr(t, "an install after a turn", c.call(t, Request{Op: "install", Program: tarred}), "already ran")
 }

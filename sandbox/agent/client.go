@@ -164,11 +164,11 @@ func (c *Client) AwaitHello(ctx context.Context, timeout time.Duration, ask bool
 // Hello is what the agent said when it started.
 func (c *Client) Hello() Hello { return c.greeting }
 
-// Install sends the bot's program (ProgramTar) and the limits of its
-// processes: a box whose runtime could not put them there before it
-// started.
-func (c *Client) Install(ctx context.Context, program []byte, rlimits []proc.Rlimit) error {
-	rep, err := c.call(ctx, Request{Op: "install", Program: program, Rlimits: rlimits}, 60*time.Second)
+// Install sends the bot's program (ProgramTar), the limits of its
+// processes and the user it runs as (0: BotUID): a box whose runtime could
+// not put them there before it started.
+func (c *Client) Install(ctx context.Context, program []byte, rlimits []proc.Rlimit, botID int) error {
+	rep, err := c.call(ctx, Request{Op: "install", Program: program, Rlimits: rlimits, BotID: botID}, 60*time.Second)
 	if err != nil {
 		return err
 	}

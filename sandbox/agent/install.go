@@ -74,6 +74,15 @@ func (sv *server) install(req Request) error {
 	if err := unpack(sv.cfg.Bot, req.Program); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
+	if req.BotID != 0 {
+		if req.BotID < 1000 {
+			return fmt.Errorf("install: bot user %d is a system one", req.BotID)
+		}
+		sv.cfg.UID, sv.cfg.GID = req.BotID, req.BotID
+		if err := prepareGameDir(sv.cfg); err != nil {
+			return fmt.Errorf("install: %w", err)
+		}
+	}
 	for _, rl := range req.Rlimits {
 		// syscall's Setrlimit, so that the Go runtime starts children with
 		// this open files limit, not the one it found at its start.

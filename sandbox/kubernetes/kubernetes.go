@@ -26,6 +26,7 @@ package kubernetes
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,7 +162,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if err := bx.AwaitHello(sctx, b.StartTimeout, true); err != nil {
 		return nil, sandbox.Faultf("agent hello", err)
 	}
-	if err := bx.Install(ctx, program, rlimits(spec.Limits)); err != nil {
+	if err := bx.Install(ctx, program, rlimits(spec.Limits), botID()); err != nil {
 		return nil, sandbox.Faultf("install the program", err)
 	}
 	log.Debug("kubernetes: agent ready", "protocol", bx.Hello().Version, "took", time.Since(start))
@@ -168,14 +170,25 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 }
 
 // rlimits are what Docker's ulimits say: no core dumps, the file size and
-// open files limits. The pids limit is the node's (the kubelet's
-// podPidsLimit): RLIMIT_NPROC would count every box's bot user on the node.
+// open files limits; and the pids limit, which a Pod lacks (the kubelet's
+// podPidsLimit is the node's, for every Pod), as RLIMIT_NPROC: the kernel
+// counts it per user across the node, and each box's bot has a user of
+// its own (botID).
 func rlimits(l sandbox.Limits) []proc.Rlimit {
 	return []proc.Rlimit{
 		{Resource: syscall.RLIMIT_CORE, Value: 0},
 		{Resource: syscall.RLIMIT_FSIZE, Value: uint64(l.FileSize)},
 		{Resource: syscall.RLIMIT_NOFILE, Value: uint64(l.OpenFiles)},
+		{Resource: unix.RLIMIT_NPROC, Value: uint64(l.Pids)},
 	}
+}
+
+// botID is a user for one box's bot, drawn from a billion: two boxes on a
+// node share one (and so one process count) about once in a billion pairs.
+func botID() int {
+	var b [4]byte
+	rand.Read(b[:])
+	return 1<<20 + int(binary.BigEndian.Uint32(b[:])%(1<<30))
 }
 
 // waitRunning watches the Pod until it runs, and says why it will not: a
@@ -297,6 +310,12 @@ type box struct {
 
 // ID is the Pod's name.
 func (bx *box) ID() string { return bx.p.name }
+
+// Reusable says a box serves one game: an idle Pod kept for the next game
+// holds its requests, and a run's pooled Pods would leave no room on the
+// cluster for the Pods its next games need (each game then waiting for
+// another's box to close).
+func (bx *box) Reusable() bool { return false }
 
 // podBox is the Pod behind a box: what only the API server can do about it.
 type podBox struct {

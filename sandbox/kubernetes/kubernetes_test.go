@@ -17,6 +17,7 @@ func TestConformance(t *testing.T) {
 	cs := clustertest.Client(t)
 	sandboxtest.Run(t, sandboxtest.Backend{
 		Isolated:  true,
+		Fresh:     true,
 		Raw:       b,
 		Labels:    func(t *testing.T) map[string]string { return dockertest.Labels(t) },
 		Leftovers: func(t *testing.T, labels map[string]string) { clustertest.NoLeftovers(t, cs, labels) },
