@@ -397,20 +397,23 @@ stop() {
   stop_pid etcd
   # The shims left by a containerd killed hard.
   pkill -9 -f "containerd-shim.*-address $dir/containerd.sock" 2>/dev/null || true
-  grep " $dir" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+  # (A grep that finds nothing fails its pipeline: || true, under pipefail.)
+  { grep " $dir" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
   ip link show arenakbr0 >/dev/null 2>&1 && ip link del arenakbr0
   iptables -D INPUT -i arenakbr0 -j DROP 2>/dev/null || true
   iptables -D FORWARD -i arenakbr0 -j DROP 2>/dev/null || true
   local ipt tb ch
   for ipt in iptables ip6tables; do
     for tb in filter nat mangle; do
-      "$ipt" -t "$tb" -S 2>/dev/null | grep -E '^-A .*-j (KUBE|CNI)-' | grep -vE '^-A (KUBE|CNI)-' | sed 's/^-A/-D/' |
-        while read -r r; do eval "$ipt -t $tb $r" || true; done
+      { "$ipt" -t "$tb" -S 2>/dev/null || true; } | { grep -E '^-A .*-j (KUBE|CNI)-' || true; } | { grep -vE '^-A (KUBE|CNI)-' || true; } |
+        sed 's/^-A/-D/' | while read -r r; do eval "$ipt -t $tb $r" || true; done
       for ch in $("$ipt" -t "$tb" -S 2>/dev/null | awk '/^-N (KUBE|CNI)-/{print $2}'); do "$ipt" -t "$tb" -F "$ch" || true; done
       for ch in $("$ipt" -t "$tb" -S 2>/dev/null | awk '/^-N (KUBE|CNI)-/{print $2}'); do "$ipt" -t "$tb" -X "$ch" || true; done
     done
   done
-  [[ -f $dir/sysctl.before ]] && sysctl -q -p "$dir/sysctl.before" >/dev/null 2>&1 || true
+  if [[ -s $dir/sysctl.before ]]; then
+    sysctl -q -p "$dir/sysctl.before" >/dev/null || log "could not restore the sysctls the kubelet changed (from $dir/sysctl.before)"
+  fi
   rmdir /var/lib/kubelet/device-plugins /var/lib/kubelet 2>/dev/null || true
   log "stopped; $(grep -c " $dir" /proc/mounts || true) mounts left under $dir"
 }
