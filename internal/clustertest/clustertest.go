@@ -72,14 +72,16 @@ func Cluster(tb testing.TB) (*rest.Config, string) {
 
 var (
 	inProcess sync.Mutex
-	holders   sync.Map // the tests holding the cluster
+	holders   sync.Map // the top-level tests holding the cluster, by name
 )
 
 // exclusive gives the cluster to tb alone until it ends, across test
 // processes: the test node's two cores hold few Pods whose requests equal
 // their limits, and a test's Pods waiting for another's would time out.
 func exclusive(tb testing.TB, dir string) {
-	if _, ok := holders.Load(tb); ok {
+	// A test's subtests hold it with the test.
+	top, _, _ := strings.Cut(tb.Name(), "/")
+	if _, ok := holders.Load(top); ok {
 		return
 	}
 	inProcess.Lock()
@@ -91,9 +93,9 @@ func exclusive(tb testing.TB, dir string) {
 		inProcess.Unlock()
 		tb.Fatalf("take the cluster: %v", err)
 	}
-	holders.Store(tb, true)
+	holders.Store(top, true)
 	tb.Cleanup(func() {
-		holders.Delete(tb)
+		holders.Delete(top)
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 		inProcess.Unlock()

@@ -2,11 +2,21 @@ package kubernetes_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/arenabots/arena/internal/clustertest"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/sandbox"
+	k8s "github.com/arenabots/arena/sandbox/kubernetes"
 	"github.com/arenabots/arena/sandbox/sandboxtest"
 )
 
@@ -36,4 +46,83 @@ func TestConformance(t *testing.T) {
 			return bx
 		},
 	})
+}
+
+// The cluster's failures are the sandbox's, never the bot's: a Pod deleted
+// mid-turn (as an eviction or a lost node does), and an API server that
+// answers 429 or 500 when a Pod is created, each end in a fault, and leave
+// no Pod behind.
+func TestTheClustersFailuresAreFaults(t *testing.T) {
+	cs := clustertest.Client(t)
+	rc, image := clustertest.Cluster(t)
+	prog, lim := sandboxtest.Hostile(t), sandboxtest.Limits()
+
+	t.Run("a Pod deleted mid-turn", func(t *testing.T) {
+		labels := dockertest.Labels(t)
+		b := clustertest.Backend(t)
+		bx, err := b.Open(context.Background(), sandbox.Spec{Program: prog, Limits: lim, Labels: labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bx.Close(context.Background())
+		go func() {
+			time.Sleep(time.Second)
+			grace := int64(0)
+			cs.CoreV1().Pods(clustertest.Namespace).Delete(context.Background(), bx.(interface{ ID() string }).ID(), metav1.DeleteOptions{GracePeriodSeconds: &grace})
+		}()
+		r, err := bx.Run(context.Background(), sandbox.Turn{Put: []sandbox.File{{Name: "state.json", Data: []byte("sleep-forever")}},
+			Args: []string{sandbox.GameDirToken + "/state.json"}, Timeout: 10 * time.Second})
+		var f *sandbox.Fault
+		if !errors.As(err, &f) || r.TimedOut || r.OOMKilled {
+			t.Fatalf("a deleted Pod's turn: %+v, %v; want a fault", r, err)
+		}
+		t.Logf("the fault: %v", err)
+		bx.Close(context.Background())
+		clustertest.NoLeftovers(t, cs, labels)
+	})
+
+	for _, code := range []int{http.StatusTooManyRequests, http.StatusInternalServerError} {
+		t.Run(fmt.Sprintf("an API server that answers %d", code), func(t *testing.T) {
+			labels := dockertest.Labels(t)
+			c := rest.CopyConfig(rc)
+			c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+				return refuse{rt: rt, code: code}
+			}
+			// Without retries of its own, the client gives up at once.
+			c.RateLimiter = nil
+			b, err := k8s.New(c, k8s.Place{Namespace: clustertest.Namespace, Image: image, PullPolicy: "Never"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			bx, err := b.Open(ctx, sandbox.Spec{Program: prog, Limits: lim, Labels: labels})
+			var f *sandbox.Fault
+			if err == nil {
+				bx.Close(context.Background())
+				t.Fatal("a Pod was opened through an API server that refuses")
+			}
+			if !errors.As(err, &f) {
+				t.Fatalf("not a fault: %v", err)
+			}
+			t.Logf("the fault: %v", err)
+			clustertest.NoLeftovers(t, cs, labels)
+		})
+	}
+}
+
+// refuse answers every Pod creation with code, as an overloaded or broken
+// API server does.
+type refuse struct {
+	rt   http.RoundTripper
+	code int
+}
+
+func (r refuse) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/pods") {
+		body := fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected","code":%d}`, r.code)
+		return &http.Response{StatusCode: r.code, Status: http.StatusText(r.code), Header: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"0"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: req, ContentLength: int64(len(body))}, nil
+	}
+	return r.rt.RoundTrip(req)
 }
