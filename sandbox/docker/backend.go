@@ -214,7 +214,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	}
 	log = log.With("container", shortID(created.ID))
 	log.Debug("docker: container created", "name", name, "image", b.image, "took", time.Since(start))
-	eb := &engineBox{cli: b.cli, id: created.ID, log: log, stderr: newRing(4096)}
+	eb := &engineBox{cli: b.cli, id: created.ID, log: log, stderr: agent.NewStderr(4096)}
 	bx := &box{Client: &agent.Client{Host: eb, Exec: spec.Program.Entry, Limits: spec.Limits, Log: log, Name: "docker"}, c: eb}
 	defer func() {
 		if err != nil {

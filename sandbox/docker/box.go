@@ -31,7 +31,7 @@ type engineBox struct {
 	cli    *client.Client
 	id     string
 	log    *slog.Logger // carries the container ID
-	stderr *ring        // the agent's diagnostics
+	stderr *agent.Stderr
 	// host is the container's cgroup on the engine's host, when the runtime
 	// needs it watched from there (gVisor): its OOM kills are the bot's.
 	host *hostCgroup
@@ -139,29 +139,4 @@ func (c *engineBox) Close(ctx context.Context) error {
 	}
 	c.log.Debug("docker: container removed", "took", time.Since(start))
 	return nil
-}
-
-// ring keeps the last bytes written to it.
-type ring struct {
-	mu  sync.Mutex
-	buf []byte
-	n   int
-}
-
-func newRing(n int) *ring { return &ring{n: n} }
-
-func (r *ring) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.buf = append(r.buf, p...)
-	if len(r.buf) > r.n {
-		r.buf = append(r.buf[:0], r.buf[len(r.buf)-r.n:]...)
-	}
-	return len(p), nil
-}
-
-func (r *ring) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return string(r.buf)
 }

@@ -58,28 +58,12 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 		cl.Close()
 		return nil, nil, err
 	}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		if !cfg.Sweep {
-			return
-		}
-		tick := time.NewTicker(sweepEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				if err := sweep(context.WithoutCancel(ctx)); err != nil {
-					slog.Warn(err.Error())
-				}
-			}
-		}
-	}()
+	stop := func() {}
+	if cfg.Sweep {
+		stop = sandbox.SweepEvery(ctx, sweepEvery, sweep)
+	}
 	return b, func() error {
-		close(stop)
-		<-stopped
+		stop()
 		return errors.Join(sweep(context.WithoutCancel(ctx)), cl.Close())
 	}, nil
 }

@@ -34,7 +34,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -133,7 +132,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 		return nil, sandbox.Faultf("create pod", err)
 	}
 	log.Debug("kubernetes: pod created", "took", time.Since(start))
-	p := &podBox{b: b, name: name, log: log, stderr: &tail{n: 4096}}
+	p := &podBox{b: b, name: name, log: log, stderr: agent.NewStderr(4096)}
 	bx := &box{Client: &agent.Client{Host: p, Exec: spec.Program.Entry, Limits: spec.Limits, Log: log, Name: "kubernetes"}, p: p}
 	defer func() {
 		if err != nil {
@@ -322,7 +321,7 @@ type podBox struct {
 	b      *Backend
 	name   string
 	log    *slog.Logger
-	stderr *tail
+	stderr *agent.Stderr
 
 	stream chan error // the attach stream's end
 	cancel context.CancelFunc
@@ -452,27 +451,4 @@ func (p *podBox) Close(ctx context.Context) error {
 	}
 	p.log.Debug("kubernetes: pod deleted", "took", time.Since(start))
 	return nil
-}
-
-// tail keeps the last bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-	n   int
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.n {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }

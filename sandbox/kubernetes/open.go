@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -111,29 +110,13 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 	if err := sweep(ctx); err != nil {
 		slog.Warn(err.Error())
 	}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		if !cfg.Sweep {
-			return
-		}
-		tick := time.NewTicker(sweepEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				if err := sweep(context.WithoutCancel(ctx)); err != nil {
-					slog.Warn(err.Error())
-				}
-			}
-		}
-	}()
+	stop := func() {}
+	if cfg.Sweep {
+		stop = sandbox.SweepEvery(ctx, sweepEvery, sweep)
+	}
 	return b, func() error {
-		close(stop)
-		<-stopped
-		return errors.Join(sweep(context.WithoutCancel(ctx)))
+		stop()
+		return sweep(context.WithoutCancel(ctx))
 	}, nil
 }
 
