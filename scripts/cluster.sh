@@ -23,6 +23,7 @@
 #        cluster.sh start [DIR]      build, then start a cluster; wait for a Ready node
 #        cluster.sh import IMAGE [DIR]  copy a Docker image into its containerd
 #        cluster.sh stop [DIR]       stop it and undo its changes to the host
+#        cluster.sh network open|closed  let the Pods reach each other, or not
 #        cluster.sh --print-key      print the build's cache key
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -306,6 +307,20 @@ isolate() {
   iptables -C FORWARD -i arenakbr0 -j DROP 2>/dev/null || iptables -I FORWARD -i arenakbr0 -j DROP
 }
 
+# network open lets the Pods reach each other over the bridge, as on a
+# cluster whose network plugin enforces no NetworkPolicy (a test shows the
+# doctor fails it); network closed undoes it.
+network() {
+  local rule=(FORWARD -i arenakbr0 -o arenakbr0 -j ACCEPT)
+  case $1 in
+  open) iptables -C "${rule[@]}" 2>/dev/null || iptables -I "${rule[@]}" ;;
+  closed)
+    while iptables -C "${rule[@]}" 2>/dev/null; do iptables -D "${rule[@]}"; done
+    ;;
+  *) usage ;;
+  esac
+}
+
 start() {
   [[ $(id -u) == 0 ]] || {
     log "a cluster's kubelet and containerd run as root"
@@ -402,6 +417,7 @@ stop() {
   ip link show arenakbr0 >/dev/null 2>&1 && ip link del arenakbr0
   iptables -D INPUT -i arenakbr0 -j DROP 2>/dev/null || true
   iptables -D FORWARD -i arenakbr0 -j DROP 2>/dev/null || true
+  network closed
   local ipt tb ch
   for ipt in iptables ip6tables; do
     for tb in filter nat mangle; do
@@ -424,5 +440,6 @@ build) (($# == 1)) || usage; build ;;
 start) dir=${2:-/tmp/arena-cluster}; start ;;
 import) (($# >= 2)) || usage; dir=${3:-/tmp/arena-cluster}; import_image "$2" ;;
 stop) dir=${2:-/tmp/arena-cluster}; stop ;;
+network) (($# >= 2)) || usage; network "$2" ;;
 *) usage ;;
 esac

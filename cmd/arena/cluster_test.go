@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/clustertest"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/sandbox/probe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // gameOf is what a match decided, turn by turn, without what timing or
@@ -110,4 +115,79 @@ func TestATournamentOnTheClusterResumesAfterSIGKILL(t *testing.T) {
 		// games that each hold one Pod of a full node would wait for each
 		// other until their start timed out: docs/kubernetes.md).
 		[]string{"--sandbox", "kubernetes", "--cpus", "0.5"}, func(dir string) (int, error) { return clustertest.Count(cs, "org.arenabots.arena.tournament", dir) })
+}
+
+// arena doctor --sandbox kubernetes checks the cluster with arena's
+// ServiceAccount: every row passes on the test cluster (its bridge drops
+// the Pods' packets, so a bot reaches nothing); in a namespace where arena
+// has no rights the rights row says which it lacks and the rest is
+// skipped; where the Pods reach each other the network row fails;
+// --bench measures a Pod's start and a turn beside Docker's.
+func TestTheDoctorChecksTheCluster(t *testing.T) {
+	t.Parallel()
+	kubeconfig, image := clustertest.Kubeconfig(t)
+	cs := clustertest.Client(t)
+	global := []string{"--kubeconfig", kubeconfig, "--image-pull-policy", "Never"}
+	doctor := func(ns string, args ...string) (int, []probe.Check, string) {
+		code, out, errs := runArena(append(append(global, "--namespace", ns, "doctor", "--sandbox", "kubernetes", "--image", image, "--out", t.TempDir()), args...)...)
+		var checks []probe.Check
+		if slices.Contains(args, "--json") {
+			if err := json.Unmarshal([]byte(out), &checks); err != nil {
+				t.Fatalf("doctor --json printed %q (%v); stderr:\n%s", out, err, errs)
+			}
+		}
+		return code, checks, out + errs
+	}
+	code, checks, out := doctor(clustertest.Namespace, "--json")
+	var names []string
+	for _, c := range checks {
+		names = append(names, c.Name)
+		if c.Status != probe.OK {
+			t.Errorf("%s: %s %s (fix: %s)", c.Name, c.Status, c.Detail, c.Fix)
+		}
+	}
+	want := []string{"cluster", "rights", "admission", "runtime class", "network policy", "hardened pod", "pod network", "out-of-memory detection", "turn deadline", "free space"}
+	if code != 0 || !slices.Equal(names, want) {
+		t.Errorf("exit %d, rows %v, want %v:\n%s", code, names, want, out)
+	}
+	for _, c := range checks {
+		if c.Name == "pod network" && !strings.Contains(c.Detail, "another pod") {
+			t.Errorf("the network probe tried no other pod: %s", c.Detail)
+		}
+	}
+
+	// A cluster whose Pods reach each other fails the network row, and so
+	// the doctor.
+	t.Run("open network", func(t *testing.T) {
+		clustertest.OpenNetwork(t)
+		code, checks, out := doctor(clustertest.Namespace, "--json")
+		i := slices.IndexFunc(checks, func(c probe.Check) bool { return c.Name == "pod network" })
+		if code != 1 || i < 0 || checks[i].Status != probe.Fail || !strings.Contains(checks[i].Detail, "reached another pod") {
+			t.Errorf("with the Pods reaching each other: exit %d\n%s", code, out)
+		}
+	})
+
+	code, checks, out = doctor("arena-nothing-here", "--json")
+	if code != 1 || len(checks) < 3 || checks[1].Status != probe.Fail || !strings.Contains(checks[1].Detail, "may not create pods") || checks[2].Status != probe.Skip {
+		t.Errorf("in a namespace without rights: exit %d\n%s", code, out)
+	}
+
+	code, _, out = doctor(clustertest.Namespace, "--bench", "--runs", "10")
+	for _, row := range []string{"pod create to running", "attach to first byte", "pod open (all)", "pod delete", "kubernetes backend turn", "docker backend turn"} {
+		if !strings.Contains(out, row) {
+			t.Errorf("the bench has no %q row", row)
+		}
+	}
+	if code != 0 {
+		t.Errorf("doctor --bench: exit %d\n%s", code, out)
+	}
+	pods, err := cs.CoreV1().Pods(clustertest.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Name, "arena-doctor-") || strings.HasPrefix(p.Name, "arena-noop-") {
+			t.Errorf("the doctor left pod %s (%s)", p.Name, p.Status.Phase)
+		}
+	}
 }

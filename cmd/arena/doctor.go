@@ -13,7 +13,7 @@ import (
 	"github.com/arenabots/arena/harness/doctor"
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/internal/words"
-	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/probe"
 )
 
 func imageFlag() *cli.StringFlag {
@@ -50,8 +50,20 @@ turn by bots that run a fresh process per turn. When the engine has both runc
 and a gVisor runtime, the container rows and the languages are measured under
 each, side by side (the RUNTIME column).
 
+With --sandbox kubernetes it checks the cluster of --kubeconfig instead: the API
+server and its version, arena's rights in --namespace (asked with
+SelfSubjectAccessReview), a hardened Pod admitted unchanged (a server-side dry
+run, read back), the RuntimeClass, a NetworkPolicy denying the bots' traffic, a
+hardened Pod's limits read back from inside, whether a bot's Pod reaches
+another Pod, its node, the API server or the internet (a Pod that can is a
+failure, whatever the policy says), out-of-memory detection and turn
+deadlines. --bench then measures a Pod's creation until it runs, the attach
+stream's first byte, a box's open and delete and a turn, beside Docker's rows
+when this host's engine has the image.
+
 Exits 1 when a check that official matches need fails.`,
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "what to check: docker (this host's engine) or kubernetes (the cluster of --kubeconfig, in --namespace)"},
 			imageFlag(),
 			runtimeFlag("the engine's, usually runc"),
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},
@@ -66,8 +78,16 @@ Exits 1 when a check that official matches need fails.`,
 			if err != nil {
 				return err
 			}
-			cfg := doctor.Config{Engine: dockerConn(c), Image: c.String("image"), Runtime: c.String("runtime"), Languages: langs, Out: c.String("out"),
-				Runs: c.Int("runs"), HelloRuns: c.Int("hello-runs")}
+			kind := c.String("sandbox")
+			if kind != "docker" && kind != "kubernetes" {
+				return usagef("--sandbox: %q is not docker or kubernetes", kind)
+			}
+			cluster, err := clusterConf(appContext(c))
+			if err != nil {
+				return err
+			}
+			cfg := doctor.Config{Engine: dockerConn(c), Image: c.String("image"), Runtime: c.String("runtime"), Sandbox: kind, Cluster: cluster,
+				Languages: langs, Out: c.String("out"), Runs: c.Int("runs"), HelloRuns: c.Int("hello-runs")}
 			if c.Bool("bench") {
 				return benchAction(c, cfg)
 			}
@@ -92,12 +112,12 @@ Exits 1 when a check that official matches need fails.`,
 	}
 }
 
-func printChecks(w io.Writer, checks []docker.Check) {
+func printChecks(w io.Writer, checks []probe.Check) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
 	for _, c := range checks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, strings.ToUpper(string(c.Status)), c.Detail)
-		if c.Fix != "" && c.Status != docker.OK {
+		if c.Fix != "" && c.Status != probe.OK {
 			fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
 		}
 	}
@@ -131,7 +151,7 @@ func benchAction(c *cli.Context, cfg doctor.Config) error {
 	return nil
 }
 
-func printTimings(c *cli.Context, timings []docker.Timing) error {
+func printTimings(c *cli.Context, timings []probe.Timing) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")

@@ -13,13 +13,15 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/kubernetes"
+	"github.com/arenabots/arena/sandbox/probe"
 )
 
 // BenchReport is what Bench measured, and what it could not.
 type BenchReport struct {
 	// Timings are docker.Bench's rows (a bare fork/exec first), then a
 	// build row and a turn row for each language measured.
-	Timings []docker.Timing
+	Timings []probe.Timing
 	// Unknown are the languages of the table arena has no hello world in:
 	// not measured.
 	Unknown []string
@@ -51,6 +53,9 @@ func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 	}
 	if cfg.HelloRuns < 0 {
 		return nil, &ConfigError{Field: "HelloRuns", Problem: "must not be negative"}
+	}
+	if cfg.Sandbox == "kubernetes" {
+		return benchCluster(ctx, cfg)
 	}
 	cli, err := docker.Dial(ctx, cfg.Engine)
 	if err != nil {
@@ -90,6 +95,29 @@ func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 			}
 		}
 	}
+	return r, nil
+}
+
+// benchCluster measures a box on the cluster (kubernetes.Bench) and, when
+// this host's engine answers and has the image, the same rows on Docker
+// first (docker.Bench), side by side. The languages are measured on
+// Docker only.
+func benchCluster(ctx context.Context, cfg Config) (*BenchReport, error) {
+	r := &BenchReport{}
+	if cli, err := docker.Dial(ctx, cfg.Engine); err == nil {
+		defer cli.Close()
+		if _, err := docker.New(cli, cfg.Image).CheckImage(ctx); err == nil {
+			// Docker's own runtime: a RuntimeClass names no runtime of the engine.
+			if r.Timings, err = docker.Bench(ctx, cli, cfg.Image, "", cfg.Runs); err != nil {
+				return nil, fmt.Errorf("docker: %w", err)
+			}
+		}
+	}
+	more, err := kubernetes.Bench(ctx, cfg.sandbox(), cfg.Runs)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	r.Timings = append(r.Timings, more...)
 	return r, nil
 }
 
@@ -145,7 +173,7 @@ func helloBot(ext string) (*submission.Bot, bool) {
 // run) and a turn row; bare, the bare fork/exec p50 in ms, gives the turn
 // rows their ratio. A language arena has no hello world in is named in
 // unknown; one whose hello world does not build or run, in failed.
-func benchLanguages(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, runs int, bare float64) (out []docker.Timing, unknown, failed []string, err error) {
+func benchLanguages(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, runs int, bare float64) (out []probe.Timing, unknown, failed []string, err error) {
 	backend := docker.New(cli, image)
 	backend.UseRuntime(runtime)
 	lim := sandbox.DefaultLimits()
@@ -174,7 +202,7 @@ func benchLanguages(ctx context.Context, cli *client.Client, image, runtime stri
 			failed = append(failed, ext+": "+why)
 			continue
 		}
-		build, turn := timingOf(ext+" hello world build", []time.Duration{took}, 0), timingOf(ext+" hello world turn", d, bare)
+		build, turn := probe.TimingOf(ext+" hello world build", []time.Duration{took}, 0), probe.TimingOf(ext+" hello world turn", d, bare)
 		build.Runtime, turn.Runtime = runtime, runtime
 		out = append(out, build, turn)
 	}
@@ -211,18 +239,6 @@ func withStartError(s string) string {
 		return ""
 	}
 	return ", " + s
-}
-
-// timingOf summarises durations as the bench's rows do; bare > 0 adds the
-// comparison with a bare fork/exec.
-func timingOf(name string, d []time.Duration, bare float64) docker.Timing {
-	slices.Sort(d)
-	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
-	t := docker.Timing{Name: name, Runs: len(d), P50Ms: ms(d[len(d)/2]), P99Ms: ms(d[len(d)*99/100])}
-	if bare > 0 {
-		t.XBare, t.OverMs = t.P50Ms/bare, t.P50Ms-bare
-	}
-	return t
 }
 
 // oneLine puts a compiler's or a program's output on one line, cut short.

@@ -42,6 +42,8 @@ import (
 	_ "github.com/arenabots/arena/rules/games" // the image is checked for every game's needs
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
+	"github.com/arenabots/arena/sandbox/kubernetes"
+	"github.com/arenabots/arena/sandbox/probe"
 )
 
 // Config says what the doctor checks and measures.
@@ -50,8 +52,14 @@ type Config struct {
 	Engine sandbox.Engine
 	// Image is the runtime image bots run in.
 	Image string
-	// Runtime is the engine's runtime bots run under ("": its default).
+	// Runtime is the engine's runtime bots run under ("": its default);
+	// on Kubernetes, the RuntimeClass.
 	Runtime string
+	// Sandbox is where bots run: "docker" (or "") or "kubernetes", on
+	// Cluster.
+	Sandbox string
+	// Cluster is the cluster bots run on when Sandbox is "kubernetes".
+	Cluster sandbox.Cluster
 	// Languages is the table whose toolchains are checked and whose hello
 	// worlds the bench builds. Nil: the built-in table.
 	Languages build.Languages
@@ -87,17 +95,25 @@ func (cfg Config) languages() build.Languages {
 // language right after the runtime image's row, then the host's timers and
 // the free space of cfg.Out. An engine the doctor cannot even make a client
 // for is one failed row.
-func Check(ctx context.Context, cfg Config) []docker.Check {
+func Check(ctx context.Context, cfg Config) []probe.Check {
+	if cfg.Sandbox == "kubernetes" {
+		return append(kubernetes.Preflight(ctx, cfg.sandbox()), spaceCheck(cfg.Out))
+	}
 	langs := cfg.languages()
-	var checks []docker.Check
+	var checks []probe.Check
 	cli, err := docker.Connect(cfg.Engine)
 	if err != nil {
-		checks = append(checks, docker.Check{Name: "engine", Status: docker.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
+		checks = append(checks, probe.Check{Name: "engine", Status: probe.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
 	} else {
 		defer cli.Close()
 		checks = withImageOffers(ctx, cli, cfg.Image, cfg.Runtime, langs, docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime))
 	}
 	return append(checks, timerCheck(), loadCheck(readFile("/proc/loadavg"), readFile("/proc/pressure/cpu"), runtime.NumCPU(), sandbox.DefaultLimits().CPUs), spaceCheck(cfg.Out))
+}
+
+// sandbox is the sandbox configuration of the cluster cfg names.
+func (cfg Config) sandbox() sandbox.Config {
+	return sandbox.Config{Kind: cfg.Sandbox, Image: cfg.Image, Runtime: cfg.Runtime, Cluster: cfg.Cluster}
 }
 
 // readFile is a file's text, or "" when it cannot be read.
@@ -112,18 +128,18 @@ func readFile(p string) string {
 // loadCheck reports the host's load headroom: its load average against its
 // cores, the CPU pressure where the kernel keeps it, and how many
 // validations and games an event server here runs at once by default.
-func loadCheck(loadavg, pressure string, cores int, botCPUs float64) docker.Check {
-	c := docker.Check{Name: "load headroom", Status: docker.OK}
+func loadCheck(loadavg, pressure string, cores int, botCPUs float64) probe.Check {
+	c := probe.Check{Name: "load headroom", Status: probe.OK}
 	capa := event.DefaultCapacity(cores, botCPUs)
 	serve := fmt.Sprintf("arena serve runs %s at once here (%g CPU a bot)", capa, botCPUs)
 	f := strings.Fields(loadavg)
 	if len(f) < 1 {
-		c.Status, c.Detail = docker.Warn, "no load average to read (/proc/loadavg); "+serve
+		c.Status, c.Detail = probe.Warn, "no load average to read (/proc/loadavg); "+serve
 		return c
 	}
 	load, err := strconv.ParseFloat(f[0], 64)
 	if err != nil {
-		c.Status, c.Detail = docker.Warn, fmt.Sprintf("load average %q: %v; %s", f[0], err, serve)
+		c.Status, c.Detail = probe.Warn, fmt.Sprintf("load average %q: %v; %s", f[0], err, serve)
 		return c
 	}
 	c.Detail = fmt.Sprintf("load %.2f over the last minute on %d cores: %.2f cores free", load, cores, max(float64(cores)-load, 0))
@@ -134,17 +150,17 @@ func loadCheck(loadavg, pressure string, cores int, botCPUs float64) docker.Chec
 	}
 	c.Detail += "; " + serve
 	if load >= float64(cores) {
-		c.Status = docker.Warn
+		c.Status = probe.Warn
 		c.Fix = "the host is busy with other work: bots will wait for the CPU (their deadlines move past the wait, up to three times the turn limit and two seconds, past which a game is played again), so games take longer; run fewer things beside arena"
 	}
 	return c
 }
 
 // Failures counts the failed checks: official matches need there to be none.
-func Failures(checks []docker.Check) int {
+func Failures(checks []probe.Check) int {
 	n := 0
 	for _, c := range checks {
-		if c.Status == docker.Fail {
+		if c.Status == probe.Fail {
 			n++
 		}
 	}
@@ -171,13 +187,13 @@ func EngineChecks(ctx context.Context, cfg Config) error {
 // FailedError is EngineChecks' error when a check fails.
 type FailedError struct {
 	// Checks are all the checks that ran, the failed ones among them.
-	Checks []docker.Check
+	Checks []probe.Check
 }
 
 func (e *FailedError) Error() string {
 	var names []string
 	for _, c := range e.Checks {
-		if c.Status == docker.Fail {
+		if c.Status == probe.Fail {
 			names = append(names, c.Name)
 		}
 	}
@@ -197,14 +213,14 @@ const imageOffersCheck = "image offers"
 // withImageOffers adds, after the runtime image's row, what the image offers
 // bots, then a row for each language of langs: a probe of the image when it
 // is there, skips otherwise.
-func withImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, checks []docker.Check) []docker.Check {
-	at := slices.IndexFunc(checks, func(c docker.Check) bool { return c.Name == "runtime image" })
-	rows := append([]docker.Check{{Name: imageOffersCheck, Status: docker.Skip, Detail: "needs the runtime image"}},
+func withImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, checks []probe.Check) []probe.Check {
+	at := slices.IndexFunc(checks, func(c probe.Check) bool { return c.Name == "runtime image" })
+	rows := append([]probe.Check{{Name: imageOffersCheck, Status: probe.Skip, Detail: "needs the runtime image"}},
 		languageRows(langs, nil, "needs the runtime image")...)
 	if at < 0 {
 		return append(checks, rows...)
 	}
-	if checks[at].Status == docker.OK {
+	if checks[at].Status == probe.OK {
 		rows = probeImageOffers(ctx, cli, image, runtime, langs)
 	}
 	return slices.Insert(checks, at+1, rows...)
@@ -213,16 +229,16 @@ func withImageOffers(ctx context.Context, cli *client.Client, image, runtime str
 // probeImageOffers runs the image probe of arena validate in a sandbox of
 // the image, asking it about the toolchain of each language of langs too:
 // the image offers row, then one row per language.
-func probeImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages) []docker.Check {
+func probeImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages) []probe.Check {
 	b := docker.New(cli, image)
 	b.UseRuntime(runtime)
 	facts, err := validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), validate.ToolchainQueries(langs))
 	if err != nil {
-		return append([]docker.Check{{Name: imageOffersCheck, Status: docker.Warn, Detail: "the image probe failed: " + err.Error(),
+		return append([]probe.Check{{Name: imageOffersCheck, Status: probe.Warn, Detail: "the image probe failed: " + err.Error(),
 			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}},
 			languageRows(langs, nil, "needs the image probe")...)
 	}
-	return append([]docker.Check{offersCheck(facts, packagers())}, languageRows(langs, facts, "")...)
+	return append([]probe.Check{offersCheck(facts, packagers())}, languageRows(langs, facts, "")...)
 }
 
 // packagers are the registered games whose adapters need something of the
@@ -243,8 +259,8 @@ func packagers() map[string]rules.Packager {
 // its interpreters, python3 and the Python modules of the event's bots with
 // their versions. A missing module, or a game's need the image does not
 // meet, is a warning: the matches that need them would fault.
-func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) docker.Check {
-	c := docker.Check{Name: imageOffersCheck, Status: docker.OK}
+func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) probe.Check {
+	c := probe.Check{Name: imageOffersCheck, Status: probe.OK}
 	var parts, missing []string
 	parts = append(parts, fmt.Sprintf("glibc %s, %d shared libraries", f.Glibc, len(f.Libraries)))
 	if f.HasCommand("python3") {
@@ -302,14 +318,14 @@ func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) docker
 		c.Detail += "; " + strings.Join(unmet, "; ")
 	}
 	if len(missing) > 0 || len(unmet) > 0 {
-		c.Status = docker.Warn
+		c.Status = probe.Warn
 		c.Fix = "the event's Python bots import numpy, pandas and tabulate: rebuild the image with arena image build (its Dockerfile installs python3, python3-numpy, python3-pandas and python3-tabulate)"
 	}
 	return c
 }
 
 // timerCheck measures how late a 1 ms sleep wakes up on this host.
-func timerCheck() docker.Check {
+func timerCheck() probe.Check {
 	const n = 200
 	late := make([]time.Duration, n)
 	for i := range late {
@@ -319,10 +335,10 @@ func timerCheck() docker.Check {
 	}
 	slices.Sort(late)
 	p50, p99 := late[n/2], late[n*99/100]
-	c := docker.Check{Name: "host timers", Status: docker.OK,
+	c := probe.Check{Name: "host timers", Status: probe.OK,
 		Detail: fmt.Sprintf("a 1 ms sleep wakes %v late at p50, %v at p99", p50.Round(time.Microsecond), p99.Round(time.Microsecond))}
 	if p99 > 10*time.Millisecond {
-		c.Status = docker.Warn
+		c.Status = probe.Warn
 		c.Fix = "the host is overloaded or its timers are coarse; avoid sub-second turn limits here"
 	}
 	return c
@@ -330,16 +346,16 @@ func timerCheck() docker.Check {
 
 // spaceCheck reports the free space of the directory evidence goes to: a
 // tournament keeps up to 64 MiB of data files per game and waits below 1 GiB.
-func spaceCheck(dir string) docker.Check {
-	c := docker.Check{Name: "free space", Status: docker.OK}
+func spaceCheck(dir string) probe.Check {
+	c := probe.Check{Name: "free space", Status: probe.OK}
 	free, err := tournament.FreeSpace(dir)
 	if err != nil {
-		c.Status, c.Detail, c.Fix = docker.Warn, err.Error(), "name the output directory with --out"
+		c.Status, c.Detail, c.Fix = probe.Warn, err.Error(), "name the output directory with --out"
 		return c
 	}
 	c.Detail = fmt.Sprintf("%s free in %s", units.BytesSize(float64(free)), dir)
 	if free < 4<<30 {
-		c.Status = docker.Warn
+		c.Status = probe.Warn
 		c.Fix = "a tournament keeps up to 64 MiB of evidence per game (--evidence-budget) and starts no game below 1 GiB free (--min-free); free some space or write elsewhere"
 	}
 	return c

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -102,14 +103,36 @@ func exclusive(tb testing.TB, dir string) {
 	})
 }
 
+// root is the repository's root.
+func root() string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..")
+}
+
+// script is scripts/cluster.sh.
+func script() string { return filepath.Join(root(), "scripts", "cluster.sh") }
+
+// OpenNetwork lets the cluster's Pods reach each other over its bridge
+// until the test ends, as on a cluster whose network plugin enforces no
+// NetworkPolicy. The test must hold the cluster (Cluster first).
+func OpenNetwork(tb testing.TB) {
+	tb.Helper()
+	if out, err := exec.Command("bash", script(), "network", "open").CombinedOutput(); err != nil {
+		tb.Fatalf("open the cluster's network: %v\n%s", err, out)
+	}
+	tb.Cleanup(func() {
+		if out, err := exec.Command("bash", script(), "network", "closed").CombinedOutput(); err != nil {
+			tb.Errorf("close the cluster's network again: %v\n%s", err, out)
+		}
+	})
+}
+
 func setup(dir, img string) (*rest.Config, string, error) {
 	c, err := k8s.RESTConfig(filepath.Join(dir, "admin.kubeconfig"))
 	if err != nil {
 		return nil, "", err
 	}
-	_, here, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(here), "..", "..", "scripts", "cluster.sh")
-	if out, err := exec.Command("bash", script, "import", img, dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("bash", script(), "import", img, dir).CombinedOutput(); err != nil {
 		return nil, "", fmt.Errorf("import %s into the cluster: %v\n%s", img, err, out)
 	}
 	cs, err := kubernetes.NewForConfig(c)
@@ -118,7 +141,7 @@ func setup(dir, img string) (*rest.Config, string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := apply(ctx, cs, filepath.Join(filepath.Dir(here), "..", "..", "deploy", "kubernetes")); err != nil {
+	if err := apply(ctx, cs, filepath.Join(root(), "deploy", "kubernetes")); err != nil {
 		return nil, "", err
 	}
 	// arena's own rights, not the admin's: the tests prove they suffice.
@@ -178,7 +201,10 @@ func NoLeftovers(tb testing.TB, cs kubernetes.Interface, labels map[string]strin
 func ptr[T any](v T) *T { return &v }
 
 // apply creates the objects of the manifests a kustomization in dir
-// lists (its resources alone), or leaves them as they are.
+// lists (its resources alone), or leaves them as they are. The event
+// server's own (its volume claim, Deployment and Service) are left out:
+// the tests run arena serve themselves, and a server Pod would hold the
+// test node's room.
 func apply(ctx context.Context, cs kubernetes.Interface, dir string) error {
 	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
@@ -202,6 +228,10 @@ func apply(ctx context.Context, cs kubernetes.Interface, dir string) error {
 			obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", r, err)
+			}
+			switch obj.(type) {
+			case *corev1.PersistentVolumeClaim, *appsv1.Deployment, *corev1.Service:
+				continue
 			}
 			if err := create(ctx, cs, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("%s: %w", r, err)

@@ -154,13 +154,16 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if err := verifyPod(want, running); err != nil {
 		return nil, sandbox.Faultf("verify pod", err)
 	}
-	log.Debug("kubernetes: pod running", "node", running.Spec.NodeName, "took", time.Since(start))
+	p.started.running = time.Since(start)
+	log.Debug("kubernetes: pod running", "node", running.Spec.NodeName, "took", p.started.running)
+	attached := time.Now()
 	if err := p.attach(ctx, bx.Client); err != nil {
 		return nil, sandbox.Faultf("attach pod", err)
 	}
 	if err := bx.AwaitHello(sctx, b.StartTimeout, true); err != nil {
 		return nil, sandbox.Faultf("agent hello", err)
 	}
+	p.started.hello = time.Since(attached)
 	if err := bx.Install(ctx, program, rlimits(spec.Limits), botID()); err != nil {
 		return nil, sandbox.Faultf("install the program", err)
 	}
@@ -325,6 +328,10 @@ type podBox struct {
 
 	stream chan error // the attach stream's end
 	cancel context.CancelFunc
+
+	// started says how long the Pod took to run from its creation, and
+	// the agent's hello to arrive from the attach's start.
+	started struct{ running, hello time.Duration }
 }
 
 // attach opens the attach stream to the agent's stdin, stdout and stderr

@@ -58,29 +58,11 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 // (when cfg.Sweep says so, then every sweepEvery while open). Closing
 // sweeps again.
 func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() error, error) {
-	if cfg.Image == "" {
-		cfg.Image = images.DefaultRuntime
-	}
-	rc, err := RESTConfig(cfg.Cluster.Kubeconfig)
+	b, err := backendFor(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	ns := cfg.Cluster.Namespace
-	if ns == "" {
-		ns = DefaultNamespace
-	}
-	p := Place{Namespace: ns, Image: cfg.Image, PullSecret: cfg.Cluster.PullSecret, RuntimeClass: cfg.Runtime,
-		NodeSelector: cfg.Cluster.NodeSelector}
-	switch {
-	case cfg.Cluster.PullNever:
-		p.PullPolicy = corev1.PullNever
-	case cfg.Cluster.PullAlways:
-		p.PullPolicy = corev1.PullAlways
-	}
-	b, err := New(rc, p)
-	if err != nil {
-		return nil, nil, err
-	}
+	ns, p := b.place.Namespace, b.place
 	if _, err := b.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil, fmt.Errorf("the cluster has no namespace %q: apply deploy/kubernetes (kubectl apply -k deploy/kubernetes) or give --namespace", ns)
@@ -118,6 +100,31 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 		stop()
 		return sweep(context.WithoutCancel(ctx))
 	}, nil
+}
+
+// backendFor is the backend cfg names: its cluster, namespace, image and
+// where its Pods go.
+func backendFor(cfg sandbox.Config) (*Backend, error) {
+	if cfg.Image == "" {
+		cfg.Image = images.DefaultRuntime
+	}
+	rc, err := RESTConfig(cfg.Cluster.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	ns := cfg.Cluster.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	p := Place{Namespace: ns, Image: cfg.Image, PullSecret: cfg.Cluster.PullSecret, RuntimeClass: cfg.Runtime,
+		NodeSelector: cfg.Cluster.NodeSelector}
+	switch {
+	case cfg.Cluster.PullNever:
+		p.PullPolicy = corev1.PullNever
+	case cfg.Cluster.PullAlways:
+		p.PullPolicy = corev1.PullAlways
+	}
+	return New(rc, p)
 }
 
 // Sweep deletes the Pods of ns labelled by arena processes that no longer

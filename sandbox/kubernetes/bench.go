@@ -1,0 +1,55 @@
+package kubernetes
+
+import (
+	"context"
+	"time"
+
+	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/probe"
+)
+
+// Bench measures what a box costs on the cluster cfg names: a Pod's
+// creation until it runs, the attach stream's first byte (the agent's
+// hello), a box's whole open (with the program sent) and its delete, each
+// over max(runs/20, 5) boxes; then runs turns of a no-op bot through the
+// attach stream.
+func Bench(ctx context.Context, cfg sandbox.Config, runs int) ([]probe.Timing, error) {
+	b, err := backendFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	lim := sandbox.DefaultLimits()
+	var running, hello, open, del []time.Duration
+	for range max(runs/20, 5) {
+		t := time.Now()
+		bx, err := b.Open(ctx, sandbox.Spec{Program: probe.Noop(), Limits: lim})
+		if err != nil {
+			return nil, err
+		}
+		open = append(open, time.Since(t))
+		p := bx.(*box).p
+		running, hello = append(running, p.started.running), append(hello, p.started.hello)
+		t = time.Now()
+		if err := bx.Close(ctx); err != nil {
+			return nil, err
+		}
+		del = append(del, time.Since(t))
+	}
+	turns, err := probe.Turns(ctx, b, lim, runs)
+	if err != nil {
+		return nil, err
+	}
+	var out []probe.Timing
+	for _, r := range []struct {
+		name string
+		d    []time.Duration
+	}{{"pod create to running", running}, {"attach to first byte", hello}, {"pod open (all)", open}, {"pod delete", del}, {"kubernetes backend turn", turns}} {
+		t := probe.TimingOf(r.name, r.d, 0)
+		t.Runtime = b.place.RuntimeClass
+		if t.Runtime == "" {
+			t.Runtime = "default"
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
