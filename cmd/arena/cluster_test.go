@@ -54,7 +54,8 @@ func gameOf(t *testing.T, dir string) []string {
 // A match on the cluster is the match Docker plays: a Code Clash match (a
 // process a turn) and a chess match (a line game, its bots living the
 // whole game on the attach stream), the same bots and seeds, give the
-// same game turn for turn, and the transcript says where it was played.
+// same game turn for turn, and the transcript says where it was played; a
+// turn the cluster played reruns on Docker as it was, and the reverse.
 // The command runs with arena's ServiceAccount alone.
 func TestMatchesOnTheClusterAreDockersGames(t *testing.T) {
 	t.Parallel()
@@ -85,7 +86,8 @@ func TestMatchesOnTheClusterAreDockersGames(t *testing.T) {
 			}
 			return out, stderr
 		}
-		k, warned := play("kubernetes", "--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never")
+		cluster := []string{"--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never"}
+		k, warned := play("kubernetes", cluster...)
 		d, _ := play("docker")
 		if warned != "" {
 			t.Errorf("%s on the cluster said on stderr:\n%s", g.game, warned)
@@ -93,6 +95,17 @@ func TestMatchesOnTheClusterAreDockersGames(t *testing.T) {
 		kg, dg := gameOf(t, k), gameOf(t, d)
 		if strings.Join(kg, "\n") != strings.Join(dg, "\n") || len(kg) < 10 {
 			t.Errorf("%s: the cluster's game (%d turns) is not Docker's (%d):\n%s\n---\n%s", g.game, len(kg), len(dg), strings.Join(kg, "\n"), strings.Join(dg, "\n"))
+		}
+		// A turn the cluster played reruns on Docker, and the reverse:
+		// the same move and verdict.
+		for _, r := range []struct {
+			dir, where string
+			global     []string
+		}{{k, "docker", nil}, {d, "kubernetes", cluster}} {
+			args := append(append([]string{}, r.global...), "rerun", r.dir, "--ply", "5", "--bot", g.bot, "--sandbox", r.where)
+			if code, stdout, stderr := runArena(args...); code != 0 {
+				t.Errorf("%s: a turn rerun on %s: exit %d\n%s%s", g.game, r.where, code, stdout, stderr)
+			}
 		}
 		lines, _ := transcript.ReadFile(filepath.Join(k, transcript.FileName))
 		var h transcript.Header

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,6 +83,41 @@ func TestTheClustersFailuresAreFaults(t *testing.T) {
 		clustertest.NoLeftovers(t, cs, labels)
 	})
 
+	t.Run("an attach stream cut mid-turn", func(t *testing.T) {
+		labels := dockertest.Labels(t)
+		// The API server through a proxy that can cut every connection.
+		px := newCutter(t, strings.TrimPrefix(rc.Host, "https://"))
+		c := rest.CopyConfig(rc)
+		c.Host = "https://" + px.addr()
+		b, err := k8s.New(c, k8s.Place{Namespace: clustertest.Namespace, Image: image, PullPolicy: "Never"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bx, err := b.Open(context.Background(), sandbox.Spec{Program: prog, Limits: lim, Labels: labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bx.Close(context.Background())
+		go func() {
+			time.Sleep(time.Second)
+			px.cut()
+		}()
+		r, err := bx.Run(context.Background(), sandbox.Turn{Put: []sandbox.File{{Name: "state.json", Data: []byte("sleep-forever")}},
+			Args: []string{sandbox.GameDirToken + "/state.json"}, Timeout: 10 * time.Second})
+		var f *sandbox.Fault
+		if !errors.As(err, &f) || r.TimedOut || r.OOMKilled {
+			t.Fatalf("a turn whose attach stream was cut: %+v, %v; want a fault", r, err)
+		}
+		if px.cuts() == 0 {
+			t.Fatal("the proxy cut no connection")
+		}
+		t.Logf("the fault: %v", err)
+		if err := bx.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		clustertest.NoLeftovers(t, cs, labels)
+	})
+
 	for _, code := range []int{http.StatusTooManyRequests, http.StatusInternalServerError} {
 		t.Run(fmt.Sprintf("an API server that answers %d", code), func(t *testing.T) {
 			labels := dockertest.Labels(t)
@@ -125,4 +162,63 @@ func (r refuse) RoundTrip(req *http.Request) (*http.Response, error) {
 			Body: io.NopCloser(strings.NewReader(body)), Request: req, ContentLength: int64(len(body))}, nil
 	}
 	return r.rt.RoundTrip(req)
+}
+
+// cutter is a TCP proxy to an API server that can cut every connection it
+// carries at once, as a load balancer restarting or a network partition
+// does.
+type cutter struct {
+	ln net.Listener
+	to string
+
+	mu    sync.Mutex
+	conns []net.Conn
+	n     int
+}
+
+func newCutter(t *testing.T, to string) *cutter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cutter{ln: ln, to: to}
+	t.Cleanup(func() { ln.Close(); c.cut() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", to)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return c
+}
+
+func (c *cutter) addr() string { return c.ln.Addr().String() }
+
+// cut closes every connection the proxy carries now.
+func (c *cutter) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+		c.n++
+	}
+	c.conns = nil
+}
+
+func (c *cutter) cuts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
