@@ -62,6 +62,9 @@ type Cluster struct {
 	// never pulled; PullAlways: pulled for every Pod. Neither: pulled where
 	// a node lacks it.
 	PullNever, PullAlways bool
+	// Warm is how many Pods of each shape are kept running ahead of
+	// demand, each handed out once (0: none).
+	Warm int
 }
 
 // DefaultKind is the backend a Config without a Kind opens.

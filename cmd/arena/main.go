@@ -189,6 +189,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			&cli.StringSliceFlag{Name: "node-selector", Usage: "place bots' Pods on the nodes with this label only (KEY=VALUE; repeatable)", EnvVars: []string{"ARENA_NODE_SELECTOR"}},
 			&cli.StringFlag{Name: "image-pull-secret", Usage: "the namespace's Secret for pulling the runtime image from a private registry", EnvVars: []string{"ARENA_IMAGE_PULL_SECRET"}},
 			&cli.StringFlag{Name: "image-pull-policy", Value: "IfNotPresent", Usage: "when the nodes pull the runtime image: IfNotPresent, Always, or Never (an image imported into the nodes)", EnvVars: []string{"ARENA_IMAGE_PULL_POLICY"}},
+			&cli.IntFlag{Name: "warm-pods", Usage: "on Kubernetes, how many Pods of each shape of box to keep running ahead of demand, each handed out once (a game starts without waiting for its Pods; each holds its requests on a node while it waits, a minute at most)", EnvVars: []string{"ARENA_WARM_PODS"}},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error (logs go to stderr)", EnvVars: []string{"ARENA_LOG_LEVEL"}},
 		},
 		Before: func(c *cli.Context) error {
@@ -236,7 +237,10 @@ func dockerConn(c *cli.Context) docker.Conn {
 
 // clusterConf reads the global cluster flags.
 func clusterConf(c *cli.Context) (sandbox.Cluster, error) {
-	cl := sandbox.Cluster{Kubeconfig: c.String("kubeconfig"), Namespace: c.String("namespace"), PullSecret: c.String("image-pull-secret")}
+	cl := sandbox.Cluster{Kubeconfig: c.String("kubeconfig"), Namespace: c.String("namespace"), PullSecret: c.String("image-pull-secret"), Warm: c.Int("warm-pods")}
+	if cl.Warm < 0 {
+		return cl, usagef("--warm-pods must not be negative")
+	}
 	for _, kv := range c.StringSlice("node-selector") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {

@@ -178,6 +178,11 @@ func Backend(tb testing.TB) *k8s.Backend {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() {
+		if err := b.Close(context.Background()); err != nil {
+			tb.Errorf("close the backend (its warm pods): %v", err)
+		}
+	})
 	return b
 }
 
@@ -201,7 +206,8 @@ func NoLeftovers(tb testing.TB, cs kubernetes.Interface, labels map[string]strin
 func ptr[T any](v T) *T { return &v }
 
 // apply creates the objects of the manifests a kustomization in dir
-// lists (its resources alone), or leaves them as they are. The event
+// lists (its resources alone), or leaves them as they are (but a Role,
+// updated). The event
 // server's own (its volume claim, Deployment and Service) are left out:
 // the tests run arena serve themselves, and a server Pod would hold the
 // test node's room.
@@ -233,7 +239,12 @@ func apply(ctx context.Context, cs kubernetes.Interface, dir string) error {
 			case *corev1.PersistentVolumeClaim, *appsv1.Deployment, *corev1.Service:
 				continue
 			}
-			if err := create(ctx, cs, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			err = create(ctx, cs, obj)
+			if role, ok := obj.(*rbacv1.Role); ok && apierrors.IsAlreadyExists(err) {
+				// A cluster started before the Role changed gets its rights.
+				_, err = cs.RbacV1().Roles(role.Namespace).Update(ctx, role, metav1.UpdateOptions{})
+			}
+			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("%s: %w", r, err)
 			}
 		}

@@ -11,8 +11,8 @@ import (
 // Bench measures what a box costs on the cluster cfg names: a Pod's
 // creation until it runs, the attach stream's first byte (the agent's
 // hello), a box's whole open (with the program sent) and its delete, each
-// over max(runs/20, 5) boxes; then runs turns of a no-op bot through the
-// attach stream.
+// over max(runs/20, 5) boxes, and a warm Pod's hand-out (Backend.Warm) as
+// often; then runs turns of a no-op bot through the attach stream.
 func Bench(ctx context.Context, cfg sandbox.Config, runs int) ([]probe.Timing, error) {
 	b, err := backendFor(cfg)
 	if err != nil {
@@ -39,11 +39,15 @@ func Bench(ctx context.Context, cfg sandbox.Config, runs int) ([]probe.Timing, e
 	if err != nil {
 		return nil, err
 	}
+	handOuts, err := warmHandOuts(ctx, cfg, lim, max(runs/20, 5))
+	if err != nil {
+		return nil, err
+	}
 	var out []probe.Timing
 	for _, r := range []struct {
 		name string
 		d    []time.Duration
-	}{{"pod create to running", running}, {"attach to first byte", hello}, {"pod open (all)", open}, {"pod delete", del}, {"kubernetes backend turn", turns}} {
+	}{{"pod create to running", running}, {"attach to first byte", hello}, {"pod open (all)", open}, {"pod delete", del}, {"warm pod hand-out", handOuts}, {"kubernetes backend turn", turns}} {
 		t := probe.TimingOf(r.name, r.d, 0)
 		t.Runtime = b.place.RuntimeClass
 		if t.Runtime == "" {
@@ -52,4 +56,35 @@ func Bench(ctx context.Context, cfg sandbox.Config, runs int) ([]probe.Timing, e
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// warmHandOuts times n Opens of a box served by a warm pool of one Pod,
+// each once the pool has its Pod ready.
+func warmHandOuts(ctx context.Context, cfg sandbox.Config, lim sandbox.Limits, n int) ([]time.Duration, error) {
+	b, err := backendFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.Warm = 1
+	defer b.Close(ctx)
+	var d []time.Duration
+	for i := range n + 1 {
+		if i > 0 {
+			if err := b.waitWarm(ctx, lim); err != nil {
+				return nil, err
+			}
+		}
+		t := time.Now()
+		bx, err := b.Open(ctx, sandbox.Spec{Program: probe.Noop(), Limits: lim})
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 { // the first Open makes the pool's first Pod
+			d = append(d, time.Since(t))
+		}
+		if err := bx.Close(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }

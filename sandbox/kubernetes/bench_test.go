@@ -10,6 +10,7 @@ import (
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
+	k8s "github.com/arenabots/arena/sandbox/kubernetes"
 	"github.com/arenabots/arena/sandbox/sandboxtest"
 )
 
@@ -107,4 +108,37 @@ func BenchmarkAsk(b *testing.B) {
 			report(b, d)
 		})
 	}
+}
+
+// BenchmarkWarmHandOut is an Open served by a warm pool of one Pod: the
+// program sent to a Pod already running, attached and greeted (beside it,
+// BenchmarkOpen's docker row is a container's whole start).
+func BenchmarkWarmHandOut(b *testing.B) {
+	prog, lim := sandboxtest.Hostile(b), sandboxtest.Limits()
+	be := clustertest.Backend(b)
+	be.Warm = 1
+	ctx := context.Background()
+	bx, err := be.Open(ctx, sandbox.Spec{Program: prog, Limits: lim})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bx.Close(ctx)
+	var d []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		if err := k8s.WaitWarm(be, ctx, lim); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t := time.Now()
+		bx, err := be.Open(ctx, sandbox.Spec{Program: prog, Limits: lim})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d = append(d, time.Since(t))
+		b.StopTimer()
+		bx.Close(ctx)
+		b.StartTimer()
+	}
+	report(b, d)
 }

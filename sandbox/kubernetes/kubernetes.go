@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -64,6 +65,17 @@ type Backend struct {
 	// Log receives a debug line for each Pod and a warning for each failure
 	// that is handled; nil means slog.Default().
 	Log *slog.Logger
+	// Warm is how many Pods of each shape (the limits a box is opened
+	// with) are kept running, attached and greeted ahead of demand, each
+	// handed out once to the next Open of that shape, which sends it its
+	// program; 0 keeps none. Set it before the first Open.
+	Warm int
+	// WarmIdle is how long a warm Pod waits for a box to serve before it
+	// is deleted (its requests hold room on a node); 0 is a minute.
+	WarmIdle time.Duration
+
+	warmOnce sync.Once
+	warm     *warmPool
 }
 
 // New returns a backend that runs bots in Pods placed as p says, through
@@ -112,8 +124,9 @@ func (b *Backend) Describe(ctx context.Context) (map[string]string, error) {
 }
 
 // Open implements sandbox.Backend: create and check a Pod, wait for it to
-// run, attach to its agent, send it the program. On any failure the Pod is
-// deleted.
+// run, attach to its agent, send it the program; or, with a warm pool
+// (Warm), hand out a Pod of the pool already running, attached and
+// greeted, and send it the program. On any failure the Pod is deleted.
 func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, err error) {
 	if err := spec.Limits.Validate(); err != nil {
 		return nil, err
@@ -122,8 +135,35 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	if err != nil {
 		return nil, err
 	}
-	name := podName(spec.Program.Name)
-	want := podFor(b.place, name, spec.Limits, int64(len(program)), spec.Labels)
+	if w := b.warmPool(); w != nil && int64(len(program)) <= warmProgramBytes {
+		defer w.fill(spec.Limits)
+		if bx := w.take(spec.Limits); bx != nil {
+			err := b.handOut(ctx, bx, spec, program)
+			if err == nil {
+				return bx, nil
+			}
+			// A warm Pod evicted or gone while it waited: a fresh one.
+			bx.p.log.Warn("kubernetes: a warm pod could not be handed out; opening another", "err", err)
+			bx.Close(context.WithoutCancel(ctx))
+		}
+	}
+	bx, err := b.start(ctx, podName(spec.Program.Name), spec.Limits, int64(len(program)), spec.Labels)
+	if err != nil {
+		return nil, err
+	}
+	bx.Exec = spec.Program.Entry
+	if err := bx.Install(ctx, program, rlimits(spec.Limits), botID()); err != nil {
+		bx.Close(context.WithoutCancel(ctx))
+		return nil, sandbox.Faultf("install the program", err)
+	}
+	return bx, nil
+}
+
+// start creates and checks a Pod for a program of programBytes under lim,
+// waits for it to run and attaches to its agent, which greets: a box ready
+// for its program. On any failure the Pod is deleted.
+func (b *Backend) start(ctx context.Context, name string, lim sandbox.Limits, programBytes int64, labels map[string]string) (_ *box, err error) {
+	want := podFor(b.place, name, lim, programBytes, labels)
 	log := b.log().With("pod", name)
 	start := time.Now()
 	pods := b.cs.CoreV1().Pods(b.place.Namespace)
@@ -133,7 +173,7 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	}
 	log.Debug("kubernetes: pod created", "took", time.Since(start))
 	p := &podBox{b: b, name: name, log: log, stderr: agent.NewStderr(4096)}
-	bx := &box{Client: &agent.Client{Host: p, Exec: spec.Program.Entry, Limits: spec.Limits, Log: log, Name: "kubernetes"}, p: p}
+	bx := &box{Client: &agent.Client{Host: p, Limits: lim, Log: log, Name: "kubernetes"}, p: p}
 	defer func() {
 		if err != nil {
 			log.Debug("kubernetes: open failed; deleting the pod", "err", err)
@@ -164,9 +204,6 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 		return nil, sandbox.Faultf("agent hello", err)
 	}
 	p.started.hello = time.Since(attached)
-	if err := bx.Install(ctx, program, rlimits(spec.Limits), botID()); err != nil {
-		return nil, sandbox.Faultf("install the program", err)
-	}
 	log.Debug("kubernetes: agent ready", "protocol", bx.Hello().Version, "took", time.Since(start))
 	return bx, nil
 }

@@ -222,3 +222,115 @@ func (c *cutter) cuts() int {
 	defer c.mu.Unlock()
 	return c.n
 }
+
+// A warm pool hands out a Pod already running, attached and greeted, once:
+// the box runs its bot like any other, its Pod carries the box's labels,
+// and it is deleted when the box closes (never handed out again); a warm
+// Pod deleted while it waited is not handed out (the Open gets a Pod of
+// its own); closing the backend deletes the Pods still waiting.
+func TestAWarmPodIsHandedOutOnce(t *testing.T) {
+	cs := clustertest.Client(t)
+	b := clustertest.Backend(t)
+	b.Warm = 1
+	prog, lim := sandboxtest.Hostile(t), sandboxtest.Limits()
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods(clustertest.Namespace)
+	waitWarm := func() string {
+		t.Helper()
+		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			if b.WarmReady(lim) == 1 {
+				list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: k8s.LabelOwner})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range list.Items {
+					if strings.HasPrefix(p.Name, "arena-warm-") && p.DeletionTimestamp == nil {
+						return p.Name
+					}
+				}
+			}
+		}
+		t.Fatal("no warm pod was ready in 2 minutes")
+		return ""
+	}
+	open := func(labels map[string]string) sandbox.Box {
+		t.Helper()
+		bx, err := b.Open(ctx, sandbox.Spec{Program: prog, Limits: lim, Labels: labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bx
+	}
+	id := func(bx sandbox.Box) string { return bx.(interface{ ID() string }).ID() }
+
+	first := open(dockertest.Labels(t))
+	if strings.HasPrefix(id(first), "arena-warm-") {
+		t.Errorf("the first box got a warm pod %s before any was made", id(first))
+	}
+	first.Close(ctx)
+	warm := waitWarm()
+
+	labels := dockertest.Labels(t)
+	bx := open(labels)
+	if id(bx) != warm {
+		t.Fatalf("the box got pod %s, not the warm %s", id(bx), warm)
+	}
+	r, err := bx.Run(ctx, sandbox.Turn{Put: []sandbox.File{{Name: "state.json", Data: []byte("ok")}},
+		Args: []string{sandbox.GameDirToken + "/state.json"}, Collect: "move.json", CollectMax: 64 << 10})
+	if err != nil || string(r.Answer.Data) != "ok" || r.ExitCode != 0 {
+		t.Fatalf("a warm box's turn: %+v, %v", r, err)
+	}
+	pod, err := pods.Get(ctx, warm, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range labels {
+		if pod.Annotations[k] != v {
+			t.Errorf("the warm pod's annotation %s is %q, want %q", k, pod.Annotations[k], v)
+		}
+	}
+	if err := bx.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := pods.Get(ctx, warm, metav1.GetOptions{}); err == nil && p.DeletionTimestamp == nil {
+		t.Errorf("the warm pod %s outlived its box", warm)
+	}
+
+	// The next warm pod, deleted while it waits: not handed out.
+	next := waitWarm()
+	if next == warm {
+		t.Fatalf("pod %s was made warm twice", warm)
+	}
+	grace := int64(0)
+	if err := pods.Delete(ctx, next, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if _, err := pods.Get(ctx, next, metav1.GetOptions{}); err != nil {
+			break
+		}
+	}
+	bx = open(dockertest.Labels(t))
+	if id(bx) == next {
+		t.Errorf("a deleted warm pod %s was handed out", next)
+	}
+	if r, err := bx.Run(ctx, sandbox.Turn{Put: []sandbox.File{{Name: "state.json", Data: []byte("ok")}},
+		Args: []string{sandbox.GameDirToken + "/state.json"}, Collect: "move.json", CollectMax: 64 << 10}); err != nil || string(r.Answer.Data) != "ok" {
+		t.Errorf("the box opened instead: %+v, %v", r, err)
+	}
+	bx.Close(ctx)
+
+	waitWarm()
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: k8s.LabelOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if strings.HasPrefix(p.Name, "arena-warm-") && p.DeletionTimestamp == nil {
+			t.Errorf("warm pod %s outlived the backend", p.Name)
+		}
+	}
+}

@@ -98,7 +98,11 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 	}
 	return b, func() error {
 		stop()
-		return sweep(context.WithoutCancel(ctx))
+		werr := b.Close(context.WithoutCancel(ctx))
+		if err := sweep(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
+		return werr
 	}, nil
 }
 
@@ -124,7 +128,12 @@ func backendFor(cfg sandbox.Config) (*Backend, error) {
 	case cfg.Cluster.PullAlways:
 		p.PullPolicy = corev1.PullAlways
 	}
-	return New(rc, p)
+	b, err := New(rc, p)
+	if err != nil {
+		return nil, err
+	}
+	b.Warm = cfg.Cluster.Warm
+	return b, nil
 }
 
 // Sweep deletes the Pods of ns labelled by arena processes that no longer

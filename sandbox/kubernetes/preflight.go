@@ -30,7 +30,7 @@ type right struct{ group, resource, sub, verb string }
 // rights are what the backend needs in its namespace (deploy/kubernetes's
 // Role), and what the doctor reads.
 var rights = []right{
-	{"", "pods", "", "create"}, {"", "pods", "", "get"}, {"", "pods", "", "list"}, {"", "pods", "", "watch"}, {"", "pods", "", "delete"},
+	{"", "pods", "", "create"}, {"", "pods", "", "get"}, {"", "pods", "", "list"}, {"", "pods", "", "watch"}, {"", "pods", "", "patch"}, {"", "pods", "", "delete"},
 	{"", "pods", "attach", "get"}, {"", "pods", "attach", "create"},
 }
 
