@@ -140,8 +140,16 @@ func startArena(t *testing.T, dir, image string) *arenaServer {
 // startServe is startArena with serve's options args.
 func startServe(t *testing.T, dir string, args ...string) *arenaServer {
 	t.Helper()
+	return startServeWith(t, dir, nil, args...)
+}
+
+// startServeWith is startServe with arena's global options (those given
+// before serve: --kubeconfig, --namespace...).
+func startServeWith(t *testing.T, dir string, global []string, args ...string) *arenaServer {
+	t.Helper()
 	arena := gobuild.MustStatic(t, "./cmd/arena")
-	cmd := exec.Command(arena, append([]string{"--log-level", "info", "serve", "--event", dir, "--http", "127.0.0.1:0"}, args...)...)
+	line := append(append([]string{"--log-level", "info"}, global...), "serve", "--event", dir, "--http", "127.0.0.1:0")
+	cmd := exec.Command(arena, append(line, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,12 @@ import (
 
 // Version is the protocol version. The docker backend refuses an image whose agent
 // speaks another one.
-const Version = 6
+const Version = 7
+
+// InstallPart is the most of a program one "install" request carries: a
+// larger program is sent in parts (Request.More), so that the agent never
+// holds the whole of it in memory, which is the box's, and so the bot's.
+const InstallPart = 1 << 20
 
 // Paths inside the runtime image.
 const (
@@ -92,8 +97,14 @@ type Request struct {
 	Line  string
 	Args  []string
 	// Program is "install"'s: the bot's files as a tar (ProgramTar), for a
-	// box whose runtime cannot copy them in before it starts (a Pod).
+	// box whose runtime cannot copy them in before it starts (a Pod), or a
+	// part of it (InstallPart bytes at most) when More is set.
 	Program []byte
+	// More is "install"'s: more parts of the tar follow, each in an
+	// "install" of its own; the last one, without More, carries Rlimits
+	// and BotID and is answered once the whole program is in place. The
+	// parts are unpacked as they come.
+	More bool
 	// Rlimits are "install"'s: set on the agent, and so on every bot it
 	// starts, where the runtime cannot set them on the whole box (a Pod has
 	// no ulimits): what Docker's ulimits do.
@@ -226,6 +237,8 @@ type server struct {
 	hashes *proc.Hashes
 	// started: a bot has been started in this box ("install" comes first).
 	started bool
+	// installing is the install under way, sent in parts; nil when none.
+	installing *installing
 	// unclean is why the container may still hold what a bot left there (a
 	// turn or session that failed, a wipe that failed): until a reset proves it
 	// clean, no bot runs.
@@ -234,6 +247,9 @@ type server struct {
 
 // handle answers one request other than "bye".
 func (sv *server) handle(req Request) Reply {
+	if sv.installing != nil && req.Op != "install" {
+		return Reply{Err: fmt.Sprintf("%q while the program is being installed: its last part must come first", req.Op)}
+	}
 	switch req.Op {
 	case "install":
 		return Reply{Err: errString(sv.install(req))}

@@ -3,6 +3,7 @@ package agent
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/gob"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -293,6 +295,123 @@ func TestInstallPutsTheProgramInAnEmptyBotDirectory(t *testing.T) {
 	wantErr(t, "an install after a turn", c.call(t, Request{Op: "install", Program: tarred}), "already ran")
 }
 
+// A program larger than a part is sent in parts and unpacked as they come:
+// nothing else is taken while the install is under way, a part of the
+// wrong kind ends it with the reason, and the whole program is in place
+// once its last part is answered.
+func TestAProgramSentInPartsIsUnpackedAsItComes(t *testing.T) {
+	if !asPID1(t) {
+		return
+	}
+	b := newTestbox(t)
+	if err := os.Remove(filepath.Join(b.cfg.Bot, "bot")); err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, b.cfg)
+	data := bytes.Repeat([]byte("0123456789abcdef"), (2*InstallPart+InstallPart/3)/16)
+	tarred, err := ProgramTar(sandbox.Program{Name: "p", Entry: "bot", Files: []sandbox.File{
+		{Name: "bot", Data: []byte("#!/bin/sh\nwc -c < \"$(dirname \"$0\")/data\" > move.json\n"), Mode: 0o755},
+		{Name: "data", Data: data},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := 0
+	for rest := tarred; len(rest) > 0; parts++ {
+		n := min(len(rest), InstallPart)
+		if rep := c.call(t, Request{Op: "install", Program: rest[:n], More: n < len(rest)}); rep.Err != "" {
+			t.Fatalf("install, part %d: %s", parts+1, rep.Err)
+		}
+		rest = rest[n:]
+		if parts == 0 {
+			wantErr(t, "a turn amid the install", c.call(t, turn), "being installed")
+		}
+	}
+	if parts < 3 {
+		t.Fatalf("the program went in %d parts, want 3 or more", parts)
+	}
+	got, err := os.ReadFile(filepath.Join(b.cfg.Bot, "data"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("the data file: %d bytes (%v), want the %d sent", len(got), err, len(data))
+	}
+	if rep := c.call(t, turn); rep.Err != "" || strings.TrimSpace(string(rep.Report.Answer.Data)) != strconv.Itoa(len(data)) {
+		t.Fatalf("a turn: answer %q, error %q", rep.Report.Answer.Data, rep.Err)
+	}
+
+	// In another box, a part that is no tar ends the install at once.
+	b2 := newTestbox(t)
+	if err := os.Remove(filepath.Join(b2.cfg.Bot, "bot")); err != nil {
+		t.Fatal(err)
+	}
+	c2 := serve(t, b2.cfg)
+	junk := bytes.Repeat([]byte("not a tar "), InstallPart/10)
+	wantErr(t, "a part that is no tar", c2.call(t, Request{Op: "install", Program: junk, More: true}), "install")
+	if rep := c2.call(t, turn); strings.Contains(rep.Err, "being installed") {
+		t.Errorf("a failed install is still under way: %s", rep.Err)
+	}
+}
+
+// The client sends a program in parts of InstallPart bytes at most, the
+// limits and the user with the last.
+func TestTheClientSendsAProgramInParts(t *testing.T) {
+	t.Parallel()
+	reqR, reqW := io.Pipe()
+	repR, repW := io.Pipe()
+	var got []Request
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		enc, dec := gob.NewEncoder(repW), gob.NewDecoder(reqR)
+		if err := enc.Encode(Hello{Version: Version}); err != nil {
+			return
+		}
+		for {
+			var req Request
+			if err := dec.Decode(&req); err != nil {
+				repW.CloseWithError(err)
+				return
+			}
+			got = append(got, req)
+			if err := enc.Encode(Reply{}); err != nil {
+				return
+			}
+		}
+	}()
+	c := &Client{Host: nopHost{}, Name: "test"}
+	c.Connect(repR, reqW)
+	if err := c.AwaitHello(context.Background(), time.Minute, false); err != nil {
+		t.Fatal(err)
+	}
+	program := bytes.Repeat([]byte{7}, 2*InstallPart+1)
+	limits := []proc.Rlimit{{Resource: syscall.RLIMIT_NOFILE, Value: 37}}
+	if err := c.Install(context.Background(), program, limits, 123456); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	var sent []byte
+	for i, req := range got {
+		last := i == len(got)-1
+		if req.Op != "install" || len(req.Program) > InstallPart || req.More == last || (req.BotID != 0) != last || (len(req.Rlimits) != 0) != last {
+			t.Errorf("request %d of %d: %s of %d bytes, more %v, user %d, limits %v", i+1, len(got), req.Op, len(req.Program), req.More, req.BotID, req.Rlimits)
+		}
+		sent = append(sent, req.Program...)
+	}
+	if len(got) != 3 || !bytes.Equal(sent, program) {
+		t.Errorf("%d requests sent %d bytes, want 3 sending the %d of the program", len(got), len(sent), len(program))
+	}
+}
+
+// nopHost is a Host with no box behind it.
+type nopHost struct{}
+
+func (nopHost) Kill(context.Context)                      {}
+func (nopHost) Gone(_ context.Context, what string) error { return errors.New(what) }
+func (nopHost) OOMKills() int64                           { return -1 }
+func (nopHost) Close(context.Context) error               { return nil }
+
 // unpack takes a ProgramTar's files and directories alone, each at a clean
 // path inside, and never replaces what is there.
 func TestUnpackRefusesWhatIsNotAPlainFileInside(t *testing.T) {
@@ -319,7 +438,7 @@ func TestUnpackRefusesWhatIsNotAPlainFileInside(t *testing.T) {
 		"not a tar":       []byte("plain text, not a tar archive at all, long enough to be read as a header block................................................................................................................................................................................................................................................................................................................................................................................................................................................................................................"),
 	} {
 		dir := t.TempDir()
-		if err := unpack(dir, data); err == nil {
+		if err := unpack(dir, bytes.NewReader(data)); err == nil {
 			t.Errorf("%s: unpacked", name)
 		}
 	}

@@ -166,16 +166,27 @@ func (c *Client) Hello() Hello { return c.greeting }
 
 // Install sends the bot's program (ProgramTar), the limits of its
 // processes and the user it runs as (0: BotUID): a box whose runtime could
-// not put them there before it started.
+// not put them there before it started. The program goes in parts of
+// InstallPart bytes at most.
 func (c *Client) Install(ctx context.Context, program []byte, rlimits []proc.Rlimit, botID int) error {
-	rep, err := c.call(ctx, Request{Op: "install", Program: program, Rlimits: rlimits, BotID: botID}, 60*time.Second)
-	if err != nil {
-		return err
+	for {
+		n := min(len(program), InstallPart)
+		req := Request{Op: "install", Program: program[:n], More: n < len(program)}
+		if !req.More {
+			req.Rlimits, req.BotID = rlimits, botID
+		}
+		rep, err := c.call(ctx, req, 60*time.Second)
+		if err != nil {
+			return err
+		}
+		if rep.Err != "" {
+			return errors.New("agent: " + rep.Err)
+		}
+		if !req.More {
+			return nil
+		}
+		program = program[n:]
 	}
-	if rep.Err != "" {
-		return errors.New("agent: " + rep.Err)
-	}
-	return nil
 }
 
 func (c *Client) gone(ctx context.Context, what string) error {

@@ -55,23 +55,35 @@ func ProgramTar(p sandbox.Program) ([]byte, error) {
 }
 
 // install puts the bot's program into the bot directory and sets the
-// resource limits of the agent, and so of every bot it starts. It is the box's first request or none: once a
-// bot ran, the directory is no longer known to be what was sent, and a
-// directory that holds anything is refused.
+// resource limits of the agent, and so of every bot it starts. It is the
+// box's first request or none: once a bot ran, the directory is no longer
+// known to be what was sent, and a directory that holds anything is
+// refused. A program sent in parts is unpacked as each part comes, never
+// held whole; the last part is answered once every file is in place.
 func (sv *server) install(req Request) error {
-	if sv.started {
-		return errors.New("install: a bot already ran in this box")
+	if sv.installing == nil {
+		in, err := sv.startInstall()
+		if err != nil {
+			return fmt.Errorf("install: %w", err)
+		}
+		sv.installing = in
 	}
-	if err := proc.CheckEmpty(sv.cfg.Bot, false); err != nil {
+	in := sv.installing
+	// The pipe's write returns once the unpacker read it all, or with why
+	// it stopped.
+	if _, err := in.w.Write(req.Program); err != nil {
+		in.w.Close()
+		<-in.done
+		sv.installing = nil
 		return fmt.Errorf("install: %w", err)
 	}
-	if err := os.Chown(sv.cfg.Bot, 0, 0); err != nil {
-		return fmt.Errorf("install: %w", err)
+	if req.More {
+		return nil
 	}
-	if err := os.Chmod(sv.cfg.Bot, 0o755); err != nil {
-		return fmt.Errorf("install: %w", err)
-	}
-	if err := unpack(sv.cfg.Bot, req.Program); err != nil {
+	in.w.Close()
+	err := <-in.done
+	sv.installing = nil
+	if err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
 	if req.BotID != 0 {
@@ -93,11 +105,48 @@ func (sv *server) install(req Request) error {
 	return nil
 }
 
+// installing is an install under way: the parts written to w are
+// unpacked into the bot directory; done says how that ended.
+type installing struct {
+	w    *io.PipeWriter
+	done chan error
+}
+
+// startInstall checks that the bot directory may take a program and
+// starts unpacking what is written to the install it returns.
+func (sv *server) startInstall() (*installing, error) {
+	if sv.started {
+		return nil, errors.New("a bot already ran in this box")
+	}
+	if err := proc.CheckEmpty(sv.cfg.Bot, false); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(sv.cfg.Bot, 0, 0); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(sv.cfg.Bot, 0o755); err != nil {
+		return nil, err
+	}
+	r, w := io.Pipe()
+	in := &installing{w: w, done: make(chan error, 1)}
+	go func() {
+		err := unpack(sv.cfg.Bot, r)
+		if err == nil {
+			// What follows the tar's end is read and ignored, as the tar
+			// reader ignores it: a write must not wait for a reader gone.
+			_, err = io.Copy(io.Discard, r)
+		}
+		r.CloseWithError(err)
+		in.done <- err
+	}()
+	return in, nil
+}
+
 // unpack writes a ProgramTar's directories and regular files under dir,
 // creating each (never following or replacing anything), readable by all
 // and writable by none.
-func unpack(dir string, data []byte) error {
-	tr := tar.NewReader(bytes.NewReader(data))
+func unpack(dir string, r io.Reader) error {
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
