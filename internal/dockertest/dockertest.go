@@ -84,6 +84,16 @@ func Engine(tb testing.TB) (*client.Client, string) {
 	return cli, tag
 }
 
+// Base is the base image the test runtime image is built on: the test
+// base of this checkout's recipe (its tag follows the recipe, so a changed
+// package list is never tested on an older image), or ARENA_TEST_BASE.
+func Base() string {
+	if b := os.Getenv("ARENA_TEST_BASE"); b != "" {
+		return b
+	}
+	return images.TestbaseTag()
+}
+
 func setup() (*client.Client, string, error) {
 	c, err := docker.Connect(docker.Conn{})
 	if err != nil {
@@ -94,12 +104,7 @@ func setup() (*client.Client, string, error) {
 	if err := docker.Ping(ctx, c); err != nil {
 		return nil, "", err
 	}
-	// The test base of this checkout's recipe: its tag follows the recipe,
-	// so a changed package list is never tested on an older image.
-	base := os.Getenv("ARENA_TEST_BASE")
-	if base == "" {
-		base = images.TestbaseTag()
-	}
+	base := Base()
 	if _, err := c.ImageInspect(ctx, base); err != nil {
 		return nil, "", fmt.Errorf("base image %s is missing (bash images/testbase/build.sh or arena image testbase builds it): %v", base, err)
 	}
