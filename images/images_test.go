@@ -1,16 +1,22 @@
 package images_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	imagebuild "github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/internal/dockertest"
@@ -122,5 +128,112 @@ func TestTheRuntimeRecipeInstallsWhatTheBaseLacks(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the build's output:\n%s", want, out.String())
 		}
+	}
+}
+
+// The server's image (images/server/Dockerfile) builds with no network
+// from the runtime image and the static arena, runs arena as the user of
+// its own the Deployment names, on a read-only root with no capability,
+// and has the shell and tar the Deployment's wait for the event and the
+// copy of it into the volume use.
+func TestTheServerImageBuildsOffline(t *testing.T) {
+	t.Parallel()
+	cli, runtime := dockertest.Engine(t)
+	dockerfile, err := os.ReadFile("server/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena, err := os.ReadFile(gobuild.MustStatic(t, "./cmd/arena"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bctx bytes.Buffer
+	tw := tar.NewWriter(&bctx)
+	for _, f := range []struct {
+		name string
+		data []byte
+		mode int64
+	}{{"Dockerfile", dockerfile, 0o644}, {"arena", arena, 0o755}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tag := "arena-server:test-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	resp, err := cli.ImageBuild(ctx, &bctx, imagebuild.ImageBuildOptions{Tags: []string{tag}, BuildArgs: map[string]*string{"BASE": &runtime},
+		Remove: true, ForceRemove: true, NetworkMode: "none"})
+	if err != nil {
+		t.Fatalf("build the server image: %v", err)
+	}
+	var log bytes.Buffer
+	err = jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil)
+	if cerr := resp.Body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatalf("build the server image: %v\n%s", err, log.String())
+	}
+	t.Cleanup(func() {
+		if _, err := cli.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			t.Errorf("remove %s: %v", tag, err)
+		}
+	})
+	info, err := cli.ImageInspect(ctx, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config == nil || info.Config.User != "65532:65532" || strings.Join(info.Config.Entrypoint, " ") != "/usr/local/bin/arena" {
+		t.Errorf("the image runs %v as %q, want /usr/local/bin/arena as 65532:65532", info.Config.Entrypoint, info.Config.User)
+	}
+	run := func(entrypoint []string, cmd ...string) string {
+		t.Helper()
+		c, err := cli.ContainerCreate(ctx, &container.Config{Image: tag, Entrypoint: entrypoint, Cmd: cmd, Labels: dockertest.Labels(t)},
+			&container.HostConfig{NetworkMode: "none", ReadonlyRootfs: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
+				Tmpfs: map[string]string{"/tmp": ""}}, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true}); err != nil {
+				t.Errorf("remove the container: %v", err)
+			}
+		}()
+		waited, errs := cli.ContainerWait(ctx, c.ID, container.WaitConditionNextExit)
+		if err := cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var code int64
+		select {
+		case w := <-waited:
+			code = w.StatusCode
+		case err := <-errs:
+			t.Fatal(err)
+		}
+		logs, err := cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer logs.Close()
+		var out bytes.Buffer
+		if _, err := stdcopy.StdCopy(&out, &out, logs); err != nil {
+			t.Fatal(err)
+		}
+		if code != 0 {
+			t.Errorf("%v %v: exit %d\n%s", entrypoint, cmd, code, out.String())
+		}
+		return out.String()
+	}
+	if out := run(nil, "--version"); !strings.HasPrefix(out, "arena ") {
+		t.Errorf("arena --version in the image says %q", out)
+	}
+	if out := run([]string{"sh", "-c", "id -u; tar --version | head -n 1"}); !strings.HasPrefix(out, "65532\n") || !strings.Contains(out, "GNU tar") {
+		t.Errorf("the image's user and tar: %q, want 65532 and GNU tar", out)
 	}
 }
