@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -421,4 +422,64 @@ func (w *podWatch) owners() []string {
 		out = append(out, o)
 	}
 	return out
+}
+
+// The API server admits the server's manifests as they are (a server-side
+// dry run, nothing made), with no warning: Pod Security "restricted",
+// which arena's namespace warns of, holds for the server's Pod.
+func TestTheServersManifestsAreAdmitted(t *testing.T) {
+	clustertest.Cluster(t)
+	rc, err := k8s.RESTConfig(filepath.Join(os.Getenv(clustertest.Env), "admin.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings warned
+	rc.WarningHandler = &warnings
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	n := 0
+	for _, obj := range manifests(t) {
+		switch o := obj.(type) {
+		case *corev1.PersistentVolumeClaim:
+			_, err = cs.CoreV1().PersistentVolumeClaims(o.Namespace).Create(ctx, o, dry)
+		case *appsv1.Deployment:
+			_, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, dry)
+		case *corev1.Service:
+			_, err = cs.CoreV1().Services(o.Namespace).Create(ctx, o, dry)
+		default:
+			continue
+		}
+		n++
+		if err != nil {
+			t.Errorf("%T %s: %v", obj, obj.(metav1.Object).GetName(), err)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d of the server's objects tried, want its volume claim, Deployment and Service", n)
+	}
+	for _, w := range warnings.all() {
+		t.Errorf("the API server warned: %s", w)
+	}
+}
+
+// warned keeps the API server's warnings.
+type warned struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warned) HandleWarningHeader(code int, agent, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warned) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.list...)
 }
