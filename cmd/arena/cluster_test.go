@@ -204,3 +204,32 @@ func TestTheDoctorChecksTheCluster(t *testing.T) {
 		}
 	}
 }
+
+// arena validate on the cluster: a submission's matches against the
+// built-in opponent (arena itself, 70 MB, sent over the attach stream in
+// parts) are played in Pods, and the report is Docker's: it passes.
+func TestValidateOnTheCluster(t *testing.T) {
+	t.Parallel()
+	kubeconfig, image := clustertest.Kubeconfig(t)
+	_, bots := arenaWithBots(t, "legal")
+	good := filepath.Join(t.TempDir(), "good")
+	if err := os.MkdirAll(good, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(bots, "legal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(good, "legal"), data, 0o755)
+	os.WriteFile(filepath.Join(good, "main.go"), []byte("package main\n"), 0o644)
+	os.WriteFile(filepath.Join(good, "README.md"), []byte("Algorithm: first legal move. Build: go build. Data file: fixture.dat.\n"), 0o644)
+	code, out, errs := runArena("--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never",
+		"validate", "--sandbox", "kubernetes", "--cpus", "0.5", "--image", image, "--turn-timeout", "2s", good)
+	if code != 0 || !strings.Contains(out, "match as black") || !strings.Contains(out, "PASS") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	n, err := clustertest.Count(clustertest.Client(t), "org.arenabots.arena.validate", "good")
+	if err != nil || n != 0 {
+		t.Errorf("%d validation pods left (%v)", n, err)
+	}
+}

@@ -58,7 +58,7 @@ func Preflight(ctx context.Context, cfg sandbox.Config) []probe.Check {
 	add := func(c probe.Check) { out = append(out, c) }
 	b, err := backendFor(cfg)
 	if err != nil {
-		add(probe.Check{Name: "cluster", Status: probe.Fail, Detail: err.Error(), Fix: "give --kubeconfig, set KUBECONFIG, or run arena in the cluster"})
+		add(probe.Check{Name: "cluster", Status: probe.Fail, Detail: err.Error(), Fix: "give arena the kubeconfig of deploy/kubernetes's ServiceAccount"})
 		return skipAfter(out, "cluster", "needs the cluster")
 	}
 	v, err := b.cs.Discovery().ServerVersion()
