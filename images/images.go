@@ -35,8 +35,6 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 
@@ -89,8 +87,7 @@ type RuntimeOptions struct {
 }
 
 // BuildRuntime builds the runtime image unless an image with the same inputs
-// already carries the tag, or another tag (it is then tagged). It reports
-// whether it built.
+// already carries the tag. It reports whether it built.
 func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (built bool, err error) {
 	if o.Tag == "" {
 		o.Tag = DefaultRuntime
@@ -143,18 +140,6 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 		if cur, err := cli.ImageInspect(ctx, o.Tag); err == nil && cur.Config != nil && cur.Config.Labels[LabelBuild] == hash {
 			fmt.Fprintf(o.Out, "%s is up to date (built from %s)\n", o.Tag, o.Base)
 			slog.Debug("runtime image up to date", "tag", o.Tag, "inputs", hash[:12])
-			return false, nil
-		}
-		// The same inputs built under another tag: that image, tagged.
-		same, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelBuild+"="+hash))})
-		if err != nil {
-			return false, fmt.Errorf("list images: %w", err)
-		}
-		if len(same) > 0 {
-			if err := cli.ImageTag(ctx, same[0].ID, o.Tag); err != nil {
-				return false, fmt.Errorf("tag %s: %w", o.Tag, err)
-			}
-			fmt.Fprintf(o.Out, "%s is %s, built from the same inputs (%s)\n", o.Tag, short(same[0].ID), o.Base)
 			return false, nil
 		}
 	}

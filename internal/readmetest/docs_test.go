@@ -73,8 +73,9 @@ var notRunnable = map[string]string{
 	"kubectl -n arena rollout status deployment/arena-server":                                                                                                               "needs a cluster running the server's Deployment",
 	"kubectl -n arena port-forward service/arena-server 8080:80":                                                                                                            "needs a cluster running the server's Deployment; runs until stopped",
 	"kubectl -n arena exec deploy/arena-server -c server -- arena event admin-token /event":                                                                                 "needs a cluster running the server's Deployment",
-	"arena --kubeconfig arena.kubeconfig doctor --sandbox kubernetes --image registry.example/arena-runtime:v1":                                                             "needs a cluster and a registry; cmd/arena's TestTheDoctorChecksTheCluster runs it on the cluster scripts/test.sh starts",
-	"arena --kubeconfig arena.kubeconfig match --sandbox kubernetes --image registry.example/arena-runtime:v1 --white bots/a --black bots/b":                                "needs a cluster and a registry; cmd/arena's cluster tests play matches on the cluster scripts/test.sh starts",
+	"arena doctor --sandbox kubernetes": "needs a cluster; cmd/arena's TestTheDoctorChecksTheCluster runs it on the cluster scripts/test.sh starts",
+	"arena --kubeconfig arena.kubeconfig doctor --sandbox kubernetes --image registry.example/arena-runtime:v1":                              "needs a cluster and a registry; cmd/arena's TestTheDoctorChecksTheCluster runs it on the cluster scripts/test.sh starts",
+	"arena --kubeconfig arena.kubeconfig match --sandbox kubernetes --image registry.example/arena-runtime:v1 --white bots/a --black bots/b": "needs a cluster and a registry; cmd/arena's cluster tests play matches on the cluster scripts/test.sh starts",
 
 	"arena tournament --out cup --listen 0.0.0.0:4222 bots/*":                     "coordinates workers on other machines: it waits for them to join",
 	"arena worker --creds w1.creds --join tls://coordinator:4222 --concurrency 4": "joins a coordinator on a remote host (coordinator:4222)",
