@@ -19,7 +19,7 @@ export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 if [[ ${CI:-} == true ]]; then
   export ARENA_REQUIRE_DOCKER=1
 fi
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 step "docker engine"
 if bash scripts/ensure-docker.sh; then
@@ -134,4 +134,4 @@ set -e
 if [[ ${codes[0]} != 0 || ${codes[1]} != 0 ]]; then
   exit 1
 fi
-
+echo "all tests passed in $SECONDS s"
