@@ -9,7 +9,10 @@
 // push. The Pod carries the Docker backend's hardening in Kubernetes terms
 // (podFor), is read back after creation and refused if the cluster changed
 // any of it (verifyPod), carries an owner label, is deleted on every exit
-// path, and what a killed arena left is swept by that label.
+// path, and what a killed arena left is swept by that label. With a warm
+// pool (Backend.Warm) Pods are started ahead of demand and each handed out
+// to one box; Preflight and Bench are what arena doctor checks and
+// measures on a cluster.
 //
 // It must never:
 //
@@ -20,7 +23,8 @@
 //     played again); only the kernel's out-of-memory kill of the box is the
 //     bot's;
 //   - give a box a service-account token, a host namespace or a privilege
-//     the agent does not need.
+//     the agent does not need;
+//   - hand a Pod out to a second box: a box's Pod is deleted with it.
 package kubernetes
 
 import (
