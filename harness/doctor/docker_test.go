@@ -197,10 +197,12 @@ func TestBenchStartsAHelloWorldOfEachLanguage(t *testing.T) {
 			t.Errorf("%s: build %+v, turn %+v\nall: %+v", ext, b, turn, r.Timings)
 		}
 	}
-	// A JVM starts slower than a C program: the turns are really run.
-	if j, c := byName[".java hello world turn"], byName[".c hello world turn"]; j.P50Ms <= c.P50Ms {
-		t.Errorf("java starts in %.2f ms, C in %.2f ms", j.P50Ms, c.P50Ms)
-	}
+	// The turns are really run: each said hello (startHello fails a
+	// language whose turn did not). Which starts faster is the bench's to
+	// say, not a test's: on a loaded host a C hello world's turn took as
+	// long as a JVM's.
+	j, c := byName[".java hello world turn"], byName[".c hello world turn"]
+	t.Logf("java starts in %.2f ms, C in %.2f ms", j.P50Ms, c.P50Ms)
 }
 
 // A language whose hello world does not build is named as failed; one arena
