@@ -156,8 +156,13 @@ func exitCode(err error, stderr io.Writer) int {
 	return exitUsage
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+// The version is printed to the app's own writer; set once, since tests
+// run apps at once in one process.
+func init() {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, "arena", arenaVersion()) }
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:      "arena",
 		Usage:     "run untrusted game-playing bots safely and fairly",
