@@ -105,7 +105,8 @@ type dispatcher struct {
 	mine      map[string]string   // every token of this run: its worker
 	waiting   []waiter
 	n         uint64
-	rate      map[string]*bucket
+	rate      map[string]*bucket // asks and news
+	handIns   map[string]*bucket // results
 	strikes   map[string][]time.Time
 	watch     []func(Playing)
 	workers   []string // whose uploads the sweep reads
@@ -157,7 +158,7 @@ func (q *Queue) startDispatch(ctx context.Context, ackWait time.Duration) error 
 	}
 	d := &dispatcher{q: q, ackWait: ackWait, kv: kv, sweepEvery: sweepEvery, sweepAfter: sweepAfter,
 		published: map[gameKey]bool{}, latest: map[int]int{}, withdrawn: map[gameKey]bool{}, delivered: map[gameKey]uint64{}, held: map[string]*holding{},
-		mine: map[string]string{}, rate: map[string]*bucket{}, strikes: map[string][]time.Time{},
+		mine: map[string]string{}, rate: map[string]*bucket{}, handIns: map[string]*bucket{}, strikes: map[string][]time.Time{},
 		released: map[string]time.Time{}, swept: map[string]bool{}, struck: map[string]int{}, results: map[string]int{}, heard: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for subj, fn := range map[string]nats.MsgHandler{
 		wantSubject(q.tournament, "*"):    d.onWant,
@@ -197,10 +198,16 @@ func (q *Queue) Close() {
 
 // allowed spends one of worker's allowance, or counts a strike.
 func (d *dispatcher) allowed(worker string, now time.Time) bool {
-	b := d.rate[worker]
+	return d.spend(d.rate, worker, now)
+}
+
+// spend takes one of worker's allowance in rate, or counts a strike.
+// Called with mu held.
+func (d *dispatcher) spend(rate map[string]*bucket, worker string, now time.Time) bool {
+	b := rate[worker]
 	if b == nil {
 		b = &bucket{tokens: workerBurst, at: now}
-		d.rate[worker] = b
+		rate[worker] = b
 	}
 	if b.take(now) {
 		return true

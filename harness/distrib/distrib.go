@@ -181,6 +181,25 @@ func (q *Queue) removeUpload(ctx context.Context, worker, name string) error {
 // less in practice) and the data files its evidence budget kept.
 const MaxArchive = 1 << 30
 
+// MaxResultMessage is the most a result's message may weigh, its headers
+// included: a result names its game and hand-out, and carries the worker's
+// word on its machine (Machine, a few KiB) and a host fault's reason
+// (maxResultError).
+const MaxResultMessage = 64 << 10
+
+// maxResultError is the most of a host fault's reason a result carries.
+const maxResultError = 4 << 10
+
+// duplicateWindow is how long the results stream remembers a message id:
+// the least the server allows. A result published twice (its ack lost) is
+// taken once all the same: the second names a hand-out already taken.
+const duplicateWindow = 100 * time.Millisecond
+
+// maxStoredResults is how many of one worker's results the results stream
+// holds waiting for the coordinator: an honest worker has at most one per
+// game it holds.
+const maxStoredResults = 1024
+
 // transferRate is the slowest an archive is expected to cross a link, a
 // worker's upload to the server or the coordinator's fetch from it (on a
 // machine busy with other work too): transferTime.
@@ -348,7 +367,17 @@ func Open(ctx context.Context, nc *nats.Conn, tournament string, ackWait time.Du
 	if q.results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: resultsStream(q.tournament), Subjects: []string{resultsSubject(q.tournament, "*")},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-		Duplicates: 7 * 24 * time.Hour,
+		// A result is a few KiB; the bound counts its headers too, so no
+		// worker sends a message id of megabytes.
+		MaxMsgSize: MaxResultMessage,
+		// Which result of a hand-out counts is the coordinator's record
+		// (the hand-outs bucket), not the server's duplicate window, whose
+		// ids stay in the server's memory for as long as it lasts: the
+		// shortest the server allows.
+		Duplicates: duplicateWindow,
+		// A worker's results wait here for the coordinator: at most
+		// maxStoredResults each, further ones refused to their sender.
+		MaxMsgsPerSubject: maxStoredResults, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true,
 	}); err != nil {
 		return nil, fmt.Errorf("the results stream: %w", err)
 	}
@@ -739,6 +768,19 @@ func (c *collector) take(ctx context.Context, m jetstream.Msg) error {
 	if w := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]; r.Worker != w {
 		slog.Warn("distrib: dropped a result that names another worker than its sender", "sender", w, "named", r.Worker)
 		return m.Term()
+	}
+	// Results count against their sender's allowance as its asks and news
+	// do: a flood is refused unread and struck, whatever it names. A result
+	// delivered again (its tournament had not resumed) was counted once.
+	if d := q.dispatch; d != nil {
+		if meta, err := m.Metadata(); err != nil || meta.NumDelivered <= 1 {
+			d.mu.Lock()
+			ok := d.spend(d.handIns, r.Worker, time.Now())
+			d.mu.Unlock()
+			if !ok {
+				return m.Term()
+			}
+		}
 	}
 	// While it is fetched, and waits to be judged, the result is not
 	// handed to this collector again.

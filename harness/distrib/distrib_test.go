@@ -168,3 +168,21 @@ func TestADelayedGameIsNotPlayedBeforeItsTime(t *testing.T) {
 		t.Fatal("the delayed game was never played")
 	}
 }
+
+// A hundred enrolled workers each get their upload bucket, whatever the
+// disk's free space: a bucket's cap (2 GiB) is no reservation of the disk
+// (the server's own ledger, 75% of the free space, refused the 33rd on a
+// disk with 72 GB free).
+func TestAHundredEnrolledWorkersStart(t *testing.T) {
+	t.Parallel()
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprintf("w%03d", i)
+	}
+	c := distribtest.Start(t, "hundred", time.Minute, names...)
+	c.Coordinator(t) // makes every enrolled worker's bucket, or fails the test
+	// The last one joins as a worker does: its bucket is there.
+	if q, _ := c.Worker(t, names[len(names)-1]); q == nil {
+		t.Fatal("the last worker did not join")
+	}
+}

@@ -12,9 +12,13 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/distrib/distribtest"
@@ -183,4 +187,75 @@ func heldMemory() uint64 {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
+// A worker floods the results stream with results of a hand-out another
+// run made (stale: never fetched), each with its own message id of 60
+// KiB, as large as a result's message may be. The coordinator's live
+// memory does not keep them (the server's duplicate window held every id
+// for 7 days: 384 MB per 5,000), and the flood is struck against its
+// sender as a flood of asks is.
+func TestAFloodOfResultsLeavesTheCoordinatorsMemoryAsItWas(t *testing.T) {
+	const results = 10_000
+	c := distribtest.Start(t, "flood", time.Minute, "flooder")
+	coord := c.Coordinator(t)
+	var smu sync.Mutex
+	var strikes []string
+	coord.OnStrike(func(s distrib.Strike) {
+		smu.Lock()
+		strikes = append(strikes, s.Why)
+		smu.Unlock()
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	collected := make(chan error, 1)
+	var taken atomic.Int64
+	go func() {
+		collected <- coord.Collect(ctx, func(r distrib.Result, _ io.Reader) error {
+			if !r.Stale {
+				return fmt.Errorf("a result of another run's hand-out is not stale: %+v", r)
+			}
+			taken.Add(1)
+			return nil
+		})
+	}()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	nc := c.Conn(t, "flooder")
+	body := []byte(`{"tournament":"flood","game":1,"attempt":1,"worker":"flooder","handout":"0123456789abcdef-1","object":"result-0123456789abcdef-1"}`)
+	id := make([]byte, 60<<10-len(body)-512)
+	for i := range id {
+		id[i] = 'a' + byte(i%26)
+	}
+	refused := 0
+	for i := range results {
+		copy(id, fmt.Sprintf("%08d", i))
+		m := &nats.Msg{Subject: "arena.flood.results.flooder", Data: body, Header: nats.Header{"Nats-Msg-Id": []string{string(id)}}}
+		if err := nc.PublishMsg(m); err != nil {
+			refused++ // the connection is closed once the flooder is shut out
+		}
+	}
+	nc.Flush()
+	// The results that went in are taken (each a lookup), and the window
+	// passes.
+	time.Sleep(2 * time.Second)
+	stop()
+	if err := <-collected; err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d results of 60 KiB sent, %d taken as stale: the live heap grew by %d MiB", results, taken.Load(), grew>>20)
+	if grew > 64<<20 {
+		t.Errorf("the live heap grew by %d MiB after %d results with 60 KiB message ids, want it bounded (at most 64 MiB)", grew>>20, results)
+	}
+	smu.Lock()
+	defer smu.Unlock()
+	if !strings.Contains(strings.Join(strikes, "\n"), "a flood") {
+		t.Errorf("the flood of results drew no strike: %q", strikes)
+	}
 }

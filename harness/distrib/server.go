@@ -60,6 +60,10 @@ type ServerOptions struct {
 // in memory before writing it: twice an honest writer's window.
 const streamIngest = 2 * putWindow * chunkSize
 
+// storeLedger is the embedded server's store limit: past any disk, so
+// that reserving a bucket's cap never refuses an enrolled worker.
+const storeLedger = 1 << 50
+
 // StartServer starts an embedded server.
 func StartServer(o ServerOptions) (*Server, error) {
 	if o.TLS == nil {
@@ -98,6 +102,14 @@ func StartServer(o ServerOptions) (*Server, error) {
 		TLS: true, TLSConfig: tlsConf, TLSTimeout: 5, TLSHandshakeFirst: true,
 		// A result's archive travels in chunks; messages stay small.
 		MaxPayload: 8 << 20,
+		// The store's limit is a ledger of what streams reserve, not the
+		// disk: each worker's upload bucket reserves its cap (2 GiB) and
+		// holds what it holds, briefly (judged, then deleted; unnamed,
+		// swept). Left to the server, the ledger is 75% of the disk free at
+		// start, and 33 enrolled workers overdrew it on a disk with 72 GB
+		// free. What bounds the disk is each bucket's cap and the
+		// coordinator's free-space floor.
+		JetStreamMaxStore: storeLedger,
 		// What a stream takes in at once, waiting to be written: a worker
 		// that sends faster than its window (putWindow) is refused, not
 		// held in memory.

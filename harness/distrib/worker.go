@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,6 +153,9 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 	switch {
 	case playErr != nil:
 		res.Error = playErr.Error()
+		if len(res.Error) > maxResultError {
+			res.Error = strings.ToValidUTF8(res.Error[:maxResultError], "") + "..."
+		}
 	case j.MaxArchive > 0 && uint64(len(archive)) > j.MaxArchive:
 		res.Error = fmt.Sprintf("its match directory's archive is %d bytes, more than the %d the coordinator takes", len(archive), j.MaxArchive)
 	default:
@@ -165,6 +169,13 @@ func (w *Worker) handle(ctx context.Context, j Job) error {
 	data, err := json.Marshal(res)
 	if err != nil {
 		return err
+	}
+	if len(data) > MaxResultMessage-len(j.Handout)-256 {
+		// Room for its message id: what it says of its machine goes first.
+		res.Machine = nil
+		if data, err = json.Marshal(res); err != nil {
+			return err
+		}
 	}
 	if err := w.retry(ctx, stopping, "publish the result of game", j.Game, tryTime, func(ctx context.Context) error {
 		_, err := q.js.Publish(ctx, resultsSubject(q.tournament, q.worker), data, jetstream.WithMsgID(j.Handout))

@@ -53,12 +53,32 @@ func pack(dir string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// errOwnDisk is a failure to write what a worker sent to the coordinator's
+// own disk: its fault, never the worker's.
+var errOwnDisk = errors.New("the coordinator's disk")
+
+// ownDisk is a file being written whose errors are the coordinator's
+// (errOwnDisk), kept apart from the archive's.
+type ownDisk struct {
+	f   *os.File
+	err error
+}
+
+func (w *ownDisk) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		w.err = fmt.Errorf("%w: %w", errOwnDisk, err)
+	}
+	return n, err
+}
+
 // unpack writes a worker's archive into dir, which must not exist, taking
 // only the files a match directory holds, as regular files, within a size
-// cap: the archive is untrusted.
+// cap: the archive is untrusted. A failure to write is errOwnDisk; any
+// other error is the archive's.
 func unpack(archive io.Reader, dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, transcript.BlobDir), 0o755); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errOwnDisk, err)
 	}
 	if archive == nil {
 		return errors.New("no archive came with it")
@@ -83,11 +103,18 @@ func unpack(archive io.Reader, dir string) error {
 		}
 		f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(h.Name)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", errOwnDisk, err)
 		}
-		_, cerr := io.Copy(f, io.LimitReader(tr, h.Size))
-		if err := errors.Join(cerr, f.Close()); err != nil {
-			return err
+		w := &ownDisk{f: f}
+		_, cerr := io.Copy(w, io.LimitReader(tr, h.Size))
+		if err := f.Close(); err != nil {
+			return errors.Join(cerr, fmt.Errorf("%w: %w", errOwnDisk, err))
+		}
+		if w.err != nil {
+			return w.err
+		}
+		if cerr != nil {
+			return cerr
 		}
 	}
 	if !seen[transcript.FileName] {

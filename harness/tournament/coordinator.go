@@ -484,10 +484,16 @@ func (o *Options) finished(q *distrib.Queue) {
 // size and SHA-256, the evidence of what was sent, without its bytes.
 const rejectedManifest = "rejected-files.txt"
 
+// keptWhole is the most of a rejected result's transcript or result.json
+// kept as it came: an honest game's transcript is far smaller, and a larger
+// one is junk, listed in the manifest like the rest.
+const keptWhole = 8 << 20
+
 // pruneRejected leaves in a rejected result's directory its transcript and
-// result (what says what the worker claimed), and a manifest of every other
-// file in place of the file: junk a worker sent is not kept on the
-// coordinator's disk (a 400 MiB archive of noise was kept whole).
+// result (what says what the worker claimed) when they are no larger than
+// keptWhole, and a manifest of every other file in place of the file: junk
+// a worker sent is not kept on the coordinator's disk (a 400 MiB archive of
+// noise was kept whole, and a 46 KB sparse archive became 512 MiB of NULs).
 func pruneRejected(dir string) error {
 	var manifest strings.Builder
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -501,12 +507,12 @@ func pruneRejected(dir string) error {
 		if err != nil {
 			return err
 		}
-		if rel == transcript.FileName || rel == match.ResultFile {
-			return nil
-		}
 		info, err := d.Info()
 		if err != nil {
 			return err
+		}
+		if (rel == transcript.FileName || rel == match.ResultFile) && d.Type().IsRegular() && info.Size() <= keptWhole {
+			return nil
 		}
 		sum := "-"
 		if d.Type().IsRegular() {
@@ -558,8 +564,16 @@ func (o *Options) received(dir string, want match.Config, facts Facts, r distrib
 	if r.Lost != "" {
 		return reject("its match directory could not be fetched: " + r.Lost)
 	}
-	if err := unpack(archive, dir); err != nil {
+	if err := unpack(archive, dir); errors.Is(err, errOwnDisk) {
+		return res, "", false, err // the coordinator's disk: says nothing of the worker
+	} else if err != nil {
 		return reject("its match directory cannot be read: " + err.Error())
+	}
+	// The chain is checked a line at a time first, within the most lines
+	// the game can have: a transcript of millions of lines, or one broken
+	// early, is refused before it is read whole.
+	if err := verifyTranscript(dir, want); err != nil {
+		return reject("its transcript does not hold: " + err.Error())
 	}
 	rep, err := replay.File(dir)
 	if err != nil {
@@ -567,6 +581,9 @@ func (o *Options) received(dir string, want match.Config, facts Facts, r distrib
 	}
 	if !rep.Consistent {
 		return reject("it does not replay: " + rep.Problem())
+	}
+	if err := resultFileSays(dir, rep.Result); err != nil {
+		return reject(err.Error())
 	}
 	if err := onlyNamed(dir, want.Evidence); err != nil {
 		return reject("its match directory holds more than its evidence: " + err.Error())
@@ -590,6 +607,18 @@ func (o *Options) received(dir string, want match.Config, facts Facts, r distrib
 		return reject("it is not the game it was sent: " + err.Error())
 	}
 	return rep.Result, "", false, nil
+}
+
+// verifyTranscript checks the hash chain of the transcript in a worker's
+// match directory, streaming, and that it has no more lines than a game of
+// cfg can (its turns, a header and a footer).
+func verifyTranscript(dir string, cfg match.Config) error {
+	f, err := os.Open(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		return err
+	}
+	defer f.Close() // read only
+	return transcript.VerifyStream(f, transcript.Limits{Lines: maxTurns(cfg) + 2})
 }
 
 // WorkersDir is where a tournament keeps its enrolled workers' keys and its

@@ -210,14 +210,19 @@ const unlimitedTurns = 1000
 const deadlineMargin = 2 * time.Minute
 
 // GameDeadline is the longest a worker may hold a game of cfg without a
-// result: its most turns (its ply limit, from its rules or the game's
-// default, and setupTurns; unlimitedTurns for a game without a ply limit),
-// each lasting at most its wall-clock cap (sandbox.WallCap of the turn
-// limit: the host's wait included) and its program's start, and
-// deadlineMargin. Past it the coordinator gives the game to another worker
-// and charges its holder.
+// result: its most turns (maxTurns), each lasting at most its wall-clock
+// cap (sandbox.WallCap of the turn limit: the host's wait included) and its
+// program's start, and deadlineMargin. Past it the coordinator gives the
+// game to another worker and charges its holder.
 func GameDeadline(cfg match.Config) time.Duration {
-	turns := unlimitedTurns
+	return time.Duration(maxTurns(cfg))*(sandbox.WallCap(cfg.Limits.TurnTimeout)+rules.ProgramStart) + deadlineMargin
+}
+
+// maxTurns is the most turns a game of cfg can have: its ply limit, from
+// its rules or the game's default, and setupTurns; unlimitedTurns for a
+// game without a ply limit. It bounds both how long a worker may hold the
+// game and how long the transcript it hands in may be.
+func maxTurns(cfg match.Config) int {
 	if opt := rules.PlyLimitOption(cfg.Game); opt != "" {
 		v, ok := cfg.Rules[opt]
 		if !ok {
@@ -228,10 +233,10 @@ func GameDeadline(cfg match.Config) time.Duration {
 			}
 		}
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			turns = n + setupTurns
+			return n + setupTurns
 		}
 	}
-	return time.Duration(turns)*(sandbox.WallCap(cfg.Limits.TurnTimeout)+rules.ProgramStart) + deadlineMargin
+	return unlimitedTurns
 }
 
 // Outcomes of a result a worker handed in (Judgement.Outcome).

@@ -76,12 +76,60 @@ func forge(t *testing.T, archive []byte) []byte {
 	return out.Bytes()
 }
 
+// editResultFile changes only a packed match directory's result.json: its
+// winner is the other side, its transcript left as played and signed.
+func editResultFile(t *testing.T, archive []byte) []byte {
+	t.Helper()
+	tr := tar.NewReader(bytes.NewReader(archive))
+	var out bytes.Buffer
+	tw := tar.NewWriter(&out)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Name == match.ResultFile {
+			var r transcript.Result
+			if err := json.Unmarshal(data, &r); err != nil {
+				t.Fatal(err)
+			}
+			r.Winner = map[string]string{transcript.WinnerWhite: transcript.WinnerBlack}[r.Winner]
+			if r.Winner == "" {
+				r.Winner = transcript.WinnerWhite
+			}
+			if data, err = transcript.EncodeResult(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.Size = int64(len(data))
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
 // Games spread over workers give the standings a run on one machine gives:
 // a worker that dies mid-game loses nothing, and a forged result (a winner
 // edited, the chain recomputed), one signed by another key, another game
-// (the sides swapped), an archive that does not read and one that is not
-// there are rejected, each worker suspended with the reason, and the game
-// played again without spending its attempts.
+// (the sides swapped), an archive that does not read, one that is not
+// there and an honest game whose result.json alone was edited are
+// rejected, each worker suspended with the reason, and the game played
+// again without spending its attempts: no result a worker sends stops the
+// run.
 func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
 	localDir := t.TempDir()
@@ -92,7 +140,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := distribtest.Start(t, "remote-test", 2*time.Second, "w1", "w2", "dies", "forger", "impostor", "swapper", "garbler", "loser")
+	c := distribtest.Start(t, "remote-test", 2*time.Second, "w1", "w2", "dies", "forger", "impostor", "swapper", "garbler", "loser", "teller")
 	coordinator := c.Coordinator(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -105,7 +153,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	worker := func(name string) (*Worker, *distrib.Queue, *nats.Conn) { return joined(t, c, name) }
 	// The misbehaving workers each take a game before the honest ones
 	// join: however loaded the host, each misbehaves once.
-	took := make(chan string, 8)
+	took := make(chan string, 9)
 	first := func(name string, play distrib.Player) distrib.Player {
 		var once sync.Once
 		return func(ctx context.Context, j distrib.Job) ([]byte, error) {
@@ -200,12 +248,31 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		return nil, ctx.Err()
 	}), lq)
 
+	// A seventh plays honestly and edits only result.json to name the
+	// other winner: its transcript, signed and consistent, says otherwise.
+	teller, tq, tconn := worker("teller")
+	var tonce sync.Once
+	start(first("teller", func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		first := false
+		tonce.Do(func() { first = true })
+		if !first {
+			tconn.Close()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		archive, err := teller.Play(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		return editResultFile(t, archive), nil
+	}), tq)
+
 	remoteDir := t.TempDir()
 	ro := options(t, remoteDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
 	ro.Config.Rules = lo.Config.Rules
 	remoteOn(&ro, c, coordinator)
 	done := runInBackground(ro)
-	for range 6 {
+	for range 7 {
 		select {
 		case <-took:
 		case <-time.After(time.Minute):
@@ -229,7 +296,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	if g, w := String(got.Standings, SwissTieBreaks()), String(want.Standings, SwissTieBreaks()); g != w {
 		t.Fatalf("standings differ:\nremote\n%s\nlocal\n%s", g, w)
 	}
-	for _, w := range []string{"forger", "impostor", "swapper", "garbler"} {
+	for _, w := range []string{"forger", "impostor", "swapper", "garbler", "teller"} {
 		rejected, _ := filepath.Glob(filepath.Join(remoteDir, "games", "*.rejected-"+w))
 		if len(rejected) != 1 {
 			t.Fatalf("%d rejected game directories of %s, want 1", len(rejected), w)
@@ -242,7 +309,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		t.Fatal(err)
 	}
 	for w, why := range map[string]string{"forger": "does not replay", "impostor": "signed by key", "swapper": "it is not the game it was sent: white differs",
-		"garbler": "cannot be read", "loser": "could not be fetched"} {
+		"garbler": "cannot be read", "loser": "could not be fetched", "teller": "its result.json says"} {
 		if s, ok := out[w]; !ok || !strings.Contains(s.Reason, why) || s.Game == 0 || s.At.IsZero() {
 			t.Errorf("worker %s: suspension %+v, want one saying %q", w, s, why)
 		}
@@ -270,8 +337,8 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		}
 		by[g.Worker]++
 	}
-	if retried != 5 {
-		t.Fatalf("%d results refused, want the forged, the impostor's, the swapped, the garbled and the lost one", retried)
+	if retried != 6 {
+		t.Fatalf("%d results refused, want the forged, the impostor's, the swapped, the garbled, the lost one and the edited result.json", retried)
 	}
 	if by["w1"]+by["w2"] != 6 {
 		t.Fatalf("games by worker: %v; only the honest workers' count", by)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -620,19 +621,41 @@ func evidence(dir string, res transcript.Result) (times Times, err error) {
 			}
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, match.ResultFile))
-	if err != nil {
-		return times, fmt.Errorf("its %s: %w", match.ResultFile, err)
-	}
-	var written transcript.Result
-	if err := json.Unmarshal(data, &written); err != nil {
-		return times, fmt.Errorf("its %s: %w", match.ResultFile, err)
-	}
-	if written.Winner != res.Winner || written.Reason != res.Reason {
-		return times, fmt.Errorf("its %s says %s (%s), the match returned %s (%s)", match.ResultFile, written.Winner, written.Reason, res.Winner, res.Reason)
+	if err := resultFileSays(dir, res); err != nil {
+		return times, err
 	}
 	times.TurnMs = median(walls)
 	return times, nil
+}
+
+// maxResultFile is the most a match directory's result.json may weigh: it
+// names a winner, a reason and the two bots.
+const maxResultFile = 1 << 20
+
+// resultFileSays checks that a match directory's result.json names the
+// winner and reason res does (the transcript's, or the match's as it
+// returned): a result.json that says otherwise was edited.
+func resultFileSays(dir string, res transcript.Result) error {
+	f, err := os.Open(filepath.Join(dir, match.ResultFile))
+	if err != nil {
+		return fmt.Errorf("its %s: %w", match.ResultFile, err)
+	}
+	defer f.Close() // read only
+	data, err := io.ReadAll(io.LimitReader(f, maxResultFile+1))
+	if err != nil {
+		return fmt.Errorf("its %s: %w", match.ResultFile, err)
+	}
+	if len(data) > maxResultFile {
+		return fmt.Errorf("its %s is larger than %d bytes", match.ResultFile, maxResultFile)
+	}
+	var written transcript.Result
+	if err := json.Unmarshal(data, &written); err != nil {
+		return fmt.Errorf("its %s: %w", match.ResultFile, err)
+	}
+	if written.Winner != res.Winner || written.Reason != res.Reason {
+		return fmt.Errorf("its %s says %s (%s), its transcript %s (%s)", match.ResultFile, written.Winner, written.Reason, res.Winner, res.Reason)
+	}
+	return nil
 }
 
 // Times are what a game's transcript says of its time.

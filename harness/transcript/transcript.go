@@ -264,8 +264,18 @@ func splitLines(data []byte, atEOF bool) (int, []byte, error) {
 // short and is refused.
 func Read(r io.Reader) ([]Line, error) {
 	var out []Line
+	err := scan(r, MaxLine, func(l Line) error {
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// scan calls fn with each line r holds, at most maxLine bytes long, in
+// order, holding one line at a time; fn's error stops it.
+func scan(r io.Reader, maxLine int, fn func(Line) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxLine)
+	sc.Buffer(make([]byte, min(64<<10, maxLine)), maxLine)
 	sc.Split(splitLines)
 	n := 0
 	for sc.Scan() {
@@ -273,49 +283,104 @@ func Read(r io.Reader) ([]Line, error) {
 		raw := append([]byte(nil), sc.Bytes()...)
 		var env Envelope
 		if err := json.Unmarshal(raw, &env); err != nil {
-			return out, fmt.Errorf("line %d is not a JSON record: %v", n, err)
+			return fmt.Errorf("line %d is not a JSON record: %v", n, err)
 		}
-		out = append(out, Line{Envelope: env, Raw: raw, Hash: Hash(raw)})
+		if err := fn(Line{Envelope: env, Raw: raw, Hash: Hash(raw)}); err != nil {
+			return err
+		}
 	}
 	switch err := sc.Err(); {
 	case errors.Is(err, errNoNewline):
-		return out, fmt.Errorf("line %d does not end in a newline: the transcript was cut short", n+1)
+		return fmt.Errorf("line %d does not end in a newline: the transcript was cut short", n+1)
 	case errors.Is(err, bufio.ErrTooLong):
-		return out, fmt.Errorf("line %d is longer than %d bytes", n+1, MaxLine)
+		return fmt.Errorf("line %d is longer than %d bytes", n+1, maxLine)
 	case err != nil:
-		return out, fmt.Errorf("line %d: %w", n+1, err)
+		return fmt.Errorf("line %d: %w", n+1, err)
 	}
-	return out, nil
+	return nil
 }
 
 // VerifyChain checks the hash chain and the record order: a header first, turns,
 // and one footer last. It names the first line that breaks.
 func VerifyChain(lines []Line) error {
-	if len(lines) == 0 {
-		return errors.New("the transcript is empty")
+	var c chain
+	for _, l := range lines {
+		if err := c.next(l); err != nil {
+			return err
+		}
 	}
-	prev := ""
-	for i, l := range lines {
-		n := i + 1
-		if l.Seq != i {
-			return fmt.Errorf("line %d: seq is %d, want %d (a line was dropped, inserted or moved)", n, l.Seq, i)
+	return c.end()
+}
+
+// Limits bound a transcript read from a source that is not trusted to be
+// small (VerifyStream).
+type Limits struct {
+	Lines     int // the most lines, header and footer included
+	LineBytes int // the longest line (at most MaxLine; 0: MaxLine)
+}
+
+// VerifyStream checks the hash chain and record order of the transcript r
+// holds as VerifyChain does, a line at a time: it holds one line in memory,
+// stops at the first line that breaks the chain, and refuses a transcript
+// longer than lim allows as soon as it reads past it. It is the check to
+// make before a transcript from elsewhere is read whole.
+func VerifyStream(r io.Reader, lim Limits) error {
+	maxLine := MaxLine
+	if lim.LineBytes > 0 && lim.LineBytes < MaxLine {
+		maxLine = lim.LineBytes
+	}
+	var c chain
+	err := scan(r, maxLine, func(l Line) error {
+		if lim.Lines > 0 && c.n >= lim.Lines {
+			return fmt.Errorf("it has more than %d lines, the most its game can have", lim.Lines)
 		}
-		if l.Prev != prev {
-			return fmt.Errorf("line %d was edited: it no longer hashes to the prev that line %d records (%.12s, now %.12s)", n-1, n, l.Prev, prev)
-		}
-		switch {
-		case i == 0 && l.Type != TypeHeader:
-			return fmt.Errorf("line 1 is a %q record, want the header", l.Type)
-		case i > 0 && l.Type == TypeHeader:
-			return fmt.Errorf("line %d is a second header", n)
-		case l.Type == TypeFooter && i != len(lines)-1:
-			return fmt.Errorf("line %d is a footer but %d lines follow it", n, len(lines)-1-i)
-		case i == len(lines)-1 && l.Type != TypeFooter:
-			return fmt.Errorf("the transcript ends without a footer (line %d is a %q record): it was cut short", n, l.Type)
-		case l.Type != TypeHeader && l.Type != TypeTurn && l.Type != TypeFooter:
-			return fmt.Errorf("line %d has unknown type %q", n, l.Type)
-		}
-		prev = l.Hash
+		return c.next(l)
+	})
+	if err != nil {
+		return err
+	}
+	return c.end()
+}
+
+// chain checks a transcript's lines one at a time: each links to the one
+// before it, in sequence, a header first, and a footer only last.
+type chain struct {
+	n      int    // lines seen
+	prev   string // the last line's hash
+	footer bool   // the last line seen is a footer
+	last   string // its type
+}
+
+func (c *chain) next(l Line) error {
+	i, n := c.n, c.n+1
+	if c.footer {
+		return fmt.Errorf("line %d is a footer but lines follow it", i)
+	}
+	if l.Seq != i {
+		return fmt.Errorf("line %d: seq is %d, want %d (a line was dropped, inserted or moved)", n, l.Seq, i)
+	}
+	if l.Prev != c.prev {
+		return fmt.Errorf("line %d was edited: it no longer hashes to the prev that line %d records (%.12s, now %.12s)", n-1, n, l.Prev, c.prev)
+	}
+	switch {
+	case i == 0 && l.Type != TypeHeader:
+		return fmt.Errorf("line 1 is a %q record, want the header", l.Type)
+	case i > 0 && l.Type == TypeHeader:
+		return fmt.Errorf("line %d is a second header", n)
+	case l.Type != TypeHeader && l.Type != TypeTurn && l.Type != TypeFooter:
+		return fmt.Errorf("line %d has unknown type %q", n, l.Type)
+	}
+	c.n, c.prev, c.footer, c.last = n, l.Hash, l.Type == TypeFooter, l.Type
+	return nil
+}
+
+// end checks that the transcript read so far is whole: it ends in a footer.
+func (c *chain) end() error {
+	switch {
+	case c.n == 0:
+		return errors.New("the transcript is empty")
+	case !c.footer:
+		return fmt.Errorf("the transcript ends without a footer (line %d is a %q record): it was cut short", c.n, c.last)
 	}
 	return nil
 }
