@@ -18,7 +18,8 @@ import (
 	"github.com/arenabots/arena/harness/tournament"
 )
 
-// A tournament spread over three worker processes, one killed with SIGKILL
+// A tournament spread over three worker processes, two of them enrolled
+// while the coordinator runs and started at once, one killed with SIGKILL
 // while it plays and the coordinator itself killed and restarted midway,
 // gives the standings a run on one machine gives: every game played and
 // counted once. The workers ride out the restart and stop when the
@@ -36,12 +37,13 @@ func TestWorkersGiveTheStandingsOfALocalRun(t *testing.T) {
 	}
 
 	spread := filepath.Join(dir, "spread")
-	for _, w := range []string{"w1", "w2", "w3"} {
+	enroll := func(w string) {
 		out, err := exec.Command(arena, "enroll", "--out", spread, "--creds", filepath.Join(dir, w+".creds"), w).CombinedOutput()
 		if err != nil {
 			t.Fatalf("arena enroll %s: %v\n%s", w, err, out)
 		}
 	}
+	enroll("w1")
 	// A fixed port: the restarted coordinator listens where the workers
 	// look for it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -114,6 +116,11 @@ func TestWorkersGiveTheStandingsOfALocalRun(t *testing.T) {
 	var workers []*exec.Cmd
 	var outs []*strings.Builder
 	for _, w := range []string{"w1", "w2", "w3"} {
+		if w != "w1" {
+			// Enrolled while the coordinator runs and started at once, as
+			// a script does: admitted by its first connection.
+			enroll(w)
+		}
 		cmd := exec.Command(arena, "worker", "--creds", filepath.Join(dir, w+".creds"), "--join", first.url, "--sandbox", "local")
 		cmd.Env = env
 		var out strings.Builder

@@ -471,7 +471,7 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 		case refused && try < 5:
 			time.Sleep(time.Duration(try) * 50 * time.Millisecond)
 		case refused:
-			return nil, fmt.Errorf("the coordinator at %s refuses this worker's key: it is not enrolled in this tournament, or is suspended or revoked (arena workers list DIR on the coordinator's machine says which): %w", url, err)
+			return nil, fmt.Errorf("the coordinator at %s refuses this worker's key: it is not enrolled in this tournament, or is suspended or revoked (arena workers list DIR on the coordinator's machine says which): %w: %w", url, ErrKeyRefused, err)
 		case errors.Is(err, nats.ErrNoServers):
 			return nil, fmt.Errorf("nothing answers at %s: is the coordinator running there, and its tournament not over? (%w)", url, err)
 		default:
@@ -479,6 +479,9 @@ func Connect(url string, opts ...nats.Option) (*nats.Conn, error) {
 		}
 	}
 }
+
+// ErrKeyRefused is a coordinator's server refusing a worker's key (Connect).
+var ErrKeyRefused = errors.New("key refused")
 
 // keyRefused says whether err is a TLS handshake the server ended because
 // the client's certificate (its key's, keyCertificate) is not admitted.

@@ -336,10 +336,14 @@ func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue
 		return nil, fmt.Errorf("tournament %q has no queue here, or this worker may not see it (is its coordinator running, and was %s enrolled in it?): %w", tournament, worker, err)
 	}
 	if _, err = q.js.ObjectStore(ctx, uploadBucket(q.tournament, worker)); err != nil {
-		return nil, fmt.Errorf("worker %s has no upload bucket (the coordinator makes one for each enrolled worker when it starts, or within seconds of the enrolment): %w", worker, err)
+		return nil, fmt.Errorf("worker %s has no upload bucket (the coordinator makes one for each enrolled worker when it starts, or when the worker first connects): %w: %w", worker, ErrNoBucket, err)
 	}
 	return q, nil
 }
+
+// ErrNoBucket is a worker joining before its coordinator made its upload
+// bucket (Join).
+var ErrNoBucket = errors.New("no upload bucket")
 
 // Open creates (or finds) the tournament's results stream and bots' object
 // store, and starts handing out games: a game whose holder says nothing
@@ -828,6 +832,12 @@ func (c *collector) take(ctx context.Context, m jetstream.Msg) error {
 	}
 	if err := q.taken(done, r); err != nil {
 		return err
+	}
+	if r.Forged == "" && !r.Stale {
+		// Its attempt is over, whatever accept made of it: a copy queued
+		// again while its holder was silent leaves the queue, and no one
+		// plays the game for nothing. A game played again is a new attempt.
+		q.Withdraw(r.Game, r.Attempt)
 	}
 	if q.dispatch != nil {
 		q.dispatch.tally(r)

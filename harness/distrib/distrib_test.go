@@ -186,3 +186,64 @@ func TestAHundredEnrolledWorkersStart(t *testing.T) {
 		t.Fatal("the last worker did not join")
 	}
 }
+
+// A worker silent past its ack wait hands in its result after all, once
+// the game is back in the queue: the result is taken, and the copy that
+// waited leaves the queue with it, so no worker plays the game again.
+func TestAGameWhoseLateResultIsTakenLeavesTheQueue(t *testing.T) {
+	t.Parallel()
+	c := distribtest.Start(t, "late", 500*time.Millisecond, "late", "other")
+	coord := c.Coordinator(t)
+	if _, err := coord.Publish(context.Background(), distrib.Job{Game: 1, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{}, 1)
+	stopWatch, err := coord.WatchPlaying(func(p distrib.Playing) {
+		if p.Returned {
+			select {
+			case returned <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopWatch()
+	late := c.Conn(t, "late")
+	j := askForGame(t, late, "arena.late.want.late")
+	// Silent past the ack wait: the game goes back to the queue.
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the silent worker's game did not go back to the queue")
+	}
+	data, _ := json.Marshal(distrib.Result{Tournament: "late", Game: 1, Attempt: 1, Worker: "late", Handout: j.Handout, Error: "played late"})
+	if err := late.Publish("arena.late.results.late", data); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	var took []distrib.Result
+	if err := coord.Collect(ctx, func(r distrib.Result, _ io.Reader) error {
+		took = append(took, r)
+		stop()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(took) != 1 || took[0].Stale || took[0].Forged != "" {
+		t.Fatalf("results taken: %+v, want the late one", took)
+	}
+	if n, err := coord.Pending(context.Background()); err != nil || n != 0 {
+		t.Fatalf("%d games still queued or held after their result was taken (%v)", n, err)
+	}
+	// Asked for a game, the queue has none.
+	m, err := c.Conn(t, "other").Request("arena.late.want.other", nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Data) != 0 {
+		t.Fatalf("the game whose result was taken is handed out again: %s", m.Data)
+	}
+}

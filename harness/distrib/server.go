@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -36,6 +37,14 @@ type Server struct {
 	admin      nkeys.KeyPair
 	adminKey   string
 
+	// enrolment is the workers directory a key not admitted yet is looked
+	// up in (lookup), at most once per lookupEvery; joined hears of each
+	// worker admitted that way.
+	enrolment string
+	lookupMu  sync.Mutex
+	lookedUp  time.Time
+	joined    chan struct{}
+
 	mu sync.Mutex
 	// byKey names the admitted workers by public user key.
 	byKey map[string]string
@@ -54,7 +63,17 @@ type ServerOptions struct {
 	// Workers are the enrolled workers' public user keys by name (see
 	// Enrolled).
 	Workers map[string]string
+	// Enrolment is the workers directory: a key the server does not admit
+	// yet is looked up there when it connects (Admitted), so that a worker
+	// enrolled while the server runs is admitted by its first handshake.
+	// "": Workers alone, changed by SetWorkers.
+	Enrolment string
 }
+
+// lookupEvery is how often at most the server reads the enrolment for a
+// key it does not admit: a stranger's keys cost a directory read each
+// lookupEvery at most.
+const lookupEvery = 250 * time.Millisecond
 
 // streamIngest is the most of what a worker sends that one stream holds
 // in memory before writing it: twice an honest writer's window.
@@ -81,7 +100,8 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{tournament: t, admin: admin, adminKey: adminKey, conns: map[string]map[uint64]bool{}}
+	s := &Server{tournament: t, admin: admin, adminKey: adminKey, conns: map[string]map[uint64]bool{},
+		enrolment: o.Enrolment, joined: make(chan struct{}, 1)}
 	if s.byKey, err = admitted(o.Workers); err != nil {
 		return nil, err
 	}
@@ -191,11 +211,67 @@ func (s *Server) verifyPeer(cs tls.ConnectionState) error {
 	s.mu.Lock()
 	_, admitted := s.byKey[string(nkey)]
 	s.mu.Unlock()
-	if !admitted {
+	if !admitted && !s.lookup(string(nkey)) {
 		return errors.New("the client certificate's key is not admitted")
 	}
 	return nil
 }
+
+// lookup reads the enrolment for a key the server does not admit, and
+// admits every worker enrolled there since (none suspended: Admitted); it
+// says whether nkey is now admitted. A read less than lookupEvery ago
+// stands.
+func (s *Server) lookup(nkey string) bool {
+	if s.enrolment == "" {
+		return false
+	}
+	s.lookupMu.Lock()
+	defer s.lookupMu.Unlock()
+	if time.Since(s.lookedUp) >= lookupEvery {
+		s.lookedUp = time.Now()
+		if err := s.admitNew(); err != nil {
+			slog.Warn("distrib: read the enrolled workers", "err", err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.byKey[nkey]
+	return ok
+}
+
+// admitNew admits the workers enrolled since the server last looked, and
+// tells Joined.
+func (s *Server) admitNew() error {
+	now, err := Admitted(s.enrolment)
+	if err != nil {
+		return err
+	}
+	byKey, err := admitted(now)
+	if err != nil {
+		return err
+	}
+	added := false
+	s.mu.Lock()
+	for key, name := range byKey {
+		if _, ok := s.byKey[key]; !ok {
+			s.byKey[key] = name
+			added = true
+		}
+	}
+	s.mu.Unlock()
+	if added {
+		select {
+		case s.joined <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// Joined hears when a worker enrolled while the server runs is admitted
+// at its first connection: the coordinator then makes its upload bucket
+// at once, not at its next read of the enrolment.
+func (s *Server) Joined() <-chan struct{} { return s.joined }
 
 // verifyNonce says whether sig (base64, URL or standard alphabet) is the
 // signature of nonce by the public user key pub.

@@ -2,6 +2,8 @@ package metrics_test
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -133,4 +135,21 @@ func tableRows(t *testing.T, file string) map[string][]string {
 		t.Fatalf("%s has no metrics table of five columns", file)
 	}
 	return rows
+}
+
+// Metrics served at an address with no host are the loopback's alone;
+// a named host is served as named.
+func TestMetricsWithNoHostListenOnTheLoopback(t *testing.T) {
+	t.Parallel()
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })
+	stop, err := metrics.Serve(context.Background(), ":0", h, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if !strings.Contains(logs.String(), "http://127.0.0.1:") {
+		t.Fatalf("metrics at \":0\" are served at %q, want the loopback's", logs.String())
+	}
 }

@@ -12,10 +12,16 @@ import (
 
 // Serve serves h on /metrics at addr (HOST:PORT; port 0 picks a free one)
 // until stop, logging where ("serving metrics", as the event server does).
-// The address is taken at once: an error is one of --metrics-listen.
+// An address with no host (":9100") is the loopback's alone: metrics name
+// workers, games and teams, and reach another machine only where a host
+// is named. The address is taken at once: an error is one of
+// --metrics-listen.
 func Serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
 	if log == nil {
 		log = slog.Default()
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

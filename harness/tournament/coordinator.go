@@ -850,7 +850,7 @@ func (r Remote) startServer(name, wdir string, enrolled map[string]string) (*dis
 	if err := os.MkdirAll(store, 0o755); err != nil {
 		return nil, err
 	}
-	return distrib.StartServer(distrib.ServerOptions{Dir: store, Host: host, Port: p, TLS: tlsConf, Tournament: name, Workers: enrolled})
+	return distrib.StartServer(distrib.ServerOptions{Dir: store, Host: host, Port: p, TLS: tlsConf, Tournament: name, Workers: enrolled, Enrolment: wdir})
 }
 
 // serverTLS is the certificate the coordinator's server shows: the
@@ -875,45 +875,55 @@ func (r Remote) serverTLS(wdir, host string) (*tls.Config, error) {
 const enrolmentPoll = 2 * time.Second
 
 // watchEnrolment admits workers enrolled after the start, or readmitted, and
-// cuts off those revoked (their .pub removed) or suspended.
+// cuts off those revoked (their .pub removed) or suspended: at each
+// enrolmentPoll, and at once when the server admits a new worker's key at
+// its first connection (its upload bucket is then made before it looks).
 func watchEnrolment(ctx context.Context, notify func(string), wdir string, q *distrib.Queue, srv *distrib.Server, known map[string]string) {
 	t := time.NewTicker(enrolmentPoll)
 	defer t.Stop()
+	var joined <-chan struct{}
+	if srv != nil {
+		joined = srv.Joined()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-joined:
 		}
 		now, err := distrib.Admitted(wdir)
 		if err != nil {
 			slog.Warn("read the enrolled workers", "err", err)
 			continue
 		}
+		// known is whom the buckets were made for; serving whom the server
+		// admits now: a worker suspended meanwhile left it, and is told as
+		// admitted when let in again; one enrolled since joined it at its
+		// first connection, and has no bucket yet.
+		serving := known
 		if srv != nil {
-			// Compared with whom the server admits now: a worker suspended
-			// meanwhile left it, and is told as admitted when let in again.
-			known = srv.Workers()
+			serving = srv.Workers()
 		}
-		if maps.Equal(now, known) {
+		if maps.Equal(now, known) && maps.Equal(now, serving) {
 			continue
 		}
 		if err := q.AddWorkers(ctx, distrib.Names(now)); err != nil {
 			slog.Warn("admit the enrolled workers", "err", err)
 			continue
 		}
-		if srv != nil {
+		if srv != nil && !maps.Equal(now, serving) {
 			if err := srv.SetWorkers(now); err != nil {
 				slog.Warn("admit the enrolled workers", "err", err)
 				continue
 			}
 		}
 		for _, n := range distrib.Names(now) {
-			if known[n] == "" {
+			if known[n] == "" || serving[n] == "" {
 				notify("worker " + n + " admitted")
 			}
 		}
-		for _, n := range distrib.Names(known) {
+		for _, n := range distrib.Names(serving) {
 			if now[n] == "" {
 				notify("worker " + n + " shut out (revoked or suspended)")
 			}

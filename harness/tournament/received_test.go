@@ -72,7 +72,7 @@ func TestATranscriptIsJudgedALineAtATimeWithinItsGamesLength(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, transcript, why string
-		maxAlloc            uint64
+		maxAlloc              uint64
 	}{
 		{"three million lines", huge.String(), "line 2", 64 << 20},
 		{"more lines than its game has", chained(maxTurns(want) + 3), "more than 86 lines", 8 << 20},

@@ -193,17 +193,30 @@ type Join struct {
 
 // connectWaiting connects to the coordinator, waiting while nothing
 // answers at url (a worker started before its coordinator, or while it
-// restarts), and saying so every joinSaidEvery.
+// restarts), and saying so every joinSaidEvery. A key the coordinator
+// refuses is tried again for keyWait, saying so once: a worker enrolled a
+// moment ago may reach a coordinator that has not read its enrolment yet
+// (an organizer's own NATS cluster learns of it when its operator adds
+// the user).
 func connectWaiting(ctx context.Context, url string, opts []nats.Option, notify func(string)) (*nats.Conn, error) {
-	var said time.Time
+	var said, refusedSince time.Time
 	for {
 		nc, err := distrib.Connect(url, opts...)
-		if !errors.Is(err, nats.ErrNoServers) {
+		switch {
+		case errors.Is(err, nats.ErrNoServers):
+			if time.Since(said) >= joinSaidEvery {
+				said = time.Now()
+				notify(fmt.Sprintf("nothing answers at %s yet: waiting for the coordinator (is it running there? Ctrl-C stops)", url))
+			}
+		case errors.Is(err, distrib.ErrKeyRefused):
+			if refusedSince.IsZero() {
+				refusedSince = time.Now()
+				notify(fmt.Sprintf("the coordinator at %s does not admit this worker's key yet; trying again for %v (it may not have read a new enrolment yet)", url, keyWait))
+			} else if time.Since(refusedSince) >= keyWait {
+				return nil, err
+			}
+		default:
 			return nc, err
-		}
-		if time.Since(said) >= joinSaidEvery {
-			said = time.Now()
-			notify(fmt.Sprintf("nothing answers at %s yet: waiting for the coordinator (is it running there? Ctrl-C stops)", url))
 		}
 		sleepCtx(ctx, joinRetry)
 		if ctx.Err() != nil {
@@ -212,11 +225,30 @@ func connectWaiting(ctx context.Context, url string, opts []nats.Option, notify 
 	}
 }
 
-// How often a worker that waits for its coordinator tries, and says so.
+// How often a worker that waits for its coordinator tries, and says so,
+// and how long it tries a key the coordinator refuses, or a queue that has
+// no upload bucket for it yet.
 const (
 	joinRetry     = 2 * time.Second
 	joinSaidEvery = time.Minute
+	keyWait       = 30 * time.Second
 )
+
+// joinQueue joins the tournament's queue, trying again for keyWait while
+// the coordinator has not made this worker's upload bucket yet.
+func joinQueue(ctx context.Context, nc *nats.Conn, tournament, worker string) (*distrib.Queue, error) {
+	deadline := time.Now().Add(keyWait)
+	for {
+		q, err := distrib.Join(ctx, nc, tournament, worker)
+		if !errors.Is(err, distrib.ErrNoBucket) || time.Now().After(deadline) {
+			return q, err
+		}
+		sleepCtx(ctx, 200*time.Millisecond)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
 
 // Work plays the coordinator's games on this machine until the tournament is
 // over (over is true) or ctx ends. Before it plays it checks the host,
@@ -265,7 +297,7 @@ func Work(ctx context.Context, j Join) (over bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	q, err := distrib.Join(ctx, nc, j.Creds.Tournament, j.Creds.Worker)
+	q, err := joinQueue(ctx, nc, j.Creds.Tournament, j.Creds.Worker)
 	if err != nil {
 		return false, err
 	}
