@@ -30,6 +30,7 @@ func distribFlags() []cli.Flag {
 		&cli.StringFlag{Name: "nats-creds", Usage: "with --nats: the coordinator's NATS credentials file", TakesFile: true},
 		&cli.StringFlag{Name: "nats-ca", Usage: "with --nats: the CA certificate the cluster's TLS certificate chains to (default: the system's)", TakesFile: true},
 		&cli.DurationFlag{Name: "ack-wait", Value: distrib.DefaultAckWait, Usage: "with workers: how long a game may go without news from its worker before another worker gets it"},
+		&cli.Float64Flag{Name: "check-fraction", Value: tournament.DefaultCheckFraction, Usage: fmt.Sprintf("with workers: the fraction of each worker's results this machine checks by playing the game again itself, after its first %d (always checked); 0 to 1 (docs/scale.md)", tournament.FirstChecked)},
 	}
 }
 
@@ -43,7 +44,8 @@ func metricsFlag() cli.Flag {
 func remoteOf(c *cli.Context, dir string) tournament.Remote {
 	return tournament.Remote{Dir: dir, Listen: c.String("listen"), Cert: c.String("nats-cert"), Key: c.String("nats-key"),
 		Names: c.StringSlice("nats-name"), URL: c.String("nats"), Creds: c.String("nats-creds"), CA: c.String("nats-ca"),
-		AckWait: c.Duration("ack-wait"), Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}
+		AckWait: c.Duration("ack-wait"), Checks: tournament.Checks{Fraction: c.Float64("check-fraction")},
+		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}
 }
 
 // coordinator opens the tournament's queue when --listen or --nats asks for

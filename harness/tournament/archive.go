@@ -72,6 +72,34 @@ func (w *ownDisk) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// counted counts what is read through it.
+type counted struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// heldIn reads an archive's entry, failing once what was unpacked (out)
+// is more than what was read of the archive (in).
+type heldIn struct {
+	r   io.Reader
+	in  *counted
+	out *int64
+}
+
+func (h *heldIn) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if *h.out += int64(n); *h.out > h.in.n {
+		return n, errors.New("it unpacks to more than it holds (a sparse entry?)")
+	}
+	return n, err
+}
+
 // unpack writes a worker's archive into dir, which must not exist, taking
 // only the files a match directory holds, as regular files, within a size
 // cap: the archive is untrusted. A failure to write is errOwnDisk; any
@@ -83,8 +111,12 @@ func unpack(archive io.Reader, dir string) error {
 	if archive == nil {
 		return errors.New("no archive came with it")
 	}
-	tr := tar.NewReader(archive)
-	var total int64
+	// An archive holds every byte it unpacks to: a tar cannot compress,
+	// and one that says more (a sparse entry's holes) is refused as it
+	// expands, not once it has written 512 MiB of NULs.
+	in := &counted{r: archive}
+	tr := tar.NewReader(in)
+	var total, unpacked int64
 	seen := map[string]bool{}
 	for {
 		h, err := tr.Next()
@@ -106,7 +138,7 @@ func unpack(archive io.Reader, dir string) error {
 			return fmt.Errorf("%w: %w", errOwnDisk, err)
 		}
 		w := &ownDisk{f: f}
-		_, cerr := io.Copy(w, io.LimitReader(tr, h.Size))
+		_, cerr := io.Copy(w, &heldIn{r: io.LimitReader(tr, h.Size), in: in, out: &unpacked})
 		if err := f.Close(); err != nil {
 			return errors.Join(cerr, fmt.Errorf("%w: %w", errOwnDisk, err))
 		}

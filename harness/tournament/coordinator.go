@@ -232,6 +232,19 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		}
 		return nil
 	}
+	// Results checked by playing their games again here (see Checks): at
+	// most as many at once as this machine plays games.
+	type parked struct {
+		rec Record
+		res transcript.Result
+	}
+	checking := map[int]parked{}
+	checked := make(chan checkOutcome)
+	checkSlots := make(chan struct{}, max(o.Concurrency, 1))
+	chctx, stopChecks := context.WithCancel(ctx)
+	var checks sync.WaitGroup
+	defer checks.Wait()
+	defer stopChecks()
 	accept := func(r distrib.Result, archive io.Reader) error {
 		p, ok := inflight[r.Game]
 		g := p.rec
@@ -253,7 +266,6 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		} else if res, refused, lie, err = o.received(filepath.Join(o.Dir, g.Dir), p.cfg, facts, r, archive); err != nil {
 			return err
 		}
-		delete(inflight, r.Game)
 		x.remove(rt, r.Game)
 		if len(r.Machine) > 0 && !lie && refused == "" {
 			// What a worker says of its machine is its word, shown as such;
@@ -272,6 +284,30 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 				}
 			}
 		}
+		if !lie && refused == "" && res.Reason != transcript.ReasonAborted && x.sample(r.Worker) {
+			// Checked before it counts: the game stays in flight, its
+			// hand-out over, while the coordinator plays it again.
+			g.Worker = r.Worker
+			checking[r.Game] = parked{g, res}
+			checks.Add(1)
+			go func() {
+				defer checks.Done()
+				select {
+				case checkSlots <- struct{}{}:
+				case <-chctx.Done():
+					return
+				}
+				out := o.checkGame(chctx, p.cfg, filepath.Join(o.Dir, g.Dir))
+				<-checkSlots
+				out.game = r.Game
+				select {
+				case checked <- out:
+				case <-chctx.Done():
+				}
+			}()
+			return publish()
+		}
+		delete(inflight, r.Game)
 		j := Judgement{Worker: r.Worker, Game: r.Game}
 		switch {
 		case lie:
@@ -313,6 +349,84 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 		}
 		return publish()
 	}
+	// void plays again the games a suspended worker had counted unchecked:
+	// shut out for a lie, it may have lied in any of them.
+	void := func() error {
+		wctx := context.WithoutCancel(ctx)
+		workers, err := st.UncheckedWorkers(wctx)
+		if err != nil {
+			return err
+		}
+		for _, w := range workers {
+			if !x.isSuspended(w) {
+				continue
+			}
+			mu.Lock()
+			ids, err := st.VoidUnchecked(wctx, w)
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+			slog.Warn(fmt.Sprintf("tournament: %s worker %s counted unchecked are played again: it is suspended", words.Plural(len(ids), "game"), w), "games", ids)
+		}
+		return nil
+	}
+	// conclude counts or refuses a result once its check is done.
+	conclude := func(c checkOutcome) error {
+		pk, ok := checking[c.game]
+		if !ok {
+			return nil
+		}
+		delete(checking, c.game)
+		delete(inflight, c.game)
+		g, wctx := pk.rec, context.WithoutCancel(ctx)
+		dir := filepath.Join(o.Dir, g.Dir)
+		j := Judgement{Worker: g.Worker, Game: c.game}
+		switch c.verdict {
+		case checkLie:
+			slog.Warn("tournament: game "+strconv.Itoa(c.game)+": a worker's result is refused by the coordinator's check", "worker", g.Worker, "why", c.why)
+			aside, err := setAside(dir, g.Worker)
+			if err == nil {
+				err = keepChecks(dir, aside)
+			}
+			if err != nil {
+				return err
+			}
+			if err := o.suspend(x, distrib.Suspension{Worker: g.Worker, At: time.Now().UTC(), Game: c.game,
+				Reason: "its game is not the one the programs it was sent play", Detail: c.why}); err != nil {
+				return err
+			}
+			j.Outcome = Refused
+			if err := st.Reject(wctx, g.ID); err != nil {
+				return err
+			}
+			if err := void(); err != nil {
+				return err
+			}
+		default:
+			if c.verdict == checkUnsure {
+				o.warn(fmt.Sprintf("game %d: the check of worker %s's result proves nothing; it counts unchecked", c.game, g.Worker), errors.New(c.why))
+			}
+			if err := o.settle(ctx, st, g, pk.res, mu); err != nil {
+				return err
+			}
+			if c.verdict == checkAgrees {
+				if err := st.MarkChecked(wctx, g.ID); err != nil {
+					return err
+				}
+			}
+			j.Outcome = Played
+			if x.Judged != nil {
+				rec, err := st.game(wctx, g.ID)
+				if err != nil {
+					return err
+				}
+				j.TurnMs = rec.TurnMs
+			}
+		}
+		x.judged(j)
+		return publish()
+	}
 	// A sole queue's collector runs while this run takes results; a shared
 	// one's runs for its owner.
 	cctx, stop := context.WithCancel(ctx)
@@ -329,6 +443,9 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 	expire := func(now time.Time) error {
 		handed := 0
 		for game, p := range inflight {
+			if _, ok := checking[game]; ok {
+				continue // its result is in, and being checked here
+			}
 			held.Lock()
 			h, ok := holders[game]
 			held.Unlock()
@@ -358,14 +475,18 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 				}
 			}
 		}
-		if handed == 0 && len(inflight) > 0 && now.Sub(waitSaid) >= waitSaidEvery {
+		if err := void(); err != nil {
+			return err
+		}
+		if handed == 0 && len(inflight) > len(checking) && now.Sub(waitSaid) >= waitSaidEvery {
 			// Nothing aborts a game for want of a worker: the run says so
 			// and waits.
 			waitSaid = now
+			queued := len(inflight) - len(checking)
 			if w, ok := o.Progress.(WorkerWaiter); ok {
-				w.WaitingForWorkers(len(inflight))
+				w.WaitingForWorkers(queued)
 			} else {
-				slog.Info(fmt.Sprintf("tournament: waiting for a worker: %s queued, none handed out; each game's deadline runs from its hand-out", words.Plural(len(inflight), "game")))
+				slog.Info(fmt.Sprintf("tournament: waiting for a worker: %s queued, none handed out; each game's deadline runs from its hand-out", words.Plural(queued, "game")))
 			}
 		}
 		return publish()
@@ -381,6 +502,10 @@ func (o *Options) playRemote(ctx context.Context, st *Store, mu *sync.Mutex) err
 				err := accept(d.r, d.archive)
 				d.taken <- err
 				if err != nil {
+					return err
+				}
+			case c := <-checked:
+				if err := conclude(c); err != nil {
 					return err
 				}
 			case err := <-collected:
@@ -537,6 +662,15 @@ func pruneRejected(dir string) error {
 	return os.WriteFile(filepath.Join(dir, rejectedManifest), []byte(manifest.String()), 0o600)
 }
 
+// setAside keeps a worker's refused match directory aside as evidence
+// (pruneRejected: its claims, and a manifest of the rest), and says where.
+func setAside(dir, worker string) (string, error) {
+	if err := pruneRejected(dir); err != nil {
+		return "", err
+	}
+	return keptAside(dir, ".rejected-"+unsafeChars.ReplaceAllString(worker, "-"))
+}
+
 // received unpacks a worker's match directory into dir and re-judges it: a
 // result counts only as replay recomputes it, signed by the worker's enrolled
 // key, and only if its transcript is the game that was published (want, on a
@@ -553,10 +687,7 @@ func (o *Options) received(dir string, want match.Config, facts Facts, r distrib
 	}
 	reject := func(why string) (transcript.Result, string, bool, error) {
 		slog.Warn("tournament: a worker's result is rejected", "game", r.Game, "worker", r.Worker, "why", why)
-		if err := pruneRejected(dir); err != nil {
-			return res, "", false, err
-		}
-		if err := keepAside(dir, ".rejected-"+unsafeChars.ReplaceAllString(r.Worker, "-")); err != nil {
+		if _, err := setAside(dir, r.Worker); err != nil {
 			return res, "", false, err
 		}
 		return res, why, true, nil
@@ -661,6 +792,9 @@ type Remote struct {
 	// Notify is told what an organizer should know: where workers join,
 	// who is enrolled, who was enrolled or revoked while it runs.
 	Notify func(msg string)
+	// Checks say how often this machine plays a worker's game again to
+	// check its result (see Checks).
+	Checks Checks
 }
 
 // Enabled says whether the games go to workers at all.
@@ -673,6 +807,9 @@ func (r Remote) Check() error {
 	}
 	if (r.Cert == "") != (r.Key == "") {
 		return configErrorf("a server certificate and its key go together")
+	}
+	if err := r.Checks.Validate(); err != nil {
+		return err
 	}
 	if r.Listen != "" {
 		if _, _, err := r.listen(); err != nil {
@@ -708,12 +845,14 @@ type Coordinator struct {
 	Suspend func(distrib.Suspension) error
 	// Suspended says whether a worker is suspended now.
 	Suspended func(worker string) bool
+	// Checks are the exchanges' (Remote.Checks).
+	Checks Checks
 }
 
 // Sole is the exchange of a tournament that owns the queue (see Sole).
 func (c *Coordinator) Sole() *Exchange {
 	x := Sole(c.Queue)
-	x.Suspend, x.Suspended = c.Suspend, c.Suspended
+	x.Suspend, x.Suspended, x.Checks = c.Suspend, c.Suspended, c.Checks
 	return x
 }
 
@@ -721,7 +860,7 @@ func (c *Coordinator) Sole() *Exchange {
 // Shared).
 func (c *Coordinator) Shared() *Exchange {
 	x := Shared(c.Queue)
-	x.Suspend, x.Suspended = c.Suspend, c.Suspended
+	x.Suspend, x.Suspended, x.Checks = c.Suspend, c.Suspended, c.Checks
 	return x
 }
 
@@ -780,7 +919,7 @@ func Coordinate(ctx context.Context, r Remote) (*Coordinator, error) {
 	wctx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	watched := make(chan struct{})
 	var q *distrib.Queue
-	c := &Coordinator{URL: url, Name: name, close: func() {
+	c := &Coordinator{URL: url, Name: name, Checks: r.Checks, close: func() {
 		stopWatch()
 		<-watched
 		if q != nil {

@@ -38,12 +38,16 @@ type Exchange struct {
 	// handed in, once the run that published its game judged it (one call
 	// at a time).
 	Judged func(Judgement)
+	// Checks say how often the coordinator plays a worker's game again
+	// itself to check its result (see Checks).
+	Checks Checks
 
-	mu     sync.Mutex
-	routes map[int]*route
-	out    map[string]bool // the workers suspended
-	done   chan struct{}   // closed when a shared exchange's Collect ends
-	err    error
+	mu      sync.Mutex
+	results map[string]int // each worker's results judged sound (sample)
+	routes  map[int]*route
+	out     map[string]bool // the workers suspended
+	done    chan struct{}   // closed when a shared exchange's Collect ends
+	err     error
 }
 
 // route takes the results of one run's games.

@@ -42,7 +42,7 @@ type benchStats struct {
 	n            int // gaps
 }
 
-func benchTournament(b *testing.B, games, workers int, backend func() sandbox.Backend, sb string) (time.Duration, *benchStats) {
+func benchTournament(b *testing.B, games, workers int, backend func() sandbox.Backend, sb string, checks Checks) (time.Duration, *benchStats) {
 	var err error
 	st := &benchStats{}
 	bots := []*submission.Bot{fixtureBot(b, "legal"), fixtureBot(b, "slow-0")}
@@ -65,6 +65,7 @@ func benchTournament(b *testing.B, games, workers int, backend func() sandbox.Ba
 		}
 		c := distribtest.Start(b, "bench", 30*time.Second, names...)
 		o.Remote = Sole(c.Coordinator(b))
+		o.Remote.Checks = checks
 		o.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 		for _, name := range names {
 			q, _ := c.Worker(b, name)
@@ -125,9 +126,9 @@ func BenchmarkQueueOverhead(b *testing.B) {
 	var here, queued, played, gaps time.Duration
 	n := 0
 	for range b.N {
-		w, _ := benchTournament(b, games, 0, backend, sb)
+		w, _ := benchTournament(b, games, 0, backend, sb, Checks{})
 		here += w
-		w, st := benchTournament(b, games, 1, backend, sb)
+		w, st := benchTournament(b, games, 1, backend, sb, Checks{})
 		queued, played, gaps, n = queued+w, played+st.played, gaps+st.gaps, n+st.n
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -149,10 +150,46 @@ func BenchmarkWorkers(b *testing.B) {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
 			var wall time.Duration
 			for range b.N {
-				w, _ := benchTournament(b, games, n, backend, sb)
+				w, _ := benchTournament(b, games, n, backend, sb, Checks{})
 				wall += w
 			}
 			b.ReportMetric(float64(games*b.N)/wall.Minutes(), "games/min")
+		})
+	}
+}
+
+// BenchmarkChecks is what checking workers' results costs a run: one
+// worker plays every game while the coordinator plays again its first
+// FirstChecked and then a fraction of the rest (Checks), on the same
+// machine here (a real coordinator's checks use its own cores). games/min
+// is the run's throughput, check-% the run's time beyond the same run
+// with no check at all.
+func BenchmarkChecks(b *testing.B) {
+	backend, sb := benchBackend(b)
+	const games = 40
+	var none time.Duration
+	for _, c := range []struct {
+		name   string
+		checks Checks
+	}{
+		{"none", Checks{Pick: func(string, int) bool { return false }}},
+		{"fraction=0", Checks{}},
+		{"fraction=0.1", Checks{Fraction: 0.1}},
+		{"fraction=1", Checks{Fraction: 1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var wall time.Duration
+			for range b.N {
+				w, _ := benchTournament(b, games, 1, backend, sb, c.checks)
+				wall += w
+			}
+			if c.name == "none" {
+				none = wall / time.Duration(b.N)
+			}
+			b.ReportMetric(float64(games*b.N)/wall.Minutes(), "games/min")
+			if none > 0 {
+				b.ReportMetric(100*(float64(wall/time.Duration(b.N))/float64(none)-1), "check-%")
+			}
 		})
 	}
 }

@@ -959,3 +959,110 @@ func (w *workersWaitWatch) queued() []int {
 	defer w.mu.Unlock()
 	return slices.Clone(w.said)
 }
+
+// runsOther is p under its own entry's name, running other's program (a
+// fixture bot's play is its file's name: its entry starts the other's
+// file, kept under its own name beside it).
+func runsOther(p, other sandbox.Program) sandbox.Program {
+	swapped := p
+	swapped.Files = []sandbox.File{{Name: p.Entry, Mode: 0o755, Data: []byte("#!/bin/sh\nexec \"$(dirname \"$0\")/other/" + other.Entry + "\" \"$@\"\n")}}
+	for _, f := range other.Files {
+		f.Name = "other/" + f.Name
+		swapped.Files = append(swapped.Files, f)
+	}
+	return swapped
+}
+
+// A worker that plays every game with the two programs swapped, each bot's
+// name, hash and entry kept, hands in games that replay, are signed by its
+// key and are the games it was sent: only the coordinator's own play of the
+// same hand-outs tells. Its first two results count unchecked, the rest are
+// checked: at its first checked game whose moves the swap changed it is
+// suspended, told the ply its game first differs at; that game and the two
+// it had counted unchecked are played again by the honest worker, and the
+// standings are a local run's.
+func TestAWorkerThatSwapsTheProgramsIsCaughtByTheCoordinatorsCheck(t *testing.T) {
+	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
+	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	lo.Config.Rules = map[string]string{"maxPlies": "20"}
+	want, err := Run(context.Background(), lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c := distribtest.Start(t, "swap-test", 2*time.Second, "swapper", "honest")
+	coordinator := c.Coordinator(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	liar, q, _ := joined(t, c, "swapper")
+	told := make(chan distrib.Suspension, 1)
+	stop, err := q.OnControl(func(c distrib.Control) {
+		if c.Suspended != nil && c.Suspended.Worker == "swapper" {
+			told <- *c.Suspended
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	lw := &distrib.Worker{Queue: q, Slots: 6, Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
+		var sp spec
+		if err := json.Unmarshal(j.Spec, &sp); err != nil {
+			return nil, err
+		}
+		white, err := liar.bot(ctx, sp.White)
+		if err != nil {
+			return nil, err
+		}
+		black, err := liar.bot(ctx, sp.Black)
+		if err != nil {
+			return nil, err
+		}
+		sw, sb := *white, *black
+		sw.Program, sb.Program = runsOther(white.Program, black.Program), runsOther(black.Program, white.Program)
+		game := &Worker{Queue: q, Backend: liar.Backend, Scratch: liar.Scratch, Signer: liar.Signer,
+			bots: map[string]*submission.Bot{sp.White: &sw, sp.Black: &sb}}
+		return game.Play(ctx, j)
+	}}
+	wg.Add(1)
+	go func() { defer wg.Done(); lw.Run(ctx) }()
+
+	ro := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	ro.Config.Rules = lo.Config.Rules
+	remoteOn(&ro, c, coordinator)
+	ro.Remote.Checks = Checks{Pick: func(worker string, nth int) bool { return worker == "swapper" && nth > 2 }}
+	done := runInBackground(ro)
+	var s distrib.Suspension
+	select {
+	case s = <-told:
+	case r := <-done:
+		t.Fatalf("the tournament ended before the swapper was suspended: %+v %v", r.sum, r.err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the worker that swaps the programs was not suspended within two minutes")
+	}
+	if !strings.Contains(s.Reason, "not the one the programs it was sent play") || !strings.Contains(s.Detail, "differs first") {
+		t.Errorf("the swapper was told %q (%s)", s.Reason, s.Detail)
+	}
+	honestFinishes(t, ctx, c, &wg, done, want)
+	st, err := Load(context.Background(), ro.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, g := range st.Games {
+		refused += g.Rejected
+		if g.Worker != "honest" && !(g.Worker == "swapper" && g.Checked) {
+			t.Errorf("game %d counts as played by %q (checked: %v): only the honest worker's games and the swapper's checked ones count", g.ID, g.Worker, g.Checked)
+		}
+	}
+	// The game caught, and the two counted unchecked before it.
+	if refused < 3 {
+		t.Errorf("%d results refused, want at least the one caught and the two counted unchecked", refused)
+	}
+	kept, _ := filepath.Glob(filepath.Join(ro.Dir, "games", "*.rejected-swapper.check-*"))
+	if len(kept) < 2 {
+		t.Errorf("the coordinator's two plays of the game caught are not kept beside it: %v", kept)
+	}
+}

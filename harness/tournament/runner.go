@@ -410,10 +410,17 @@ func (o *Options) summary(ctx context.Context, start time.Time) (*Summary, error
 // dir+suffix, or dir+suffix-2, -3, ... when that is taken. A directory that is
 // not there is nothing to keep.
 func keepAside(dir, suffix string) error {
+	_, err := keptAside(dir, suffix)
+	return err
+}
+
+// keptAside is keepAside, saying where the directory went ("": it was not
+// there).
+func keptAside(dir, suffix string) (string, error) {
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return "", nil
 	} else if err != nil {
-		return err
+		return "", err
 	}
 	dst := dir + suffix
 	for n := 2; ; n++ {
@@ -422,14 +429,14 @@ func keepAside(dir, suffix string) error {
 			break
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		dst = fmt.Sprintf("%s%s-%d", dir, suffix, n)
 	}
 	if err := os.Rename(dir, dst); err != nil {
-		return fmt.Errorf("keep %s aside: %w", dir, err)
+		return "", fmt.Errorf("keep %s aside: %w", dir, err)
 	}
-	return nil
+	return dst, nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)

@@ -201,6 +201,9 @@ type Record struct {
 	// for a CPU past its turn's wall-clock cap (sandbox.ErrHostStalled):
 	// played again, never charged to a bot.
 	HostBusy int `json:"hostBusy,omitempty"`
+	// Checked: the coordinator played the game again itself from the
+	// hand-out its worker played, and got the same game (see Checks).
+	Checked bool `json:"checked,omitempty"`
 }
 
 // Try is the number of the game's next try: the job's attempt number,
@@ -235,7 +238,8 @@ CREATE TABLE IF NOT EXISTS games (
 	turn_ms REAL NOT NULL DEFAULT 0,
 	worker TEXT NOT NULL DEFAULT '',
 	pair INTEGER NOT NULL DEFAULT 0,
-	opening INTEGER NOT NULL DEFAULT 0
+	opening INTEGER NOT NULL DEFAULT 0,
+	checked INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS workers (name TEXT PRIMARY KEY, machine TEXT NOT NULL);`
 
@@ -250,6 +254,7 @@ var migrations = []struct{ table, column, def string }{
 	{"games", "rejected", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "aborted_by", "TEXT NOT NULL DEFAULT '[]'"},
 	{"games", "host_busy", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "checked", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // hasColumn says whether table has column ("": whether table exists).
@@ -517,6 +522,64 @@ func (s *Store) ReopenUnplayed(ctx context.Context) (int, error) {
 	return int(n), err
 }
 
+// MarkChecked records that a worker's game was checked: the coordinator
+// played it again and got the same game.
+func (s *Store) MarkChecked(ctx context.Context, id int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE games SET checked = 1 WHERE id = ?`, id)
+	return err
+}
+
+// UncheckedWorkers are the workers that played games counted unchecked.
+func (s *Store) UncheckedWorkers(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT worker FROM games WHERE status = 'done' AND checked = 0 AND worker != '' ORDER BY worker`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// VoidUnchecked puts the games worker played that count unchecked back to
+// pending, to be played again (a new try, the attempt it spent given back,
+// counted as a refused result): a worker shut out for a lie may have lied
+// in any game nobody checked. It returns the games.
+func (s *Store) VoidUnchecked(ctx context.Context, worker string) ([]int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() // after Commit, a no-op
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM games WHERE status = 'done' AND checked = 0 AND worker = ? ORDER BY id`, worker)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE games SET status = 'pending', attempts = max(attempts - 1, 0), tries = tries + 1, rejected = rejected + 1,
+		winner = '', reason = '', abort_reason = '' WHERE status = 'done' AND checked = 0 AND worker = ?`, worker); err != nil {
+		return nil, err
+	}
+	return ids, tx.Commit()
+}
+
 // Release puts a game interrupted by the operator back to pending without
 // counting an attempt.
 func (s *Store) Release(ctx context.Context, id int) error {
@@ -525,7 +588,7 @@ func (s *Store) Release(ctx context.Context, id int) error {
 }
 
 const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker, pair, opening,
-	tries, rejected, aborted_by, host_busy`
+	tries, rejected, aborted_by, host_busy, checked`
 
 func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var r Record
@@ -533,7 +596,7 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var faults, abortedBy string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
 		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker, &r.Pair, &r.Opening,
-		&r.Tries, &r.Rejected, &abortedBy, &r.HostBusy)
+		&r.Tries, &r.Rejected, &abortedBy, &r.HostBusy, &r.Checked)
 	if err != nil {
 		return r, err
 	}
