@@ -1,4 +1,5 @@
-# Builds arena, its in-container agent and the example bots into bin/.
+# Builds arena, its in-container agent, its built-in random bot and the
+# example bots into bin/.
 # Everything is static (CGO_ENABLED=0) so it runs in any image.
 GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -11,6 +12,7 @@ all: build examples
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/arena ./cmd/arena
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/arena-agent ./cmd/arena-agent
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/arena-random ./cmd/arena-random
 
 examples:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/random ./examples/random

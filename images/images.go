@@ -20,10 +20,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"debug/elf"
 	_ "embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,6 +36,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 
+	"github.com/arenabots/arena/internal/static"
 	"github.com/arenabots/arena/sandbox/agent"
 )
 
@@ -107,7 +106,7 @@ func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (bu
 	if err != nil {
 		return false, fmt.Errorf("read agent: %w", err)
 	}
-	if err := CheckStatic(o.Agent); err != nil {
+	if err := static.Check(o.Agent); err != nil {
 		return false, err
 	}
 	base, err := cli.ImageInspect(ctx, o.Base)
@@ -198,37 +197,14 @@ func BuildTestbase(ctx context.Context, tag string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// FindAgent looks for arena-agent next to the running executable, then in PATH.
+// FindAgent looks for arena-agent next to the running executable, then in
+// PATH.
 func FindAgent() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), "arena-agent")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("arena-agent"); err == nil {
-		return p, nil
-	}
-	return "", errors.New("arena-agent not found next to arena or in PATH; build it with `make` (or CGO_ENABLED=0 go build -o bin/arena-agent ./cmd/arena-agent) or pass --agent")
-}
-
-// CheckStatic refuses anything but a static Linux x86-64 executable: the agent
-// must run in any base image, whatever its libc.
-func CheckStatic(path string) error {
-	f, err := elf.Open(path)
+	p, err := static.Find("arena-agent")
 	if err != nil {
-		return fmt.Errorf("agent %s is not an ELF executable: %w", path, err)
+		return "", fmt.Errorf("%w, or pass --agent", err)
 	}
-	defer f.Close()
-	if f.Machine != elf.EM_X86_64 {
-		return fmt.Errorf("agent %s is built for %s, want x86-64", path, f.Machine)
-	}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("agent %s is dynamically linked; build it with CGO_ENABLED=0", path)
-		}
-	}
-	return nil
+	return p, nil
 }
 
 func short(hash string) string {

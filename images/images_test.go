@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -132,7 +133,7 @@ func TestTheRuntimeRecipeInstallsWhatTheBaseLacks(t *testing.T) {
 }
 
 // The server's image (images/server/Dockerfile) builds with no network
-// from the runtime image and the static arena, runs arena as the user of
+// from the runtime image and the static arena with its random bot, runs arena as the user of
 // its own the Deployment names, on a read-only root with no capability,
 // and has the shell and tar the Deployment's wait for the event and the
 // copy of it into the volume use.
@@ -143,7 +144,12 @@ func TestTheServerImageBuildsOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arena, err := os.ReadFile(gobuild.MustStatic(t, "./cmd/arena"))
+	arenaPath := gobuild.MustStatic(t, "./cmd/arena")
+	arena, err := os.ReadFile(arenaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	random, err := os.ReadFile(filepath.Join(filepath.Dir(arenaPath), "arena-random"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +159,7 @@ func TestTheServerImageBuildsOffline(t *testing.T) {
 		name string
 		data []byte
 		mode int64
-	}{{"Dockerfile", dockerfile, 0o644}, {"arena", arena, 0o755}} {
+	}{{"Dockerfile", dockerfile, 0o644}, {"arena", arena, 0o755}, {"arena-random", random, 0o755}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
 			t.Fatal(err)
 		}
@@ -235,5 +241,10 @@ func TestTheServerImageBuildsOffline(t *testing.T) {
 	}
 	if out := run([]string{"sh", "-c", "id -u; tar --version | head -n 1"}); !strings.HasPrefix(out, "65532\n") || !strings.Contains(out, "GNU tar") {
 		t.Errorf("the image's user and tar: %q, want 65532 and GNU tar", out)
+	}
+	// Validation's opponent is beside arena, where arena finds it.
+	start := "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+	if out := run([]string{"sh", "-c", "echo '" + start + "' | /usr/local/bin/arena-random chess"}); len(strings.TrimSpace(out)) != 4 {
+		t.Errorf("arena-random in the image answers chess's start with %q, want a move", out)
 	}
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 
-	"github.com/arenabots/arena/harness/randombot"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 	_ "github.com/arenabots/arena/sandbox/kubernetes" // registers the kubernetes backend
@@ -86,9 +85,6 @@ func arenaVersion() string {
 }
 
 func main() {
-	if game, ok := randombot.GameOf(os.Args[0]); ok {
-		os.Exit(randombot.Main(game, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	ctx, closed := context.WithCancelCause(ctx)
 	// A reader that goes away (arena match | head) ends the work like Ctrl-C

@@ -1,9 +1,11 @@
-// Package randombot is the built-in random bot: the arena executable, run
-// under the name Prefix+GAME, plays GAME with a uniformly random legal move,
-// over the game's own protocol. It is the opponent of validation's matches.
-// It knows no game by name: it rebuilds the position from what it is given
-// (Game.FromView, or a rules.Follower) and must never need anything the
-// protocol does not hand every bot.
+// Package randombot is the built-in random bot, cmd/arena-random: run under
+// the name Prefix+GAME, it plays GAME with a uniformly random legal move,
+// over the game's own protocol. It is the opponent of validation's matches
+// (validate.Opponent). It knows no game by name: it rebuilds the position
+// from what it is given (Game.FromView, or a rules.Follower) and must never
+// need anything the protocol does not hand every bot. It imports nothing
+// but the rules, so that the program every validation box installs weighs
+// a few MB.
 package randombot
 
 import (
@@ -16,39 +18,20 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/arenabots/arena/harness/submission"
-	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/rules"
-	"github.com/arenabots/arena/sandbox"
 )
 
-// Prefix + a game's name is the name under which the arena executable plays
-// that game as its built-in random bot.
+// Prefix + a game's name is the name under which arena-random plays that
+// game.
 const Prefix = "arena-random-"
+
+// Program is the built-in random bot's executable, as make builds it.
+const Program = "arena-random"
 
 // GameOf says which game an executable named argv0 plays as the random bot,
 // if it is one.
 func GameOf(argv0 string) (game string, ok bool) {
 	return strings.CutPrefix(filepath.Base(argv0), Prefix)
-}
-
-// Opponent is this executable as the random bot of game: it can run in any
-// image only if it is static.
-func Opponent(game rules.Game) (*submission.Bot, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	if err := images.CheckStatic(self); err != nil {
-		return nil, fmt.Errorf("the built-in random bot is this arena binary, which must be static to run in the image (build it with make): %v", strings.TrimPrefix(err.Error(), "agent "))
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		return nil, err
-	}
-	entry := Prefix + game.Name()
-	return &submission.Bot{Name: "random", SHA256: submission.Sum(data), Source: "built in",
-		Program: sandbox.Program{Name: "random", Entry: entry, Files: []sandbox.File{{Name: entry, Data: data, Mode: 0o755}}}}, nil
 }
 
 // Main plays game over its protocol as the process whose arguments are args

@@ -63,7 +63,7 @@ func TestRerunOfALineGameReplaysTheDialogue(t *testing.T) {
 // the record: rerun says so, and how many.
 func TestRerunOfALineGameCountsEarlierAnswersThatDiffer(t *testing.T) {
 	t.Parallel()
-	random := bot(t, "./cmd/arena", "arena-random-tiles")
+	random := bot(t, "./cmd/arena-random", "arena-random-tiles")
 	dir := playedTiles(t, random, random, "200")
 	out, err := RunAgain(context.Background(), RerunOptions{Path: dir, Ply: 199, Bot: random, Backend: &local.Backend{Dir: t.TempDir()}})
 	if err != nil {

@@ -3,8 +3,6 @@ package validate
 import (
 	"context"
 	"fmt"
-
-	"github.com/arenabots/arena/harness/randombot"
 )
 
 // Equip readies o for the behaviour checks on o.Backend: it reads what the
@@ -20,7 +18,7 @@ func Equip(ctx context.Context, o *Options) (note string, err error) {
 	if o.Facts, err = ProbeImage(ctx, o.Backend, o.Limits); err != nil {
 		return "", fmt.Errorf("read the runtime image: %w", err)
 	}
-	if o.Opponent, err = randombot.Opponent(o.Game); err != nil {
+	if o.Opponent, err = Opponent(o.Game); err != nil {
 		return fmt.Sprintf("%v; the full matches are skipped", err), nil
 	}
 	return "", nil

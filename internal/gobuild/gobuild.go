@@ -33,11 +33,26 @@ func ModuleRoot() (string, error) {
 	}
 }
 
+// companions are the programs built beside a program, which it finds
+// beside itself: arena's built-in random bot (validate.Opponent).
+var companions = map[string][]string{"./cmd/arena": {"./cmd/arena-random"}}
+
 // Static builds the package at pkg (a path relative to the module root, such as
 // "./cmd/arena-agent") as a static linux/amd64 executable and returns its path.
+// Its companions are built beside it.
 func Static(pkg string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
+	for _, c := range companions[pkg] {
+		if _, err := build(c); err != nil {
+			return "", err
+		}
+	}
+	return build(pkg)
+}
+
+// build is Static without the companions, mu held.
+func build(pkg string) (string, error) {
 	if p, ok := built[pkg]; ok {
 		return p, nil
 	}

@@ -130,8 +130,9 @@ var (
 	}
 )
 
-// built returns the directory holding bin/ as make builds it: bin/arena,
-// bin/examples/ and each example as a complete submission.
+// built returns the directory holding bin/ as make builds it: bin/arena
+// with its random bot, bin/examples/ and each example as a complete
+// submission.
 func built(t *testing.T) string {
 	t.Helper()
 	shared.once.Do(func() { shared.dir, shared.err = build() })
@@ -157,12 +158,14 @@ func build() (string, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "home", ".config"), 0o700); err != nil {
 		return "", err
 	}
-	arena, err := gobuild.Static("./cmd/arena")
-	if err != nil {
-		return "", err
-	}
-	if err := copyFile(arena, filepath.Join(dir, "bin", "arena")); err != nil {
-		return "", err
+	for _, prog := range []string{"arena", "arena-random"} {
+		exe, err := gobuild.Static("./cmd/" + prog)
+		if err != nil {
+			return "", err
+		}
+		if err := copyFile(exe, filepath.Join(dir, "bin", prog)); err != nil {
+			return "", err
+		}
 	}
 	for name, pkg := range goExamples {
 		exe, err := gobuild.Static(pkg)
