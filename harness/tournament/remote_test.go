@@ -364,12 +364,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 // that joins later plays every game, the standings a local run's.
 func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
-	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
-	lo.Config.Rules = map[string]string{"maxPlies": "20"}
-	want, err := Run(context.Background(), lo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lo, want := playedHere(t, bots)
 
 	c := distribtest.Start(t, "liar-test", 2*time.Second, "liar", "honest")
 	coordinator := c.Coordinator(t)
@@ -379,16 +374,7 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 	defer wg.Wait()
 	defer cancel()
 	liar, q, nc := joined(t, c, "liar")
-	told := make(chan distrib.Suspension, 1)
-	stop, err := q.OnControl(func(c distrib.Control) {
-		if c.Suspended != nil && c.Suspended.Worker == "liar" {
-			told <- *c.Suspended
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	told := toldSuspended(t, q, "liar")
 	var handedIn sync.Once
 	var lied time.Time
 	var mu sync.Mutex
@@ -511,6 +497,39 @@ func remoteOn(o *Options, c *distribtest.Cluster, coordinator *distrib.Queue) {
 	o.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 }
 
+// playedHere is o's round robin of bots (20 plies a game) played on this
+// machine's local sandbox, with its summary: what a remote run must give.
+func playedHere(t *testing.T, bots []*submission.Bot) (o Options, want *Summary) {
+	t.Helper()
+	o = options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
+	o.Config.Rules = map[string]string{"maxPlies": "20"}
+	want, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, want
+}
+
+// toldSuspended hears, on worker's queue q, that the coordinator
+// suspended it, until the test ends.
+func toldSuspended(t *testing.T, q *distrib.Queue, worker string) <-chan distrib.Suspension {
+	t.Helper()
+	told := make(chan distrib.Suspension, 1)
+	stop, err := q.OnControl(func(c distrib.Control) {
+		if c.Suspended != nil && c.Suspended.Worker == worker {
+			select {
+			case told <- *c.Suspended:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return told
+}
+
 // ran is how a tournament run in the background ended.
 type ran struct {
 	sum *Summary
@@ -533,12 +552,7 @@ func runInBackground(o Options) <-chan ran {
 // its second, suspended; the standings are a local run's.
 func TestAGameAWorkerDropsGoesToAnother(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
-	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
-	lo.Config.Rules = map[string]string{"maxPlies": "20"}
-	want, err := Run(context.Background(), lo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lo, want := playedHere(t, bots)
 	c := distribtest.Start(t, "drop-test", 2*time.Second, "dropper", "honest")
 	coordinator := c.Coordinator(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -983,12 +997,7 @@ func runsOther(p, other sandbox.Program) sandbox.Program {
 // standings are a local run's.
 func TestAWorkerThatSwapsTheProgramsIsCaughtByTheCoordinatorsCheck(t *testing.T) {
 	bots := []*submission.Bot{fixtureBot(t, "legal"), fixtureBot(t, "shuffle"), fixtureBot(t, "slow-5")}
-	lo := options(t, t.TempDir(), bots, &local.Backend{Dir: t.TempDir()}, "local")
-	lo.Config.Rules = map[string]string{"maxPlies": "20"}
-	want, err := Run(context.Background(), lo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lo, want := playedHere(t, bots)
 
 	c := distribtest.Start(t, "swap-test", 2*time.Second, "swapper", "honest")
 	coordinator := c.Coordinator(t)
@@ -997,16 +1006,7 @@ func TestAWorkerThatSwapsTheProgramsIsCaughtByTheCoordinatorsCheck(t *testing.T)
 	defer wg.Wait()
 	defer cancel()
 	liar, q, _ := joined(t, c, "swapper")
-	told := make(chan distrib.Suspension, 1)
-	stop, err := q.OnControl(func(c distrib.Control) {
-		if c.Suspended != nil && c.Suspended.Worker == "swapper" {
-			told <- *c.Suspended
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	told := toldSuspended(t, q, "swapper")
 	lw := &distrib.Worker{Queue: q, Slots: 6, Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
 		var sp spec
 		if err := json.Unmarshal(j.Spec, &sp); err != nil {
