@@ -257,8 +257,10 @@ var ErrBoxClosed = errors.New("sandbox: box is closed")
 // host kept the bot waiting for a CPU.
 var ErrHostStalled = errors.New("the host was too busy")
 
-// HostStalled is a backend's ErrHostStalled for a turn or a question that
-// lasted wall, limit its bot's own, wait of it the host's.
+// HostStalled is the ErrHostStalled a backend returns for a turn (or a
+// question to a bot that lives for the game) that lasted wall in all: limit
+// was the bot's own time, and wait of the turn was the host keeping the bot
+// from a CPU.
 func HostStalled(wait, wall, limit time.Duration) error {
 	return fmt.Errorf("%w: it kept the bot waiting for a CPU for %v of the %v its turn lasted (limit %v)",
 		ErrHostStalled, wait.Round(time.Millisecond), wall.Round(time.Millisecond), limit)

@@ -1,9 +1,11 @@
-// Package agent is the supervisor that runs as PID 1 inside every bot container,
-// and the protocol the docker backend speaks to it.
+// Package agent is the supervisor that runs as PID 1 inside every box (a
+// Docker container, a Kubernetes Pod), and the protocol the backends speak
+// to it.
 //
 // The agent reads requests from its stdin and writes replies to its stdout, both
-// reached through the Docker attach API, so no byte depends on a host path and a
-// remote engine works the same as a local one. Per turn it prepares the game
+// reached through the engine's attach stream (Docker's attach API, or the
+// Kubernetes API server's), so no byte depends on a host path and a remote
+// engine or a cluster works the same as a local one. Per turn it prepares the game
 // directory, starts the bot as the unprivileged bot user with an exact deadline,
 // kills and reaps every process in the container when the bot exits, wipes the
 // scratch directories and reports the facts. Between matches it resets the
