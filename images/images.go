@@ -37,6 +37,7 @@ import (
 	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/arenabots/arena/internal/static"
+	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/agent"
 )
 
@@ -52,8 +53,7 @@ var TestbaseScript []byte
 
 // Defaults.
 const (
-	DefaultRuntime = "arena-runtime:latest"
-	DefaultBase    = "ubuntu:24.04"
+	DefaultBase = "ubuntu:24.04"
 	// DefaultTestbase is the short name of the test base: the recipe points
 	// it at the image it built last (or found up to date). Tests and CI use
 	// TestbaseTag, which cannot be stale.
@@ -78,7 +78,7 @@ func TestbaseTag() string { return DefaultTestbase + "-" + TestbaseRecipe()[:12]
 
 // RuntimeOptions says what to build.
 type RuntimeOptions struct {
-	Tag   string // default DefaultRuntime
+	Tag   string // default sandbox.DefaultImage
 	Base  string // default DefaultBase
 	Agent string // path of the static agent binary; default FindAgent()
 	Force bool   // build even if the tag is up to date
@@ -89,7 +89,7 @@ type RuntimeOptions struct {
 // already carries the tag. It reports whether it built.
 func BuildRuntime(ctx context.Context, cli *client.Client, o RuntimeOptions) (built bool, err error) {
 	if o.Tag == "" {
-		o.Tag = DefaultRuntime
+		o.Tag = sandbox.DefaultImage
 	}
 	if o.Base == "" {
 		o.Base = DefaultBase

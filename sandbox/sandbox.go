@@ -51,6 +51,11 @@ type Limits struct {
 // MiB is one mebibyte.
 const MiB = 1 << 20
 
+// DefaultImage is the runtime image a box runs in unless told otherwise,
+// as arena image build tags it: the agent as PID 1, the bot user, the
+// languages' toolchains.
+const DefaultImage = "arena-runtime:latest"
+
 // DefaultLimits are the Code Clash limits: 5 s per turn, 1 GiB of memory without
 // swap, one CPU.
 func DefaultLimits() Limits {

@@ -11,13 +11,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/doctor"
-	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/internal/words"
+	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/probe"
 )
 
 func imageFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "image", Value: images.DefaultRuntime, Usage: "runtime image bots run in", EnvVars: []string{"ARENA_IMAGE"}}
+	return &cli.StringFlag{Name: "image", Value: sandbox.DefaultImage, Usage: "runtime image bots run in", EnvVars: []string{"ARENA_IMAGE"}}
 }
 
 // runtimeFlag names the engine's runtime bots run under; usage says what

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/images"
+	"github.com/arenabots/arena/sandbox"
 )
 
 func imageCommand() *cli.Command {
@@ -37,7 +38,7 @@ registry's user and password come from --registry-user and
 ARENA_REGISTRY_PASSWORD (none: anonymous).`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "base", Value: images.DefaultBase, Usage: "base image (must be on the engine)"},
-					&cli.StringFlag{Name: "tag", Value: images.DefaultRuntime, Usage: "tag of the built image"},
+					&cli.StringFlag{Name: "tag", Value: sandbox.DefaultImage, Usage: "tag of the built image"},
 					&cli.StringFlag{Name: "agent", Usage: "static arena-agent binary (default: next to arena, then PATH)", TakesFile: true},
 					&cli.BoolFlag{Name: "force", Usage: "rebuild even if up to date"},
 					&cli.BoolFlag{Name: "push", Usage: "then push the image to the registry --tag names (REGISTRY/NAME:TAG)"},

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -24,7 +23,7 @@ var sweepEvery = 15 * time.Second
 // engine go.
 func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() error, error) {
 	if cfg.Image == "" {
-		cfg.Image = images.DefaultRuntime
+		cfg.Image = sandbox.DefaultImage
 	}
 	cl, err := Dial(ctx, cfg.Engine)
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/arenabots/arena/images"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -110,7 +109,7 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 // where its Pods go.
 func backendFor(cfg sandbox.Config) (*Backend, error) {
 	if cfg.Image == "" {
-		cfg.Image = images.DefaultRuntime
+		cfg.Image = sandbox.DefaultImage
 	}
 	rc, err := RESTConfig(cfg.Cluster.Kubeconfig)
 	if err != nil {
