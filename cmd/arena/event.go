@@ -137,9 +137,13 @@ func serveOptions(c *cli.Context) (web.Options, error) {
 	if err != nil {
 		return web.Options{}, err
 	}
+	workers, err := remoteOf(c, dir)
+	if err != nil {
+		return web.Options{}, err
+	}
 	return web.Options{
 		EventDir: dir, Addr: c.String("http"), MetricsAddr: c.String("metrics-listen"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
-		TrustProxy: c.String("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: remoteOf(c, dir),
+		TrustProxy: c.String("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: workers,
 		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Engine: dockerConn(appContext(c)),
 			Cluster: cluster, Notify: func(msg string) { slog.Warn(msg) }},
 		BuildCache: cache, Log: slog.Default(), ArenaVersion: arenaVersion(),

@@ -41,19 +41,23 @@ func metricsFlag() cli.Flag {
 
 // remoteOf is what distribFlags say of the workers of the tournament or
 // event in dir.
-func remoteOf(c *cli.Context, dir string) tournament.Remote {
+func remoteOf(c *cli.Context, dir string) (tournament.Remote, error) {
+	checks := tournament.Checks{Fraction: c.Float64("check-fraction")}
+	if err := checks.Validate(); err != nil {
+		return tournament.Remote{}, usagef("--check-fraction: %v", err)
+	}
 	return tournament.Remote{Dir: dir, Listen: c.String("listen"), Cert: c.String("nats-cert"), Key: c.String("nats-key"),
 		Names: c.StringSlice("nats-name"), URL: c.String("nats"), Creds: c.String("nats-creds"), CA: c.String("nats-ca"),
-		AckWait: c.Duration("ack-wait"), Checks: tournament.Checks{Fraction: c.Float64("check-fraction")},
-		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}
+		AckWait: c.Duration("ack-wait"), Checks: checks,
+		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}, nil
 }
 
 // coordinator opens the tournament's queue when --listen or --nats asks for
 // workers (tournament.Coordinate); nil when the games are played here.
 func coordinator(c *cli.Context, dir string) (*tournament.Coordinator, error) {
-	r := remoteOf(c, dir)
-	if !r.Enabled() {
-		return nil, nil
+	r, err := remoteOf(c, dir)
+	if err != nil || !r.Enabled() {
+		return nil, err
 	}
 	co, err := tournament.Coordinate(c.Context, r)
 	var bad *tournament.ConfigError

@@ -53,7 +53,7 @@ const DefaultCheckFraction = 0.1
 // Validate refuses a fraction that is not one.
 func (c Checks) Validate() error {
 	if c.Fraction < 0 || c.Fraction > 1 || c.Fraction != c.Fraction {
-		return configErrorf("check fraction: want 0 to 1, got %v", c.Fraction)
+		return configErrorf("the fraction of results checked: want 0 to 1, got %v", c.Fraction)
 	}
 	return nil
 }
