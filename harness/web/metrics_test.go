@@ -87,9 +87,14 @@ func TestTheMetricsFollowTheLadder(t *testing.T) {
 		res.Body.Close()
 	}
 	// A request is counted once its handler returned, which may be just
-	// after its client read the answer: the scrape waits for the two.
+	// after its client read the answer, and its time and its count are two
+	// updates: the scrape waits for both of the two requests.
 	after := scrape(t, mon.URL)
-	for deadline := time.Now().Add(10 * time.Second); sampled(after, "arena_http_request_duration_seconds", "route", "GET /{$}") < 2 && time.Now().Before(deadline); {
+	counted := func() bool {
+		return sampled(after, "arena_http_request_duration_seconds", "route", "GET /{$}") >= 2 &&
+			sampled(after, "arena_http_requests_total", "route", "GET /{$}", "code", "200") >= 2
+	}
+	for deadline := time.Now().Add(10 * time.Second); !counted() && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 		after = scrape(t, mon.URL)
 	}
