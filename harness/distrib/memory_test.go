@@ -238,9 +238,21 @@ func TestAFloodOfResultsLeavesTheCoordinatorsMemoryAsItWas(t *testing.T) {
 		}
 	}
 	nc.Flush()
-	// The results that went in are taken (each a lookup), and the window
+	// The results that went in are taken (each a lookup) until the flood
+	// is struck, however slowly a loaded host takes them, and the window
 	// passes.
-	time.Sleep(2 * time.Second)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		smu.Lock()
+		struck := len(strikes) > 0
+		smu.Unlock()
+		if struck {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no strike within a minute of a flood of %d results (%d taken)", results, taken.Load())
+		}
+	}
+	time.Sleep(time.Second)
 	stop()
 	if err := <-collected; err != nil {
 		t.Fatal(err)
