@@ -157,7 +157,7 @@ func loadBot(c *cli.Context, flag string, arg submission.BotArg, g rules.Game) (
 		return nil, err
 	}
 	pack, _ := g.(rules.Packager)
-	b, err := submission.LoadWith(arg.Path, submission.LoadOptions{Limits: submission.DefaultLimits(), Packager: pack,
+	b, err := submission.Load(arg.Path, submission.LoadOptions{Limits: submission.DefaultLimits(), Packager: pack,
 		IsSource: langs.Knows, Name: arg.Name})
 	if err != nil {
 		return nil, usagef("%s: %v", flag, err)

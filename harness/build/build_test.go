@@ -37,7 +37,7 @@ func source(t *testing.T, langs build.Languages, name, text string) *submission.
 	if dir, _ := filepath.Split(name); dir != "" {
 		p = root
 	}
-	b, err := submission.LoadSource(p, submission.DefaultLimits(), nil, langs.Knows)
+	b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: langs.Knows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func BenchmarkReadyCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	os.WriteFile(p, data, 0o644)
-	bot, err := submission.LoadSource(p, submission.DefaultLimits(), nil, langs.Knows)
+	bot, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: langs.Knows})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestAPythonSourcePlaysCodeClash(t *testing.T) {
 	if err != nil || py.BuildError != "" {
 		t.Fatalf("%v %q", err, py.BuildError)
 	}
-	opp, err := submission.Load(gobuild.MustStatic(t, "./examples/random"), submission.DefaultLimits())
+	opp, err := submission.Load(gobuild.MustStatic(t, "./examples/random"), submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -308,7 +308,7 @@ func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Bu
 		}
 	}
 	pack, _ := g.(rules.Packager)
-	bot, err := submission.LoadWith(s.Path(sub), submission.LoadOptions{Limits: intake, Packager: pack,
+	bot, err := submission.Load(s.Path(sub), submission.LoadOptions{Limits: intake, Packager: pack,
 		IsSource: b.Langs.Knows, Name: team.BotName})
 	if err != nil {
 		return nil, fmt.Errorf("submission %d: %w", id, err)

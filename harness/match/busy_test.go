@@ -46,7 +46,7 @@ func spinnerBot(t *testing.T, name, prelude string) *submission.Bot {
 	if err := os.WriteFile(p, []byte(shebang+"\n"+prelude+rest), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, err := submission.Load(p, submission.DefaultLimits())
+	b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

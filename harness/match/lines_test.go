@@ -138,7 +138,7 @@ func pythonBot(t *testing.T, name, source string) *submission.Bot {
 	p := filepath.Join(t.TempDir(), name)
 	os.WriteFile(p, []byte(source), 0o644)
 	g, _ := rules.Lookup("checkers")
-	b, err := submission.LoadFor(p, submission.DefaultLimits(), g.(rules.Packager))
+	b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), Packager: g.(rules.Packager)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -300,7 +300,7 @@ func example(t *testing.T, path string) *submission.Bot {
 		}
 		path = filepath.Join(root, path)
 	}
-	b, err := submission.Load(path, submission.DefaultLimits())
+	b, err := submission.Load(path, submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestTilesExampleBotsPlayEachOther(t *testing.T) {
 	}
 	goBot := gobuild.MustStatic(t, "./examples/tiles-random")
 	load := func(p string) *submission.Bot {
-		b, err := submission.Load(p, submission.DefaultLimits())
+		b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits()})
 		if err != nil {
 			t.Fatal(err)
 		}

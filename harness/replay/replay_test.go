@@ -29,7 +29,7 @@ func bot(t *testing.T, pkg, name string) *submission.Bot {
 	}
 	p := filepath.Join(t.TempDir(), name)
 	os.WriteFile(p, data, 0o755)
-	b, err := submission.Load(p, submission.DefaultLimits())
+	b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func script(t *testing.T, backend sandbox.Backend, rel string) *submission.Bot {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
 	langs := build.Default()
-	b, err := submission.LoadSource(filepath.Join(filepath.Dir(here), "..", "..", rel), submission.DefaultLimits(), nil, langs.Knows)
+	b, err := submission.Load(filepath.Join(filepath.Dir(here), "..", "..", rel), submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: langs.Knows})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func TestEveryRefusalHasItsKind(t *testing.T) {
 		if err := os.WriteFile(p, submissiontest.Noise(2<<20+1), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_, err := submission.Load(p, lim)
+		_, err := submission.Load(p, submission.LoadOptions{Limits: lim})
 		if se := refusal(t, err); se.Kind != submission.KindTooLarge || se.Entry != "huge" {
 			t.Fatalf("refusal %q (%q)", se, se.Kind)
 		}

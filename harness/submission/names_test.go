@@ -117,14 +117,14 @@ func TestParseBotArg(t *testing.T) {
 func TestLoadWithAName(t *testing.T) {
 	t.Parallel()
 	dir := inDir(t, "teamA/bot.py")
-	b, err := LoadWith(filepath.Join(dir, "teamA/bot.py"), LoadOptions{Limits: DefaultLimits(), Name: "alpha"})
+	b, err := Load(filepath.Join(dir, "teamA/bot.py"), LoadOptions{Limits: DefaultLimits(), Name: "alpha"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.Name != "alpha" || b.Program.Name != "alpha" {
 		t.Fatalf("name %q, program %q", b.Name, b.Program.Name)
 	}
-	if _, err := LoadWith(filepath.Join(dir, "teamA/bot.py"), LoadOptions{Limits: DefaultLimits(), Name: "a/b"}); err == nil {
+	if _, err := Load(filepath.Join(dir, "teamA/bot.py"), LoadOptions{Limits: DefaultLimits(), Name: "a/b"}); err == nil {
 		t.Fatal("an unsafe name was taken")
 	}
 }

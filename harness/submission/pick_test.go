@@ -278,25 +278,25 @@ func TestLoadWithAnEntryPoint(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "lib", "_eval.so"), pyModule, 0o755)
 	lim := DefaultLimits()
 
-	b, err := LoadWith(dir, LoadOptions{Limits: lim})
+	b, err := Load(dir, LoadOptions{Limits: lim})
 	if err != nil || b.Program.Entry != "engine" || !strings.Contains(b.Choice, "call it run") {
 		t.Fatalf("picked %+v, %v", b, err)
 	}
-	b, err = LoadWith(dir, LoadOptions{Limits: lim, Entry: "bot.py"})
+	b, err = Load(dir, LoadOptions{Limits: lim, Entry: "bot.py"})
 	if err != nil || b.Program.Entry != "bot.py" || b.Choice != "bot.py was named as the entry point" || b.SHA256 != Sum(script) {
 		t.Fatalf("named bot.py: %+v, %v", b, err)
 	}
-	_, err = LoadWith(dir, LoadOptions{Limits: lim, Entry: "main.py"})
+	_, err = Load(dir, LoadOptions{Limits: lim, Entry: "main.py"})
 	if !errors.Is(err, ErrEntryNotFound) || !strings.HasPrefix(err.Error(), dir+": entry point not found: no file \"main.py\"") {
 		t.Fatalf("a missing entry point: %v", err)
 	}
-	_, err = LoadWith(dir, LoadOptions{Limits: lim, Entry: "bot.py", Packager: testPackager{}})
+	_, err = Load(dir, LoadOptions{Limits: lim, Entry: "bot.py", Packager: testPackager{}})
 	if err == nil || !strings.Contains(err.Error(), "cannot be named") {
 		t.Fatalf("an entry point for a packaged game: %v", err)
 	}
 
 	os.WriteFile(filepath.Join(dir, "run"), []byte("#!/bin/sh\nexec python3 \"$(dirname \"$0\")/bot.py\"\n"), 0o755)
-	b, err = Load(dir, lim)
+	b, err = Load(dir, LoadOptions{Limits: lim})
 	if err != nil || b.Program.Entry != "run" || !strings.Contains(b.Choice, "by its name") {
 		t.Fatalf("with run: %+v, %v", b, err)
 	}
@@ -307,17 +307,17 @@ func TestLoadWithAnEntryPoint(t *testing.T) {
 	os.WriteFile(filepath.Join(py, "bot.py"), []byte("print('e2e4')\n"), 0o644)
 	os.WriteFile(filepath.Join(py, "_eval.so"), pyModule, 0o755)
 	isPy := func(name string) bool { return strings.HasSuffix(name, ".py") }
-	b, err = LoadWith(py, LoadOptions{Limits: lim, IsSource: isPy})
+	b, err = Load(py, LoadOptions{Limits: lim, IsSource: isPy})
 	if err != nil || b.SourceEntry != "bot.py" || b.Program.Entry != "" {
 		t.Fatalf("a Python bot with a module: %+v, %v", b, err)
 	}
 	// A named source file is built.
 	os.WriteFile(filepath.Join(py, "helper.py"), []byte("x = 1\n"), 0o644)
-	b, err = LoadWith(py, LoadOptions{Limits: lim, IsSource: isPy, Entry: "bot.py"})
+	b, err = Load(py, LoadOptions{Limits: lim, IsSource: isPy, Entry: "bot.py"})
 	if err != nil || b.SourceEntry != "bot.py" || b.Choice != "bot.py was named as the entry point: the source to build" {
 		t.Fatalf("a named source file: %+v, %v", b, err)
 	}
-	if _, err := LoadWith(py, LoadOptions{Limits: lim, Entry: "bot.py"}); err == nil || !strings.Contains(err.Error(), "neither an ELF executable nor a script") {
+	if _, err := Load(py, LoadOptions{Limits: lim, Entry: "bot.py"}); err == nil || !strings.Contains(err.Error(), "neither an ELF executable nor a script") {
 		t.Fatalf("a named source file without a builder: %v", err)
 	}
 }
@@ -371,7 +371,7 @@ func TestAScriptWrittenOnWindowsRuns(t *testing.T) {
 	if err := os.WriteFile(p, ziptest.Bytes(t, ziptest.Entry{Name: "bot.py", Data: crlf, Edit: func(h *zip.FileHeader) { h.CreatorVersion = 0x0014 }}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Load(p, DefaultLimits())
+	b, err := Load(p, LoadOptions{Limits: DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		entry{Name: "team/README.md", Data: []byte("# bot")},
 		entry{Name: "__MACOSX/team/._bot", Data: elfStub},
 	))
-	b, err := Load(good, DefaultLimits())
+	b, err := Load(good, LoadOptions{Limits: DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,20 +121,20 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Load(write(c.name+".zip", c.zip), DefaultLimits())
+			_, err := Load(write(c.name+".zip", c.zip), LoadOptions{Limits: DefaultLimits()})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
 		})
 	}
 	t.Run("a script when there is no ELF", func(t *testing.T) {
-		b, err := Load(write("py.zip", makeZip(t, entry{Name: "bot.py", Data: script, Mode: 0o755}, entry{Name: "lib.py", Data: []byte("x=1")})), DefaultLimits())
+		b, err := Load(write("py.zip", makeZip(t, entry{Name: "bot.py", Data: script, Mode: 0o755}, entry{Name: "lib.py", Data: []byte("x=1")})), LoadOptions{Limits: DefaultLimits()})
 		if err != nil || b.Program.Entry != "bot.py" {
 			t.Fatalf("%+v %v", b, err)
 		}
 	})
 	t.Run("a bare executable", func(t *testing.T) {
-		b, err := Load(write("solo", elfStub), DefaultLimits())
+		b, err := Load(write("solo", elfStub), LoadOptions{Limits: DefaultLimits()})
 		if err != nil || b.Program.Entry != "solo" || b.SHA256 != b.SubmissionSHA256 {
 			t.Fatalf("%+v %v", b, err)
 		}
@@ -144,7 +144,7 @@ func TestLoadPicksTheExecutable(t *testing.T) {
 		os.Mkdir(d, 0o755)
 		os.WriteFile(filepath.Join(d, "bot"), elfStub, 0o755)
 		os.Symlink("/etc/passwd", filepath.Join(d, "passwd"))
-		if _, err := Load(d, DefaultLimits()); err == nil || !strings.Contains(err.Error(), "only regular files") {
+		if _, err := Load(d, LoadOptions{Limits: DefaultLimits()}); err == nil || !strings.Contains(err.Error(), "only regular files") {
 			t.Fatalf("error %v", err)
 		}
 	})

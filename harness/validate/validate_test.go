@@ -247,7 +247,7 @@ func TestValidateSaysWhyTheExecutableWasPicked(t *testing.T) {
 func defaultIntake() submission.Limits { return submission.DefaultLimits() }
 
 func opponent(t *testing.T) *submission.Bot {
-	b, err := submission.Load(gobuild.MustStatic(t, "./examples/random"), submission.DefaultLimits())
+	b, err := submission.Load(gobuild.MustStatic(t, "./examples/random"), submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 
 func bot(t *testing.T, pkg string) *submission.Bot {
 	t.Helper()
-	b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
+	b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestADisputeIsFiledRerunAndAnswered(t *testing.T) {
 	defer cancel()
 	// A's submission is the very executable that plays white.
 	sub := passedUpload(t, e, e.a.ID, "./examples/random")
-	greedy, err := submission.Load(gobuild.MustStatic(t, "./examples/greedy"), submission.DefaultLimits())
+	greedy, err := submission.Load(gobuild.MustStatic(t, "./examples/greedy"), submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func multipartFile(t *testing.T, name string, data []byte) (io.Reader, string) {
 // loadBot is an example bot (a Go package) built and loaded.
 func loadBot(t *testing.T, pkg string) *submission.Bot {
 	t.Helper()
-	b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.DefaultLimits())
+	b, err := submission.Load(gobuild.MustStatic(t, pkg), submission.LoadOptions{Limits: submission.DefaultLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -280,7 +280,7 @@ func Example(tb testing.TB, g rules.Game, file, name string) *submission.Bot {
 		tb.Fatal(err)
 	}
 	pack, _ := g.(rules.Packager)
-	b, err := submission.LoadFor(p, submission.DefaultLimits(), pack)
+	b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), Packager: pack})
 	if err != nil {
 		tb.Fatal(err)
 	}
