@@ -1,0 +1,296 @@
+package event
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/arenabots/arena/harness/tournament"
+)
+
+// Board is the final's scoreboard as someone may see it.
+type Board struct {
+	Standings []BoardRow `json:"standings"`
+	// Games counts the final's games: total, done, unplayed, pending (as
+	// of the freeze, for a frozen board: done counts the games shown).
+	Games map[string]int `json:"games"`
+	// FrozenAt is when the board shown was frozen (zero if it is live).
+	FrozenAt time.Time `json:"frozenAt,omitzero"`
+	// FreezesAt is the freeze the organizer set, shown to the organizer
+	// only (zero if none).
+	FreezesAt time.Time `json:"freezesAt,omitzero"`
+	Run       FinalRun  `json:"run"`
+	// TieBreaks are the tie-breaks that place teams level on points, in
+	// the order they apply (a row's decidedBy names the one that did).
+	TieBreaks []string `json:"tieBreaks"`
+	// Stage says where the final stands, in words: its format, the round
+	// under way of how many, where the cut falls ("" before it started).
+	Stage string `json:"stage,omitempty"`
+	// Cut is how many of a stages final's qualifier go on (0: no cut).
+	Cut int `json:"cut,omitempty"`
+	// Upcoming are the matches paired and not yet over, each team's next
+	// (none on a frozen board: a pairing can tell a result).
+	Upcoming []BoardPairing `json:"upcoming,omitempty"`
+	// Rounds are a Swiss final's (a stages final's qualifier's, a rating
+	// final's) rounds with their pairings, as far as they are shown (a frozen board: the rounds whose every game had
+	// finished by the freeze).
+	Rounds []BoardRound `json:"rounds,omitempty"`
+	// Bracket is a bracket final's (a stages final's second stage's)
+	// bracket, drawn (SVG), as far as the board shows its games.
+	Bracket string `json:"-"`
+}
+
+// BoardRound is a round of a Swiss final: its pairings and who sat out.
+type BoardRound struct {
+	Round    int            `json:"round"`
+	Pairings []BoardPairing `json:"pairings"`
+	Bye      string         `json:"bye,omitempty"`
+}
+
+// BoardPairing is two teams' games in a round: each one's points from
+// them (a win 1, a draw ½), and how many are still to finish.
+type BoardPairing struct {
+	// Round is an upcoming match's round (0 within a BoardRound).
+	Round        int `json:"round,omitempty"`
+	White, Black string
+	WhitePoints  float64 `json:"whitePoints"`
+	BlackPoints  float64 `json:"blackPoints"`
+	Left         int     `json:"left,omitempty"`
+}
+
+// boardRounds are a Swiss final's rounds from its games; shown says which
+// games' results may show (nil: all), and a round shows only when all of
+// its finished games may.
+func boardRounds(state *tournament.State, names TeamNames, shown func(tournament.Record) bool) []BoardRound {
+	// The rounds a format pairs: a Swiss final's, a stages final's
+	// qualifier's (its second stage is a round robin, or drawn as a
+	// bracket), a rating final's.
+	format, qualifier := state.Config.Format, 0
+	switch format {
+	case tournament.Swiss, tournament.Rating:
+	case tournament.Stages:
+		qualifier = state.Config.SwissRounds()
+	default:
+		return nil
+	}
+	team := teamOfBot(state, names)
+	byRound := map[int][]tournament.Record{}
+	last := 0
+	for _, r := range state.Games {
+		if qualifier > 0 && r.Round > qualifier {
+			continue
+		}
+		byRound[r.Round] = append(byRound[r.Round], r)
+		last = max(last, r.Round)
+	}
+	var out []BoardRound
+	for round := 1; round <= last; round++ {
+		br := BoardRound{Round: round}
+		in := map[int]bool{}
+		at := map[[2]int]int{}
+		hidden := false
+		for _, r := range byRound[round] {
+			in[r.White], in[r.Black] = true, true
+			key := [2]int{min(r.White, r.Black), max(r.White, r.Black)}
+			i, ok := at[key]
+			if !ok {
+				i = len(br.Pairings)
+				at[key] = i
+				br.Pairings = append(br.Pairings, BoardPairing{White: team(r.White), Black: team(r.Black)})
+			}
+			p := &br.Pairings[i]
+			points, done := r.Score(r.White)
+			switch {
+			case !done:
+				p.Left++
+			case shown != nil && !shown(r):
+				hidden = true
+			case team(r.White) == p.White:
+				p.WhitePoints += points
+				p.BlackPoints += 1 - points
+			default:
+				p.BlackPoints += points
+				p.WhitePoints += 1 - points
+			}
+		}
+		if hidden {
+			break
+		}
+		for b := range state.Config.Bots {
+			// A Swiss round's one bot left out sits it out, scored; a
+			// rating round pairs only the teams it is unsure of.
+			if !in[b] && len(byRound[round]) > 0 && format != tournament.Rating {
+				br.Bye = team(b)
+			}
+		}
+		out = append(out, br)
+	}
+	return out
+}
+
+// stage says where a final of cfg stands after the games shown (nil: all):
+// "swiss, 11 rounds: round 4 of 11", "stages: the qualifier's round 3 of 8;
+// its top 16 go on to a double elimination", and the cut.
+func stage(cfg tournament.Config, recs []tournament.Record, shown func(tournament.Record) bool) (string, int) {
+	round := 0
+	for _, r := range recs {
+		if shown == nil || shown(r) {
+			round = max(round, r.Round)
+		}
+	}
+	if round == 0 {
+		return cfg.Describe() + ": not under way yet", 0
+	}
+	switch cfg.Format {
+	case tournament.Swiss:
+		return fmt.Sprintf("%s: round %d of %d", cfg.Describe(), round, cfg.SwissRounds()), 0
+	case tournament.Stages:
+		q, then := cfg.SwissRounds(), strings.ReplaceAll(cfg.Then, "-", " ")
+		if round <= q {
+			return fmt.Sprintf("stages: the qualifier's round %d of %d; its top %d go on to a %s", round, q, cfg.Advance, then), cfg.Advance
+		}
+		return fmt.Sprintf("stages: the second stage, a %s of the qualifier's top %d", then, cfg.Advance), 0
+	case tournament.Knockout, tournament.DoubleElimination:
+		return fmt.Sprintf("%s: round %d of the bracket", cfg.Describe(), round), 0
+	case tournament.Rating:
+		return fmt.Sprintf("%s: round %d, played where the ranks are least sure", cfg.Describe(), round), 0
+	}
+	return cfg.Describe(), 0
+}
+
+// teamOfBot names the team of a bot of the final by the bot's index.
+func teamOfBot(state *tournament.State, names TeamNames) func(bot int) string {
+	return func(bot int) string {
+		name := state.Config.Bots[bot].Name
+		return cmp.Or(names.ByBot[name], name)
+	}
+}
+
+// upcoming are the final's matches paired and not over: its games pending
+// or playing, by pair, each with what is left of it.
+func upcoming(state *tournament.State, names TeamNames) []BoardPairing {
+	team := teamOfBot(state, names)
+	at := map[int]int{}
+	var out []BoardPairing
+	for _, r := range state.Games {
+		if r.Status != tournament.Pending && r.Status != tournament.Running {
+			continue
+		}
+		i, ok := at[r.Pair]
+		if !ok {
+			i = len(out)
+			at[r.Pair] = i
+			out = append(out, BoardPairing{Round: r.Round, White: team(r.White), Black: team(r.Black)})
+		}
+		out[i].Left++
+	}
+	return out
+}
+
+// BoardRow is a row of the final's standings with its team's name: Name
+// is the name its bot played under.
+type BoardRow struct {
+	tournament.Row
+	Team string `json:"team"`
+	// ByLot: this place and the one it was told apart from were drawn at
+	// random (seeded), their points and every other tie-break equal.
+	ByLot bool `json:"byLot,omitempty"`
+}
+
+// boardRows are rows with their teams' names.
+func boardRows(rows []tournament.Row, names TeamNames) []BoardRow {
+	out := make([]BoardRow, 0, len(rows))
+	for _, r := range rows {
+		team := names.ByBot[r.Name]
+		if team == "" {
+			team = r.Name
+		}
+		out = append(out, BoardRow{Row: r, Team: team, ByLot: r.DecidedBy == tournament.RandomDraw})
+	}
+	// A draw separates a row from the next: both places were drawn.
+	for i := 1; i < len(out); i++ {
+		if out[i-1].DecidedBy == tournament.RandomDraw {
+			out[i].ByLot = true
+		}
+	}
+	return out
+}
+
+// FinalBoards is the final's scoreboard as anyone and as the organizer see
+// it, both from one load of DIR/final (nil, nil before the final started).
+// The organizer sees it live; anyone else, while the scoreboard is frozen,
+// sees it computed from the games that had finished by the freeze. The two
+// may share their standings and counts: neither is to be changed.
+func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err error) {
+	state, err := tournament.Load(ctx, filepath.Join(s.Dir, FinalDir))
+	if errors.Is(err, tournament.ErrNotStarted) {
+		// Begun, its first game not yet under way: the run, and nothing
+		// played.
+		run, ok, err := s.FinalRun(ctx)
+		if err != nil || !ok {
+			return nil, nil, err
+		}
+		b := Board{Standings: []BoardRow{}, Games: map[string]int{}, Run: run, TieBreaks: []string{}}
+		org := b
+		return &b, &org, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := s.Names(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil),
+		Bracket: state.BracketSVG(), TieBreaks: state.Config.TieBreaks, Upcoming: upcoming(state, names)}
+	live.Stage, live.Cut = stage(state.Config, state.Games, nil)
+	if live.Run, _, err = s.FinalRun(ctx); err != nil {
+		return nil, nil, err
+	}
+	at, frozen, err := s.Frozen(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	org := live
+	if !frozen {
+		return &live, &org, nil
+	}
+	org.FreezesAt = at
+	if time.Now().Before(at) {
+		return &live, &org, nil
+	}
+	finished, err := s.finalFinished(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	shown := 0
+	fb := live
+	byFreeze := func(r tournament.Record) bool {
+		fin, ok := finished[filepath.Join(FinalDir, r.Dir)]
+		return ok && !fin.After(at)
+	}
+	fb.Standings = boardRows(state.StandingsOf(func(r tournament.Record) bool {
+		if byFreeze(r) {
+			shown++
+			return true
+		}
+		return false
+	}), names)
+	fb.Rounds = boardRounds(state, names, byFreeze)
+	fb.Bracket = state.BracketSVGOf(byFreeze)
+	fb.Stage, fb.Upcoming = "", nil
+	fb.Stage, fb.Cut = stage(state.Config, state.Games, byFreeze)
+	fb.FrozenAt = at
+	fb.Games = map[string]int{"total": state.Summary.Total, "done": shown}
+	// Nothing after the freeze shows: not whether the final ended, or
+	// failed, or how many games the host could not play.
+	fb.Run = FinalRun{Shape: live.Run.Shape, Concurrency: live.Run.Concurrency, Started: live.Run.Started}
+	if fb.Run.Started.After(at) {
+		fb.Run.Started = time.Time{}
+	}
+	return &fb, &org, nil
+}
