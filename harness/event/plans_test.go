@@ -305,8 +305,10 @@ func TestTeamGamesFollowEveryChange(t *testing.T) {
 	}
 	check(s, "a validation forgotten")
 
-	// An event from before the counts: its games are counted on opening.
-	execAll(t, s.w, `DROP TRIGGER team_games_added`, `DROP TRIGGER team_games_removed`, `DROP TRIGGER team_games_rated`, `DROP TABLE team_games`)
+	// An event from before the counts (and before migrations were
+	// numbered): its games are counted on opening.
+	execAll(t, s.w, `DROP TRIGGER team_games_added`, `DROP TRIGGER team_games_removed`, `DROP TRIGGER team_games_rated`, `DROP TABLE team_games`,
+		`PRAGMA user_version = 0`)
 	insert(FinalGame, 2, 1, 20, 10)
 	check(reopen(t, s.Dir), "reopened")
 }
@@ -441,9 +443,9 @@ func TestARatingHistoryOfManyPairsIsThinnedEvenly(t *testing.T) {
 	}
 	check(s, "numbered as added")
 	// The same event as one kept before: its points unnumbered, the
-	// columns, their index and trigger gone; and its first opening stopped
-	// halfway, at the numbering (as by a kill).
-	execAll(t, s.w, `DROP TRIGGER rating_history_numbered`, `DROP INDEX rating_history_stride`,
+	// columns, their index and trigger gone, no migration numbered; and
+	// its first opening stopped halfway, at the numbering (as by a kill).
+	execAll(t, s.w, `PRAGMA user_version = 0`, `DROP TRIGGER rating_history_numbered`, `DROP INDEX rating_history_stride`,
 		`ALTER TABLE rating_history DROP COLUMN n`, `ALTER TABLE rating_history DROP COLUMN stride`,
 		`CREATE TRIGGER stop_halfway BEFORE UPDATE ON rating_history BEGIN SELECT RAISE(ABORT, 'stopped halfway'); END`)
 	s.Close()
@@ -457,6 +459,10 @@ func TestARatingHistoryOfManyPairsIsThinnedEvenly(t *testing.T) {
 	var added int
 	if err := raw.QueryRow(`SELECT count(*) FROM pragma_table_info('rating_history') WHERE name IN ('n', 'stride')`).Scan(&added); err != nil || added != 0 {
 		t.Errorf("an opening stopped halfway left %d of its columns added (%v): the next would not number the points", added, err)
+	}
+	var version int
+	if err := raw.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 0 {
+		t.Errorf("an opening stopped halfway left the database at version %d (%v), want 0", version, err)
 	}
 	execAll(t, raw, `DROP TRIGGER stop_halfway`)
 	raw.Close()

@@ -112,7 +112,8 @@ func TestARatingPlotIsKeptAsEachPairIsRecorded(t *testing.T) {
 		}
 	}
 
-	// An event from before plots were kept keeps them when opened.
-	execAll(t, st.w, `DROP TABLE rating_plots`)
+	// An event from before plots were kept (and before migrations were
+	// numbered) keeps them when opened.
+	execAll(t, st.w, `DROP TABLE rating_plots`, `PRAGMA user_version = 0`)
 	check(reopen(t, st.Dir), "opened again", a.ID, b.ID)
 }

@@ -192,7 +192,7 @@ func TestAnOlderDisputesRerunIsKept(t *testing.T) {
 		`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
 		`INSERT INTO disputes (id, game_id, team_id, message, filed, rerun_ply, rerun) VALUES (1, 1, 1, 'why', '2026-11-20T10:00:00Z', 7, 'ran again: 3 of 3 reproduce')`,
 		`INSERT INTO disputes (id, game_id, team_id, message, filed) VALUES (2, 1, 1, 'and this', '2026-11-20T11:00:00Z')`,
-		`DELETE FROM dispute_reruns`)
+		`DELETE FROM dispute_reruns`, `PRAGMA user_version = 0`)
 	for range 2 {
 		again := reopen(t, st.Dir)
 		d, err := again.Dispute(context.Background(), 1)
