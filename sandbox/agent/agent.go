@@ -78,11 +78,39 @@ type Hello struct {
 	Err        string // set when the agent cannot serve
 }
 
+// Op is what a Request asks of the agent. On the wire it is its name, a
+// string.
+type Op string
+
+// The agent's operations.
+const (
+	// OpHello asks for the agent's Hello, where it says hello only once
+	// asked (Config.HelloWhenAsked).
+	OpHello Op = "hello"
+	// OpInstall places the bot's program (or a part of it) in the bot
+	// directory.
+	OpInstall Op = "install"
+	// OpTurn runs one turn.
+	OpTurn Op = "turn"
+	// OpRead reads a file of the game directory.
+	OpRead Op = "read"
+	// OpStart starts a session bot.
+	OpStart Op = "start"
+	// OpSend sends lines to the session bot.
+	OpSend Op = "send"
+	// OpAsk asks the session bot a question.
+	OpAsk Op = "ask"
+	// OpStop stops the session bot.
+	OpStop Op = "stop"
+	// OpReset returns the container to the state it started in, and proves it.
+	OpReset Op = "reset"
+	// OpBye ends the conversation.
+	OpBye Op = "bye"
+)
+
 // Request is one message to the agent.
 type Request struct {
-	// Op is "install", "turn", "read", "start", "send", "ask", "stop",
-	// "reset" or "bye".
-	Op   string
+	Op   Op
 	Turn sandbox.Turn
 	// Exec is the executable's name inside the bot directory.
 	Exec string
@@ -194,7 +222,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 		if err := dec.Decode(&req); err != nil {
 			return fmt.Errorf("waiting to be asked for a hello: %w", err)
 		}
-		if req.Op != "hello" {
+		if req.Op != OpHello {
 			return fmt.Errorf("asked %q before hello", req.Op)
 		}
 	}
@@ -219,7 +247,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 			}
 			return err
 		}
-		if req.Op == "bye" {
+		if req.Op == OpBye {
 			return send(Reply{})
 		}
 		if err := send(sv.handle(req)); err != nil {
@@ -249,22 +277,22 @@ type server struct {
 
 // handle answers one request other than "bye".
 func (sv *server) handle(req Request) Reply {
-	if sv.installing != nil && req.Op != "install" {
+	if sv.installing != nil && req.Op != OpInstall {
 		return Reply{Err: fmt.Sprintf("%q while the program is being installed: its last part must come first", req.Op)}
 	}
 	switch req.Op {
-	case "install":
+	case OpInstall:
 		return Reply{Err: errString(sv.install(req))}
-	case "turn":
+	case OpTurn:
 		return sv.turn(req)
-	case "read":
+	case OpRead:
 		data, err := proc.ReadFile(sv.cfg.Game, req.Name, req.Max)
 		return Reply{Data: data, Err: errString(err)}
-	case "start":
+	case OpStart:
 		return sv.start(req)
-	case "send", "ask", "stop":
+	case OpSend, OpAsk, OpStop:
 		return sv.sessionOp(req)
-	case "reset":
+	case OpReset:
 		return sv.reset()
 	}
 	return Reply{Err: fmt.Sprintf("unknown op %q", req.Op)}
@@ -341,11 +369,11 @@ func (sv *server) sessionOp(req Request) Reply {
 	}
 	var rep Reply
 	switch req.Op {
-	case "send":
+	case OpSend:
 		for _, l := range req.Lines {
 			sv.session.Send(l)
 		}
-	case "ask":
+	case OpAsk:
 		for _, l := range req.Lines {
 			sv.session.Send(l)
 		}
@@ -357,7 +385,7 @@ func (sv *server) sessionOp(req Request) Reply {
 			sv.markUnclean(err)
 			rep.Err = err.Error()
 		}
-	case "stop":
+	case OpStop:
 		report, err := sv.stopSession()
 		rep.Report, rep.Err = report, errString(err)
 	}
