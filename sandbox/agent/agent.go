@@ -269,10 +269,10 @@ type server struct {
 	started bool
 	// installing is the install under way, sent in parts; nil when none.
 	installing *installing
-	// unclean is why the container may still hold what a bot left there (a
-	// turn or session that failed, a wipe that failed): until a reset proves it
-	// clean, no bot runs.
-	unclean error
+	// unclean is whether the container may still hold what a bot left there
+	// (a turn or session that failed, a wipe that failed): until a reset
+	// proves it clean, no bot runs.
+	unclean proc.Unclean
 }
 
 // handle answers one request other than "bye".
@@ -306,32 +306,16 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// refuseUnclean says why no bot may run now, if that is so.
-func (sv *server) refuseUnclean() error {
-	if sv.unclean == nil {
-		return nil
-	}
-	return fmt.Errorf("no bot may run until a reset succeeds: the container may still hold what an earlier bot left (%v)", sv.unclean)
-}
-
-// markUnclean remembers the first failure after which the container may hold
-// what a bot left.
-func (sv *server) markUnclean(err error) {
-	if sv.unclean == nil {
-		sv.unclean = err
-	}
-}
-
 // turn runs one turn. A turn that failed leaves the container unclean: its
 // scratch directories may not have been wiped.
 func (sv *server) turn(req Request) Reply {
-	if err := sv.refuseUnclean(); err != nil {
+	if err := sv.unclean.Refuse("container"); err != nil {
 		return Reply{Err: err.Error()}
 	}
 	sv.started = true
 	report, err := runTurn(sv.cfg, req, sv.oomFile, sv.hashes, sv.meter)
 	if err != nil {
-		sv.markUnclean(err)
+		sv.unclean.Mark(err)
 	}
 	return Reply{Report: report, Err: errString(err)}
 }
@@ -342,7 +326,7 @@ func (sv *server) start(req Request) Reply {
 	if sv.session != nil {
 		return Reply{Err: "a session is already running"}
 	}
-	if err := sv.refuseUnclean(); err != nil {
+	if err := sv.unclean.Refuse("container"); err != nil {
 		return Reply{Err: err.Error()}
 	}
 	args := botArgs(sv.cfg, req.Exec, req.Args)
@@ -355,7 +339,7 @@ func (sv *server) start(req Request) Reply {
 	case errors.As(err, &ee):
 		return Reply{Report: sandbox.Report{StartError: ee.Error(), ExitCode: -1}}
 	case err != nil:
-		sv.markUnclean(err)
+		sv.unclean.Mark(err)
 		return Reply{Err: "start session: " + err.Error()}
 	}
 	sv.session = s
@@ -382,7 +366,7 @@ func (sv *server) sessionOp(req Request) Reply {
 		rep.Exchange = ex
 		rep.Report.OOMKilled = sv.oomFile != "" && readOOMCount(sv.oomFile) > before
 		if err != nil {
-			sv.markUnclean(err)
+			sv.unclean.Mark(err)
 			rep.Err = err.Error()
 		}
 	case OpStop:
@@ -399,7 +383,7 @@ func (sv *server) stopSession() (sandbox.Report, error) {
 	sv.session = nil
 	if err = errors.Join(err, proc.WipeScratch(sv.cfg.Scratch)); err != nil {
 		err = fmt.Errorf("stop session: %w", err)
-		sv.markUnclean(err)
+		sv.unclean.Mark(err)
 	}
 	return report, err
 }
@@ -419,7 +403,7 @@ func (sv *server) reset() Reply {
 	if err = errors.Join(stopErr, err); err != nil {
 		return Reply{Report: sandbox.Report{Survivors: killed}, Err: err.Error()}
 	}
-	sv.unclean = nil
+	sv.unclean.Clear()
 	return Reply{Report: sandbox.Report{Survivors: killed}}
 }
 
