@@ -19,7 +19,8 @@
 //     Reset has wiped the box and found it empty;
 //   - charge its own failure to the bot: only a bot that cannot be executed is a
 //     Report.StartError or a *sandbox.StartFailure; anything else is a fault;
-//   - claim an isolation it does not have: Describe says "isolation": "none".
+//   - claim an isolation it does not have: Describe says "isolation": "none",
+//     and its Capabilities are not Isolated.
 package local
 
 import (
@@ -54,6 +55,13 @@ func New() *Backend { return &Backend{} }
 
 // Name implements sandbox.Backend.
 func (b *Backend) Name() string { return "local" }
+
+// Capabilities implements sandbox.Backend: not isolated (plain processes on
+// this host), reusable (Reset wipes the box and finds it empty), and memory
+// is not enforced, so no out-of-memory kill takes the box.
+func (b *Backend) Capabilities() sandbox.Capabilities {
+	return sandbox.Capabilities{Reusable: true}
+}
 
 // Describe implements sandbox.Backend.
 func (b *Backend) Describe(context.Context) (map[string]string, error) {
