@@ -22,6 +22,9 @@ import (
 // whose reset fails, that ever failed, that is returned after the pool was
 // closed, or whose Close context is done, is destroyed instead.
 //
+// A Box of a backend whose Capabilities are not Reusable serves one match:
+// the pool destroys it when it is closed, and opens a new one for the next.
+//
 // A reused Box keeps the labels of the match that created it. Pool is safe for
 // concurrent use; each Box it hands out is, like any Box, for one user at a
 // time. Close removes every idle Box.
@@ -95,18 +98,21 @@ func (p *Pool) Open(ctx context.Context, s Spec) (Box, error) {
 		p.stats.Reused++
 		p.mu.Unlock()
 		p.log().Debug("sandbox pool: reusing an idle box", "bot", s.Program.Name, "box", boxID(b))
-		return &pooled{Box: b, pool: p, key: key, name: s.Program.Name}, nil
+		return &pooled{Box: b, pool: p, key: key, name: s.Program.Name, reusable: true}, nil
 	}
 	p.mu.Unlock()
 	b, err := p.Backend.Open(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	// Read once the box is open: a backend that had to ask its engine what
+	// it runs (docker's runtime) knows by now.
+	reusable := p.Backend.Capabilities().Reusable
 	p.mu.Lock()
 	p.stats.Opened++
 	p.mu.Unlock()
 	p.log().Debug("sandbox pool: opened a new box", "bot", s.Program.Name, "box", boxID(b))
-	return &pooled{Box: b, pool: p, key: key, name: s.Program.Name}, nil
+	return &pooled{Box: b, pool: p, key: key, name: s.Program.Name, reusable: reusable}, nil
 }
 
 // Close removes every idle Box. Boxes in use are destroyed when they are
@@ -143,6 +149,9 @@ type pooled struct {
 	name   string
 	broken bool
 	done   bool
+	// reusable: the backend's Capabilities, when the Box was opened, let it
+	// serve another match once reset.
+	reusable bool
 	// gen counts resets, so that a session of an earlier game cannot reach the
 	// Box once it was reset.
 	gen int
@@ -201,8 +210,8 @@ func (b *pooled) Close(ctx context.Context) error {
 	switch {
 	case b.broken:
 		why = "it failed"
-	case !Reusable(b.Box):
-		why = "its reset could not be proven clean"
+	case !b.reusable:
+		why = "the backend's boxes are not reusable"
 	case closed:
 		why = "the pool is closed"
 	case ctx.Err() != nil:
@@ -300,13 +309,4 @@ func (s *pooledSession) Stop(ctx context.Context) (Report, error) {
 		s.box.broken = true
 	}
 	return rep, err
-}
-
-// Reusable says whether a box may serve another game once reset: true
-// unless the box says otherwise with a Reusable() bool method (a runtime
-// under which a reset cannot prove the box as clean as a new one). The pool
-// destroys a box that is not reusable after its game.
-func Reusable(b Box) bool {
-	r, ok := b.(interface{ Reusable() bool })
-	return !ok || r.Reusable()
 }

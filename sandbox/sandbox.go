@@ -253,6 +253,35 @@ type Backend interface {
 	Open(ctx context.Context, spec Spec) (Box, error)
 	// Describe returns facts about the backend for transcripts (image, versions).
 	Describe(ctx context.Context) (map[string]string, error)
+	// Capabilities says what the backend's boxes can be held to and how
+	// they may be used. A backend that cannot tell yet (it has not asked its
+	// engine) claims the least it may turn out to have.
+	Capabilities() Capabilities
+}
+
+// Capabilities are what a Backend declares about its boxes. Nothing else
+// says it: the Pool reads Reusable, and the conformance suite
+// (sandbox/sandboxtest) holds every backend to what it declares. A backend
+// must never declare more than it has.
+type Capabilities struct {
+	// Isolated: bots cannot reach the host or each other. Memory is
+	// enforced, writes outside the game and scratch directories fail, every
+	// process of the bot dies after its turn, the box has IPC and a /dev/shm
+	// of its own, the network and the engine's or cluster's credentials are
+	// out of reach, and a bot that kills everything it sees kills only
+	// itself. Docker and Kubernetes are; local (plain processes) is not.
+	Isolated bool
+	// Reusable: a box may be reset (Box.Reset, which proves it as clean as a
+	// new one) and handed out again for another game; otherwise the Pool
+	// destroys each box after its game. Docker under runc and local are;
+	// Docker under gVisor is not (a reset cannot see the bot's IPC objects
+	// there), nor is Kubernetes (one Pod a game).
+	Reusable bool
+	// OOMTakesTheBox: an out-of-memory kill may take the whole box, not only
+	// the bot (under gVisor the host's OOM killer picks gVisor's kernel,
+	// which holds the bot's memory). Every later turn of that box is then
+	// reported out of memory too, never as a fault of the sandbox.
+	OOMTakesTheBox bool
 }
 
 // ErrBoxClosed is returned by a Box used after Close or after its runtime died.

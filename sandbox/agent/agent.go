@@ -78,11 +78,39 @@ type Hello struct {
 	Err        string // set when the agent cannot serve
 }
 
+// Op is what a Request asks of the agent. On the wire it is its name, a
+// string.
+type Op string
+
+// The agent's operations.
+const (
+	// OpHello asks for the agent's Hello, where it says hello only once
+	// asked (Config.HelloWhenAsked).
+	OpHello Op = "hello"
+	// OpInstall places the bot's program (or a part of it) in the bot
+	// directory.
+	OpInstall Op = "install"
+	// OpTurn runs one turn.
+	OpTurn Op = "turn"
+	// OpRead reads a file of the game directory.
+	OpRead Op = "read"
+	// OpStart starts a session bot.
+	OpStart Op = "start"
+	// OpSend sends lines to the session bot.
+	OpSend Op = "send"
+	// OpAsk asks the session bot a question.
+	OpAsk Op = "ask"
+	// OpStop stops the session bot.
+	OpStop Op = "stop"
+	// OpReset returns the container to the state it started in, and proves it.
+	OpReset Op = "reset"
+	// OpBye ends the conversation.
+	OpBye Op = "bye"
+)
+
 // Request is one message to the agent.
 type Request struct {
-	// Op is "install", "turn", "read", "start", "send", "ask", "stop",
-	// "reset" or "bye".
-	Op   string
+	Op   Op
 	Turn sandbox.Turn
 	// Exec is the executable's name inside the bot directory.
 	Exec string
@@ -194,7 +222,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 		if err := dec.Decode(&req); err != nil {
 			return fmt.Errorf("waiting to be asked for a hello: %w", err)
 		}
-		if req.Op != "hello" {
+		if req.Op != OpHello {
 			return fmt.Errorf("asked %q before hello", req.Op)
 		}
 	}
@@ -219,7 +247,7 @@ func Serve(r io.Reader, w io.Writer, cfg Config) (err error) {
 			}
 			return err
 		}
-		if req.Op == "bye" {
+		if req.Op == OpBye {
 			return send(Reply{})
 		}
 		if err := send(sv.handle(req)); err != nil {
@@ -241,30 +269,30 @@ type server struct {
 	started bool
 	// installing is the install under way, sent in parts; nil when none.
 	installing *installing
-	// unclean is why the container may still hold what a bot left there (a
-	// turn or session that failed, a wipe that failed): until a reset proves it
-	// clean, no bot runs.
-	unclean error
+	// unclean is whether the container may still hold what a bot left there
+	// (a turn or session that failed, a wipe that failed): until a reset
+	// proves it clean, no bot runs.
+	unclean proc.Unclean
 }
 
 // handle answers one request other than "bye".
 func (sv *server) handle(req Request) Reply {
-	if sv.installing != nil && req.Op != "install" {
+	if sv.installing != nil && req.Op != OpInstall {
 		return Reply{Err: fmt.Sprintf("%q while the program is being installed: its last part must come first", req.Op)}
 	}
 	switch req.Op {
-	case "install":
+	case OpInstall:
 		return Reply{Err: errString(sv.install(req))}
-	case "turn":
+	case OpTurn:
 		return sv.turn(req)
-	case "read":
+	case OpRead:
 		data, err := proc.ReadFile(sv.cfg.Game, req.Name, req.Max)
 		return Reply{Data: data, Err: errString(err)}
-	case "start":
+	case OpStart:
 		return sv.start(req)
-	case "send", "ask", "stop":
+	case OpSend, OpAsk, OpStop:
 		return sv.sessionOp(req)
-	case "reset":
+	case OpReset:
 		return sv.reset()
 	}
 	return Reply{Err: fmt.Sprintf("unknown op %q", req.Op)}
@@ -278,32 +306,16 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// refuseUnclean says why no bot may run now, if that is so.
-func (sv *server) refuseUnclean() error {
-	if sv.unclean == nil {
-		return nil
-	}
-	return fmt.Errorf("no bot may run until a reset succeeds: the container may still hold what an earlier bot left (%v)", sv.unclean)
-}
-
-// markUnclean remembers the first failure after which the container may hold
-// what a bot left.
-func (sv *server) markUnclean(err error) {
-	if sv.unclean == nil {
-		sv.unclean = err
-	}
-}
-
 // turn runs one turn. A turn that failed leaves the container unclean: its
 // scratch directories may not have been wiped.
 func (sv *server) turn(req Request) Reply {
-	if err := sv.refuseUnclean(); err != nil {
+	if err := sv.unclean.Refuse("container"); err != nil {
 		return Reply{Err: err.Error()}
 	}
 	sv.started = true
 	report, err := runTurn(sv.cfg, req, sv.oomFile, sv.hashes, sv.meter)
 	if err != nil {
-		sv.markUnclean(err)
+		sv.unclean.Mark(err)
 	}
 	return Reply{Report: report, Err: errString(err)}
 }
@@ -314,7 +326,7 @@ func (sv *server) start(req Request) Reply {
 	if sv.session != nil {
 		return Reply{Err: "a session is already running"}
 	}
-	if err := sv.refuseUnclean(); err != nil {
+	if err := sv.unclean.Refuse("container"); err != nil {
 		return Reply{Err: err.Error()}
 	}
 	args := botArgs(sv.cfg, req.Exec, req.Args)
@@ -327,7 +339,7 @@ func (sv *server) start(req Request) Reply {
 	case errors.As(err, &ee):
 		return Reply{Report: sandbox.Report{StartError: ee.Error(), ExitCode: -1}}
 	case err != nil:
-		sv.markUnclean(err)
+		sv.unclean.Mark(err)
 		return Reply{Err: "start session: " + err.Error()}
 	}
 	sv.session = s
@@ -341,11 +353,11 @@ func (sv *server) sessionOp(req Request) Reply {
 	}
 	var rep Reply
 	switch req.Op {
-	case "send":
+	case OpSend:
 		for _, l := range req.Lines {
 			sv.session.Send(l)
 		}
-	case "ask":
+	case OpAsk:
 		for _, l := range req.Lines {
 			sv.session.Send(l)
 		}
@@ -354,10 +366,10 @@ func (sv *server) sessionOp(req Request) Reply {
 		rep.Exchange = ex
 		rep.Report.OOMKilled = sv.oomFile != "" && readOOMCount(sv.oomFile) > before
 		if err != nil {
-			sv.markUnclean(err)
+			sv.unclean.Mark(err)
 			rep.Err = err.Error()
 		}
-	case "stop":
+	case OpStop:
 		report, err := sv.stopSession()
 		rep.Report, rep.Err = report, errString(err)
 	}
@@ -371,7 +383,7 @@ func (sv *server) stopSession() (sandbox.Report, error) {
 	sv.session = nil
 	if err = errors.Join(err, proc.WipeScratch(sv.cfg.Scratch)); err != nil {
 		err = fmt.Errorf("stop session: %w", err)
-		sv.markUnclean(err)
+		sv.unclean.Mark(err)
 	}
 	return report, err
 }
@@ -391,7 +403,7 @@ func (sv *server) reset() Reply {
 	if err = errors.Join(stopErr, err); err != nil {
 		return Reply{Report: sandbox.Report{Survivors: killed}, Err: err.Error()}
 	}
-	sv.unclean = nil
+	sv.unclean.Clear()
 	return Reply{Report: sandbox.Report{Survivors: killed}}
 }
 

@@ -147,7 +147,7 @@ func serve(t *testing.T, cfg Config) *client {
 		t.Fatalf("hello: %+v, error %v", h, err)
 	}
 	t.Cleanup(func() {
-		c.call(t, Request{Op: "bye"})
+		c.call(t, Request{Op: OpBye})
 		reqW.Close()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
@@ -170,7 +170,7 @@ func (c *client) call(t *testing.T, req Request) Reply {
 }
 
 // turn is one turn of the test bot.
-var turn = Request{Op: "turn", Exec: "bot", Timeout: 5 * time.Second, Tail: 1024,
+var turn = Request{Op: OpTurn, Exec: "bot", Timeout: 5 * time.Second, Tail: 1024,
 	Turn: sandbox.Turn{Remove: []string{"move.json"}, Collect: "move.json", CollectMax: 64}}
 
 // wantErr fails the test unless rep.Err says every one of want.
@@ -198,12 +198,12 @@ func TestAFailedTurnWipeKeepsBotsOutUntilAReset(t *testing.T) {
 	restore := b.breakScratch(t)
 	wantErr(t, "the turn whose wipe failed", c.call(t, turn), "wipe "+b.scratch)
 	wantErr(t, "the next turn", c.call(t, turn), "no bot may run until a reset succeeds", "wipe "+b.scratch)
-	wantErr(t, "a session", c.call(t, Request{Op: "start", Exec: "bot", Args: []string{"session"}}), "no bot may run")
-	wantErr(t, "a reset that cannot wipe", c.call(t, Request{Op: "reset"}), "wipe "+b.scratch)
+	wantErr(t, "a session", c.call(t, Request{Op: OpStart, Exec: "bot", Args: []string{"session"}}), "no bot may run")
+	wantErr(t, "a reset that cannot wipe", c.call(t, Request{Op: OpReset}), "wipe "+b.scratch)
 	wantErr(t, "a turn after the failed reset", c.call(t, turn), "no bot may run")
 
 	restore()
-	if rep := c.call(t, Request{Op: "reset"}); rep.Err != "" {
+	if rep := c.call(t, Request{Op: OpReset}); rep.Err != "" {
 		t.Fatalf("reset: %s", rep.Err)
 	}
 	if rep := c.call(t, turn); rep.Err != "" || string(rep.Report.Answer.Data) != "ok\n" {
@@ -217,19 +217,19 @@ func TestAFailedSessionWipeIsReportedAndKeepsBotsOut(t *testing.T) {
 	}
 	b := newTestbox(t)
 	c := serve(t, b.cfg)
-	if rep := c.call(t, Request{Op: "start", Exec: "bot", Args: []string{"session"}, Tail: 1024}); rep.Err != "" || rep.Report.StartError != "" {
+	if rep := c.call(t, Request{Op: OpStart, Exec: "bot", Args: []string{"session"}, Tail: 1024}); rep.Err != "" || rep.Report.StartError != "" {
 		t.Fatalf("start: %+v", rep)
 	}
-	if rep := c.call(t, Request{Op: "ask", Line: "hi", Timeout: 5 * time.Second}); rep.Err != "" || rep.Exchange.Line != "got hi" {
+	if rep := c.call(t, Request{Op: OpAsk, Line: "hi", Timeout: 5 * time.Second}); rep.Err != "" || rep.Exchange.Line != "got hi" {
 		t.Fatalf("ask: %+v", rep)
 	}
 	b.breakScratch(t)
-	rep := c.call(t, Request{Op: "stop"})
+	rep := c.call(t, Request{Op: OpStop})
 	wantErr(t, "stop", rep, "stop session", "wipe "+b.scratch)
 	if rep.Report.ExitCode != -1 {
 		t.Errorf("stop: exit %d, want -1 (stopped by us): the report is lost with the error", rep.Report.ExitCode)
 	}
-	wantErr(t, "a session after the failed wipe", c.call(t, Request{Op: "start", Exec: "bot", Args: []string{"session"}}), "no bot may run")
+	wantErr(t, "a session after the failed wipe", c.call(t, Request{Op: OpStart, Exec: "bot", Args: []string{"session"}}), "no bot may run")
 	wantErr(t, "a turn after the failed wipe", c.call(t, turn), "no bot may run")
 }
 
@@ -238,7 +238,7 @@ func TestABotThatCannotBeExecutedIsItsOwnFault(t *testing.T) {
 		return
 	}
 	c := serve(t, newTestbox(t).cfg)
-	rep := c.call(t, Request{Op: "start", Exec: "missing"})
+	rep := c.call(t, Request{Op: OpStart, Exec: "missing"})
 	if rep.Err != "" || !strings.Contains(rep.Report.StartError, "not found") {
 		t.Fatalf("start: got error %q, StartError %q; want only a StartError", rep.Err, rep.Report.StartError)
 	}
@@ -273,7 +273,7 @@ func TestInstallPutsTheProgramInAnEmptyBotDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	limits := []proc.Rlimit{{Resource: syscall.RLIMIT_NOFILE, Value: 37}, {Resource: 6 /* RLIMIT_NPROC */, Value: 77}}
-	if rep := c.call(t, Request{Op: "install", Program: tarred, Rlimits: limits, BotID: 123456}); rep.Err != "" {
+	if rep := c.call(t, Request{Op: OpInstall, Program: tarred, Rlimits: limits, BotID: 123456}); rep.Err != "" {
 		t.Fatalf("install: %s", rep.Err)
 	}
 	for name, want := range map[string]os.FileMode{"": 0o755 | os.ModeDir, "bot": 0o555, "lib": 0o755 | os.ModeDir, "lib/data.txt": 0o444} {
@@ -285,14 +285,14 @@ func TestInstallPutsTheProgramInAnEmptyBotDirectory(t *testing.T) {
 			t.Errorf("%q: mode %v uid %d, want %v owned by root", name, fi.Mode(), st.Uid, want)
 		}
 	}
-	wantErr(t, "a second install", c.call(t, Request{Op: "install", Program: tarred}), "install")
+	wantErr(t, "a second install", c.call(t, Request{Op: OpInstall, Program: tarred}), "install")
 	if rep := c.call(t, turn); rep.Err != "" || string(rep.Report.Answer.Data) != "37 77 123456 123456\n" {
 		t.Fatalf("a turn: answer %q, error %q, want the limits and the user sent", rep.Report.Answer.Data, rep.Err)
 	}
 	if fi, err := os.Stat(b.cfg.Game); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 123456 {
 		t.Errorf("the game directory is not the bot's: %v", err)
 	}
-	wantErr(t, "an install after a turn", c.call(t, Request{Op: "install", Program: tarred}), "already ran")
+	wantErr(t, "an install after a turn", c.call(t, Request{Op: OpInstall, Program: tarred}), "already ran")
 }
 
 // A program larger than a part is sent in parts and unpacked as they come:
@@ -319,7 +319,7 @@ func TestAProgramSentInPartsIsUnpackedAsItComes(t *testing.T) {
 	parts := 0
 	for rest := tarred; len(rest) > 0; parts++ {
 		n := min(len(rest), InstallPart)
-		if rep := c.call(t, Request{Op: "install", Program: rest[:n], More: n < len(rest)}); rep.Err != "" {
+		if rep := c.call(t, Request{Op: OpInstall, Program: rest[:n], More: n < len(rest)}); rep.Err != "" {
 			t.Fatalf("install, part %d: %s", parts+1, rep.Err)
 		}
 		rest = rest[n:]
@@ -345,7 +345,7 @@ func TestAProgramSentInPartsIsUnpackedAsItComes(t *testing.T) {
 	}
 	c2 := serve(t, b2.cfg)
 	junk := bytes.Repeat([]byte("not a tar "), InstallPart/10)
-	wantErr(t, "a part that is no tar", c2.call(t, Request{Op: "install", Program: junk, More: true}), "install")
+	wantErr(t, "a part that is no tar", c2.call(t, Request{Op: OpInstall, Program: junk, More: true}), "install")
 	if rep := c2.call(t, turn); strings.Contains(rep.Err, "being installed") {
 		t.Errorf("a failed install is still under way: %s", rep.Err)
 	}
@@ -394,7 +394,7 @@ func TestTheClientSendsAProgramInParts(t *testing.T) {
 	var sent []byte
 	for i, req := range got {
 		last := i == len(got)-1
-		if req.Op != "install" || len(req.Program) > InstallPart || req.More == last || (req.BotID != 0) != last || (len(req.Rlimits) != 0) != last {
+		if req.Op != OpInstall || len(req.Program) > InstallPart || req.More == last || (req.BotID != 0) != last || (len(req.Rlimits) != 0) != last {
 			t.Errorf("request %d of %d: %s of %d bytes, more %v, user %d, limits %v", i+1, len(got), req.Op, len(req.Program), req.More, req.BotID, req.Rlimits)
 		}
 		sent = append(sent, req.Program...)

@@ -129,7 +129,7 @@ func (c *Client) log() *slog.Logger {
 // agent waits to be asked for it (Config.HelloWhenAsked).
 func (c *Client) AwaitHello(ctx context.Context, timeout time.Duration, ask bool) error {
 	if ask {
-		if err := c.enc.Encode(Request{Op: "hello"}); err != nil {
+		if err := c.enc.Encode(Request{Op: OpHello}); err != nil {
 			return fmt.Errorf("ask the agent for its hello: %w", err)
 		}
 		if err := c.w.Flush(); err != nil {
@@ -171,7 +171,7 @@ func (c *Client) Hello() Hello { return c.greeting }
 func (c *Client) Install(ctx context.Context, program []byte, rlimits []proc.Rlimit, botID int) error {
 	for {
 		n := min(len(program), InstallPart)
-		req := Request{Op: "install", Program: program[:n], More: n < len(program)}
+		req := Request{Op: OpInstall, Program: program[:n], More: n < len(program)}
 		if !req.More {
 			req.Rlimits, req.BotID = rlimits, botID
 		}
@@ -247,7 +247,7 @@ func (c *Client) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error
 	}
 	start := time.Now()
 	kills := c.Host.OOMKills()
-	rep, err := c.call(ctx, Request{Op: "turn", Turn: t, Exec: c.Exec, Timeout: timeout, Tail: c.Limits.OutputTail}, sandbox.WallCap(timeout)+Grace(timeout))
+	rep, err := c.call(ctx, Request{Op: OpTurn, Turn: t, Exec: c.Exec, Timeout: timeout, Tail: c.Limits.OutputTail}, sandbox.WallCap(timeout)+Grace(timeout))
 	if err == nil {
 		c.sawOOM(&rep.Report, kills)
 	}
@@ -288,7 +288,7 @@ const resetWait = 20 * time.Second
 // no IPC object is left and /proc shows no other process.
 func (c *Client) Reset(ctx context.Context) error {
 	start := time.Now()
-	rep, err := c.call(ctx, Request{Op: "reset"}, resetWait)
+	rep, err := c.call(ctx, Request{Op: OpReset}, resetWait)
 	if err != nil {
 		return sandbox.Faultf("reset", err)
 	}
@@ -302,7 +302,7 @@ func (c *Client) Reset(ctx context.Context) error {
 
 // ReadFile implements sandbox.Box.
 func (c *Client) ReadFile(ctx context.Context, name string, max int64) ([]byte, error) {
-	rep, err := c.call(ctx, Request{Op: "read", Name: name, Max: max}, 30*time.Second)
+	rep, err := c.call(ctx, Request{Op: OpRead, Name: name, Max: max}, 30*time.Second)
 	if err != nil {
 		return nil, sandbox.Faultf("read "+name, err)
 	}
@@ -334,7 +334,7 @@ func (c *Client) Close(ctx context.Context) error {
 
 // StartSession implements sandbox.SessionBox.
 func (c *Client) StartSession(ctx context.Context, args []string) (sandbox.Session, error) {
-	rep, err := c.call(ctx, Request{Op: "start", Exec: c.Exec, Args: args, Tail: c.Limits.OutputTail}, 30*time.Second)
+	rep, err := c.call(ctx, Request{Op: OpStart, Exec: c.Exec, Args: args, Tail: c.Limits.OutputTail}, 30*time.Second)
 	if err != nil {
 		return nil, sandbox.Faultf("start session", err)
 	}
@@ -365,7 +365,7 @@ func (s *session) Send(_ context.Context, line string) error {
 func (s *session) Ask(ctx context.Context, line string, timeout time.Duration) (sandbox.Exchange, error) {
 	lines := s.pending
 	s.pending = nil
-	rep, err := s.c.call(ctx, Request{Op: "ask", Lines: lines, Line: line, Timeout: timeout}, sandbox.WallCap(timeout)+Grace(timeout))
+	rep, err := s.c.call(ctx, Request{Op: OpAsk, Lines: lines, Line: line, Timeout: timeout}, sandbox.WallCap(timeout)+Grace(timeout))
 	if errors.Is(err, ErrOOM) {
 		return sandbox.Exchange{Exited: true}, nil
 	}
@@ -386,11 +386,11 @@ func (s *session) Stop(ctx context.Context) (sandbox.Report, error) {
 		// The closing lines reach the bot before it is stopped.
 		lines := s.pending
 		s.pending = nil
-		if _, err := s.c.call(ctx, Request{Op: "send", Lines: lines}, 10*time.Second); err != nil {
+		if _, err := s.c.call(ctx, Request{Op: OpSend, Lines: lines}, 10*time.Second); err != nil {
 			return sandbox.Report{}, sandbox.Faultf("send", err)
 		}
 	}
-	rep, err := s.c.call(ctx, Request{Op: "stop"}, 30*time.Second)
+	rep, err := s.c.call(ctx, Request{Op: OpStop}, 30*time.Second)
 	if errors.Is(err, ErrOOM) {
 		return sandbox.Report{ExitCode: -1, Signal: 9, OOMKilled: true}, nil
 	}

@@ -75,6 +75,22 @@ func (b *Backend) log() *slog.Logger {
 // Name implements sandbox.Backend.
 func (b *Backend) Name() string { return "docker" }
 
+// Capabilities implements sandbox.Backend. Every box is isolated. Under
+// runc a box is reset and reused, and survives its bot's out-of-memory kill.
+// Under gVisor it is neither: gVisor's kernel shows the agent neither the
+// bot's POSIX message queues (it mounts no /dev/mqueue) nor its System V IPC
+// objects (it has no /proc/sysvipc), so a reset could not prove them gone;
+// and the host's OOM killer usually picks gVisor's kernel, which holds the
+// bot's memory, so an out-of-memory kill takes the whole box. Until the
+// engine was asked which runtime boxes run under (Runtime, or the first
+// Open), it claims gVisor's, the least of the two.
+func (b *Backend) Capabilities() sandbox.Capabilities {
+	b.mu.Lock()
+	gvisor := b.rt == nil || b.rt.GVisor
+	b.mu.Unlock()
+	return sandbox.Capabilities{Isolated: true, Reusable: !gvisor, OOMTakesTheBox: gvisor}
+}
+
 // Image is the image reference boxes are started from.
 func (b *Backend) Image() string { return b.image }
 

@@ -40,12 +40,6 @@ type engineBox struct {
 // ID is the container's ID.
 func (bx *box) ID() string { return bx.c.id }
 
-// Reusable says whether the box may serve another game once reset: not
-// under gVisor, whose kernel shows the agent neither the bot's POSIX message
-// queues (it mounts no /dev/mqueue) nor its System V IPC objects (it has no
-// /proc/sysvipc), so a reset could not prove them gone.
-func (bx *box) Reusable() bool { return bx.c.host == nil }
-
 // attach starts the agent's client on the attach stream: stdout carries gob
 // messages, stderr its diagnostics, both multiplexed on one stream.
 func (bx *box) attach(att types.HijackedResponse) {

@@ -15,8 +15,24 @@ import (
 
 func TestConformance(t *testing.T) {
 	cli, image := dockertest.Engine(t)
-	conformance(t, cli, docker.New(cli, image), false)
+	b := docker.New(cli, image)
+	if got, least := b.Capabilities(), gvisorCapabilities; got != least {
+		t.Fatalf("before the engine was asked about its runtime the backend declares %+v, want the least it may have, %+v", got, least)
+	}
+	rt, err := b.Runtime(context.Background())
+	if err != nil || rt.GVisor {
+		t.Fatalf("runtime %+v, %v", rt, err)
+	}
+	conformance(t, cli, b, false)
 }
+
+// What the backend declares under each runtime: a box under runc is reset
+// and reused, and survives its bot's out-of-memory kill; one under gVisor
+// serves one game, and the kill may take it.
+var (
+	runcCapabilities   = sandbox.Capabilities{Isolated: true, Reusable: true}
+	gvisorCapabilities = sandbox.Capabilities{Isolated: true, OOMTakesTheBox: true}
+)
 
 // TestConformanceUnderGVisor runs the whole suite again with every box under
 // gVisor's runsc, on an engine of its own that has it: the same verdicts,
@@ -40,15 +56,20 @@ func TestConformanceUnderGVisor(t *testing.T) {
 	conformance(t, cli, b, true)
 }
 
-// conformance runs the suite on b; gvisor says its boxes run under gVisor.
+// conformance checks what b declares, and runs the suite on b, which holds
+// it to that; gvisor says its boxes run under gVisor.
 func conformance(t *testing.T, cli *client.Client, b *docker.Backend, gvisor bool) {
+	want := runcCapabilities
+	if gvisor {
+		want = gvisorCapabilities
+	}
+	if got := b.Capabilities(); got != want {
+		t.Fatalf("the backend declares %+v, want %+v", got, want)
+	}
 	sandboxtest.Run(t, sandboxtest.Backend{
-		Fresh:          gvisor,
-		OOMTakesTheBox: gvisor,
-		Isolated:       true,
-		Raw:            b,
-		Labels:         func(t *testing.T) map[string]string { return dockertest.Labels(t) },
-		Leftovers:      func(t *testing.T, labels map[string]string) { dockertest.NoLeftovers(t, cli, labels) },
+		Raw:       b,
+		Labels:    func(t *testing.T) map[string]string { return dockertest.Labels(t) },
+		Leftovers: func(t *testing.T, labels map[string]string) { dockertest.NoLeftovers(t, cli, labels) },
 		Open: func(t *testing.T, p sandbox.Program, l sandbox.Limits) sandbox.Box {
 			labels := dockertest.Labels(t)
 			bx, err := b.Open(context.Background(), sandbox.Spec{Program: p, Limits: l, Labels: labels})

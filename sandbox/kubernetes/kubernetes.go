@@ -113,6 +113,17 @@ func (b *Backend) log() *slog.Logger {
 // Name implements sandbox.Backend.
 func (b *Backend) Name() string { return "kubernetes" }
 
+// Capabilities implements sandbox.Backend. Every Pod is isolated. A box
+// serves one game, never reused: an idle Pod kept for the next game holds
+// its requests, and a run's pooled Pods would leave no room on the cluster
+// for the Pods its next games need (each game then waiting for another's box
+// to close). Under a RuntimeClass of its own (gVisor's, Kata's) the bot's
+// memory may be held by a kernel of that runtime, which an out-of-memory
+// kill may take with the bot.
+func (b *Backend) Capabilities() sandbox.Capabilities {
+	return sandbox.Capabilities{Isolated: true, OOMTakesTheBox: b.place.RuntimeClass != ""}
+}
+
 // Describe implements sandbox.Backend.
 func (b *Backend) Describe(ctx context.Context) (map[string]string, error) {
 	d := map[string]string{"backend": "kubernetes", "image": b.place.Image, "namespace": b.place.Namespace}
@@ -353,12 +364,6 @@ type box struct {
 
 // ID is the Pod's name.
 func (bx *box) ID() string { return bx.p.name }
-
-// Reusable says a box serves one game: an idle Pod kept for the next game
-// holds its requests, and a run's pooled Pods would leave no room on the
-// cluster for the Pods its next games need (each game then waiting for
-// another's box to close).
-func (bx *box) Reusable() bool { return false }
 
 // podBox is the Pod behind a box: what only the API server can do about it.
 type podBox struct {

@@ -27,9 +27,10 @@ import (
 func TestConformance(t *testing.T) {
 	b := clustertest.Backend(t)
 	cs := clustertest.Client(t)
+	if got, want := b.Capabilities(), (sandbox.Capabilities{Isolated: true}); got != want {
+		t.Fatalf("the backend declares %+v, want %+v", got, want)
+	}
 	sandboxtest.Run(t, sandboxtest.Backend{
-		Isolated:  true,
-		Fresh:     true,
 		Raw:       b,
 		Labels:    func(t *testing.T) map[string]string { return dockertest.Labels(t) },
 		Leftovers: func(t *testing.T, labels map[string]string) { clustertest.NoLeftovers(t, cs, labels) },

@@ -102,9 +102,9 @@ func TestAFailedTurnWipeKeepsBotsOutUntilAReset(t *testing.T) {
 	wantFault(t, "the turn whose wipe failed", err, "wipe "+bx.scratch())
 
 	_, err = bx.Run(ctx, okTurn)
-	wantFault(t, "the next turn", err, "reset it first", "wipe "+bx.scratch())
+	wantFault(t, "the next turn", err, "until a reset succeeds", "wipe "+bx.scratch())
 	_, err = bx.StartSession(ctx, []string{"session"})
-	wantFault(t, "a session", err, "reset it first")
+	wantFault(t, "a session", err, "until a reset succeeds")
 
 	if err := bx.Reset(ctx); err == nil {
 		t.Fatal("a reset that could not wipe the scratch directory succeeded")
@@ -134,9 +134,9 @@ func TestAFailedSessionWipeIsReportedAndKeepsBotsOut(t *testing.T) {
 	wantFault(t, "stop", err, "wipe "+bx.scratch())
 
 	_, err = bx.Run(ctx, okTurn)
-	wantFault(t, "a turn after the failed wipe", err, "reset it first")
+	wantFault(t, "a turn after the failed wipe", err, "until a reset succeeds")
 	_, err = bx.StartSession(ctx, []string{"session"})
-	wantFault(t, "a session after the failed wipe", err, "reset it first")
+	wantFault(t, "a session after the failed wipe", err, "until a reset succeeds")
 
 	restore()
 	if err := bx.Reset(ctx); err != nil {

@@ -19,7 +19,8 @@
 //     Reset has wiped the box and found it empty;
 //   - charge its own failure to the bot: only a bot that cannot be executed is a
 //     Report.StartError or a *sandbox.StartFailure; anything else is a fault;
-//   - claim an isolation it does not have: Describe says "isolation": "none".
+//   - claim an isolation it does not have: Describe says "isolation": "none",
+//     and its Capabilities are not Isolated.
 package local
 
 import (
@@ -54,6 +55,13 @@ func New() *Backend { return &Backend{} }
 
 // Name implements sandbox.Backend.
 func (b *Backend) Name() string { return "local" }
+
+// Capabilities implements sandbox.Backend: not isolated (plain processes on
+// this host), reusable (Reset wipes the box and finds it empty), and memory
+// is not enforced, so no out-of-memory kill takes the box.
+func (b *Backend) Capabilities() sandbox.Capabilities {
+	return sandbox.Capabilities{Reusable: true}
+}
 
 // Describe implements sandbox.Backend.
 func (b *Backend) Describe(context.Context) (map[string]string, error) {
@@ -133,10 +141,10 @@ type box struct {
 	sess *session
 	// hashes remembers the game directory's file hashes between turns.
 	hashes proc.Hashes
-	// unclean is why the box may still hold what a bot left (a turn or a
-	// session that failed, a scratch wipe that failed): until Reset has
+	// unclean is whether the box may still hold what a bot left (a turn or
+	// a session that failed, a scratch wipe that failed): until Reset has
 	// wiped it and found it empty, no bot runs in it.
-	unclean error
+	unclean proc.Unclean
 }
 
 func (bx *box) botDir() string     { return filepath.Join(bx.root, "bot") }
@@ -146,22 +154,13 @@ func (bx *box) Executable() string { return filepath.Join(bx.botDir(), filepath.
 
 // usable says why no bot may be started in the box for op now, if that is so.
 func (bx *box) usable(op string) error {
-	switch {
-	case bx.closed:
+	if bx.closed {
 		return sandbox.ErrBoxClosed
-	case bx.unclean != nil:
-		return &sandbox.Fault{Op: op, Err: fmt.Errorf("the box may still hold what an earlier bot left (%w); reset it first", bx.unclean)}
+	}
+	if err := bx.unclean.Refuse("box"); err != nil {
+		return &sandbox.Fault{Op: op, Err: err}
 	}
 	return nil
-}
-
-// markUnclean remembers the first failure after which the box may hold what a
-// bot left, and returns err.
-func (bx *box) markUnclean(err error) error {
-	if bx.unclean == nil {
-		bx.unclean = err
-	}
-	return err
 }
 
 // Run implements sandbox.Box. A turn that fails leaves the box unclean.
@@ -190,10 +189,10 @@ func (bx *box) Run(ctx context.Context, t sandbox.Turn) (sandbox.Report, error) 
 		GroupMeter: true,
 	}, nil, &bx.hashes)
 	if err != nil {
-		return rep, bx.markUnclean(sandbox.Faultf("turn", err))
+		return rep, bx.unclean.Mark(sandbox.Faultf("turn", err))
 	}
 	if rep.HostStalled {
-		return rep, bx.markUnclean(sandbox.Faultf("turn", sandbox.HostStalled(rep.HostWait, rep.Wall, timeout)))
+		return rep, bx.unclean.Mark(sandbox.Faultf("turn", sandbox.HostStalled(rep.HostWait, rep.Wall, timeout)))
 	}
 	return rep, nil
 }
@@ -252,7 +251,7 @@ func (bx *box) Reset(context.Context) error {
 	if len(bad) > 0 {
 		return sandbox.Faultf("reset", errors.New(strings.Join(bad, "; ")))
 	}
-	bx.unclean = nil
+	bx.unclean.Clear()
 	slog.Debug("local sandbox: box reset", "dir", bx.root, "took", time.Since(start))
 	return nil
 }
@@ -308,7 +307,7 @@ func (bx *box) StartSession(ctx context.Context, args []string) (sandbox.Session
 	case errors.As(err, &ee):
 		return nil, &sandbox.StartFailure{Reason: ee.Error()}
 	case err != nil:
-		return nil, bx.markUnclean(sandbox.Faultf("start session", err))
+		return nil, bx.unclean.Mark(sandbox.Faultf("start session", err))
 	}
 	bx.sess = &session{s: s, bx: bx}
 	return bx.sess, nil
@@ -337,7 +336,7 @@ func (s *session) stop() (sandbox.Report, error) {
 	report, err := s.s.Stop()
 	s.report = report
 	if err = errors.Join(err, proc.WipeScratch([]string{s.bx.scratch()})); err != nil {
-		s.err = s.bx.markUnclean(sandbox.Faultf("stop session", err))
+		s.err = s.bx.unclean.Mark(sandbox.Faultf("stop session", err))
 	}
 	if s.bx.sess == s {
 		s.bx.sess = nil
@@ -367,10 +366,10 @@ func (s *session) Ask(_ context.Context, line string, timeout time.Duration) (sa
 	}
 	ex, err := s.s.Ask(line, timeout)
 	if err != nil {
-		return ex, s.bx.markUnclean(sandbox.Faultf("ask", err))
+		return ex, s.bx.unclean.Mark(sandbox.Faultf("ask", err))
 	}
 	if ex.HostStalled {
-		return ex, s.bx.markUnclean(sandbox.Faultf("ask", sandbox.HostStalled(ex.HostWait, ex.Wall, timeout)))
+		return ex, s.bx.unclean.Mark(sandbox.Faultf("ask", sandbox.HostStalled(ex.HostWait, ex.Wall, timeout)))
 	}
 	return ex, nil
 }

@@ -11,6 +11,9 @@ import (
 
 func TestConformance(t *testing.T) {
 	b := &local.Backend{Dir: t.TempDir()}
+	if got, want := b.Capabilities(), (sandbox.Capabilities{Reusable: true}); got != want {
+		t.Fatalf("the backend declares %+v, want %+v", got, want)
+	}
 	sandboxtest.Run(t, sandboxtest.Backend{
 		Raw: b,
 		Open: func(t *testing.T, p sandbox.Program, l sandbox.Limits) sandbox.Box {

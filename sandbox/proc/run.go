@@ -28,7 +28,8 @@
 //     executed is the bot's doing (Result.StartError, *ExecError); a pipe, limit,
 //     signal, wait or wipe that fails is returned as an error. A wipe that failed
 //     leaves a directory that may hold what the bot left: its caller must not run
-//     another bot there until a wipe succeeds.
+//     another bot there until a wipe succeeds (Unclean keeps that state for the
+//     agent and the local backend alike).
 package proc
 
 import (

@@ -21,29 +21,23 @@ import (
 	"github.com/arenabots/arena/sandbox"
 )
 
-// Backend is what the suite needs from a backend under test.
+// Backend is what the suite needs from a backend under test. What the suite
+// holds the backend to is what Raw declares (sandbox.Capabilities), read once
+// a box was opened: an Isolated backend gets the fixtures that need
+// containment, a Reusable one must hand the next game the same box reset,
+// and one whose OOMTakesTheBox may report every turn after an out-of-memory
+// kill out of memory too.
 type Backend struct {
 	Open func(t *testing.T, p sandbox.Program, l sandbox.Limits) sandbox.Box
-	// Isolated backends contain the bot: memory is enforced, writes outside the
-	// game and scratch directories fail, every process dies after its turn, and a
-	// bot may try to kill everything. Only isolated backends get those fixtures.
-	Isolated bool
-	// Raw is the backend itself: the cases that prove nothing of a game reaches
-	// the next run its boxes through a sandbox.Pool over it.
+	// Raw is the backend itself: its Capabilities say what the suite checks,
+	// and the cases that prove nothing of a game reaches the next run its
+	// boxes through a sandbox.Pool over it.
 	Raw sandbox.Backend
 	// Labels, when set, gives the labels of the boxes those cases open, and
 	// Leftovers, when set, checks that nothing with them is left once the pool
 	// is closed.
 	Labels    func(t *testing.T) map[string]string
 	Leftovers func(t *testing.T, labels map[string]string)
-	// Fresh backends give every game a new box: their boxes are not
-	// sandbox.Reusable, because a reset could not prove one clean.
-	Fresh bool
-	// OOMTakesTheBox: an out-of-memory kill may take the whole box (under
-	// gVisor the host's OOM killer picks gVisor's kernel, which holds the
-	// bot's memory). Every later turn is then reported out of memory too,
-	// never as a fault of the sandbox.
-	OOMTakesTheBox bool
 }
 
 // hostAddresses are this host's own IPv4 addresses, on a port nothing
@@ -118,6 +112,9 @@ func sha(s string) string {
 
 // Run runs the whole suite against b.
 func Run(t *testing.T, b Backend) {
+	if b.Raw == nil {
+		t.Fatal("the suite needs the raw backend (Backend.Raw): its capabilities, and a pool over it")
+	}
 	prog := Hostile(t)
 	open := func(t *testing.T, l sandbox.Limits) sandbox.Box { return b.Open(t, prog, l) }
 
@@ -373,7 +370,7 @@ func Run(t *testing.T, b Backend) {
 
 	t.Run("nothing of a game reaches the next", func(t *testing.T) { nextGame(t, b, prog) })
 
-	if !b.Isolated {
+	if !b.Raw.Capabilities().Isolated {
 		return
 	}
 
@@ -386,7 +383,7 @@ func Run(t *testing.T, b Backend) {
 		r = turn(t, bx, "ok", 0)
 		switch {
 		case answer(r) == "ok" && !r.OOMKilled:
-		case b.OOMTakesTheBox && r.OOMKilled && r.Signal == int(syscall.SIGKILL):
+		case b.Raw.Capabilities().OOMTakesTheBox && r.OOMKilled && r.Signal == int(syscall.SIGKILL):
 			t.Logf("the kill took the box: later turns are out of memory too")
 		default:
 			t.Fatalf("the box did not recover: %+v", r)
@@ -663,9 +660,6 @@ func (p place) clean() string {
 // pool, and checks that the next game on the same, reused box finds nothing of
 // it: for the file protocol and for sessions, one place at a time.
 func nextGame(t *testing.T, b Backend, prog sandbox.Program) {
-	if b.Raw == nil {
-		t.Fatal("the suite needs the raw backend (Backend.Raw) to build a pool")
-	}
 	ctx := context.Background()
 	// pool returns a pool over the backend and the spec to open from it; the
 	// pool is closed, and leftovers checked, when the test ends.
@@ -706,16 +700,18 @@ func nextGame(t *testing.T, b Backend, prog sandbox.Program) {
 		}
 		next := open(t, p, spec)
 		st := p.Stats()
+		reusable := b.Raw.Capabilities().Reusable
 		switch {
-		case b.Fresh && (st.Opened != 2 || st.Reused != 0):
+		case !reusable && (st.Opened != 2 || st.Reused != 0):
 			t.Fatalf("the next game did not get a new box: %+v", st)
-		case !b.Fresh && (st.Opened != 1 || st.Reused != 1):
+		case reusable && (st.Opened != 1 || st.Reused != 1):
 			t.Fatalf("the next game did not get the reset box: %+v", st)
 		}
 		return next
 	}
+	isolated := b.Raw.Capabilities().Isolated
 	for _, pl := range places {
-		if pl.isolated && !b.Isolated {
+		if pl.isolated && !isolated {
 			continue
 		}
 		t.Run(pl.what+" by a turn is gone in the next game", func(t *testing.T) {
