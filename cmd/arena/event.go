@@ -20,7 +20,9 @@ import (
 	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/client"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/web"
@@ -608,7 +610,7 @@ func submit(c *cli.Context) error {
 	if _, err := os.Stat(bot); err != nil {
 		return usagef("%v", err)
 	}
-	cl := &web.Client{Server: c.String("server"), Token: token}
+	cl := &client.Client{Server: c.String("server"), Token: token}
 	sub, err := cl.Upload(c.Context, bot)
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", bot, err)
@@ -623,7 +625,7 @@ func submit(c *cli.Context) error {
 	wait, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	id, last := sub.ID, sub.State
-	sub, err = cl.Wait(wait, id, func(s event.Submission) {
+	sub, err = cl.Wait(wait, id, func(s api.Submission) {
 		last = s.State
 		fmt.Fprintf(stderr, "arena: submission %d: %s\n", s.ID, s.State)
 	})

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
@@ -498,18 +499,13 @@ func (s *Server) classify(err error, rt Route) *httpError {
 	return &httpError{http.StatusInternalServerError, "internal", "the server failed on this request; the organizer has the log"}
 }
 
-// errorBody is the JSON of every API error.
-type errorBody struct {
-	Error APIError `json:"error"`
-}
-
-func writeError(w http.ResponseWriter, r *http.Request, api bool, err error) {
+func writeError(w http.ResponseWriter, r *http.Request, asAPI bool, err error) {
 	he, ok := err.(*httpError)
 	if !ok {
 		he = &httpError{http.StatusInternalServerError, "internal", "the server failed on this request"}
 	}
-	if api || strings.HasPrefix(r.URL.Path, "/api/") {
-		writeJSON(w, he.status, errorBody{APIError{Code: he.code, Message: he.message}})
+	if asAPI || strings.HasPrefix(r.URL.Path, "/api/") {
+		api.WriteError(w, he.status, he.code, he.message)
 		return
 	}
 	renderError(w, he)
@@ -528,9 +524,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeJSONBytes answers with body, JSON written by jsonBytes (as bytes,
 // or as a string kept: neither is copied on the way).
 func writeJSONBytes[T []byte | string](w http.ResponseWriter, status int, body T) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "private, no-store")
-	w.WriteHeader(status)
+	api.WriteJSONHeader(w, status)
 	// The client is gone if this fails.
 	if s, ok := any(body).(string); ok {
 		_, _ = io.WriteString(w, s)
