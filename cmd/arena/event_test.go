@@ -22,7 +22,7 @@ import (
 
 	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/web"
+	"github.com/arenabots/arena/harness/server"
 	"github.com/arenabots/arena/internal/gobuild"
 )
 
@@ -224,9 +224,9 @@ func TestEventBackupIsAnEventWithTheTeams(t *testing.T) {
 
 func TestServeWiring(t *testing.T) {
 	dir := newEvent(t)
-	var got web.Options
-	serveEvent = func(_ context.Context, o web.Options) error { got = o; return nil }
-	t.Cleanup(func() { serveEvent = web.Serve })
+	var got server.Options
+	serveEvent = func(_ context.Context, o server.Options) error { got = o; return nil }
+	t.Cleanup(func() { serveEvent = server.Serve })
 	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--tls-cert", "engine.pem", "--tls-key", "engine.key",
 		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy", "1",
 		"--validators", "3", "--sandbox", "local", "--image", "img:1", "--build-cache", "none")

@@ -37,10 +37,10 @@ func playsFinals(t *testing.T, ctx context.Context, e *testEvent, opponent *subm
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, key, _ := ed25519.GenerateKey(nil)
 	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}
-	fr := &finalRunner{ctx: ctx, st: e.store, s: e.server, base: event.Final{Settings: resolved, Backend: backend,
-		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.watch}}
-	t.Cleanup(fr.wg.Wait)
-	e.server.StartFinal = fr.start
+	fr := event.NewFinalRunner(ctx, e.store, event.Final{Settings: resolved, Backend: backend,
+		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.Watch}, e.server.Log)
+	t.Cleanup(fr.Wait)
+	e.server.StartFinal = fr.Start
 	e.server.Rerunner = &event.Rerunner{Store: e.store, Game: resolved.Game, Backend: backend, Builder: builder,
 		Intake: submission.DefaultLimits(), Opponent: opponent, Repeat: 2}
 	go e.server.watchFinal(ctx, 20*time.Millisecond)

@@ -105,19 +105,33 @@ func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
 		turns: newTurns(answerSlots()), Live: live.NewHub()}
 }
 
-// Changed tells the pages that follow a submission that its state changed.
 // TeamChanged drops what the server keeps of a team's pages (a game of
 // its was recorded).
 func (s *Server) TeamChanged(team int64) { s.teamPages.changed(team) }
 
+// Changed tells the pages that follow a submission that its state changed.
 func (s *Server) Changed(sub event.Submission) {
 	s.teamPages.changed(sub.Team)
 	s.streams.publish(sub)
 }
 
-func (s *Server) closeStreams() {
+// CloseStreams ends every event stream and live game the pages follow:
+// the server is stopping, and its HTTP server's shutdown waits for them.
+func (s *Server) CloseStreams() {
 	s.streams.close()
 	s.Live.Close()
+}
+
+// Follow keeps the pages abreast of the event until ctx ends: the final's
+// boards (polled every second) and the list of games playing.
+func (s *Server) Follow(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.watchPlaying(ctx)
+	}()
+	s.watchFinal(ctx, time.Second)
+	<-done
 }
 
 // Access is who may ask for a route.
