@@ -20,8 +20,11 @@ import (
 	units "github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/client"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/server"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/web"
 	"github.com/arenabots/arena/internal/words"
@@ -30,7 +33,7 @@ import (
 
 // serveEvent runs the event server; tests replace it to read the options
 // serve builds.
-var serveEvent = web.Serve
+var serveEvent = server.Serve
 
 // flagNamed is the flag called name among flags: the definition of the
 // commands that own it, shared.
@@ -108,40 +111,40 @@ Logs go to stderr; --log-level info (before 'serve') also logs each validation.`
 }
 
 // serveOptions reads serve's flags.
-func serveOptions(c *cli.Context) (web.Options, error) {
+func serveOptions(c *cli.Context) (server.Options, error) {
 	dir := c.String("event")
 	switch {
 	case c.NArg() > 0:
-		return web.Options{}, usagef("serve takes no arguments (got %q); name the event's directory with --event", c.Args().Slice())
+		return server.Options{}, usagef("serve takes no arguments (got %q); name the event's directory with --event", c.Args().Slice())
 	case dir == "":
-		return web.Options{}, usagef("--event is required: the event's directory (arena event init DIR --game G makes one)")
+		return server.Options{}, usagef("--event is required: the event's directory (arena event init DIR --game G makes one)")
 	case (c.String("tls-cert") == "") != (c.String("tls-key") == ""):
-		return web.Options{}, usagef("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
+		return server.Options{}, usagef("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
 	case c.IsSet("validators") && c.Int("validators") < 1:
-		return web.Options{}, usagef("--validators: want 1 or more, got %d", c.Int("validators"))
+		return server.Options{}, usagef("--validators: want 1 or more, got %d", c.Int("validators"))
 	case c.IsSet("games") && c.Int("games") < 1:
-		return web.Options{}, usagef("--games: want 1 or more, got %d", c.Int("games"))
+		return server.Options{}, usagef("--games: want 1 or more, got %d", c.Int("games"))
 	}
 	if _, err := os.Stat(filepath.Join(dir, event.ConfigFile)); errors.Is(err, fs.ErrNotExist) {
-		return web.Options{}, notAnEvent(dir)
+		return server.Options{}, notAnEvent(dir)
 	}
 	if _, err := web.ParseProxies(c.String("trust-proxy")); err != nil {
-		return web.Options{}, usagef("--trust-proxy: %v", err)
+		return server.Options{}, usagef("--trust-proxy: %v", err)
 	}
 	cache, err := build.CacheDir(c.String("build-cache"))
 	if err != nil {
-		return web.Options{}, fmt.Errorf("%w (--build-cache)", err)
+		return server.Options{}, fmt.Errorf("%w (--build-cache)", err)
 	}
 	secure := c.String("tls-cert") != ""
 	cluster, err := clusterConf(appContext(c))
 	if err != nil {
-		return web.Options{}, err
+		return server.Options{}, err
 	}
 	workers, err := remoteOf(c, dir)
 	if err != nil {
-		return web.Options{}, err
+		return server.Options{}, err
 	}
-	return web.Options{
+	return server.Options{
 		EventDir: dir, Addr: c.String("http"), MetricsAddr: c.String("metrics-listen"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		TrustProxy: c.String("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: workers,
 		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Engine: dockerConn(appContext(c)),
@@ -608,7 +611,7 @@ func submit(c *cli.Context) error {
 	if _, err := os.Stat(bot); err != nil {
 		return usagef("%v", err)
 	}
-	cl := &web.Client{Server: c.String("server"), Token: token}
+	cl := &client.Client{Server: c.String("server"), Token: token}
 	sub, err := cl.Upload(c.Context, bot)
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", bot, err)
@@ -623,7 +626,7 @@ func submit(c *cli.Context) error {
 	wait, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	id, last := sub.ID, sub.State
-	sub, err = cl.Wait(wait, id, func(s event.Submission) {
+	sub, err = cl.Wait(wait, id, func(s api.Submission) {
 		last = s.State
 		fmt.Fprintf(stderr, "arena: submission %d: %s\n", s.ID, s.State)
 	})
@@ -771,13 +774,12 @@ func eventFinal(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		key, err := st.Signer()
+		final, err := event.NewFinal(st, cfg, resolved, backend, c.String("image"), builder, arenaVersion())
 		if err != nil {
 			return err
 		}
-		plan, err := st.PrepareFinal(c.Context, event.Final{Settings: resolved, Backend: backend, Image: c.String("image"),
-			Builder: builder, Intake: cfg.Intake(), Shape: shape, Seed: seed,
-			Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"), ArenaVersion: arenaVersion(), Signer: key})
+		final.Shape, final.Seed, final.Concurrency, final.MaxAttempts = shape, seed, c.Int("concurrency"), c.Int("max-attempts")
+		plan, err := st.PrepareFinal(c.Context, final)
 		var refused *event.RefusedError
 		if errors.As(err, &refused) {
 			return failf("%v", err)

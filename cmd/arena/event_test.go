@@ -20,8 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/web"
+	"github.com/arenabots/arena/harness/server"
 	"github.com/arenabots/arena/internal/gobuild"
 )
 
@@ -223,9 +224,9 @@ func TestEventBackupIsAnEventWithTheTeams(t *testing.T) {
 
 func TestServeWiring(t *testing.T) {
 	dir := newEvent(t)
-	var got web.Options
-	serveEvent = func(_ context.Context, o web.Options) error { got = o; return nil }
-	t.Cleanup(func() { serveEvent = web.Serve })
+	var got server.Options
+	serveEvent = func(_ context.Context, o server.Options) error { got = o; return nil }
+	t.Cleanup(func() { serveEvent = server.Serve })
 	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--tls-cert", "engine.pem", "--tls-key", "engine.key",
 		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy", "1",
 		"--validators", "3", "--sandbox", "local", "--image", "img:1", "--build-cache", "none")
@@ -273,7 +274,7 @@ func TestServeRefusesABadConfigWithItsLine(t *testing.T) {
 // then each GET of the submission gives the next of states.
 type fakeEvent struct {
 	mu       sync.Mutex
-	states   []string
+	states   []api.State
 	summary  string
 	uploaded string // the name of the uploaded file
 	auth     string
@@ -318,7 +319,8 @@ func TestSubmitExitsByTheValidation(t *testing.T) {
 	bot := writeFile(t, filepath.Join(t.TempDir(), "bot.py"), "print('hi')\n")
 	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), "  secret-token\n")
 	for _, c := range []struct {
-		final, summary string
+		final          api.State
+		summary        string
 		code           int
 		stdout, stderr string
 	}{
@@ -326,8 +328,8 @@ func TestSubmitExitsByTheValidation(t *testing.T) {
 		{event.Failed, "answers: illegal move", exitFailed, "REPORT OF SUBMISSION 7", "answers: illegal move"},
 		{event.Errored, "the validation could not finish: engine gone", exitUsage, "", "engine gone"},
 	} {
-		t.Run(c.final, func(t *testing.T) {
-			f := &fakeEvent{states: []string{event.Queued, event.Building, c.final}, summary: c.summary}
+		t.Run(string(c.final), func(t *testing.T) {
+			f := &fakeEvent{states: []api.State{event.Queued, event.Building, c.final}, summary: c.summary}
 			srv := httptest.NewServer(f.handler())
 			defer srv.Close()
 			start := time.Now()
@@ -349,7 +351,7 @@ func TestSubmitExitsByTheValidation(t *testing.T) {
 		})
 	}
 
-	f := &fakeEvent{states: []string{event.Queued}}
+	f := &fakeEvent{states: []api.State{event.Queued}}
 	srv := httptest.NewServer(f.handler())
 	defer srv.Close()
 	code, out, errs := runArena("submit", "--no-wait", "--server", srv.URL, "--token-file", tokenFile, bot)

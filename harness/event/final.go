@@ -321,3 +321,17 @@ func (s Shape) Describe(teams int) string {
 	}
 	return out
 }
+
+// NewFinal is the final of the event in st as cfg describes it, with its
+// settings resolved: played on backend in image, the bots built by builder,
+// the transcripts signed with the event's key. arena event final and arena
+// serve both start from it; each then sets the run's shape and seed, and
+// where the games are played and watched.
+func NewFinal(st *Store, cfg Config, settings match.Resolved, backend sandbox.Backend, image string, builder *build.Builder, arenaVersion string) (Final, error) {
+	key, err := st.Signer()
+	if err != nil {
+		return Final{}, err
+	}
+	return Final{Settings: settings, Backend: backend, Image: image, Builder: builder, Intake: cfg.Intake(),
+		ArenaVersion: arenaVersion, Signer: key}, nil
+}

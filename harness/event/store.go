@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/transcript"
@@ -59,20 +60,20 @@ func (s *Store) SetAside(dir string) (string, error) {
 	return to, syncDir(filepath.Dir(dir))
 }
 
-// Submission states.
+// Submission states (api's).
 const (
-	Queued     = "queued"
-	Building   = "building"
-	Validating = "validating"
-	Passed     = "passed"
-	Failed     = "failed"
+	Queued     = api.Queued
+	Building   = api.Building
+	Validating = api.Validating
+	Passed     = api.Passed
+	Failed     = api.Failed
 	// Errored is a validation the host could not finish (the engine went
 	// away): not the team's fault; the organizer validates it again.
-	Errored = "error"
+	Errored = api.Errored
 )
 
 // Done says whether a submission in state s has its validation behind it.
-func Done(s string) bool { return s == Passed || s == Failed || s == Errored }
+func Done(s api.State) bool { return s.Done() }
 
 // Store is the event's state: its database and its files. Writes go through
 // one connection; reads run in parallel on others (WAL).

@@ -14,39 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/validate"
 )
 
-// Submission is one upload of a team and where its validation stands.
-type Submission struct {
-	ID       int64     `json:"id"`
-	Team     int64     `json:"team"`
-	SHA256   string    `json:"sha256"`
-	Size     int64     `json:"size"`
-	Filename string    `json:"filename"`
-	Uploaded time.Time `json:"uploaded"`
-	State    string    `json:"state"`
-	// Summary is the validation's outcome in one line: the first failure.
-	Summary  string    `json:"summary,omitempty"`
-	Started  time.Time `json:"started,omitzero"`
-	Finished time.Time `json:"finished,omitzero"`
-	// Active is set on the submission that plays for its team.
-	Active bool `json:"active"`
-	// Admitted is the organizer's reason for letting a submission that
-	// failed its validation play as if it had passed ("" if it was not).
-	Admitted   string    `json:"admitted,omitempty"`
-	AdmittedAt time.Time `json:"admittedAt,omitzero"`
-	// CannotPlay is why a failed submission has no program that could
-	// play (validate.Report.CannotPlay): no admission lets it play. ""
-	// for one that could, and for one validated before it was recorded.
-	CannotPlay string `json:"cannotPlay,omitempty"`
-}
-
-// Plays says whether the submission may play for its team: it passed its
-// validation, or the organizer admitted it.
-func (sub Submission) Plays() bool {
-	return sub.State == Passed || sub.State == Failed && sub.Admitted != ""
-}
+// Submission is one upload of a team and where its validation stands, as
+// the API answers it.
+type Submission = api.Submission
 
 // playsSQL is Plays in SQL, for the submissions aliased t.
 func playsSQL(t string) string {
@@ -395,19 +369,19 @@ func (s *Store) Claim(ctx context.Context) (Submission, error) {
 
 // SetState records a submission's progress; a final state records its
 // summary and finishing time.
-func (s *Store) SetState(ctx context.Context, id int64, state, summary string) error {
+func (s *Store) SetState(ctx context.Context, id int64, state api.State, summary string) error {
 	return s.SetValidated(ctx, id, state, summary, "")
 }
 
 // SetValidated is SetState that also records why a failed submission
 // cannot play (validate.Report.CannotPlay; "" if it could).
-func (s *Store) SetValidated(ctx context.Context, id int64, state, summary, cannotPlay string) error {
+func (s *Store) SetValidated(ctx context.Context, id int64, state api.State, summary, cannotPlay string) error {
 	fin := ""
 	if Done(state) {
 		fin = now()
 	}
 	_, err := s.w.ExecContext(ctx, `UPDATE submissions SET state = ?, summary = ?, finished = ?, cannot_play = ? WHERE id = ?`,
-		state, summary, fin, cannotPlay, id)
+		string(state), summary, fin, cannotPlay, id)
 	return err
 }
 

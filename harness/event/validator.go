@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
@@ -131,7 +132,7 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 	}
 	o := v.Options
 	o.Dir, o.Seed, o.Label = dir, 1, SubmissionLabel(sub.ID)
-	setState := func(state string) {
+	setState := func(state api.State) {
 		if err := v.Store.SetState(ctx, sub.ID, state, ""); err != nil {
 			v.Log.Warn("record a validation's progress", "submission", sub.ID, "err", err)
 			return

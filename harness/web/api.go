@@ -127,7 +127,7 @@ func (s *Server) apiReportText(w http.ResponseWriter, r *http.Request, p *event.
 		return err
 	}
 	if !event.Done(sub.State) {
-		return &httpError{http.StatusConflict, "not_done", "the validation is " + sub.State + ": the report follows when it is done"}
+		return &httpError{http.StatusConflict, "not_done", "the validation is " + string(sub.State) + ": the report follows when it is done"}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "private, no-store")

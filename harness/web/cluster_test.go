@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/arenabots/arena/harness/client"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
@@ -103,7 +104,7 @@ far = 1.0
 
 	// 1. Alpha's upload, a Python source, passes its validation on the
 	// cluster.
-	alpha := &Client{Server: srv.URL, Token: e.a.Token}
+	alpha := &client.Client{Server: srv.URL, Token: e.a.Token}
 	sub, report := waitFor(t, alpha, writeFile(t, "python.zip", exampleZip(t, "python")))
 	if sub.State != event.Passed {
 		fail("Alpha's upload: %s (%s)\n%s", sub.State, sub.Summary, report)
@@ -119,7 +120,7 @@ far = 1.0
 	}
 	var ladder gameList
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		code, body := api(t, srv.URL, "GET", "/api/v1/games?kind=ladder", e.a.Token, "")
+		code, body := callAPI(t, srv.URL, "GET", "/api/v1/games?kind=ladder", e.a.Token, "")
 		if code != http.StatusOK || json.Unmarshal([]byte(body), &ladder) != nil {
 			fail("Alpha's ladder games: %d %s", code, body)
 		}
@@ -136,7 +137,7 @@ far = 1.0
 
 	// 3. The organizer starts the final. Once Beta's first game of it has
 	// played a turn, the Pod of Beta's bot is deleted.
-	if code, body := api(t, srv.URL, "POST", "/api/v1/admin/final", e.admin, `{"games_per_pair": 1}`); code != http.StatusOK {
+	if code, body := callAPI(t, srv.URL, "POST", "/api/v1/admin/final", e.admin, `{"games_per_pair": 1}`); code != http.StatusOK {
 		fail("start the final: %d %s", code, body)
 	}
 	finalDir := filepath.Join(e.dir, event.FinalDir)
@@ -167,7 +168,7 @@ far = 1.0
 	}
 	var b event.Board
 	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		code, body := api(t, srv.URL, "GET", "/api/v1/standings", e.admin, "")
+		code, body := callAPI(t, srv.URL, "GET", "/api/v1/standings", e.admin, "")
 		if code != http.StatusOK || json.Unmarshal([]byte(body), &b) != nil {
 			fail("the standings: %d %s", code, body)
 		}
@@ -235,7 +236,7 @@ far = 1.0
 	t.Logf("the aborted attempt: %s", aside.AbortReason)
 	// The event records each game of the final once, the aborted attempt
 	// never, and each as played on the cluster.
-	code, body := api(t, srv.URL, "GET", "/api/v1/games?kind=final", e.admin, "")
+	code, body := callAPI(t, srv.URL, "GET", "/api/v1/games?kind=final", e.admin, "")
 	var finals gameList
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &finals) != nil {
 		fail("the final's games: %d %s", code, body)

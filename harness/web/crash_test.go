@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/arenabots/arena/harness/client"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -27,7 +28,7 @@ func TestAServerKilledMidValidationLosesNothing(t *testing.T) {
 	t.Parallel()
 	cli, _ := dockertest.Engine(t)
 	e := newLiveEvent(t, "game = \"codeclash\"\n")
-	a := &Client{Server: e.srv.URL, Token: e.a.Token}
+	a := &client.Client{Server: e.srv.URL, Token: e.a.Token}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	data := exampleZip(t, "python")

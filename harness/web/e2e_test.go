@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabots/arena/harness/client"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/internal/ziptest"
@@ -64,7 +65,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 }
 
 // waitFor uploads path as c's team and waits for its validation.
-func waitFor(t *testing.T, c *Client, path string) (event.Submission, string) {
+func waitFor(t *testing.T, c *client.Client, path string) (event.Submission, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -108,7 +109,7 @@ func TestTeamsSubmitOverHTTPAndGetTheirReports(t *testing.T) {
 	// The ladder is off: this test is about validation (the ladder has its
 	// own test).
 	e := newLiveEvent(t, "game = \"codeclash\"\n[quotas]\npending_validations = 10\n[ladder]\nenabled = false\n")
-	a := &Client{Server: e.srv.URL, Token: e.a.Token}
+	a := &client.Client{Server: e.srv.URL, Token: e.a.Token}
 
 	type result struct {
 		sub    event.Submission
@@ -222,7 +223,7 @@ func TestTeamsSubmitOverHTTPAndGetTheirReports(t *testing.T) {
 func TestAPythonTilesSourcePasses(t *testing.T) {
 	t.Parallel()
 	e := newLiveEvent(t, "game = \"tiles\"\n")
-	a := &Client{Server: e.srv.URL, Token: e.a.Token}
+	a := &client.Client{Server: e.srv.URL, Token: e.a.Token}
 	sub, report := waitFor(t, a, writeFile(t, "tiles.zip", exampleZip(t, "tiles")))
 	if sub.State != event.Passed {
 		t.Errorf("the example Python tiles bot: %s (%s)\n%s\nserver log:\n%s", sub.State, sub.Summary, report, e.srv.Logs())
@@ -238,7 +239,7 @@ func TestEveryStarterPassesItsEvent(t *testing.T) {
 		t.Run(game, func(t *testing.T) {
 			t.Parallel()
 			e := newLiveEvent(t, "game = \""+game+"\"\n")
-			code, page := api(t, e.srv.URL, "GET", "/how-to-submit", "", "")
+			code, page := callAPI(t, e.srv.URL, "GET", "/how-to-submit", "", "")
 			links := regexp.MustCompile(`href="(/how-to-submit/[^"]+\.zip)"`).FindAllStringSubmatch(page, -1)
 			if code != http.StatusOK || len(links) == 0 {
 				t.Fatalf("how to submit: %d, %d starters", code, len(links))
@@ -253,7 +254,7 @@ func TestEveryStarterPassesItsEvent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sub, report := waitFor(t, &Client{Server: e.srv.URL, Token: e.a.Token}, writeFile(t, path.Base(l[1]), data))
+				sub, report := waitFor(t, &client.Client{Server: e.srv.URL, Token: e.a.Token}, writeFile(t, path.Base(l[1]), data))
 				if sub.State != event.Passed {
 					t.Errorf("the starter %s: %s (%s)\n%s", l[1], sub.State, sub.Summary, report)
 				}

@@ -28,7 +28,7 @@ func TestTheFinalsEstimateFollowsTheForm(t *testing.T) {
 		t.Fatalf("the estimate of 3 teams, 5 games a pair, 2 at once: %+v %v", est, err)
 	}
 
-	_, page := api(t, e.http.URL, "GET", "/admin", e.admin, "")
+	_, page := callAPI(t, e.http.URL, "GET", "/admin", e.admin, "")
 	served := regexp.MustCompile(`(?s)<div id="estimate">.*?</ul>`).FindString(page)
 	if !strings.Contains(served, `<li class="chosen" data-format="round-robin">round robin: 6 games, `) || !strings.Contains(served, `swiss, 4 rounds: 8 games`) || !strings.Contains(served, "a game (the mean of the last 3 ladder and final games played here)") {
 		t.Fatalf("the served estimate: %s", served)

@@ -9,7 +9,6 @@ import (
 	"html/template"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -441,62 +440,6 @@ func (s *Server) reveal(r *http.Request) error {
 		return err
 	}
 	return s.loadFreeze(r.Context())
-}
-
-// finalRunner plays the final on the server, one run at a time.
-type finalRunner struct {
-	ctx  context.Context
-	base event.Final
-	st   *event.Store
-	s    *Server
-	mu   sync.Mutex
-	busy bool
-	wg   sync.WaitGroup
-}
-
-// start checks everything the final needs (refusing with the reason, and
-// closing nothing, when it cannot start), then plays it with run's options
-// in the background (its seed is the one the final's directory holds when
-// it resumes).
-func (f *finalRunner) start(run event.FinalRun) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.busy {
-		return &event.RefusedError{Msg: "the final is already playing"}
-	}
-	ctx := f.ctx
-	seed, err := tournament.SeedFor(ctx, filepath.Join(f.st.Dir, event.FinalDir), nil)
-	if err != nil {
-		return err
-	}
-	o := f.base
-	o.Shape, o.Concurrency, o.MaxAttempts, o.Seed = run.Shape, run.Concurrency, max(run.MaxAttempts, 1), seed
-	plan, err := f.st.PrepareFinal(ctx, o)
-	if err != nil {
-		return err
-	}
-	// Begun before the answer: the organizer's next page shows it playing.
-	if err := plan.Begin(ctx); err != nil {
-		return err
-	}
-	f.busy = true
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		sum, err := plan.Play(ctx)
-		f.mu.Lock()
-		f.busy = false
-		f.mu.Unlock()
-		switch {
-		case ctx.Err() != nil:
-			f.s.Log.Info("the final stops; the next start resumes it")
-		case err != nil && !errors.Is(err, context.Canceled):
-			f.s.Log.Error("the final", "err", err)
-		default:
-			f.s.Log.Info("the final is over", "games", sum.Done, "unplayed", sum.Unplayed)
-		}
-	}()
-	return nil
 }
 
 // adminFinal fills the parts of the organizer's page about the final and

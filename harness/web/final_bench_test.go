@@ -231,7 +231,7 @@ func BenchmarkLiveStandings300TeamFinal(b *testing.B) {
 
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	defer s.closeStreams() // before the server waits for its streams
+	defer s.CloseStreams() // before the server waits for its streams
 	tr := &http.Transport{MaxIdleConnsPerHost: 32}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}

@@ -37,10 +37,10 @@ func playsFinals(t *testing.T, ctx context.Context, e *testEvent, opponent *subm
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, key, _ := ed25519.GenerateKey(nil)
 	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}
-	fr := &finalRunner{ctx: ctx, st: e.store, s: e.server, base: event.Final{Settings: resolved, Backend: backend,
-		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.watch}}
-	t.Cleanup(fr.wg.Wait)
-	e.server.StartFinal = fr.start
+	fr := event.NewFinalRunner(ctx, e.store, event.Final{Settings: resolved, Backend: backend,
+		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.Watch}, e.server.Log)
+	t.Cleanup(fr.Wait)
+	e.server.StartFinal = fr.Start
 	e.server.Rerunner = &event.Rerunner{Store: e.store, Game: resolved.Game, Backend: backend, Builder: builder,
 		Intake: submission.DefaultLimits(), Opponent: opponent, Repeat: 2}
 	go e.server.watchFinal(ctx, 20*time.Millisecond)
@@ -248,7 +248,7 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	}
 	checkpoint := func() eventlog.Checkpoint {
 		t.Helper()
-		res, signed := api(t, e.http.URL, "GET", "/log/checkpoint", "", "")
+		res, signed := callAPI(t, e.http.URL, "GET", "/log/checkpoint", "", "")
 		c, err := eventlog.Verify([]byte(signed), vkey)
 		if res != http.StatusOK || err != nil {
 			t.Fatalf("the log's checkpoint: %d %v", res, err)
@@ -341,7 +341,7 @@ func TestASwissFinal(t *testing.T) {
 	if len(b.Rounds) != 3 || len(byes) != 3 {
 		t.Errorf("the board's rounds %+v: want 3, each team a bye once", b.Rounds)
 	}
-	_, page := api(t, e.http.URL, "GET", "/", "", "")
+	_, page := callAPI(t, e.http.URL, "GET", "/", "", "")
 	if !strings.Contains(page, `<section id="rounds">`) || strings.Count(page, "bye (a win") != 3 {
 		t.Errorf("the home page does not show the rounds with their byes")
 	}
@@ -356,8 +356,8 @@ func TestASwissFinal(t *testing.T) {
 	}
 	// Each team sees where it stands: the final's stage and its place.
 	for _, tok := range []string{e.a.Token, e.b.Token} {
-		_, team := api(t, e.http.URL, "GET", "/team", tok, "")
-		_, home := api(t, e.http.URL, "GET", "/", tok, "")
+		_, team := callAPI(t, e.http.URL, "GET", "/team", tok, "")
+		_, home := callAPI(t, e.http.URL, "GET", "/", tok, "")
 		for _, pg := range []string{team, home} {
 			if !strings.Contains(pg, `id="my-final"`) || !strings.Contains(pg, "swiss, 3 rounds: round 3 of 3") || !strings.Contains(pg, "You placed <strong>") {
 				t.Errorf("a team's page does not say where it stands in the final: %.400s", regexp.MustCompile(`(?s)<section class="card" id="my-final">.*?</section>`).FindString(pg))
@@ -414,7 +414,7 @@ func TestAKnockoutFinal(t *testing.T) {
 	}
 	bracket := func(token string) string {
 		t.Helper()
-		_, page := api(t, e.http.URL, "GET", "/", token, "")
+		_, page := callAPI(t, e.http.URL, "GET", "/", token, "")
 		return regexp.MustCompile(`(?s)<section id="bracket">.*?</section>`).FindString(page)
 	}
 	svg := bracket("")
@@ -475,7 +475,7 @@ func TestTheOtherFinalFormats(t *testing.T) {
 			if b.Standings[0].Rank != 1 {
 				t.Errorf("the standings: %+v", b.Standings)
 			}
-			_, page := api(t, e.http.URL, "GET", "/", "", "")
+			_, page := callAPI(t, e.http.URL, "GET", "/", "", "")
 			if got := strings.Contains(page, `<section id="bracket">`); got != tc.bracket {
 				t.Errorf("the home page draws a bracket: %v, want %v", got, tc.bracket)
 			}
@@ -508,10 +508,10 @@ func TestAFinalOfTheLaddersTop(t *testing.T) {
 			t.Errorf("Gamma, third with no rating, plays the final of the top two")
 		}
 	}
-	if _, page := api(t, e.http.URL, "GET", "/team", c.Token, ""); !strings.Contains(page, "yours is not among them") {
+	if _, page := callAPI(t, e.http.URL, "GET", "/team", c.Token, ""); !strings.Contains(page, "yours is not among them") {
 		t.Error("Gamma's page does not say it did not qualify")
 	}
-	if _, page := api(t, e.http.URL, "GET", "/team", e.a.Token, ""); !strings.Contains(page, "The final plays your submission") {
+	if _, page := callAPI(t, e.http.URL, "GET", "/team", e.a.Token, ""); !strings.Contains(page, "The final plays your submission") {
 		t.Error("Alpha's page does not say the final plays its submission")
 	}
 }
@@ -603,7 +603,7 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	threeTeamsForTheFinal(t, ctx, e)
-	if res, body := api(t, e.http.URL, "GET", "/log/checkpoint", "", ""); res != http.StatusNotFound {
+	if res, body := callAPI(t, e.http.URL, "GET", "/log/checkpoint", "", ""); res != http.StatusNotFound {
 		t.Errorf("a checkpoint before the final: %d %s", res, body)
 	}
 	_, vkey, err := e.store.LogKeys()
@@ -611,7 +611,7 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The key is on the home page before the final starts.
-	if _, home := api(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(html.UnescapeString(home), `<code id="log-key">`+vkey+`</code>`) {
+	if _, home := callAPI(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(html.UnescapeString(home), `<code id="log-key">`+vkey+`</code>`) {
 		t.Errorf("the home page does not show the log's key %s before the final: %s", vkey, regexp.MustCompile(`(?s)<section id="final-log">.*?</section>`).FindString(home))
 	}
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "swiss", "rounds": 3, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
@@ -620,7 +620,7 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 	if b := e.finalEnded(t); b.Run.Error != "" {
 		t.Fatalf("the final: %s", b.Run.Error)
 	}
-	res, signed := api(t, e.http.URL, "GET", "/log/checkpoint", "", "")
+	res, signed := callAPI(t, e.http.URL, "GET", "/log/checkpoint", "", "")
 	if res != http.StatusOK {
 		t.Fatalf("the checkpoint: %d %s", res, signed)
 	}
@@ -630,7 +630,7 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 	}
 	var entries [][]byte
 	for _, p := range eventlog.Tiles(c.Size) {
-		res, data := api(t, e.http.URL, "GET", "/log/"+p, "", "")
+		res, data := callAPI(t, e.http.URL, "GET", "/log/"+p, "", "")
 		if res != http.StatusOK {
 			t.Fatalf("tile %s: %d %s", p, res, data)
 		}
@@ -736,7 +736,7 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 		t.Error("the log names the server's paths")
 	}
 	for _, bad := range []string{"/log/tile/0/999", "/log/tile/8/0/000", "/log/tile/entries/000.p/250", "/log/tile/..%2fevent.db"} {
-		if res, _ := api(t, e.http.URL, "GET", bad, "", ""); res != http.StatusNotFound {
+		if res, _ := callAPI(t, e.http.URL, "GET", bad, "", ""); res != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", bad, res)
 		}
 	}

@@ -29,13 +29,13 @@ func TestHowToSubmitIsTheImagesAndOffersArena(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.server.Arena = self // arena serve offers its own executable
-	_, page := api(t, e.http.URL, "GET", "/how-to-submit", "", "")
+	_, page := callAPI(t, e.http.URL, "GET", "/how-to-submit", "", "")
 	if !strings.Contains(page, "being read") || strings.Contains(page, "Ubuntu 24.04") {
 		t.Errorf("before the probe the page names a system it has not read")
 	}
 	e.server.SetImage(&validate.ImageFacts{OS: "Debian GNU/Linux 13 (trixie)", LanguageLibraries: map[string]string{
 		".py": "the standard library of Python 3.13, numpy 2.2.4", ".cpp": "the C++ standard library of g++ 14.2.0; no JSON library"}})
-	_, page = api(t, e.http.URL, "GET", "/how-to-submit", "", "")
+	_, page = callAPI(t, e.http.URL, "GET", "/how-to-submit", "", "")
 	page = html.UnescapeString(page)
 	for _, want := range []string{"the bots run on Debian GNU/Linux 13 (trixie)", "numpy 2.2.4", "g++ 14.2.0; no JSON library",
 		"<code>{class}</code> that name without its extension", "<code>{heapMiB}</code> half the bot's memory limit", "<code>{dir}</code>",
@@ -77,7 +77,7 @@ func TestTheViewerNamesTheTeams(t *testing.T) {
 	if err != nil || len(games) == 0 {
 		t.Fatalf("no game: %v", err)
 	}
-	code, page := api(t, e.http.URL, "GET", fmt.Sprintf("/games/%d/view", games[0].ID), e.admin, "")
+	code, page := callAPI(t, e.http.URL, "GET", fmt.Sprintf("/games/%d/view", games[0].ID), e.admin, "")
 	page = html.UnescapeString(page)
 	if code != http.StatusOK || !strings.Contains(page, "Alpha (random)") || !strings.Contains(page, "Beta (greedy)") {
 		t.Errorf("the viewer (%d) does not name the teams beside their bots: %s", code, page[:min(len(page), 300)])

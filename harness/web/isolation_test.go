@@ -161,3 +161,10 @@ func TestFailedLoginsAreSlowedAndAValidTokenIsNeverRefused(t *testing.T) {
 		t.Errorf("a valid token on the login page after 11 failures: status %d to %q, want a login", res.StatusCode, res.Header.Get("Location"))
 	}
 }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -25,9 +25,9 @@ import (
 	"github.com/arenabots/arena/internal/ziptest"
 )
 
-// api is one call of the event's JSON API as token's holder: the status
+// callAPI is one call of the event's JSON API as token's holder: the status
 // and the body.
-func api(t *testing.T, base, method, path, token, body string) (int, string) {
+func callAPI(t *testing.T, base, method, path, token, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
 	if err != nil {
@@ -158,17 +158,17 @@ func TestTheOrganizersDay(t *testing.T) {
 		t.Errorf("the refused final says %q", refused)
 	}
 	b.screenshot("organizer-refused-final")
-	if code, body := api(t, base, "POST", "/api/v1/admin/final", admin, `{"games_per_pair": 2}`); code != http.StatusConflict || !strings.Contains(body, `"refused"`) {
+	if code, body := callAPI(t, base, "POST", "/api/v1/admin/final", admin, `{"games_per_pair": 2}`); code != http.StatusConflict || !strings.Contains(body, `"refused"`) {
 		t.Errorf("the API's refused final: %d %s", code, body)
 	}
-	if code, body := api(t, base, "GET", "/api/v1/admin/outlook", admin, ""); code != http.StatusOK || strings.Contains(body, `"closed": true`) {
+	if code, body := callAPI(t, base, "GET", "/api/v1/admin/outlook", admin, ""); code != http.StatusOK || strings.Contains(body, `"closed": true`) {
 		t.Errorf("a refused final closed the event: %d %s", code, body)
 	}
 
 	// 5. Another team at the same address guesses tokens; a valid token
 	// is never refused.
 	for i := range 12 {
-		api(t, base, "GET", "/api/v1/me", fmt.Sprintf("%064d", i), "")
+		callAPI(t, base, "GET", "/api/v1/me", fmt.Sprintf("%064d", i), "")
 	}
 
 	// 3. Uploads: three pass, one fails on its README only (the organizer
@@ -228,7 +228,7 @@ func TestTheOrganizersDay(t *testing.T) {
 		t.Errorf("after the admission the missing teams are %q", missing)
 	}
 	b.screenshot("organizer-before-close")
-	if code, body := api(t, base, "GET", "/team", tokens["Late Fixers"], ""); code != http.StatusOK || !strings.Contains(body, "admitted by the organizer") ||
+	if code, body := callAPI(t, base, "GET", "/team", tokens["Late Fixers"], ""); code != http.StatusOK || !strings.Contains(body, "admitted by the organizer") ||
 		!strings.Contains(body, "README came by mail") {
 		t.Errorf("the admitted team's page does not say so: %d %.3000s", code, body)
 	}
@@ -243,7 +243,7 @@ func TestTheOrganizersDay(t *testing.T) {
 	ladderGames := func() []event.Game {
 		var all []event.Game
 		for page := 1; ; page++ {
-			code, body := api(t, base, "GET", fmt.Sprintf("/api/v1/games?kind=ladder&page=%d", page), admin, "")
+			code, body := callAPI(t, base, "GET", fmt.Sprintf("/api/v1/games?kind=ladder&page=%d", page), admin, "")
 			var ga gamesAnswer
 			if code != http.StatusOK || json.Unmarshal([]byte(body), &ga) != nil {
 				t.Fatalf("ladder games: %d %s", code, body)
@@ -276,7 +276,7 @@ func TestTheOrganizersDay(t *testing.T) {
 	courses := map[string]int64{}
 	rated, repeats := 0, 0
 	for _, g := range ladder {
-		code, body := api(t, base, "GET", fmt.Sprintf("/api/v1/games/%d/transcript", g.ID), admin, "")
+		code, body := callAPI(t, base, "GET", fmt.Sprintf("/api/v1/games/%d/transcript", g.ID), admin, "")
 		if code != http.StatusOK {
 			t.Fatalf("transcript of game %d: %d", g.ID, code)
 		}
@@ -332,7 +332,7 @@ func TestTheOrganizersDay(t *testing.T) {
 		t.Fatalf("the close button leads to %s, want the confirmation", b.path())
 	}
 	b.follow(`#confirm-close`)
-	if code, body := api(t, base, "POST", "/api/v1/scrimmages", tokens["C++ Wizards"], `{"rival": 2}`); code != http.StatusConflict || !strings.Contains(body, "closed") {
+	if code, body := callAPI(t, base, "POST", "/api/v1/scrimmages", tokens["C++ Wizards"], `{"rival": 2}`); code != http.StatusConflict || !strings.Contains(body, "closed") {
 		t.Errorf("a scrimmage after the close: %d %s", code, body)
 	}
 
@@ -346,7 +346,7 @@ func TestTheOrganizersDay(t *testing.T) {
 	// 2. A backup while the final plays, served on its own.
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		var ga gamesAnswer
-		_, body := api(t, base, "GET", "/api/v1/games?kind=final", admin, "")
+		_, body := callAPI(t, base, "GET", "/api/v1/games?kind=final", admin, "")
 		if json.Unmarshal([]byte(body), &ga) == nil && ga.Total >= 2 {
 			break
 		}
@@ -359,16 +359,16 @@ func TestTheOrganizersDay(t *testing.T) {
 	out = arenaCmd(t, 0, "event", "backup", dir, copyDir)
 	t.Logf("backup while the final plays, in %v:\n%s", time.Since(start).Round(time.Millisecond), out)
 	copied := startServe(t, copyDir, "--sandbox", "local", "--games", "1", "--validators", "1")
-	code, body := api(t, copied.URL, "GET", "/api/v1/games?page=1", admin, "")
+	code, body := callAPI(t, copied.URL, "GET", "/api/v1/games?page=1", admin, "")
 	var ga gamesAnswer
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &ga) != nil || ga.Total < len(ladder)+2 {
 		t.Fatalf("the copy's games: %d %.500s", code, body)
 	}
 	for _, g := range ga.Games {
-		if code, _ := api(t, copied.URL, "GET", fmt.Sprintf("/api/v1/games/%d/transcript", g.ID), admin, ""); code != http.StatusOK {
+		if code, _ := callAPI(t, copied.URL, "GET", fmt.Sprintf("/api/v1/games/%d/transcript", g.ID), admin, ""); code != http.StatusOK {
 			t.Errorf("the copy's game %d: transcript %d", g.ID, code)
 		}
-		if code, _ := api(t, copied.URL, "GET", fmt.Sprintf("/games/%d/view", g.ID), admin, ""); code != http.StatusOK {
+		if code, _ := callAPI(t, copied.URL, "GET", fmt.Sprintf("/games/%d/view", g.ID), admin, ""); code != http.StatusOK {
 			t.Errorf("the copy's game %d: viewer %d", g.ID, code)
 		}
 	}
@@ -380,7 +380,7 @@ func TestTheOrganizersDay(t *testing.T) {
 	// The final ends; its standings name the teams as they are named.
 	var board event.Board
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		_, body := api(t, base, "GET", "/api/v1/standings", admin, "")
+		_, body := callAPI(t, base, "GET", "/api/v1/standings", admin, "")
 		if err := json.Unmarshal([]byte(body), &board); err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func TestTheOrganizersDay(t *testing.T) {
 	if board.Run.Error != "" || board.Games["done"] != 12 || len(board.Standings) != 4 {
 		t.Fatalf("the final ended with %+v, want the 12 games of 4 teams", board)
 	}
-	_, home := api(t, base, "GET", "/", "", "")
+	_, home := callAPI(t, base, "GET", "/", "", "")
 	standings := regexp.MustCompile(`(?s)<table class="list" id="standings">.*?</table>`).FindString(home)
 	for _, want := range []string{"C++ Wizards", "C# Wizards", `<b>Bold</b> & "Quotes"`, "Late Fixers"} {
 		if !strings.Contains(html.UnescapeString(standings), want) {
@@ -407,16 +407,16 @@ func TestTheOrganizersDay(t *testing.T) {
 
 	// A freeze from the third game's end: nothing after it shows.
 	var finals gamesAnswer
-	_, body = api(t, base, "GET", "/api/v1/games?kind=final", admin, "")
+	_, body = callAPI(t, base, "GET", "/api/v1/games?kind=final", admin, "")
 	if err := json.Unmarshal([]byte(body), &finals); err != nil || len(finals.Games) != 12 {
 		t.Fatalf("the final's games: %v %.300s", err, body)
 	}
 	at := finals.Games[len(finals.Games)-3].Finished // the third to finish: the list is newest first
-	if code, body := api(t, base, "POST", "/api/v1/admin/freeze", admin, fmt.Sprintf(`{"at": %q}`, at.Format(time.RFC3339Nano))); code != http.StatusOK {
+	if code, body := callAPI(t, base, "POST", "/api/v1/admin/freeze", admin, fmt.Sprintf(`{"at": %q}`, at.Format(time.RFC3339Nano))); code != http.StatusOK {
 		t.Fatalf("freeze: %d %s", code, body)
 	}
 	for _, who := range []string{"", tokens["C# Wizards"]} {
-		_, body := api(t, base, "GET", "/api/v1/standings", who, "")
+		_, body := callAPI(t, base, "GET", "/api/v1/standings", who, "")
 		var fb event.Board
 		if err := json.Unmarshal([]byte(body), &fb); err != nil {
 			t.Fatal(err)
@@ -424,7 +424,7 @@ func TestTheOrganizersDay(t *testing.T) {
 		if fb.FrozenAt.IsZero() || fb.Games["done"] >= 12 || !fb.Run.Finished.IsZero() {
 			t.Errorf("the frozen board tells what came after the freeze: %s", body)
 		}
-		if _, page := api(t, base, "GET", "/", who, ""); strings.Contains(page, "Over.") || !strings.Contains(page, `id="frozen"`) {
+		if _, page := callAPI(t, base, "GET", "/", who, ""); strings.Contains(page, "Over.") || !strings.Contains(page, `id="frozen"`) {
 			t.Errorf("the frozen home page says the final is over, or not that it is frozen")
 		}
 	}
@@ -439,20 +439,20 @@ func TestTheOrganizersDay(t *testing.T) {
 	}
 	g := finals.Games[0]
 	team := byID[g.White.Team]
-	code, body = api(t, base, "POST", fmt.Sprintf("/api/v1/games/%d/disputes", g.ID), team, `{"message": "Was turn 3 timed right?"}`)
+	code, body = callAPI(t, base, "POST", fmt.Sprintf("/api/v1/games/%d/disputes", g.ID), team, `{"message": "Was turn 3 timed right?"}`)
 	var filed struct{ Dispute event.Dispute }
 	if code != http.StatusCreated || json.Unmarshal([]byte(body), &filed) != nil {
 		t.Fatalf("dispute: %d %s", code, body)
 	}
-	if code, body := api(t, base, "POST", fmt.Sprintf("/api/v1/admin/disputes/%d/answer", filed.Dispute.ID), admin, `{"answer": "Yes: 12 ms of 5 s."}`); code != http.StatusOK {
+	if code, body := callAPI(t, base, "POST", fmt.Sprintf("/api/v1/admin/disputes/%d/answer", filed.Dispute.ID), admin, `{"answer": "Yes: 12 ms of 5 s."}`); code != http.StatusOK {
 		t.Fatalf("answer: %d %s", code, body)
 	}
-	if _, page := api(t, base, "GET", fmt.Sprintf("/games/%d", g.ID), team, ""); !strings.Contains(page, "12 ms of 5 s.") {
+	if _, page := callAPI(t, base, "GET", fmt.Sprintf("/games/%d", g.ID), team, ""); !strings.Contains(page, "12 ms of 5 s.") {
 		t.Errorf("the team does not see the answer on the game's page")
 	}
 
 	// The organizer's actions, in the audit log and the server's log.
-	code, body = api(t, base, "GET", "/api/v1/admin/audit", admin, "")
+	code, body = callAPI(t, base, "GET", "/api/v1/admin/audit", admin, "")
 	for _, a := range []string{event.ActionAdmit, event.ActionClose, event.ActionFinal, event.ActionFreeze, event.ActionAnswer} {
 		if code != http.StatusOK || !strings.Contains(body, `"action": "`+a+`"`) {
 			t.Errorf("the audit log lacks %s: %d %.500s", a, code, body)

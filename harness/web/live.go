@@ -18,9 +18,9 @@ import (
 	"github.com/arenabots/arena/rules"
 )
 
-// watch follows a game this machine starts to play (event.Watch): the
+// Watch follows a game this machine starts to play (event.Watch): the
 // live pages show it from its first turn.
-func (s *Server) watch(kind string, white, black event.Side, round int) match.Observer {
+func (s *Server) Watch(kind string, white, black event.Side, round int) match.Observer {
 	return s.Live.Start(live.Meta{Kind: kind, Round: round, Private: kind == event.ScrimmageGame,
 		White: live.Player{Team: white.Team, Name: white.Name}, Black: live.Player{Team: black.Team, Name: black.Name}})
 }

@@ -48,14 +48,14 @@ func benchSpectators(b *testing.B, games, each int) {
 	s := New(st, event.Config{Game: "codeclash"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	defer s.closeStreams()
+	defer s.CloseStreams()
 	state, err := codeclash.Game{}.New(nil, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
 	gs := make([]*live.Game, games)
 	for i := range gs {
-		gs[i] = s.watch(event.LadderGame, event.Side{Name: "w"}, event.Side{Name: "b"}, 0).(*live.Game)
+		gs[i] = s.Watch(event.LadderGame, event.Side{Name: "w"}, event.Side{Name: "b"}, 0).(*live.Game)
 		gs[i].Started(transcript.Header{Game: "codeclash", White: transcript.Bot{Name: "w"}, Black: transcript.Bot{Name: "b"}}, state)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,14 +1,10 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"time"
 
-	"github.com/arenabots/arena/harness/distrib"
-	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/metrics"
-	"github.com/arenabots/arena/harness/tournament"
 )
 
 // measured counts route's requests and times them in s's metrics.
@@ -56,26 +52,3 @@ func (w *statusWriter) Flush() {
 
 // Unwrap is what http.ResponseController reaches through.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// serveMetrics makes the server's metrics (with the worker queue's, when
-// workers play), tells the store and the server of them, and serves them
-// on /metrics at o.MetricsAddr until stop.
-func serveMetrics(ctx context.Context, o Options, st *event.Store, s *Server, queue *distrib.Queue) (stop func(), err error) {
-	m := metrics.NewEvent(func(ctx context.Context) (metrics.Gauges, error) {
-		g, err := st.Gauges(ctx)
-		if err != nil {
-			return g, err
-		}
-		g.Live, g.Spectators = s.Live.Counts()
-		if !o.Workers.Enabled() {
-			return g, nil
-		}
-		g.Workers, err = tournament.WorkerCounts(o.EventDir)
-		return g, err
-	}, o.Log)
-	if queue != nil {
-		m.WatchQueue(func() metrics.QueueStats { return queue.Stats().QueueStats() })
-	}
-	st.Metrics, s.Metrics = m, m
-	return metrics.Serve(ctx, o.MetricsAddr, m.Handler(), o.Log)
-}

@@ -150,7 +150,7 @@ func (s *Server) validationsOf(ctx context.Context, v *queueView, queue []event.
 		limit = max(distrib.StuckFactor*median, validationFloor)
 	}
 	for _, sub := range queue {
-		row := validationRow{Submission: sub.ID, Team: sub.Team, State: sub.State}
+		row := validationRow{Submission: sub.ID, Team: sub.Team, State: string(sub.State)}
 		if !sub.Started.IsZero() && sub.State != event.Queued {
 			ran := v.At.Sub(sub.Started)
 			row.For = span(ran)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
@@ -104,19 +105,33 @@ func New(st *event.Store, cfg event.Config, log *slog.Logger) *Server {
 		turns: newTurns(answerSlots()), Live: live.NewHub()}
 }
 
-// Changed tells the pages that follow a submission that its state changed.
 // TeamChanged drops what the server keeps of a team's pages (a game of
 // its was recorded).
 func (s *Server) TeamChanged(team int64) { s.teamPages.changed(team) }
 
+// Changed tells the pages that follow a submission that its state changed.
 func (s *Server) Changed(sub event.Submission) {
 	s.teamPages.changed(sub.Team)
 	s.streams.publish(sub)
 }
 
-func (s *Server) closeStreams() {
+// CloseStreams ends every event stream and live game the pages follow:
+// the server is stopping, and its HTTP server's shutdown waits for them.
+func (s *Server) CloseStreams() {
 	s.streams.close()
 	s.Live.Close()
+}
+
+// Follow keeps the pages abreast of the event until ctx ends: the final's
+// boards (polled every second) and the list of games playing.
+func (s *Server) Follow(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.watchPlaying(ctx)
+	}()
+	s.watchFinal(ctx, time.Second)
+	<-done
 }
 
 // Access is who may ask for a route.
@@ -498,18 +513,13 @@ func (s *Server) classify(err error, rt Route) *httpError {
 	return &httpError{http.StatusInternalServerError, "internal", "the server failed on this request; the organizer has the log"}
 }
 
-// errorBody is the JSON of every API error.
-type errorBody struct {
-	Error APIError `json:"error"`
-}
-
-func writeError(w http.ResponseWriter, r *http.Request, api bool, err error) {
+func writeError(w http.ResponseWriter, r *http.Request, asAPI bool, err error) {
 	he, ok := err.(*httpError)
 	if !ok {
 		he = &httpError{http.StatusInternalServerError, "internal", "the server failed on this request"}
 	}
-	if api || strings.HasPrefix(r.URL.Path, "/api/") {
-		writeJSON(w, he.status, errorBody{APIError{Code: he.code, Message: he.message}})
+	if asAPI || strings.HasPrefix(r.URL.Path, "/api/") {
+		api.WriteError(w, he.status, he.code, he.message)
 		return
 	}
 	renderError(w, he)
@@ -528,9 +538,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeJSONBytes answers with body, JSON written by jsonBytes (as bytes,
 // or as a string kept: neither is copied on the way).
 func writeJSONBytes[T []byte | string](w http.ResponseWriter, status int, body T) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "private, no-store")
-	w.WriteHeader(status)
+	api.WriteJSONHeader(w, status)
 	// The client is gone if this fails.
 	if s, ok := any(body).(string); ok {
 		_, _ = io.WriteString(w, s)

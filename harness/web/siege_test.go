@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabots/arena/harness/client"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/internal/ziptest"
 )
@@ -123,14 +124,14 @@ func TestAStreamEndsWithItsSession(t *testing.T) {
 			}
 		},
 		"a new token": func(*http.Cookie, string) {
-			if code, body := api(t, base, "POST", "/api/v1/token", e.a.Token, ""); code != http.StatusOK {
+			if code, body := callAPI(t, base, "POST", "/api/v1/token", e.a.Token, ""); code != http.StatusOK {
 				t.Fatalf("new token: %d %s", code, body)
 			} else {
 				e.a.Token = regexp.MustCompile(`[0-9a-f]{64}`).FindString(body)
 			}
 		},
 		"the team disabled": func(*http.Cookie, string) {
-			if code, body := api(t, base, "POST", fmt.Sprintf("/api/v1/admin/teams/%d/disable", e.a.ID), e.admin, ""); code != http.StatusOK {
+			if code, body := callAPI(t, base, "POST", fmt.Sprintf("/api/v1/admin/teams/%d/disable", e.a.ID), e.admin, ""); code != http.StatusOK {
 				t.Fatalf("disable: %d %s", code, body)
 			}
 		},
@@ -232,7 +233,7 @@ func TestNoUploadCanExhaustTheServer(t *testing.T) {
 	base := e.srv.URL
 	bomb := writeFile(t, "bomb.zip", splitBombZip(t))
 	before := e.srv.peakMemory(t)
-	c := &Client{Server: base, Token: e.a.Token}
+	c := &client.Client{Server: base, Token: e.a.Token}
 	var wg sync.WaitGroup
 	subs := make([]event.Submission, 2)
 	for i := range subs {
@@ -284,7 +285,7 @@ func TestNoUploadCanExhaustTheServer(t *testing.T) {
 		t.Errorf("a body sent slowly: %d %s, want 408 too_slow", code, answer)
 	}
 	t.Logf("a trickling body was cut after %v", time.Since(start).Round(100*time.Millisecond))
-	if _, body := api(t, base, "GET", "/api/v1/submissions", e.a.Token, ""); strings.Count(body, `"sha256"`) != 3 {
+	if _, body := callAPI(t, base, "GET", "/api/v1/submissions", e.a.Token, ""); strings.Count(body, `"sha256"`) != 3 {
 		t.Errorf("the team's submissions: %s, want the two bombs and the long name: nothing of a cut upload", body)
 	}
 	if strings.Contains(e.srv.Logs(), "level=ERROR") {

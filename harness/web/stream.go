@@ -144,7 +144,7 @@ type stateEvent struct {
 }
 
 func sendEvent(w http.ResponseWriter, sub event.Submission) error {
-	data, err := json.Marshal(stateEvent{ID: sub.ID, State: sub.State, Summary: sub.Summary, Active: sub.Active, Done: event.Done(sub.State)})
+	data, err := json.Marshal(stateEvent{ID: sub.ID, State: string(sub.State), Summary: sub.Summary, Active: sub.Active, Done: event.Done(sub.State)})
 	if err != nil {
 		return err
 	}

@@ -222,7 +222,7 @@ func versionRow(sub event.Submission, csrf string, ahead int) string {
 	}
 	b.WriteString(">\n<td><a href=\"/submissions/" + id + "\">#" + id + "</a></td><td>" + when(sub.Uploaded) + "</td><td>" + esc(sub.Filename) + "</td><td>" + size(sub.Size) + "</td>\n" +
 		`<td><code title="` + esc(sub.SHA256) + `">` + esc(short(sub.SHA256)) + "</code></td>\n" +
-		`<td><span class="state state-` + esc(sub.State) + `">` + esc(sub.State) + "</span>" + queuePlace(ahead) + "</td>\n" + `<td class="summary">`)
+		`<td><span class="state state-` + esc(string(sub.State)) + `">` + esc(string(sub.State)) + "</span>" + queuePlace(ahead) + "</td>\n" + `<td class="summary">`)
 	if sub.Active {
 		b.WriteString("<strong>active</strong> ")
 	}

@@ -392,7 +392,7 @@ func TestLadderGamesJoinTheLogBehindTheSwitch(t *testing.T) {
 	if !e.server.Config.Log.LadderAndScrimmages {
 		t.Fatal("[log] ladder_and_scrimmages = true is not read")
 	}
-	if _, home := api(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(home, "and every ladder and scrimmage game before it") {
+	if _, home := callAPI(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(home, "and every ladder and scrimmage game before it") {
 		t.Error("the home page does not say the ladder's games are logged")
 	}
 	ctx := context.Background()

@@ -71,7 +71,7 @@ func newTestEvent(t *testing.T, toml string) *testEvent {
 	e.server = New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e.http = httptest.NewServer(e.server.Handler())
 	t.Cleanup(e.http.Close)
-	t.Cleanup(e.server.closeStreams)
+	t.Cleanup(e.server.CloseStreams)
 	return e
 }
 

@@ -77,10 +77,10 @@ func TestTheLadderIsPlayedByWorkers(t *testing.T) {
 			t.Fatalf("the lying worker was not suspended within 2 minutes:\n%s", srv.Logs())
 		}
 	}
-	if code, body := api(t, srv.URL, "GET", "/api/v1/admin/workers", e.admin, ""); code != 200 || !strings.Contains(body, "white differs") {
+	if code, body := callAPI(t, srv.URL, "GET", "/api/v1/admin/workers", e.admin, ""); code != 200 || !strings.Contains(body, "white differs") {
 		t.Errorf("the organizer's list of workers: %d %s", code, body)
 	}
-	if _, page := api(t, srv.URL, "GET", "/admin", e.admin, ""); !strings.Contains(page, "suspended</strong>") || !strings.Contains(page, "/admin/workers/liar/readmit") {
+	if _, page := callAPI(t, srv.URL, "GET", "/admin", e.admin, ""); !strings.Contains(page, "suspended</strong>") || !strings.Contains(page, "/admin/workers/liar/readmit") {
 		t.Errorf("the organizer's page does not show the suspended worker")
 	}
 	for _, w := range workers {
@@ -309,7 +309,7 @@ func TestAStuckGameIsFlaggedBeforeItsDeadline(t *testing.T) {
 	// The honest worker's games set the pace: StuckSamples of them first.
 	view := func() queueJSON {
 		t.Helper()
-		code, body := api(t, srv.URL, "GET", "/api/v1/admin/queue", e.admin, "")
+		code, body := callAPI(t, srv.URL, "GET", "/api/v1/admin/queue", e.admin, "")
 		var v struct{ View queueJSON }
 		if err := json.Unmarshal([]byte(body), &v); code != 200 || err != nil {
 			t.Fatalf("the organizer's queue: %d %v\n%s", code, err, body)
@@ -370,7 +370,7 @@ func TestAStuckGameIsFlaggedBeforeItsDeadline(t *testing.T) {
 	if !noted {
 		t.Errorf("no note says the holder's game is stuck and what to do: %+v", v.Stuck)
 	}
-	_, page := api(t, srv.URL, "GET", "/admin", e.admin, "")
+	_, page := callAPI(t, srv.URL, "GET", "/admin", e.admin, "")
 	for _, want := range []string{"Worker holder has held " + stuck.Name, `<strong class="problem-text">stuck</strong>`, "stop arena worker on holder"} {
 		if !strings.Contains(page, html.EscapeString(want)) && !strings.Contains(page, want) {
 			t.Errorf("the organizer's page does not say %q", want)
@@ -396,7 +396,7 @@ func TestAStuckGameIsFlaggedBeforeItsDeadline(t *testing.T) {
 	if h := health["holder"]; h.Holding != 1 || h.Played != 0 || h.HeardAgo == "" {
 		t.Errorf("the holder's health: %+v, want it holding its game, none played, heard from", h)
 	}
-	if code, body := api(t, srv.URL, "GET", "/api/v1/admin/workers", e.admin, ""); code != 200 || !strings.Contains(body, `"health"`) {
+	if code, body := callAPI(t, srv.URL, "GET", "/api/v1/admin/workers", e.admin, ""); code != 200 || !strings.Contains(body, `"health"`) {
 		t.Errorf("the organizer's list of workers has no health: %d %s", code, body)
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package client
 
 import (
 	"archive/zip"
@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/api"
 )
 
 // uploadSink is a server that takes one upload and keeps its file.
@@ -48,7 +49,7 @@ func (u *uploadSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
-	json.NewEncoder(w).Encode(map[string]any{"submission": event.Submission{ID: 3, Filename: h.Filename, Size: int64(len(u.data)), State: event.Queued}})
+	json.NewEncoder(w).Encode(map[string]any{"submission": api.Submission{ID: 3, Filename: h.Filename, Size: int64(len(u.data)), State: api.Queued}})
 }
 
 func TestClientUploadsADirectoryAsAZip(t *testing.T) {
@@ -86,7 +87,7 @@ func TestClientUploadsADirectoryAsAZip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sub.ID != 3 || sub.State != event.Queued {
+	if sub.ID != 3 || sub.State != api.Queued {
 		t.Errorf("the stored submission reads as %+v", sub)
 	}
 	sink.mu.Lock()
@@ -193,29 +194,29 @@ func TestClientErrorAnswersAreAPIErrors(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := c.Upload(ctx, bot)
-	var api *APIError
-	if !errors.As(err, &api) || api.Status != http.StatusTooManyRequests || api.Code != "quota" ||
-		api.Message != "12 uploads in the last hour: try again later" {
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusTooManyRequests || ae.Code != "quota" ||
+		ae.Message != "12 uploads in the last hour: try again later" {
 		t.Fatalf("the upload's error is %#v", err)
 	}
-	if !strings.Contains(err.Error(), api.Message) || !strings.Contains(err.Error(), "quota") {
+	if !strings.Contains(err.Error(), ae.Message) || !strings.Contains(err.Error(), "quota") {
 		t.Errorf("the error says %q, want the message and the code", err)
 	}
 
 	_, err = c.Submission(ctx, 9)
-	if !errors.As(err, &api) || api.Status != http.StatusNotFound || api.Code != "not_found" {
+	if !errors.As(err, &ae) || ae.Status != http.StatusNotFound || ae.Code != "not_found" {
 		t.Errorf("the submission's error is %#v", err)
 	}
 
 	_, err = c.ReportText(ctx, 9)
-	if !errors.As(err, &api) || api.Status != http.StatusBadGateway || !strings.Contains(api.Message, "502") {
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway || !strings.Contains(ae.Message, "502") {
 		t.Errorf("an answer that is not the API's is %#v", err)
 	}
 }
 
 func TestClientWaitTellsEachStateOnce(t *testing.T) {
 	var mu sync.Mutex
-	states := []string{event.Queued, event.Queued, event.Building, event.Validating, event.Validating, event.Failed}
+	states := []api.State{api.Queued, api.Queued, api.Building, api.Validating, api.Validating, api.Failed}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -223,15 +224,15 @@ func TestClientWaitTellsEachStateOnce(t *testing.T) {
 		if len(states) > 1 {
 			states = states[1:]
 		}
-		json.NewEncoder(w).Encode(map[string]any{"submission": event.Submission{ID: 4, State: s}, "report": nil})
+		json.NewEncoder(w).Encode(map[string]any{"submission": api.Submission{ID: 4, State: s}, "report": nil})
 	}))
 	defer srv.Close()
-	var told []string
-	sub, err := (&Client{Server: srv.URL}).Wait(context.Background(), 4, func(s event.Submission) { told = append(told, s.State) })
+	var told []api.State
+	sub, err := (&Client{Server: srv.URL}).Wait(context.Background(), 4, func(s api.Submission) { told = append(told, s.State) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sub.State != event.Failed || strings.Join(told, " ") != "queued building validating failed" {
+	if sub.State != api.Failed || fmt.Sprint(told) != "[queued building validating failed]" {
 		t.Errorf("ended %s, told %v", sub.State, told)
 	}
 }

@@ -1,14 +1,13 @@
-// Package web is the event server: the pages and the JSON API through which
-// teams log in with a token, upload, read their validation reports and watch
-// their games, and the organizer runs the event. It plays and validates
-// through the same packages the command line uses (validate, the sandbox);
-// it never runs a game another way.
+// Package server starts an event's server: it reads the event's
+// configuration, opens its store and the sandbox, builds every service
+// once (the validators, the ladder and scrimmages, the final, the workers'
+// coordinator, the metrics) and hands them to package web's pages, then
+// serves them until its context ends and stops them all in order.
 //
-// Every route says who may ask before its handler runs, and the handler
-// checks that the object asked for is the asker's before it answers: a team
-// must never read another team's code, logs, reports or games. Nothing a team
-// or a bot sent is ever rendered unescaped.
-package web
+// It is the one place these are built and started: package web must never
+// start a service itself, and this package must never answer a request
+// itself (pages, the API and their rules are web's).
+package server
 
 import (
 	"context"
@@ -26,8 +25,10 @@ import (
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
+	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/validate"
+	"github.com/arenabots/arena/harness/web"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -166,7 +167,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if note != "" {
 		o.Log.Warn(note)
 	}
-	s := New(st, cfg, o.Log)
+	s := web.New(st, cfg, o.Log)
 	s.Languages = builder.Langs
 	// Teams download the server's own arena: the commands its reports
 	// suggest are then the server's.
@@ -191,7 +192,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 		}
 		s.SetImage(f)
 	}()
-	if s.Proxies, err = ParseProxies(o.TrustProxy); err != nil {
+	if s.Proxies, err = web.ParseProxies(o.TrustProxy); err != nil {
 		return &ProxyError{err}
 	}
 	s.Secure = o.TLSCert != ""
@@ -219,11 +220,15 @@ func Serve(ctx context.Context, o Options) (err error) {
 	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
 		Ladder: cfg.Ladder.Enabled, LogGames: cfg.Log.LadderAndScrimmages, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
-		Openings: openings, LadderEvidence: cfg.LadderEvidence(), Watch: s.watch}
+		Openings: openings, LadderEvidence: cfg.LadderEvidence(), Watch: s.Watch}
 	s.WakePlayer = player.Wake
-	finals := &finalRunner{base: event.Final{Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
-		Intake: cfg.Intake(), ArenaVersion: o.ArenaVersion, Signer: key, Workers: workers, Watch: s.watch}, st: st, s: s}
-	s.StartFinal = finals.start
+	final, err := event.NewFinal(st, cfg, resolved, backend, sb.Image, vo.Builder, o.ArenaVersion)
+	if err != nil {
+		return err
+	}
+	final.Workers, final.Watch = workers, s.Watch
+	finals := event.NewFinalRunner(ctx, st, final, o.Log)
+	s.StartFinal = finals.Start
 	s.Rerunner = &event.Rerunner{Store: st, Game: resolved.Game, Backend: backend, Builder: vo.Builder, Intake: cfg.Intake(),
 		Opponent: vo.Opponent, Repeat: 3}
 
@@ -250,18 +255,16 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if s.Secure {
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	finals.ctx = ctx
-	defer finals.wg.Wait()
+	defer finals.Wait()
 	if run, ok, err := st.FinalRun(ctx); err != nil {
 		return err
 	} else if ok && run.Running() {
 		o.Log.Info("the final was stopped before its end: it resumes")
-		if err := finals.start(run); err != nil {
+		if err := finals.Start(run); err != nil {
 			return err
 		}
 	}
-	go s.watchFinal(ctx, time.Second)
-	go s.watchPlaying(ctx)
+	go s.Follow(ctx)
 	done := make(chan error, 4)
 	running := 3
 	go func() { done <- v.Run(ctx) }()
@@ -294,7 +297,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	cancel()
 	shut, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
-	s.closeStreams()
+	s.CloseStreams()
 	err = errors.Join(first, srv.Shutdown(shut))
 	for range running - boolInt(first != nil) {
 		err = errors.Join(err, <-done)
@@ -313,3 +316,26 @@ func boolInt(b bool) int {
 type ProxyError struct{ Err error }
 
 func (e *ProxyError) Error() string { return "--trust-proxy: " + e.Err.Error() }
+
+// serveMetrics makes the server's metrics (with the worker queue's, when
+// workers play), tells the store and the server of them, and serves them
+// on /metrics at o.MetricsAddr until stop.
+func serveMetrics(ctx context.Context, o Options, st *event.Store, s *web.Server, queue *distrib.Queue) (stop func(), err error) {
+	m := metrics.NewEvent(func(ctx context.Context) (metrics.Gauges, error) {
+		g, err := st.Gauges(ctx)
+		if err != nil {
+			return g, err
+		}
+		g.Live, g.Spectators = s.Live.Counts()
+		if !o.Workers.Enabled() {
+			return g, nil
+		}
+		g.Workers, err = tournament.WorkerCounts(o.EventDir)
+		return g, err
+	}, o.Log)
+	if queue != nil {
+		m.WatchQueue(func() metrics.QueueStats { return queue.Stats().QueueStats() })
+	}
+	st.Metrics, s.Metrics = m, m
+	return metrics.Serve(ctx, o.MetricsAddr, m.Handler(), o.Log)
+}

@@ -1,4 +1,11 @@
-package web
+// Package client is the arena submit client: it uploads a team's
+// submission to an event server's API and follows its validation to the
+// report. It speaks the API through the wire types of package api alone.
+//
+// It uses the standard library and package api only, and must never import
+// the server's packages (web, event, the sandbox): a team's arena submit
+// stays a small HTTP client that runs nothing of the server's.
+package client
 
 import (
 	"archive/zip"
@@ -17,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/api"
 )
 
 // Client speaks to an event server's API as a team (or the organizer): it
@@ -29,22 +36,6 @@ type Client struct {
 	Token string
 	// HTTP is the client requests go through (nil: http.DefaultClient).
 	HTTP *http.Client
-}
-
-// APIError is an answer of the API that is not a success: its HTTP status
-// and, from its body ({"error": {"code": ..., "message": ...}}), a code a
-// program can test and a sentence for a person.
-type APIError struct {
-	Status  int    `json:"-"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *APIError) Error() string {
-	if e.Code == "" {
-		return e.Message
-	}
-	return e.Message + " (" + e.Code + ")"
 }
 
 // Answers larger than these are cut (a report's text is the largest).
@@ -64,7 +55,7 @@ func (c *Client) httpClient() *http.Client {
 func (c *Client) url(path string) string { return strings.TrimRight(c.Server, "/") + path }
 
 // do sends req with the token and returns the answer of a 2xx status; any
-// other status is an *APIError.
+// other status is an *api.Error.
 func (c *Client) do(req *http.Request) (*http.Response, error) {
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -81,10 +72,10 @@ func (c *Client) do(req *http.Request) (*http.Response, error) {
 }
 
 // answerError reads the error body of a failed answer.
-func answerError(resp *http.Response) *APIError {
+func answerError(resp *http.Response) *api.Error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var wire struct {
-		Error *APIError `json:"error"`
+		Error *api.Error `json:"error"`
 	}
 	if json.Unmarshal(body, &wire) == nil && wire.Error != nil && wire.Error.Message != "" {
 		wire.Error.Status = resp.StatusCode
@@ -99,7 +90,7 @@ func answerError(resp *http.Response) *APIError {
 		}
 		msg += ": " + text
 	}
-	return &APIError{Status: resp.StatusCode, Message: "the server answered " + msg}
+	return &api.Error{Status: resp.StatusCode, Message: "the server answered " + msg}
 }
 
 // getJSON decodes the answer of a GET of path into v.
@@ -123,27 +114,27 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 // Upload sends a submission: a file as it is, under its base name, or a
 // directory as a ZIP of its regular files named after it (NAME.zip). It
 // returns the submission as the server stored it, queued for validation.
-func (c *Client) Upload(ctx context.Context, path string) (event.Submission, error) {
+func (c *Client) Upload(ctx context.Context, path string) (api.Submission, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return event.Submission{}, err
+		return api.Submission{}, err
 	}
 	var content io.Reader
 	name := filepath.Base(path)
 	if fi.IsDir() {
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return event.Submission{}, err
+			return api.Submission{}, err
 		}
 		data, err := zipSubmissionDir(abs)
 		if err != nil {
-			return event.Submission{}, err
+			return api.Submission{}, err
 		}
 		content, name = bytes.NewReader(data), filepath.Base(abs)+".zip"
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return event.Submission{}, err
+			return api.Submission{}, err
 		}
 		defer f.Close()
 		content = f
@@ -168,7 +159,7 @@ func (c *Client) Upload(ctx context.Context, path string) (event.Submission, err
 	if err != nil {
 		pr.CloseWithError(err)
 		<-written
-		return event.Submission{}, err
+		return api.Submission{}, err
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Accept", "application/json")
@@ -177,14 +168,14 @@ func (c *Client) Upload(ctx context.Context, path string) (event.Submission, err
 	pr.CloseWithError(errors.New("the server answered"))
 	<-written
 	if err != nil {
-		return event.Submission{}, err
+		return api.Submission{}, err
 	}
 	defer resp.Body.Close()
 	var answer struct {
-		Submission *event.Submission `json:"submission"`
+		Submission *api.Submission `json:"submission"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxJSONAnswer)).Decode(&answer); err != nil || answer.Submission == nil {
-		return event.Submission{}, fmt.Errorf("the server took the upload (%s) but its answer names no submission (%v)", resp.Status, err)
+		return api.Submission{}, fmt.Errorf("the server took the upload (%s) but its answer names no submission (%v)", resp.Status, err)
 	}
 	return *answer.Submission, nil
 }
@@ -244,15 +235,15 @@ func zipSubmissionDir(dir string) ([]byte, error) {
 }
 
 // Submission is one of the team's submissions as the server has it now.
-func (c *Client) Submission(ctx context.Context, id int64) (event.Submission, error) {
+func (c *Client) Submission(ctx context.Context, id int64) (api.Submission, error) {
 	var answer struct {
-		Submission *event.Submission `json:"submission"`
+		Submission *api.Submission `json:"submission"`
 	}
 	if err := c.getJSON(ctx, fmt.Sprintf("/api/v1/submissions/%d", id), &answer); err != nil {
-		return event.Submission{}, err
+		return api.Submission{}, err
 	}
 	if answer.Submission == nil {
-		return event.Submission{}, fmt.Errorf("the server's answer about submission %d names no submission", id)
+		return api.Submission{}, fmt.Errorf("the server's answer about submission %d names no submission", id)
 	}
 	return *answer.Submission, nil
 }
@@ -287,12 +278,12 @@ const (
 )
 
 // Wait follows a submission until its validation is behind it
-// (event.Done) and returns it as it ended. progress, when set, is told the
+// (api.State.Done) and returns it as it ended. progress, when set, is told the
 // submission at first and at each change of its state. The server may be
 // unreachable, or answer 502, 503 or 504, for a while (a restart queues
 // the validations it cut short again); any other error ends the wait.
-func (c *Client) Wait(ctx context.Context, id int64, progress func(event.Submission)) (event.Submission, error) {
-	last, interval := "", pollFirst
+func (c *Client) Wait(ctx context.Context, id int64, progress func(api.Submission)) (api.Submission, error) {
+	last, interval := api.State(""), pollFirst
 	var failingSince time.Time
 	for {
 		sub, err := c.Submission(ctx, id)
@@ -305,26 +296,26 @@ func (c *Client) Wait(ctx context.Context, id int64, progress func(event.Submiss
 					progress(sub)
 				}
 			}
-			if event.Done(sub.State) {
+			if sub.State.Done() {
 				return sub, nil
 			}
 		case ctx.Err() != nil:
-			return event.Submission{}, ctx.Err()
+			return api.Submission{}, ctx.Err()
 		case transient(err):
 			if failingSince.IsZero() {
 				failingSince = time.Now()
 			}
 			if time.Since(failingSince) > unreachableOK {
-				return event.Submission{}, err
+				return api.Submission{}, err
 			}
 		default:
-			return event.Submission{}, err
+			return api.Submission{}, err
 		}
 		t := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return event.Submission{}, ctx.Err()
+			return api.Submission{}, ctx.Err()
 		case <-t.C:
 		}
 		interval = min(2*interval, pollMax)
@@ -334,9 +325,9 @@ func (c *Client) Wait(ctx context.Context, id int64, progress func(event.Submiss
 // transient is an error that a later poll may not meet: the server not
 // answering, or a proxy saying it is away.
 func transient(err error) bool {
-	var api *APIError
-	if errors.As(err, &api) {
-		return api.Status == http.StatusBadGateway || api.Status == http.StatusServiceUnavailable || api.Status == http.StatusGatewayTimeout
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return ae.Status == http.StatusBadGateway || ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusGatewayTimeout
 	}
 	var unreachable *url.Error
 	return errors.As(err, &unreachable)
