@@ -97,7 +97,7 @@ func checkDir(dir string, n int) string { return fmt.Sprintf("%s.check-%d", dir,
 // second time, to tell a worker's lie from a bot that does not reproduce.
 // The coordinator's plays are kept beside dir when they differ, as the
 // evidence of what it found, and removed when they agree.
-func (o *Options) checkGame(ctx context.Context, cfg match.Config, dir string) checkOutcome {
+func (rn *run) checkGame(ctx context.Context, cfg match.Config, dir string) checkOutcome {
 	worker, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
 	if err != nil {
 		return checkOutcome{verdict: checkUnsure, why: "its transcript does not read back: " + err.Error()}
@@ -108,7 +108,7 @@ func (o *Options) checkGame(ctx context.Context, cfg match.Config, dir string) c
 			return nil, err
 		}
 		c := cfg
-		c.Dir, c.Backend, c.Signer, c.Observer, c.BlobStore = d, o.Backend, o.Signer, nil, ""
+		c.Dir, c.Backend, c.Signer, c.Observer, c.BlobStore = d, rn.Backend, rn.Signer, nil, ""
 		res, err := match.Run(ctx, c)
 		if err != nil {
 			return nil, err
@@ -131,7 +131,7 @@ func (o *Options) checkGame(ctx context.Context, cfg match.Config, dir string) c
 	}
 	if d == nil {
 		if err := os.RemoveAll(checkDir(dir, 1)); err != nil {
-			o.warn(fmt.Sprintf("remove the check of %s", filepath.Base(dir)), err)
+			rn.warn(fmt.Sprintf("remove the check of %s", filepath.Base(dir)), err)
 		}
 		return checkOutcome{verdict: checkAgrees}
 	}

@@ -15,8 +15,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/arenabots/arena/harness/match"
@@ -79,37 +77,10 @@ type Options struct {
 	// the observer it returns (nil: none) follows the game's turns as they
 	// are played (a live page). Games played by workers are not watched.
 	Watch func(g Record) match.Observer
-
-	warns *warnings // set by Run
-	// enough is set once Settled has said enough.
-	enough *atomic.Bool
-	// leader is the progress line's leader and when it was computed: it
-	// is computed again at most every leaderEvery (a final of thousands
-	// of games would otherwise read them all after each one).
-	leader   string
-	leaderAt time.Time
 }
 
 // leaderEvery is how often the progress line's leader is computed again.
 const leaderEvery = 500 * time.Millisecond
-
-// warnings collects the failures that cost nothing the tournament proves (a
-// viewer page, the progress line), so that they are reported, not dropped.
-type warnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-// warn logs a cosmetic failure and counts it for the summary.
-func (o *Options) warn(what string, err error) {
-	slog.Warn("tournament: "+what, "err", err)
-	if o.warns == nil {
-		return
-	}
-	o.warns.mu.Lock()
-	defer o.warns.mu.Unlock()
-	o.warns.list = append(o.warns.list, what+": "+err.Error())
-}
 
 // Progress is told how the tournament advances.
 type Progress interface {
@@ -161,7 +132,6 @@ var ErrConfigChanged = errors.New("the tournament in this directory was started 
 // that were in flight are played again from scratch.
 func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 	start := time.Now()
-	o.warns, o.enough = &warnings{}, &atomic.Bool{}
 	if o.Settled != nil && o.Remote != nil {
 		return nil, errors.New("tournament: a schedule that stops by itself is played on this machine, not by workers")
 	}
@@ -242,11 +212,12 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		return nil, err
 	}
 	done := 0
+	var enough bool
 	for _, r := range recs {
 		if r.Status == Done || r.Status == Unplayed {
 			done++
 			if o.Settled != nil && o.Settled(r) {
-				o.enough.Store(true)
+				enough = true
 			}
 		}
 	}
@@ -254,132 +225,9 @@ func Run(ctx context.Context, o Options) (summary *Summary, err error) {
 		o.Progress.Start(max(len(recs), o.Config.Planned()), done)
 	}
 
-	// Reuse each bot's sandbox from one game to its next: creating containers is
-	// most of what a short game costs.
-	pool := sandbox.NewPool(o.Backend)
-	o.Backend = pool
-
-	var mu sync.Mutex // claims and progress
-	if o.Remote != nil {
-		if err := o.playRemote(ctx, st, &mu); err != nil && ctx.Err() == nil {
-			return nil, err
-		}
-		if o.Progress != nil {
-			o.Progress.Finish()
-		}
-		return o.summary(ctx, start)
-	}
-	var wg sync.WaitGroup
-	var failed atomic.Bool // a worker failed: claim no more games
-	errs := make(chan error, o.Concurrency)
-	for w := 0; w < o.Concurrency; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil && !failed.Load() && !o.enough.Load() {
-				// No game starts that the disk may not hold: a game that
-				// fails mid-write is lost time, and its partial record
-				// proves nothing.
-				if err := o.waitForSpace(ctx); err != nil {
-					if ctx.Err() == nil {
-						failed.Store(true)
-						errs <- err
-					}
-					return
-				}
-				// The claim is not cancelled half-way: a stop is seen by the
-				// loop, or by the game, which then releases the claim.
-				mu.Lock()
-				next, ok, err := st.Claim(context.WithoutCancel(ctx), func(r Record) string { return gameDir(r, o.Config.Bots) })
-				mu.Unlock()
-				if err != nil {
-					failed.Store(true)
-					errs <- err
-					return
-				}
-				if !ok {
-					// A Swiss round is paired once every game of the
-					// rounds before it is finished.
-					mu.Lock()
-					added, wait, err := o.nextRound(context.WithoutCancel(ctx), st)
-					mu.Unlock()
-					if err != nil {
-						failed.Store(true)
-						errs <- err
-						return
-					}
-					if added {
-						continue
-					}
-					if wait {
-						sleepCtx(ctx, 100*time.Millisecond)
-						continue
-					}
-					return
-				}
-				if err := o.play(ctx, st, next, &mu); err != nil {
-					failed.Store(true)
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if o.Progress != nil {
-		o.Progress.Finish()
-	}
-	// An idle container that is not destroyed is swept at the next start (it
-	// carries the ownership label): warned about, not fatal.
-	if err := pool.Close(context.WithoutCancel(ctx)); err != nil {
-		o.warn("destroy idle sandboxes", err)
-	}
-	var failures []error
-	for err := range errs {
-		// Only a stop asked for by the operator may end a game in an error
-		// that is not a failure.
-		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			continue
-		}
-		failures = append(failures, err)
-	}
-	if len(failures) > 0 {
-		return nil, errors.Join(failures...)
-	}
-	return o.summary(ctx, start)
-}
-
-// nextRound pairs an adaptive format's next round (a bracket's level
-// matches first get their deciders) and adds its games, once every game
-// of the rounds so far is finished (wait: some still play) and while the
-// format has rounds left. The pairing is a pure function of the results,
-// so a resumed tournament pairs as the first run would have.
-func (o *Options) nextRound(ctx context.Context, st *Store) (added, wait bool, err error) {
-	if !o.Config.adaptive() {
-		return false, false, nil
-	}
-	recs, err := st.Games(ctx)
-	if err != nil {
-		return false, false, err
-	}
-	for _, r := range recs {
-		if r.Status == Pending || r.Status == Running {
-			return false, true, nil
-		}
-	}
-	games := o.Config.next(recs)
-	if len(games) == 0 {
-		return false, false, nil
-	}
-	if err := st.AddGames(ctx, games); err != nil {
-		return false, false, fmt.Errorf("pair round %d: %w", games[0].Round, err)
-	}
-	slog.Info("tournament: a round is paired", "format", o.Config.Format, "round", games[0].Round, "games", len(games))
-	if p, ok := o.Progress.(Pairer); ok {
-		p.Paired(games)
-	}
-	return true, false, nil
+	rn := &run{Options: &o, st: st}
+	rn.enough.Store(enough)
+	return rn.playAll(ctx, start)
 }
 
 // sleepCtx waits d or until ctx ends.
@@ -390,20 +238,6 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
-}
-
-// summary writes the reports and says how the run went.
-func (o *Options) summary(ctx context.Context, start time.Time) (*Summary, error) {
-	sum, err := Report(context.WithoutCancel(ctx), o.Dir)
-	if err != nil {
-		return nil, err
-	}
-	sum.Wall = time.Since(start)
-	sum.Interrupted = ctx.Err() != nil
-	o.warns.mu.Lock()
-	sum.Warnings = append([]string(nil), o.warns.list...)
-	o.warns.mu.Unlock()
-	return sum, nil
 }
 
 // keepAside renames a game directory that must not be played over to
@@ -446,26 +280,6 @@ func gameDir(g Record, bots []BotEntry) string {
 	return filepath.Join("games", fmt.Sprintf("%04d-%s-vs-%s", g.ID, clean(bots[g.White].Name), clean(bots[g.Black].Name)))
 }
 
-// play runs one claimed game and records it.
-func (o *Options) play(ctx context.Context, st *Store, g Record, mu *sync.Mutex) error {
-	rel := g.Dir
-	dir := filepath.Join(o.Dir, rel)
-	// An earlier attempt aborted by the host: keep it as evidence. The new
-	// attempt cannot be played in its place, so a failure stops the run.
-	if err := keepAside(dir, fmt.Sprintf(".attempt-%d", g.Tries)); err != nil {
-		return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
-	}
-	cfg := o.matchConfig(g, "", dir)
-	if o.Watch != nil {
-		cfg.Observer = o.Watch(g)
-	}
-	res, err := match.Run(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("game %d: %w", g.ID, err)
-	}
-	return o.settle(ctx, st, g, res, mu)
-}
-
 // matchConfig is the match a claimed game is played as, here or by a worker
 // of the tournament named (see playRemote): the one description of a game
 // that local play, the job a worker is sent and the check of what it hands
@@ -492,95 +306,6 @@ func (o *Options) matchConfig(g Record, tournament, dir string) match.Config {
 		Evidence: o.Config.Evidence, BlobStore: o.BlobStore,
 		Job: &transcript.Job{Tournament: tournament, Game: g.ID, Attempt: g.Try(), Pair: g.Pair, Opening: opening},
 	}
-}
-
-// settle records a game from its match directory, played here or by a
-// worker: a result only once its evidence reads back; an aborted attempt as
-// a host fault (retried, then unplayed); a game stopped by the operator
-// released without counting an attempt.
-func (o *Options) settle(ctx context.Context, st *Store, g Record, res transcript.Result, mu *sync.Mutex) error {
-	rel := g.Dir
-	dir := filepath.Join(o.Dir, rel)
-	wctx := context.WithoutCancel(ctx)
-	if res.Reason == transcript.ReasonAborted {
-		if ctx.Err() != nil {
-			// The operator stopped the tournament: not the game's fault, not an
-			// attempt. Its half is evidence of nothing; if it cannot be removed,
-			// the next run keeps it aside like an attempt, so that costs disk
-			// space only.
-			if err := os.RemoveAll(dir); err != nil {
-				o.warn(fmt.Sprintf("game %d: remove the stopped game", g.ID), err)
-			}
-			return st.Release(wctx, g.ID)
-		}
-		// The aborted attempt is the evidence of why the game is retried or
-		// unplayed.
-		if _, err := evidence(dir, res); err != nil {
-			return fmt.Errorf("game %d (aborted: %s): %w", g.ID, res.AbortReason, err)
-		}
-		return o.abortAttempt(wctx, st, g, res.AbortReason, mu)
-	}
-	// A result is stored only once its evidence reads back.
-	times, err := evidence(dir, res)
-	if err != nil {
-		return fmt.Errorf("game %d: %w", g.ID, err)
-	}
-	// The viewer page is a convenience: the transcript is the evidence, and
-	// arena view makes the page from it at any time. A failure is warned
-	// about and counted.
-	if !o.NoViews {
-		if err := writeView(dir); err != nil {
-			o.warn(fmt.Sprintf("game %d: the viewer page %s", g.ID, filepath.Join(rel, ViewHTML)), err)
-		}
-	}
-	if err := st.Finish(wctx, g.ID, res, rel, times, g.Worker); err != nil {
-		return fmt.Errorf("game %d: store the result: %w", g.ID, err)
-	}
-	g.Status, g.Winner, g.Reason, g.Plies = Done, res.Winner, res.Reason, res.Plies
-	o.report(st, g, mu)
-	return nil
-}
-
-// abortAttempt counts an attempt the host (g.Worker, or this machine)
-// could not play: the game is played again, or reported unplayed after
-// MaxAttempts charged to it (a host that aborts it again is charged once).
-func (o *Options) abortAttempt(ctx context.Context, st *Store, g Record, reason string, mu *sync.Mutex) error {
-	status, err := st.Abort(ctx, g.ID, reason, o.MaxAttempts, g.Worker)
-	if err != nil {
-		return err
-	}
-	o.Metrics.Aborted()
-	g.Status, g.AbortReason = status, reason
-	if status == Unplayed {
-		o.report(st, g, mu)
-	}
-	return nil
-}
-
-func (o *Options) report(st *Store, g Record, mu *sync.Mutex) {
-	o.observe(g)
-	mu.Lock()
-	defer mu.Unlock()
-	if o.Settled != nil && o.Settled(g) {
-		o.enough.Store(true)
-	}
-	if o.Progress == nil {
-		return
-	}
-	if time.Since(o.leaderAt) >= leaderEvery {
-		if recs, err := st.Games(context.Background()); err != nil {
-			// Only the progress line's leader rests on this read; the result is
-			// stored, and a store that cannot be read fails the run elsewhere.
-			o.warn("progress: read the games for the leader", err)
-		} else {
-			rows := o.Config.standings(recs, recs)
-			if len(rows) > 0 {
-				o.leader = fmt.Sprintf("%s %g pts", rows[0].Name, rows[0].Points)
-			}
-			o.leaderAt = time.Now()
-		}
-	}
-	o.Progress.GameDone(g, o.Config.Bots[g.White].Name, o.Config.Bots[g.Black].Name, o.leader)
 }
 
 // ViewHTML is each game's viewer page in its match directory.
