@@ -25,6 +25,7 @@ import (
 	"github.com/arenabots/arena/harness/client"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/server"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/web"
 	"github.com/arenabots/arena/internal/words"
@@ -774,12 +775,12 @@ func eventFinal(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		final, err := event.NewFinal(st, cfg, resolved, backend, c.String("image"), builder, arenaVersion())
+		final, err := services.NewFinal(st, cfg, resolved, backend, c.String("image"), builder, arenaVersion())
 		if err != nil {
 			return err
 		}
 		final.Shape, final.Seed, final.Concurrency, final.MaxAttempts = shape, seed, c.Int("concurrency"), c.Int("max-attempts")
-		plan, err := st.PrepareFinal(c.Context, final)
+		plan, err := services.PrepareFinal(c.Context, st, final)
 		var refused *event.RefusedError
 		if errors.As(err, &refused) {
 			return failf("%v", err)

@@ -46,7 +46,9 @@ func (s *Store) FinalRun(ctx context.Context) (r FinalRun, ok bool, err error) {
 	return r, true, nil
 }
 
-func (s *Store) beginFinal(ctx context.Context, f Final, players []FinalEntry) error {
+// BeginFinal records that the final of run's shape, concurrency, attempts
+// and seed starts (or resumes) now with players, seeded in their order.
+func (s *Store) BeginFinal(ctx context.Context, f FinalRun, players []FinalEntry) error {
 	teams := len(players)
 	return s.act(ctx, ActionFinal, func(tx *sql.Tx) (string, error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM final_players`); err != nil {
@@ -76,10 +78,10 @@ func (s *Store) beginFinal(ctx context.Context, f Final, players []FinalEntry) e
 	})
 }
 
-// endFinal records that the final's run ended: with runErr, now; played
+// EndFinal records that the final's run ended: with runErr, now; played
 // to its end, when its last game finished (a run that only found its games
 // played, resumed after a stop, ends when they did, not when it resumed).
-func (s *Store) endFinal(ctx context.Context, runErr error) error {
+func (s *Store) EndFinal(ctx context.Context, runErr error) error {
 	msg, at := "", now()
 	if runErr != nil {
 		msg = runErr.Error()
@@ -96,10 +98,10 @@ func (s *Store) endFinal(ctx context.Context, runErr error) error {
 	return err
 }
 
-// finalSeeds are the players of a final that started, in the order it
+// FinalSeeds are the players of a final that started, in the order it
 // started with, each with its pinned submission; none before it started,
 // or for a final started before the order was kept.
-func (s *Store) finalSeeds(ctx context.Context) ([]FinalEntry, error) {
+func (s *Store) FinalSeeds(ctx context.Context) ([]FinalEntry, error) {
 	return readAll(ctx, s, scanFinalEntry, `SELECT p.team, t.name, f.submission, f.sha256 FROM final_players p
 		JOIN final_entries f ON f.team_id = p.team JOIN teams t ON t.id = p.team
 		WHERE NOT EXISTS (SELECT 1 FROM final_players WHERE seed = 0) ORDER BY p.seed`)
@@ -123,9 +125,9 @@ func (s *Store) FinalPlayers(ctx context.Context) (map[int64]bool, error) {
 	return out, rows.Err()
 }
 
-// recordFinalGames records every finished game of the final in dir that the
+// RecordFinalGames records every finished game of the final in dir that the
 // event has not recorded yet.
-func (s *Store) recordFinalGames(ctx context.Context, dir string, sides []Side) error {
+func (s *Store) RecordFinalGames(ctx context.Context, dir string, sides []Side) error {
 	have, err := s.finalFinished(ctx)
 	if err != nil {
 		return err

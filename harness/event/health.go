@@ -180,12 +180,12 @@ func (s *Store) ValidationTimes(ctx context.Context) (time.Duration, int, error)
 // id (0 for the final) and the game's number in it.
 func JobOf(job int) (kind string, id int64, game int) {
 	switch {
-	case job > jobsFinal:
-		return FinalGame, 0, job - jobsFinal
-	case job > jobsLadder:
-		return LadderGame, int64((job - jobsLadder) / 4), (job - jobsLadder) % 4
-	case job > jobsScrimmage:
-		return ScrimmageGame, int64((job - jobsScrimmage) / 4), (job - jobsScrimmage) % 4
+	case job > JobsFinal:
+		return FinalGame, 0, job - JobsFinal
+	case job > JobsLadder:
+		return LadderGame, int64((job - JobsLadder) / 4), (job - JobsLadder) % 4
+	case job > JobsScrimmage:
+		return ScrimmageGame, int64((job - JobsScrimmage) / 4), (job - JobsScrimmage) % 4
 	}
 	return "", 0, job
 }

@@ -114,7 +114,7 @@ func failedWithReport(t *testing.T, st *Store, cfg Config, team int64, entry str
 	if err := rep.Save(st.ValidationDir(sub.ID)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetValidated(ctx, sub.ID, Failed, FirstFailure(rep), rep.CannotPlay()); err != nil {
+	if err := st.SetValidated(ctx, sub.ID, Failed, rep.Summary(), rep.CannotPlay()); err != nil {
 		t.Fatal(err)
 	}
 	return sub
@@ -242,7 +242,7 @@ func TestClosingCanBeUndoneUntilTheFinalStarts(t *testing.T) {
 	if _, err := st.CloseUploads(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.beginFinal(ctx, Final{Shape: Shape{GamesPerPair: 2}}, make([]FinalEntry, 2)); err != nil {
+	if err := st.BeginFinal(ctx, FinalRun{Shape: Shape{GamesPerPair: 2}}, make([]FinalEntry, 2)); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.ReopenUploads(ctx); !errors.As(err, &re) || !strings.Contains(err.Error(), "final has started") {

@@ -11,6 +11,12 @@ import (
 	"time"
 )
 
+// ScrimmagesDir holds one tournament directory per scrimmage.
+const ScrimmagesDir = "scrimmages"
+
+// ScrimmageGame is a game of a scrimmage.
+const ScrimmageGame = "scrimmage"
+
 // Scrimmage states.
 const (
 	ScrimmageQueued  = "queued"

@@ -10,36 +10,15 @@ import (
 	"github.com/arenabots/arena/harness/tournament"
 )
 
-// Workers are the machines an event's games go to when its server was
-// started with workers (arena serve --listen): every pair and the final
-// share one queue, whose collector the server runs, and each result counts
-// only once re-judged and signed by its worker's enrolled key, as in a
-// distributed tournament.
-type Workers struct {
-	Exchange *tournament.Exchange // tournament.Shared
-	// Key is the key a worker was enrolled with (tournament.WorkerKey of
-	// the event's directory).
-	Key func(worker string) (string, error)
-}
-
 // Job numbers of the games an event sends to workers: each kind of pair a
 // range of its own, in it each pair its own numbers (a scrimmage's or a
 // ladder pair's id times 4, plus its game's number; the final's game its
 // number), so that no two games the queue carries share one.
 const (
-	jobsScrimmage = 1 << 40
-	jobsLadder    = 2 << 40
-	jobsFinal     = 3 << 40
+	JobsScrimmage = 1 << 40
+	JobsLadder    = 2 << 40
+	JobsFinal     = 3 << 40
 )
-
-// apply sends the games of o to the workers as jobs offset+1, offset+2...
-// (nil: o plays them here).
-func (w *Workers) apply(o *tournament.Options, offset int) {
-	if w == nil {
-		return
-	}
-	o.Remote, o.WorkerKey, o.JobOffset = w.Exchange, w.Key, offset
-}
 
 // EventWorker is a worker machine enrolled in the event, and its
 // suspension if it has one.
@@ -56,12 +35,12 @@ type EventWorker struct {
 // final, game 34".
 func JobName(job int) string {
 	switch {
-	case job > jobsFinal:
-		return fmt.Sprintf("the final, game %d", job-jobsFinal)
-	case job > jobsLadder:
-		return fmt.Sprintf("ladder pair %d, game %d", (job-jobsLadder)/4, (job-jobsLadder)%4)
-	case job > jobsScrimmage:
-		return fmt.Sprintf("scrimmage %d, game %d", (job-jobsScrimmage)/4, (job-jobsScrimmage)%4)
+	case job > JobsFinal:
+		return fmt.Sprintf("the final, game %d", job-JobsFinal)
+	case job > JobsLadder:
+		return fmt.Sprintf("ladder pair %d, game %d", (job-JobsLadder)/4, (job-JobsLadder)%4)
+	case job > JobsScrimmage:
+		return fmt.Sprintf("scrimmage %d, game %d", (job-JobsScrimmage)/4, (job-JobsScrimmage)%4)
 	case job > 0:
 		return fmt.Sprintf("game %d", job)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/metrics"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/harness/web"
@@ -196,7 +197,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return &ProxyError{err}
 	}
 	s.Secure = o.TLSCert != ""
-	v := &event.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), KeepFiles: cfg.Validation.KeepFiles, Changed: s.Changed, Log: o.Log}
+	v := &services.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), KeepFiles: cfg.Validation.KeepFiles, Changed: s.Changed, Log: o.Log}
 	s.Wake = v.Wake
 	key, err := st.Signer()
 	if err != nil {
@@ -204,7 +205,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var workers *event.Workers
+	var workers *services.Workers
 	if o.Workers.Enabled() {
 		r := o.Workers
 		r.Dir = o.EventDir
@@ -213,23 +214,23 @@ func Serve(ctx context.Context, o Options) (err error) {
 			return err
 		}
 		defer co.Close()
-		workers = &event.Workers{Exchange: co.Shared(), Key: tournament.WorkerKey(o.EventDir)}
+		workers = &services.Workers{Exchange: co.Shared(), Key: tournament.WorkerKey(o.EventDir)}
 		s.Queue, s.Tally = workers.Exchange.Queue, &event.Tally{}
 		workers.Exchange.Judged = s.Tally.Judged
 	}
-	player := &event.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
+	player := &services.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
 		Ladder: cfg.Ladder.Enabled, LogGames: cfg.Log.LadderAndScrimmages, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
 		Openings: openings, LadderEvidence: cfg.LadderEvidence(), Watch: s.Watch}
 	s.WakePlayer = player.Wake
-	final, err := event.NewFinal(st, cfg, resolved, backend, sb.Image, vo.Builder, o.ArenaVersion)
+	final, err := services.NewFinal(st, cfg, resolved, backend, sb.Image, vo.Builder, o.ArenaVersion)
 	if err != nil {
 		return err
 	}
 	final.Workers, final.Watch = workers, s.Watch
-	finals := event.NewFinalRunner(ctx, st, final, o.Log)
+	finals := services.NewFinalRunner(ctx, st, final, o.Log)
 	s.StartFinal = finals.Start
-	s.Rerunner = &event.Rerunner{Store: st, Game: resolved.Game, Backend: backend, Builder: vo.Builder, Intake: cfg.Intake(),
+	s.Rerunner = &services.Rerunner{Store: st, Game: resolved.Game, Backend: backend, Builder: vo.Builder, Intake: cfg.Intake(),
 		Opponent: vo.Opponent, Repeat: 3}
 
 	if o.MetricsAddr != "" {

@@ -1,4 +1,4 @@
-package event
+package services
 
 import (
 	"cmp"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/arenabots/arena/harness/event"
 
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
@@ -21,8 +23,8 @@ import (
 // plays resumes it. Everything the final needs is checked first
 // (PrepareFinal): a final that cannot be played is refused with the
 // reason before uploads are closed.
-func (s *Store) RunFinal(ctx context.Context, f Final) (*tournament.Summary, error) {
-	plan, err := s.PrepareFinal(ctx, f)
+func RunFinal(ctx context.Context, s *event.Store, f Final) (*tournament.Summary, error) {
+	plan, err := PrepareFinal(ctx, s, f)
 	if err != nil {
 		return nil, err
 	}
@@ -32,9 +34,9 @@ func (s *Store) RunFinal(ctx context.Context, f Final) (*tournament.Summary, err
 // FinalPlan is a final checked and ready to play: its uploads closed, its
 // bots loaded (and built).
 type FinalPlan struct {
-	store   *Store
+	store   *event.Store
 	f       Final
-	entries []FinalEntry
+	entries []event.FinalEntry
 	bots    []*submission.Bot
 	cfg     tournament.Config
 	begun   bool
@@ -47,7 +49,8 @@ func (p *FinalPlan) Begin(ctx context.Context) error {
 	if p.begun {
 		return nil
 	}
-	if err := p.store.beginFinal(ctx, p.f, p.entries); err != nil {
+	run := event.FinalRun{Shape: p.f.Shape, Concurrency: p.f.Concurrency, MaxAttempts: p.f.MaxAttempts, Seed: p.f.Seed}
+	if err := p.store.BeginFinal(ctx, run, p.entries); err != nil {
 		return err
 	}
 	p.begun = true
@@ -55,7 +58,7 @@ func (p *FinalPlan) Begin(ctx context.Context) error {
 }
 
 // Entries are the teams the final plays.
-func (p *FinalPlan) Entries() []FinalEntry { return p.entries }
+func (p *FinalPlan) Entries() []event.FinalEntry { return p.entries }
 
 // PrepareFinal checks everything the final needs before anything that
 // cannot be undone: at least two teams that play, each one's submission
@@ -63,16 +66,16 @@ func (p *FinalPlan) Entries() []FinalEntry { return p.entries }
 // runner takes. Then it closes uploads (if they are open), pinning what it
 // checked. A final that cannot start is a *RefusedError saying why; nothing
 // is closed then.
-func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
+func PrepareFinal(ctx context.Context, s *event.Store, f Final) (*FinalPlan, error) {
 	f.Concurrency, f.MaxAttempts = max(f.Concurrency, 1), max(f.MaxAttempts, 1)
 	refuse := func(format string, a ...any) (*FinalPlan, error) {
-		return nil, &RefusedError{"the final cannot start: " + fmt.Sprintf(format, a...)}
+		return nil, &event.RefusedError{Msg: "the final cannot start: " + fmt.Sprintf(format, a...)}
 	}
 	look, err := s.FinalOutlook(ctx)
 	if err != nil {
 		return nil, err
 	}
-	seeded, err := s.finalSeeds(ctx)
+	seeded, err := s.FinalSeeds(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,19 +99,19 @@ func (s *Store) PrepareFinal(ctx context.Context, f Final) (*FinalPlan, error) {
 	if _, err := f.Backend.Describe(ctx); err != nil {
 		return refuse("the sandbox does not answer (%v): start the engine, then try again", err)
 	}
-	load := func(entries []FinalEntry, have map[int64]*submission.Bot) ([]*submission.Bot, error) {
+	load := func(entries []event.FinalEntry, have map[int64]*submission.Bot) ([]*submission.Bot, error) {
 		var bots []*submission.Bot
 		for _, e := range entries {
 			if b := have[e.Submission]; b != nil {
 				bots = append(bots, b)
 				continue
 			}
-			b, err := s.LoadBot(ctx, e.Submission, f.Settings.Game, f.Builder, f.Intake, nil)
+			b, err := LoadBot(ctx, s, e.Submission, f.Settings.Game, f.Builder, f.Intake, nil)
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			if err != nil {
-				return nil, &RefusedError{fmt.Sprintf("the final cannot start: %s's submission #%d cannot be played: %v", e.Name, e.Submission, err)}
+				return nil, &event.RefusedError{Msg: fmt.Sprintf("the final cannot start: %s's submission #%d cannot be played: %v", e.Name, e.Submission, err)}
 			}
 			bots = append(bots, b)
 		}
@@ -190,7 +193,7 @@ func (p *FinalPlan) seedByLadder(ctx context.Context) error {
 		ka, kb := key(p.entries[idx[a]].Team), key(p.entries[idx[b]].Team)
 		return ka[0] < kb[0] || ka[0] == kb[0] && ka[1] < kb[1]
 	})
-	entries, bots := make([]FinalEntry, len(idx)), make([]*submission.Bot, len(idx))
+	entries, bots := make([]event.FinalEntry, len(idx)), make([]*submission.Bot, len(idx))
 	for i, j := range idx {
 		entries[i], bots[i] = p.entries[j], p.bots[j]
 	}
@@ -225,28 +228,28 @@ func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
 	if err := p.Begin(ctx); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(s.Dir, FinalDir)
+	dir := filepath.Join(s.Dir, event.FinalDir)
 	rec := &finalRecorder{store: s, dir: dir, sides: sides(p.entries), next: f.Progress}
 	o := tournament.Options{Dir: dir, Config: p.cfg, Bots: p.bots,
 		Game: f.Settings.Game, Backend: f.Backend, Concurrency: f.Concurrency, MaxAttempts: f.MaxAttempts,
-		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec, BlobStore: filepath.Join(s.Dir, EvidenceDir),
-		Watch: f.Watch.watcher(FinalGame, rec.sides)}
-	f.Workers.apply(&o, jobsFinal)
+		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec, BlobStore: filepath.Join(s.Dir, event.EvidenceDir),
+		Watch: f.Watch.watcher(event.FinalGame, rec.sides)}
+	f.Workers.apply(&o, event.JobsFinal)
 	sum, err := tournament.Run(ctx, o)
 	if ctx.Err() != nil {
 		return sum, errors.Join(err, ctx.Err()) // not ended: resumed by the next run
 	}
 	// Games whose record a crash cut off between the tournament's store and
 	// the event's are recorded now.
-	err = errors.Join(err, rec.err, s.recordFinalGames(context.WithoutCancel(ctx), dir, rec.sides))
+	err = errors.Join(err, rec.err, s.RecordFinalGames(context.WithoutCancel(ctx), dir, rec.sides))
 	err = errors.Join(err, s.SyncFinalLog(context.WithoutCancel(ctx)))
-	return sum, errors.Join(err, s.endFinal(context.WithoutCancel(ctx), err))
+	return sum, errors.Join(err, s.EndFinal(context.WithoutCancel(ctx), err))
 }
 
-func sides(entries []FinalEntry) []Side {
-	out := make([]Side, len(entries))
+func sides(entries []event.FinalEntry) []event.Side {
+	out := make([]event.Side, len(entries))
 	for i, e := range entries {
-		out[i] = Side{Team: e.Team, Submission: e.Submission}
+		out[i] = event.Side{Team: e.Team, Submission: e.Submission}
 	}
 	return out
 }
@@ -254,16 +257,16 @@ func sides(entries []FinalEntry) []Side {
 // finalRecorder records each game of the final as the event's when it
 // finishes, then tells next.
 type finalRecorder struct {
-	store *Store
+	store *event.Store
 	dir   string
-	sides []Side
+	sides []event.Side
 	next  tournament.Progress
 	err   error // the first game that could not be recorded
 }
 
 func (r *finalRecorder) Start(total, done int) {
 	if done > 0 {
-		r.err = errors.Join(r.err, r.store.recordFinalGames(context.Background(), r.dir, r.sides))
+		r.err = errors.Join(r.err, r.store.RecordFinalGames(context.Background(), r.dir, r.sides))
 	}
 	// Scheduled: the log commits to the final's configuration, players
 	// and pairings before a game is played.
@@ -275,7 +278,7 @@ func (r *finalRecorder) Start(total, done int) {
 
 func (r *finalRecorder) GameDone(g tournament.Record, white, black, leader string) {
 	if g.Status == tournament.Done && g.Dir != "" {
-		if _, err := r.store.AddGame(context.Background(), FinalGame, filepath.Join(r.dir, g.Dir), r.sides[g.White], r.sides[g.Black]); err != nil && r.err == nil {
+		if _, err := r.store.AddGame(context.Background(), event.FinalGame, filepath.Join(r.dir, g.Dir), r.sides[g.White], r.sides[g.Black]); err != nil && r.err == nil {
 			r.err = fmt.Errorf("record game %d of the final: %w", g.ID, err)
 		} else if err := r.store.SyncFinalLog(context.Background()); err != nil && r.err == nil {
 			r.err = err

@@ -1,4 +1,4 @@
-package event
+package services
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+
+	"github.com/arenabots/arena/harness/event"
 
 	"github.com/arenabots/arena/harness/tournament"
 )
@@ -15,7 +17,7 @@ import (
 type FinalRunner struct {
 	ctx  context.Context
 	base Final
-	st   *Store
+	st   *event.Store
 	log  *slog.Logger
 	mu   sync.Mutex
 	busy bool
@@ -24,7 +26,7 @@ type FinalRunner struct {
 
 // NewFinalRunner plays the finals of st as base describes them (NewFinal),
 // until ctx ends.
-func NewFinalRunner(ctx context.Context, st *Store, base Final, log *slog.Logger) *FinalRunner {
+func NewFinalRunner(ctx context.Context, st *event.Store, base Final, log *slog.Logger) *FinalRunner {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -35,20 +37,20 @@ func NewFinalRunner(ctx context.Context, st *Store, base Final, log *slog.Logger
 // closing nothing, when it cannot start), then plays it with run's options
 // in the background (its seed is the one the final's directory holds when
 // it resumes).
-func (f *FinalRunner) Start(run FinalRun) error {
+func (f *FinalRunner) Start(run event.FinalRun) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.busy {
-		return &RefusedError{Msg: "the final is already playing"}
+		return &event.RefusedError{Msg: "the final is already playing"}
 	}
 	ctx := f.ctx
-	seed, err := tournament.SeedFor(ctx, filepath.Join(f.st.Dir, FinalDir), nil)
+	seed, err := tournament.SeedFor(ctx, filepath.Join(f.st.Dir, event.FinalDir), nil)
 	if err != nil {
 		return err
 	}
 	o := f.base
 	o.Shape, o.Concurrency, o.MaxAttempts, o.Seed = run.Shape, run.Concurrency, max(run.MaxAttempts, 1), seed
-	plan, err := f.st.PrepareFinal(ctx, o)
+	plan, err := PrepareFinal(ctx, f.st, o)
 	if err != nil {
 		return err
 	}

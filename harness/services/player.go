@@ -1,4 +1,4 @@
-package event
+package services
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/event"
+
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/ladder"
 	"github.com/arenabots/arena/harness/match"
@@ -23,18 +25,12 @@ import (
 	"github.com/arenabots/arena/sandbox"
 )
 
-// ScrimmagesDir holds one tournament directory per scrimmage.
-const ScrimmagesDir = "scrimmages"
-
-// ScrimmageGame is a game of a scrimmage.
-const ScrimmageGame = "scrimmage"
-
 // Player plays the event's games through the tournament runner, the one
 // arena tournament uses: a scrimmage is a tournament of two bots, a pair of
 // games with sides swapped, in its own directory (so a stopped server
 // resumes it like any tournament).
 type Player struct {
-	Store    *Store
+	Store    *event.Store
 	Settings match.Resolved
 	Backend  sandbox.Backend
 	Image    string
@@ -175,19 +171,19 @@ func (p *Player) Run(ctx context.Context) error {
 // next is the next pair to play: a queued scrimmage, an interrupted ladder
 // pair, a new ladder pair between teams that play none now; nil when there
 // is nothing to play yet.
-func (p *Player) next(ctx context.Context, resume *[]LadderPair) (func(context.Context) error, error) {
+func (p *Player) next(ctx context.Context, resume *[]event.LadderPair) (func(context.Context) error, error) {
 	sc, err := p.Store.ClaimScrimmage(ctx)
 	switch {
 	case err == nil:
 		return func(ctx context.Context) error { return p.scrimmage(ctx, sc) }, nil
-	case !errors.Is(err, ErrNotFound):
+	case !errors.Is(err, event.ErrNotFound):
 		return nil, fmt.Errorf("claim a scrimmage: %w", err)
 	case !p.Ladder:
 		return nil, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var pair LadderPair
+	var pair event.LadderPair
 	if len(*resume) > 0 {
 		pair, *resume = (*resume)[0], (*resume)[1:]
 	} else {
@@ -235,13 +231,13 @@ func (p *Player) next(ctx context.Context, resume *[]LadderPair) (func(context.C
 
 // scrimmage plays a claimed scrimmage and records how it ended; a stop
 // leaves it to be played again at the next start.
-func (p *Player) scrimmage(ctx context.Context, sc Scrimmage) error {
+func (p *Player) scrimmage(ctx context.Context, sc event.Scrimmage) error {
 	state, msg, err := p.play(ctx, sc)
 	if ctx.Err() != nil {
 		return nil // resumed at the next start
 	}
 	if err != nil {
-		state, msg = ScrimmageError, "the host could not play it: "+err.Error()
+		state, msg = event.ScrimmageError, "the host could not play it: "+err.Error()
 		p.Log.Error("scrimmage", "id", sc.ID, "err", err)
 	}
 	if err := p.Store.FinishScrimmage(ctx, sc.ID, state, msg); err != nil {
@@ -258,7 +254,7 @@ func (p *Player) scrimmage(ctx context.Context, sc Scrimmage) error {
 
 // bot loads a stored submission as the bot of its team (LoadBot).
 func (p *Player) bot(ctx context.Context, id int64) (*submission.Bot, error) {
-	b, err := p.Store.LoadBot(ctx, id, p.Settings.Game, p.Builder, p.Intake, p.cached)
+	b, err := LoadBot(ctx, p.Store, id, p.Settings.Game, p.Builder, p.Intake, p.cached)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +289,7 @@ func (p *Player) cached(id int64, name string) *submission.Bot {
 //
 // cached, when set, may hand back the bot as loaded before (by id and the
 // name it plays under); nil or a nil bot: load it.
-func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Builder, intake submission.Limits, cached func(id int64, name string) *submission.Bot) (*submission.Bot, error) {
+func LoadBot(ctx context.Context, s *event.Store, id int64, g rules.Game, b *build.Builder, intake submission.Limits, cached func(id int64, name string) *submission.Bot) (*submission.Bot, error) {
 	sub, err := s.Submission(ctx, id)
 	if err != nil {
 		return nil, err
@@ -322,14 +318,14 @@ func (s *Store) LoadBot(ctx context.Context, id int64, g rules.Game, b *build.Bu
 	}
 	// A submission the organizer admitted plays even when it does not
 	// build: it loses its games with the verdict build-error.
-	if bots[0].BuildError != "" && sub.State == Passed {
+	if bots[0].BuildError != "" && sub.State == event.Passed {
 		return nil, fmt.Errorf("submission %d did not build: %s", id, bots[0].BuildError)
 	}
 	return bots[0], nil
 }
 
 // play plays one scrimmage and records its games.
-func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err error) {
+func (p *Player) play(ctx context.Context, sc event.Scrimmage) (state, msg string, err error) {
 	mine, err := p.bot(ctx, sc.Submission)
 	if err != nil {
 		return "", "", err
@@ -341,18 +337,18 @@ func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err
 		}
 	}
 	if rival == nil {
-		return ScrimmageError, "the built-in random bot is not available on this server", nil
+		return event.ScrimmageError, "the built-in random bot is not available on this server", nil
 	}
-	dir := filepath.Join(p.Store.Dir, ScrimmagesDir, fmt.Sprint(sc.ID))
-	games, unplayed, err := p.playPair(ctx, ScrimmageGame, dir, uint64(sc.ID), jobsScrimmage+4*int(sc.ID), [2]*submission.Bot{mine, rival},
-		[2]Side{{Team: sc.Team, Submission: sc.Submission}, {Team: sc.RivalTeam, Submission: sc.RivalSubmission}}, nil)
+	dir := filepath.Join(p.Store.Dir, event.ScrimmagesDir, fmt.Sprint(sc.ID))
+	games, unplayed, err := p.playPair(ctx, event.ScrimmageGame, dir, uint64(sc.ID), event.JobsScrimmage+4*int(sc.ID), [2]*submission.Bot{mine, rival},
+		[2]event.Side{{Team: sc.Team, Submission: sc.Submission}, {Team: sc.RivalTeam, Submission: sc.RivalSubmission}}, nil)
 	if err != nil {
 		return "", "", err
 	}
 	if unplayed > 0 {
-		return ScrimmageDone, fmt.Sprintf("%d of %d games played; the others were aborted by the host", len(games), len(games)+unplayed), nil
+		return event.ScrimmageDone, fmt.Sprintf("%d of %d games played; the others were aborted by the host", len(games), len(games)+unplayed), nil
 	}
-	return ScrimmageDone, "", nil
+	return event.ScrimmageDone, "", nil
 }
 
 // playPair plays bots[0] against bots[1], a pair of games with sides
@@ -360,8 +356,8 @@ func (p *Player) play(ctx context.Context, sc Scrimmage) (state, msg string, err
 // records the games played as kind, with sides saying whose each bot is.
 // On workers its games are jobs job+1 and job+2. Games the host aborted
 // every time are counted in unplayed, never recorded.
-func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, job int, bots [2]*submission.Bot, sides [2]Side,
-	openings []rules.Opening) (games []Game, unplayed int, err error) {
+func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, job int, bots [2]*submission.Bot, sides [2]event.Side,
+	openings []rules.Opening) (games []event.Game, unplayed int, err error) {
 	// A team's bot name may be the built-in random bot's.
 	if bots[1].Name == bots[0].Name {
 		r := *bots[1]
@@ -371,7 +367,7 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	list := bots[:]
 	cfg := tournament.NewConfig(list, p.Settings, p.Backend, p.Image)
 	cfg.GamesPerPair, cfg.Seed, cfg.Openings = 2, seed, openings
-	if kind == LadderGame {
+	if kind == event.LadderGame {
 		cfg.Evidence = p.LadderEvidence
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
@@ -380,7 +376,7 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	o := tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
 		Backend: p.Backend, Concurrency: 1, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
 		Labels: map[string]string{"org.arenabots.arena.event-games": kind}, NoViews: true,
-		BlobStore: filepath.Join(p.Store.Dir, EvidenceDir), Watch: p.Watch.watcher(kind, sides[:])}
+		BlobStore: filepath.Join(p.Store.Dir, event.EvidenceDir), Watch: p.Watch.watcher(kind, sides[:])}
 	p.Workers.apply(&o, job)
 	_, err = tournament.Run(ctx, o)
 	if errors.Is(err, tournament.ErrConfigChanged) {
@@ -444,7 +440,7 @@ func recorded(ctx context.Context, err error, what string) error {
 // ladderPair plays a ladder pair and rates it; a pair the host could not
 // play is logged and left unrated, a stop leaves it to be resumed at the
 // next start.
-func (p *Player) ladderPair(ctx context.Context, pair LadderPair) error {
+func (p *Player) ladderPair(ctx context.Context, pair event.LadderPair) error {
 	defer func() {
 		p.mu.Lock()
 		delete(p.busy, pair.A.Team)
@@ -480,7 +476,7 @@ func (p *Player) ladderPair(ctx context.Context, pair LadderPair) error {
 	return nil
 }
 
-func (p *Player) playLadder(ctx context.Context, pair LadderPair) ([]Game, error) {
+func (p *Player) playLadder(ctx context.Context, pair event.LadderPair) ([]event.Game, error) {
 	a, err := p.bot(ctx, pair.A.Submission)
 	if err != nil {
 		return nil, err
@@ -497,9 +493,9 @@ func (p *Player) playLadder(ctx context.Context, pair LadderPair) ([]Game, error
 		}
 		openings = p.Openings[i : i+1]
 	}
-	dir := filepath.Join(p.Store.Dir, LadderDir, fmt.Sprint(pair.ID))
-	games, _, err := p.playPair(ctx, LadderGame, dir, p.Seed^uint64(pair.ID), jobsLadder+4*int(pair.ID), [2]*submission.Bot{a, b},
-		[2]Side{pair.A, pair.B}, openings)
+	dir := filepath.Join(p.Store.Dir, event.LadderDir, fmt.Sprint(pair.ID))
+	games, _, err := p.playPair(ctx, event.LadderGame, dir, p.Seed^uint64(pair.ID), event.JobsLadder+4*int(pair.ID), [2]*submission.Bot{a, b},
+		[2]event.Side{pair.A, pair.B}, openings)
 	return games, err
 }
 

@@ -1,4 +1,4 @@
-package event
+package services
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
@@ -79,9 +80,9 @@ func reportCPU(b *testing.B, wall, cpu time.Duration, games int) {
 // a fast Code Clash example bot (greedy or random, two teams each), and
 // what the player plays them with on the local sandbox.
 type throughputEvent struct {
-	store    *Store
-	cfg      Config
-	subs     []Submission
+	store    *event.Store
+	cfg      event.Config
+	subs     []event.Submission
 	settings match.Resolved
 	backend  *local.Backend
 	builder  *build.Builder
@@ -100,11 +101,11 @@ func newThroughputEvent(b *testing.B) *throughputEvent {
 func newEventOf(b *testing.B, pkgs ...string) *throughputEvent {
 	b.Helper()
 	dir := b.TempDir()
-	cfg, err := ParseConfig(filepath.Join(dir, ConfigFile), []byte("game = \"codeclash\"\n"))
+	cfg, err := event.ParseConfig(filepath.Join(dir, event.ConfigFile), []byte("game = \"codeclash\"\n"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := Open(dir)
+	st, err := event.Open(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func newEventOf(b *testing.B, pkgs ...string) *throughputEvent {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := st.SetState(ctx, sub.ID, Passed, ""); err != nil {
+		if err := st.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
 			b.Fatal(err)
 		}
 		e.subs = append(e.subs, sub)
@@ -151,7 +152,7 @@ func (e *throughputEvent) ladderGames(b *testing.B) int {
 			b.Fatal(err)
 		}
 		for _, g := range games {
-			if g.Kind != LadderGame {
+			if g.Kind != event.LadderGame {
 				b.Fatalf("a %s game on the ladder: %+v", g.Kind, g)
 			}
 			n++
@@ -217,7 +218,7 @@ func (e *throughputEvent) playTournament(b *testing.B, rounds int) (wall, cpu ti
 	for r := range rounds {
 		var bots []*submission.Bot
 		for _, sub := range e.subs {
-			bot, err := e.store.LoadBot(ctx, sub.ID, e.settings.Game, e.builder, e.cfg.Intake(), nil)
+			bot, err := LoadBot(ctx, e.store, sub.ID, e.settings.Game, e.builder, e.cfg.Intake(), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -323,8 +324,8 @@ func BenchmarkLadderEvidenceDisk(b *testing.B) {
 				e.evidence.Keep = keep
 				_, _, games := e.playLadder(b, 8*7/2)
 				dir := e.store.Dir
-				all := diskUse(b, filepath.Join(dir, LadderDir), filepath.Join(dir, EvidenceDir))
-				blobs := diskUse(b, filepath.Join(dir, EvidenceDir))
+				all := diskUse(b, filepath.Join(dir, event.LadderDir), filepath.Join(dir, event.EvidenceDir))
+				blobs := diskUse(b, filepath.Join(dir, event.EvidenceDir))
 				b.ReportMetric(float64(all)/float64(games)/1024, "KiB/game")
 				b.ReportMetric(float64(blobs)/float64(games)/1024, "evidence-KiB/game")
 			}

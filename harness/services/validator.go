@@ -1,4 +1,4 @@
-package event
+package services
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/event"
+
 	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/validate"
@@ -19,7 +21,7 @@ import (
 // Validator validates queued submissions, Workers at a time, through the
 // validate pipeline: the same checks and matches arena validate runs.
 type Validator struct {
-	Store *Store
+	Store *event.Store
 	// Options are the event's validation options, equipped
 	// (validate.Equip); Dir, Seed and Progress are set per submission.
 	Options validate.Options
@@ -28,7 +30,7 @@ type Validator struct {
 	// keep_files); else they go once the report is written.
 	KeepFiles bool
 	// Changed is told every change of a submission's state.
-	Changed func(Submission)
+	Changed func(event.Submission)
 	Log     *slog.Logger
 
 	wake chan struct{}
@@ -93,7 +95,7 @@ func (v *Validator) work(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, event.ErrNotFound):
 			select {
 			case <-ctx.Done():
 				return nil
@@ -121,7 +123,7 @@ func (v *Validator) changed(ctx context.Context, id int64) {
 }
 
 // validate runs one submission's validation and records its outcome.
-func (v *Validator) validate(ctx context.Context, sub Submission) error {
+func (v *Validator) validate(ctx context.Context, sub event.Submission) error {
 	start := time.Now()
 	dir := v.Store.ValidationDir(sub.ID)
 	if err := os.RemoveAll(dir); err != nil {
@@ -141,9 +143,9 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 	}
 	o.Progress = func(stage string) {
 		if stage == validate.StageRunning {
-			setState(Validating)
+			setState(event.Validating)
 		} else {
-			setState(Building)
+			setState(event.Building)
 		}
 	}
 	rep, err := validate.Validate(ctx, v.Store.Path(sub), o)
@@ -151,10 +153,10 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 		// Stopped: the next start validates it again (Requeue).
 		return nil
 	}
-	state, summary, cannotPlay := Passed, "", ""
+	state, summary, cannotPlay := event.Passed, "", ""
 	switch {
 	case err != nil:
-		state, summary = Errored, "the validation could not finish: "+err.Error()
+		state, summary = event.Errored, "the validation could not finish: "+err.Error()
 		v.Log.Error("validation", "submission", sub.ID, "err", err)
 	default:
 		// The report names the upload as the team named it, not where the
@@ -169,7 +171,7 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 			}
 		}
 		if !rep.Pass {
-			state, summary, cannotPlay = Failed, FirstFailure(rep), rep.CannotPlay()
+			state, summary, cannotPlay = event.Failed, rep.Summary(), rep.CannotPlay()
 		}
 		if err := v.recordGames(ctx, sub, dir); err != nil {
 			return err
@@ -184,29 +186,20 @@ func (v *Validator) validate(ctx context.Context, sub Submission) error {
 }
 
 // recordGames records the full matches the validation played.
-func (v *Validator) recordGames(ctx context.Context, sub Submission, dir string) error {
+func (v *Validator) recordGames(ctx context.Context, sub event.Submission, dir string) error {
 	for _, side := range []rules.Side{rules.White, rules.Black} {
 		mdir := validate.MatchDir(dir, side)
 		if _, err := os.Stat(filepath.Join(mdir, match.ResultFile)); err != nil {
 			continue // not played: the bot never ran
 		}
-		me, rival := Side{Team: sub.Team, Submission: sub.ID}, Side{}
+		me, rival := event.Side{Team: sub.Team, Submission: sub.ID}, event.Side{}
 		white, black := me, rival
 		if side == rules.Black {
 			white, black = rival, me
 		}
-		if _, err := v.Store.AddGame(ctx, ValidationGame, mdir, white, black); err != nil {
+		if _, err := v.Store.AddGame(ctx, event.ValidationGame, mdir, white, black); err != nil {
 			return fmt.Errorf("record the match of submission %d as %s: %w", sub.ID, side, err)
 		}
 	}
 	return nil
-}
-
-// FirstFailure is the failing check of a report to fix first
-// (validate.Report.First), in one line.
-func FirstFailure(rep *validate.Report) string {
-	if c := rep.First(); c != nil {
-		return c.Name + ": " + c.Detail
-	}
-	return "failed"
 }

@@ -123,3 +123,12 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	e.err = err
 	return n, err
 }
+
+// Summary is the failing check to fix first (First) in one line, or
+// "failed" when no check names it.
+func (r *Report) Summary() string {
+	if c := r.First(); c != nil {
+		return c.Name + ": " + c.Detail
+	}
+	return "failed"
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
@@ -37,11 +38,11 @@ func playsFinals(t *testing.T, ctx context.Context, e *testEvent, opponent *subm
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, key, _ := ed25519.GenerateKey(nil)
 	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}
-	fr := event.NewFinalRunner(ctx, e.store, event.Final{Settings: resolved, Backend: backend,
+	fr := services.NewFinalRunner(ctx, e.store, services.Final{Settings: resolved, Backend: backend,
 		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.Watch}, e.server.Log)
 	t.Cleanup(fr.Wait)
 	e.server.StartFinal = fr.Start
-	e.server.Rerunner = &event.Rerunner{Store: e.store, Game: resolved.Game, Backend: backend, Builder: builder,
+	e.server.Rerunner = &services.Rerunner{Store: e.store, Game: resolved.Game, Backend: backend, Builder: builder,
 		Intake: submission.DefaultLimits(), Opponent: opponent, Repeat: 2}
 	go e.server.watchFinal(ctx, 20*time.Millisecond)
 	go e.server.watchPlaying(ctx)
@@ -531,9 +532,9 @@ func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
 		t.Fatal(err)
 	}
 	backend := &local.Backend{Dir: t.TempDir()}
-	f := event.Final{Settings: resolved, Backend: backend, Intake: submission.DefaultLimits(), Shape: event.Shape{GamesPerPair: 2},
+	f := services.Final{Settings: resolved, Backend: backend, Intake: submission.DefaultLimits(), Shape: event.Shape{GamesPerPair: 2},
 		Builder: &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}}
-	plan, err := e.store.PrepareFinal(ctx, f)
+	plan, err := services.PrepareFinal(ctx, e.store, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +576,7 @@ func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond)
-	resumed, err := e.store.PrepareFinal(ctx, f)
+	resumed, err := services.PrepareFinal(ctx, e.store, f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"github.com/arenabots/arena/harness/ladder"
+	"github.com/arenabots/arena/harness/services"
 
 	"context"
 	"crypto/ed25519"
@@ -77,7 +78,7 @@ func TestTheLadderRatesItsGames(t *testing.T) {
 	}
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, key, _ := ed25519.GenerateKey(nil)
-	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+	p := &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
 		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Changed: e.server.TeamChanged, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 4,
@@ -211,7 +212,7 @@ func TestAPairsNumberHeldByAnotherTournamentIsPlayedAnew(t *testing.T) {
 	_, key, _ := ed25519.GenerateKey(nil)
 	var logs strings.Builder
 	var logsMu sync.Mutex
-	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+	p := &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
 		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Log: slog.New(slog.NewTextHandler(lockedWriter{&logsMu, &logs}, nil)),
 		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 1}

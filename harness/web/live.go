@@ -18,7 +18,7 @@ import (
 	"github.com/arenabots/arena/rules"
 )
 
-// Watch follows a game this machine starts to play (event.Watch): the
+// Watch follows a game this machine starts to play (services.Watch): the
 // live pages show it from its first turn.
 func (s *Server) Watch(kind string, white, black event.Side, round int) match.Observer {
 	return s.Live.Start(live.Meta{Kind: kind, Round: round, Private: kind == event.ScrimmageGame,

@@ -17,6 +17,7 @@ import (
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/metrics/metricstest"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/sandbox/local"
 )
@@ -137,7 +138,7 @@ func TestTheMetricsFollowTheLadder(t *testing.T) {
 
 // ladderPlayer is a player of e's ladder on the local sandbox, one pair at
 // a time, logging its games as e's configuration says.
-func ladderPlayer(t *testing.T, e *testEvent) *event.Player {
+func ladderPlayer(t *testing.T, e *testEvent) *services.Player {
 	t.Helper()
 	resolved, err := e.server.Config.Settings().Resolve()
 	if err != nil {
@@ -145,7 +146,7 @@ func ladderPlayer(t *testing.T, e *testEvent) *event.Player {
 	}
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, signer, _ := ed25519.GenerateKey(nil)
-	return &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+	return &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
 		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ladder: true, LogGames: e.server.Config.Log.LadderAndScrimmages, Open: e.server.Config.Open, Seed: 7, Slots: 1}

@@ -13,6 +13,7 @@ import (
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/gobuild"
@@ -47,7 +48,7 @@ func TestLogsArePrivateGamesAreShared(t *testing.T) {
 		if err := e.store.SetState(ctx, sub.ID, event.Passed, ""); err != nil {
 			t.Fatal(err)
 		}
-		b, err := e.store.LoadBot(ctx, sub.ID, codeclash.Game{}, builder, submission.DefaultLimits(), nil)
+		b, err := services.LoadBot(ctx, e.store, sub.ID, codeclash.Game{}, builder, submission.DefaultLimits(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

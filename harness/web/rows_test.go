@@ -176,7 +176,7 @@ func TestAFailureThatCannotPlayIsNotOfferedForAdmission(t *testing.T) {
 		if err := rep.Save(e.store.ValidationDir(sub.ID)); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.SetValidated(ctx, sub.ID, event.Failed, event.FirstFailure(rep), rep.CannotPlay()); err != nil {
+		if err := e.store.SetValidated(ctx, sub.ID, event.Failed, rep.Summary(), rep.CannotPlay()); err != nil {
 			t.Fatal(err)
 		}
 		return sub

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/sandbox/local"
@@ -77,7 +78,7 @@ func TestAScrimmageIsAPairOfGamesThroughTheTournamentRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := make(chan int64, 4)
-	p := &event.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
+	p := &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
 		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Changed: func(team int64) { changed <- team },
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}

@@ -19,6 +19,7 @@ import (
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/live"
 	"github.com/arenabots/arena/harness/metrics"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/rules"
 )
 
@@ -44,7 +45,7 @@ type Server struct {
 	// organizer runs arena event final).
 	StartFinal FinalStarter
 	// Rerunner runs disputed turns again; nil refuses.
-	Rerunner *event.Rerunner
+	Rerunner *services.Rerunner
 	// Queue, when workers play, is the queue their games go through, and
 	// Tally what their results came to: the organizer's page shows both.
 	Queue *distrib.Queue
