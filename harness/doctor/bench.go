@@ -14,14 +14,13 @@ import (
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 	"github.com/arenabots/arena/sandbox/kubernetes"
-	"github.com/arenabots/arena/sandbox/probe"
 )
 
 // BenchReport is what Bench measured, and what it could not.
 type BenchReport struct {
 	// Timings are docker.Bench's rows (a bare fork/exec first), then a
 	// build row and a turn row for each language measured.
-	Timings []probe.Timing
+	Timings []sandbox.Timing
 	// Unknown are the languages of the table arena has no hello world in:
 	// not measured.
 	Unknown []string
@@ -173,7 +172,7 @@ func helloBot(ext string) (*submission.Bot, bool) {
 // run) and a turn row; bare, the bare fork/exec p50 in ms, gives the turn
 // rows their ratio. A language arena has no hello world in is named in
 // unknown; one whose hello world does not build or run, in failed.
-func benchLanguages(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, runs int, bare float64) (out []probe.Timing, unknown, failed []string, err error) {
+func benchLanguages(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, runs int, bare float64) (out []sandbox.Timing, unknown, failed []string, err error) {
 	backend := docker.New(cli, image)
 	backend.UseRuntime(runtime)
 	lim := sandbox.DefaultLimits()
@@ -202,7 +201,7 @@ func benchLanguages(ctx context.Context, cli *client.Client, image, runtime stri
 			failed = append(failed, ext+": "+why)
 			continue
 		}
-		build, turn := probe.TimingOf(ext+" hello world build", []time.Duration{took}, 0), probe.TimingOf(ext+" hello world turn", d, bare)
+		build, turn := sandbox.TimingOf(ext+" hello world build", []time.Duration{took}, 0), sandbox.TimingOf(ext+" hello world turn", d, bare)
 		build.Runtime, turn.Runtime = runtime, runtime
 		out = append(out, build, turn)
 	}

@@ -23,7 +23,7 @@ import (
 //
 // The container rows run under the engine's runtime runtime ("": its
 // default); BenchRuntime measures them alone under another.
-func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs int) ([]probe.Timing, error) {
+func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs int) ([]sandbox.Timing, error) {
 	dir, err := os.MkdirTemp("", "arena-bench-")
 	if err != nil {
 		return nil, err
@@ -43,13 +43,13 @@ func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs 
 		}
 		bare = append(bare, time.Since(t))
 	}
-	out := []probe.Timing{probe.TimingOf("bare fork/exec", bare, 0)}
+	out := []sandbox.Timing{sandbox.TimingOf("bare fork/exec", bare, 0)}
 
 	d, err := probe.Turns(ctx, &local.Backend{Dir: dir}, sandbox.DefaultLimits(), runs)
 	if err != nil {
 		return out, fmt.Errorf("local backend turn: %w", err)
 	}
-	out = append(out, probe.TimingOf("local backend turn", d, out[0].P50Ms))
+	out = append(out, sandbox.TimingOf("local backend turn", d, out[0].P50Ms))
 	more, err := BenchRuntime(ctx, cli, image, runtime, runs, out[0].P50Ms)
 	return append(out, more...), err
 }
@@ -58,7 +58,7 @@ func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs 
 // turn through the docker backend, the reset of a container between two
 // games and the start of a container; bare is the bare fork/exec p50 in ms
 // the turn row is compared with.
-func BenchRuntime(ctx context.Context, cli *client.Client, image, runtime string, runs int, bare float64) ([]probe.Timing, error) {
+func BenchRuntime(ctx context.Context, cli *client.Client, image, runtime string, runs int, bare float64) ([]sandbox.Timing, error) {
 	b := New(cli, image)
 	b.UseRuntime(runtime)
 	rt, err := b.Runtime(ctx)
@@ -66,12 +66,12 @@ func BenchRuntime(ctx context.Context, cli *client.Client, image, runtime string
 		return nil, err
 	}
 	prog, lim := probe.Noop(), sandbox.DefaultLimits()
-	var out []probe.Timing
+	var out []sandbox.Timing
 	row := func(name string, d []time.Duration) {
 		// Only turns compare with a bare run; a reset or a start is no turn.
-		t := probe.TimingOf(name, d, 0)
+		t := sandbox.TimingOf(name, d, 0)
 		if strings.HasSuffix(name, " turn") {
-			t = probe.TimingOf(name, d, bare)
+			t = sandbox.TimingOf(name, d, bare)
 		}
 		t.Runtime = rt.Name
 		out = append(out, t)
