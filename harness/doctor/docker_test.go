@@ -82,7 +82,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 
 	// The same image without pandas and tabulate: the doctor warns and names them.
 	bare := withoutModules(t, cli, img, "pandas", "tabulate")
-	got := probeImageOffers(ctx, cli, bare, "", build.Default())
+	got := probeImageOffers(ctx, sandbox.Config{Image: bare}, build.Default())
 	if got[0].Status != sandbox.Warn || !strings.Contains(got[0].Detail, "; no pandas, tabulate;") || !strings.Contains(got[0].Detail, "with numpy ") || got[0].Fix == "" {
 		t.Fatalf("without pandas and tabulate: %+v", got[0])
 	}

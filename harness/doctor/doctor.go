@@ -14,6 +14,12 @@
 // measures a turn bare, in the sandbox, and as a fresh process of each
 // language.
 //
+// Each kind of sandbox backend registers its own checks and bench
+// (sandbox.Doctor) where it registers its Opener; the doctor finds them by
+// kind (sandbox.DoctorOf) and opens backends with sandbox.Open. It must
+// never import a backend's package: a command that runs the doctor imports
+// the backends it offers.
+//
 // The doctor must never report a check as passed that it could not run: a
 // check whose engine, image or probe is missing is skipped or warned about,
 // saying why, and never ok. It only looks and measures: the sandboxes it
@@ -31,7 +37,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
 	units "github.com/docker/go-units"
 
 	"github.com/arenabots/arena/harness/build"
@@ -41,8 +46,6 @@ import (
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games" // the image is checked for every game's needs
 	"github.com/arenabots/arena/sandbox"
-	"github.com/arenabots/arena/sandbox/docker"
-	"github.com/arenabots/arena/sandbox/kubernetes"
 )
 
 // Config says what the doctor checks and measures.
@@ -89,30 +92,29 @@ func (cfg Config) languages() build.Languages {
 	return cfg.Languages
 }
 
-// Check runs every check of the doctor and returns its rows in order:
-// docker.Preflight's, with what the runtime image offers and a row per
-// language right after the runtime image's row, then the host's timers and
-// the free space of cfg.Out. An engine the doctor cannot even make a client
-// for is one failed row.
+// Check runs every check of the doctor and returns its rows in order: the
+// preflight of cfg.Sandbox's kind (sandbox.Doctor), with what the runtime
+// image offers and a row per language right after the runtime image's row
+// when it has one, then, when the kind's boxes run on this host, the host's
+// timers and load, then the free space of cfg.Out. A kind no backend
+// registered is one failed row.
 func Check(ctx context.Context, cfg Config) []sandbox.Check {
-	if cfg.Sandbox == "kubernetes" {
-		return append(kubernetes.Preflight(ctx, cfg.sandbox()), spaceCheck(cfg.Out))
-	}
-	langs := cfg.languages()
-	var checks []sandbox.Check
-	cli, err := docker.Connect(cfg.Engine)
+	d, err := sandbox.DoctorOf(cfg.Sandbox)
 	if err != nil {
-		checks = append(checks, sandbox.Check{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
-	} else {
-		defer cli.Close()
-		checks = withImageOffers(ctx, cli, cfg.Image, cfg.Runtime, langs, docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime))
+		return []sandbox.Check{{Name: "sandbox", Status: sandbox.Fail, Detail: err.Error()}, spaceCheck(cfg.Out)}
 	}
-	return append(checks, timerCheck(), loadCheck(readFile("/proc/loadavg"), readFile("/proc/pressure/cpu"), runtime.NumCPU(), sandbox.DefaultLimits().CPUs), spaceCheck(cfg.Out))
+	// A backend that could not be reached says so in its rows.
+	checks, _ := d.Preflight(ctx, cfg.sandbox())
+	checks = withImageOffers(ctx, cfg.sandbox(), cfg.languages(), checks)
+	if d.Host {
+		checks = append(checks, timerCheck(), loadCheck(readFile("/proc/loadavg"), readFile("/proc/pressure/cpu"), runtime.NumCPU(), sandbox.DefaultLimits().CPUs))
+	}
+	return append(checks, spaceCheck(cfg.Out))
 }
 
-// sandbox is the sandbox configuration of the cluster cfg names.
+// sandbox is the sandbox configuration of the backend cfg names.
 func (cfg Config) sandbox() sandbox.Config {
-	return sandbox.Config{Kind: cfg.Sandbox, Image: cfg.Image, Runtime: cfg.Runtime, Cluster: cfg.Cluster}
+	return sandbox.Config{Kind: cfg.Sandbox, Image: cfg.Image, Engine: cfg.Engine, Runtime: cfg.Runtime, Cluster: cfg.Cluster}
 }
 
 // readFile is a file's text, or "" when it cannot be read.
@@ -167,16 +169,18 @@ func Failures(checks []sandbox.Check) int {
 }
 
 // EngineChecks runs the checks a worker machine must pass before it plays:
-// the engine's and the runtime image's (docker.Preflight). An engine that
-// does not answer is an error; a failed check is a *FailedError holding
-// every check, to show.
+// the preflight of cfg.Sandbox's kind (the docker backend's by default: the
+// engine's and the runtime image's). A backend that could not be reached is
+// an error; a failed check is a *FailedError holding every check, to show.
 func EngineChecks(ctx context.Context, cfg Config) error {
-	cli, err := docker.Dial(ctx, cfg.Engine)
+	d, err := sandbox.DoctorOf(cfg.Sandbox)
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
-	checks := docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime)
+	checks, err := d.Preflight(ctx, cfg.sandbox())
+	if err != nil {
+		return err
+	}
 	if Failures(checks) > 0 {
 		return &FailedError{Checks: checks}
 	}
@@ -210,28 +214,33 @@ func (e *FailedError) Failures() int { return Failures(e.Checks) }
 const imageOffersCheck = "image offers"
 
 // withImageOffers adds, after the runtime image's row, what the image offers
-// bots, then a row for each language of langs: a probe of the image when it
-// is there, skips otherwise.
-func withImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, checks []sandbox.Check) []sandbox.Check {
+// bots, then a row for each language of langs: a probe of the image in a
+// backend of sc when the row is ok, skips otherwise. Checks without a
+// runtime image's row (a backend that could not be reached, a cluster) are
+// left as they are.
+func withImageOffers(ctx context.Context, sc sandbox.Config, langs build.Languages, checks []sandbox.Check) []sandbox.Check {
 	at := slices.IndexFunc(checks, func(c sandbox.Check) bool { return c.Name == "runtime image" })
+	if at < 0 {
+		return checks
+	}
 	rows := append([]sandbox.Check{{Name: imageOffersCheck, Status: sandbox.Skip, Detail: "needs the runtime image"}},
 		languageRows(langs, nil, "needs the runtime image")...)
-	if at < 0 {
-		return append(checks, rows...)
-	}
 	if checks[at].Status == sandbox.OK {
-		rows = probeImageOffers(ctx, cli, image, runtime, langs)
+		rows = probeImageOffers(ctx, sc, langs)
 	}
 	return slices.Insert(checks, at+1, rows...)
 }
 
 // probeImageOffers runs the image probe of arena validate in a sandbox of
-// the image, asking it about the toolchain of each language of langs too:
-// the image offers row, then one row per language.
-func probeImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages) []sandbox.Check {
-	b := docker.New(cli, image)
-	b.UseRuntime(runtime)
-	facts, err := validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), validate.ToolchainQueries(langs))
+// the backend sc names, asking it about the toolchain of each language of
+// langs too: the image offers row, then one row per language.
+func probeImageOffers(ctx context.Context, sc sandbox.Config, langs build.Languages) []sandbox.Check {
+	b, release, err := sandbox.Open(ctx, sc)
+	var facts *validate.ImageFacts
+	if err == nil {
+		defer release()
+		facts, err = validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), validate.ToolchainQueries(langs))
+	}
 	if err != nil {
 		return append([]sandbox.Check{{Name: imageOffersCheck, Status: sandbox.Warn, Detail: "the image probe failed: " + err.Error(),
 			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}},

@@ -81,7 +81,7 @@ func TestPackagersAreTheRegisteredGames(t *testing.T) {
 func TestImageOffersFollowsTheRuntimeImageRow(t *testing.T) {
 	t.Parallel()
 	checks := []sandbox.Check{{Name: "engine", Status: sandbox.OK}, {Name: "runtime image", Status: sandbox.Fail}, {Name: "hardened container", Status: sandbox.Skip}}
-	got := withImageOffers(context.Background(), nil, "none", "", build.Default(), checks)
+	got := withImageOffers(context.Background(), sandbox.Config{Image: "none"}, build.Default(), checks)
 	if want := "engine=ok runtime image=fail image offers=skip language .c=skip language .cpp=skip language .java=skip language .js=skip language .py=skip hardened container=skip"; rowsOf(got) != want {
 		t.Fatalf("rows %s, want %s", rowsOf(got), want)
 	}

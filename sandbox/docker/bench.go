@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,55 @@ func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs 
 	out = append(out, sandbox.TimingOf("local backend turn", d, out[0].P50Ms))
 	more, err := BenchRuntime(ctx, cli, image, runtime, runs, out[0].P50Ms)
 	return append(out, more...), err
+}
+
+// benchSideBySide is the docker backend's bench (sandbox.Doctor.Bench):
+// Bench under cfg.Runtime, then, when others is true, the container rows
+// under runc and every gVisor runtime the engine has (BenchRuntime), so an
+// organizer sees what the second wall costs before choosing it. An engine
+// that does not answer is Dial's error.
+func benchSideBySide(ctx context.Context, cfg sandbox.Config, runs int, others bool) ([]sandbox.Timing, error) {
+	cli, err := Dial(ctx, cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	timings, err := Bench(ctx, cli, cfg.Image, cfg.Runtime, runs)
+	if err != nil || !others {
+		return timings, err
+	}
+	runtimes, err := benchRuntimes(ctx, cli, cfg.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	for _, rt := range runtimes[1:] {
+		more, err := BenchRuntime(ctx, cli, cfg.Image, rt, runs, timings[0].P50Ms)
+		if err != nil {
+			return nil, fmt.Errorf("runtime %s: %w", rt, err)
+		}
+		timings = append(timings, more...)
+	}
+	return timings, nil
+}
+
+// benchRuntimes are the runtimes the bench measures side by side: the one
+// asked for first, then runc and every gVisor runtime the engine has.
+func benchRuntimes(ctx context.Context, cli *client.Client, asked string) ([]string, error) {
+	info, err := cli.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	first, err := ResolveRuntime(info, asked)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{first.Name}
+	for _, name := range append([]string{"runc"}, GVisorRuntimes(info)...) {
+		if _, err := ResolveRuntime(info, name); err == nil && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // BenchRuntime measures, under the engine's runtime runtime, a no-op bot's

@@ -16,17 +16,28 @@ import (
 	"github.com/arenabots/arena/sandbox/probe"
 )
 
-// Preflight checks what official matches need from the engine, its runtime
-// runtime ("": the engine's default) and the runtime image. It starts a few
-// short-lived hardened containers.
-func Preflight(ctx context.Context, cli *client.Client, image, runtime string) []sandbox.Check {
+// Preflight is the docker backend's doctor (sandbox.Doctor.Preflight): it
+// checks what official matches need from the engine cfg names, its runtime
+// cfg.Runtime ("": the engine's default) and the runtime image cfg.Image.
+// It starts a few short-lived hardened containers. An engine no client can
+// be made for, or one that does not answer, is also an error, Dial's.
+func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error) {
+	cli, err := Connect(cfg.Engine)
+	if err != nil {
+		return []sandbox.Check{{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"}}, err
+	}
+	defer cli.Close()
+	if err := Ping(ctx, cli); err != nil {
+		out := []sandbox.Check{{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "start the engine (scripts/ensure-docker.sh) or point --docker-host / DOCKER_HOST at one"}}
+		return skipAfter(out, "engine", "needs the engine"), unanswered(err)
+	}
+	return preflight(ctx, cli, cfg.Image, cfg.Runtime), nil
+}
+
+// preflight is Preflight's rows on an engine that answers.
+func preflight(ctx context.Context, cli *client.Client, image, runtime string) []sandbox.Check {
 	var out []sandbox.Check
 	add := func(c sandbox.Check) { out = append(out, c) }
-
-	if err := Ping(ctx, cli); err != nil {
-		add(sandbox.Check{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "start the engine (scripts/ensure-docker.sh) or point --docker-host / DOCKER_HOST at one"})
-		return skipAfter(out, "engine", "needs the engine")
-	}
 	add(sandbox.Check{Name: "engine", Status: sandbox.OK, Detail: "reachable at " + cli.DaemonHost()})
 
 	if v, err := cli.ServerVersion(ctx); err != nil {

@@ -52,31 +52,34 @@ func (r right) String() string {
 // nothing over the network (another Pod, its node, the API server, the
 // internet: a Pod that can is a failure, whatever the policy says); an
 // out-of-memory kill reported as such; a turn deadline's precision. It
-// starts a few short-lived Pods and deletes them.
-func Preflight(ctx context.Context, cfg sandbox.Config) []sandbox.Check {
+// starts a few short-lived Pods and deletes them. It is the kubernetes
+// backend's doctor (sandbox.Doctor.Preflight): a cluster it cannot reach
+// is also an error.
+func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error) {
 	var out []sandbox.Check
 	add := func(c sandbox.Check) { out = append(out, c) }
 	b, err := backendFor(cfg)
 	if err != nil {
 		add(sandbox.Check{Name: "cluster", Status: sandbox.Fail, Detail: err.Error(), Fix: "give arena the kubeconfig of deploy/kubernetes's ServiceAccount"})
-		return skipAfter(out, "cluster", "needs the cluster")
+		return skipAfter(out, "cluster", "needs the cluster"), err
 	}
 	v, err := b.cs.Discovery().ServerVersion()
 	if err != nil {
-		add(sandbox.Check{Name: "cluster", Status: sandbox.Fail, Detail: fmt.Sprintf("the API server at %s does not answer: %v", b.rc.Host, err), Fix: "check the kubeconfig's server and credentials"})
-		return skipAfter(out, "cluster", "needs the cluster")
+		err = fmt.Errorf("the API server at %s does not answer: %w", b.rc.Host, err)
+		add(sandbox.Check{Name: "cluster", Status: sandbox.Fail, Detail: err.Error(), Fix: "check the kubeconfig's server and credentials"})
+		return skipAfter(out, "cluster", "needs the cluster"), err
 	}
 	add(sandbox.Check{Name: "cluster", Status: sandbox.OK, Detail: fmt.Sprintf("Kubernetes %s at %s, namespace %s", v.GitVersion, b.rc.Host, b.place.Namespace)})
 
 	c := b.rightsCheck(ctx)
 	add(c)
 	if c.Status == sandbox.Fail {
-		return skipAfter(out, "rights", "needs arena's rights")
+		return skipAfter(out, "rights", "needs arena's rights"), nil
 	}
 	c = b.admissionCheck(ctx)
 	add(c)
 	if c.Status == sandbox.Fail {
-		return skipAfter(out, "admission", "needs a Pod the cluster admits")
+		return skipAfter(out, "admission", "needs a Pod the cluster admits"), nil
 	}
 	add(b.runtimeClassCheck(ctx))
 	add(b.networkPolicyCheck(ctx))
@@ -89,7 +92,7 @@ func Preflight(ctx context.Context, cfg sandbox.Config) []sandbox.Check {
 	add(network)
 	add(probe.OOM(ctx, b, "the container's memory cgroup must be the Pod's limit, and the kubelet must report OOMKilled"))
 	add(probe.Deadline(ctx, b))
-	return out
+	return out, nil
 }
 
 // skipAfter adds to out every row after the row named failed, skipped
