@@ -42,3 +42,20 @@ func asUnknown(err error, target **sandbox.UnknownKindError) bool {
 	*target = u
 	return ok
 }
+
+// A kind's doctor is found by its kind, as its Opener is; a kind without
+// one, or no kind at all, is refused.
+func TestDoctorOfFindsAKindsChecks(t *testing.T) {
+	t.Parallel()
+	sandbox.RegisterDoctor("doctor-test", sandbox.Doctor{Host: true})
+	if d, err := sandbox.DoctorOf("doctor-test"); err != nil || !d.Host {
+		t.Fatalf("the registered doctor: %+v, %v", d, err)
+	}
+	if _, err := sandbox.DoctorOf("local"); err == nil || !strings.Contains(err.Error(), "the local sandbox has nothing for the doctor to check") {
+		t.Fatalf("a kind without a doctor: %v", err)
+	}
+	var unknown *sandbox.UnknownKindError
+	if _, err := sandbox.DoctorOf("vm"); !asUnknown(err, &unknown) || unknown.Kind != "vm" {
+		t.Fatalf("an unknown kind: %v", err)
+	}
+}

@@ -13,7 +13,7 @@ import (
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/clustertest"
 	"github.com/arenabots/arena/internal/gobuild"
-	"github.com/arenabots/arena/sandbox/probe"
+	"github.com/arenabots/arena/sandbox"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -141,9 +141,9 @@ func TestTheDoctorChecksTheCluster(t *testing.T) {
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
 	global := []string{"--kubeconfig", kubeconfig, "--image-pull-policy", "Never"}
-	doctor := func(ns string, args ...string) (int, []probe.Check, string) {
+	doctor := func(ns string, args ...string) (int, []sandbox.Check, string) {
 		code, out, errs := runArena(append(append(global, "--namespace", ns, "doctor", "--sandbox", "kubernetes", "--image", image, "--out", t.TempDir()), args...)...)
-		var checks []probe.Check
+		var checks []sandbox.Check
 		if slices.Contains(args, "--json") {
 			if err := json.Unmarshal([]byte(out), &checks); err != nil {
 				t.Fatalf("doctor --json printed %q (%v); stderr:\n%s", out, err, errs)
@@ -157,7 +157,7 @@ func TestTheDoctorChecksTheCluster(t *testing.T) {
 		names = append(names, c.Name)
 		// A loaded host may overshoot a short deadline: the doctor warns,
 		// and that is the truth about this host, not a failure.
-		if c.Status != probe.OK && !(c.Name == "turn deadline" && c.Status == probe.Warn) {
+		if c.Status != sandbox.OK && !(c.Name == "turn deadline" && c.Status == sandbox.Warn) {
 			t.Errorf("%s: %s %s (fix: %s)", c.Name, c.Status, c.Detail, c.Fix)
 		}
 	}
@@ -176,14 +176,14 @@ func TestTheDoctorChecksTheCluster(t *testing.T) {
 	t.Run("open network", func(t *testing.T) {
 		clustertest.OpenNetwork(t)
 		code, checks, out := doctor(clustertest.Namespace, "--json")
-		i := slices.IndexFunc(checks, func(c probe.Check) bool { return c.Name == "pod network" })
-		if code != 1 || i < 0 || checks[i].Status != probe.Fail || !strings.Contains(checks[i].Detail, "reached another pod") {
+		i := slices.IndexFunc(checks, func(c sandbox.Check) bool { return c.Name == "pod network" })
+		if code != 1 || i < 0 || checks[i].Status != sandbox.Fail || !strings.Contains(checks[i].Detail, "reached another pod") {
 			t.Errorf("with the Pods reaching each other: exit %d\n%s", code, out)
 		}
 	})
 
 	code, checks, out = doctor("arena-nothing-here", "--json")
-	if code != 1 || len(checks) < 3 || checks[1].Status != probe.Fail || !strings.Contains(checks[1].Detail, "may not create pods") || checks[2].Status != probe.Skip {
+	if code != 1 || len(checks) < 3 || checks[1].Status != sandbox.Fail || !strings.Contains(checks[1].Detail, "may not create pods") || checks[2].Status != sandbox.Skip {
 		t.Errorf("in a namespace without rights: exit %d\n%s", code, out)
 	}
 

@@ -13,7 +13,6 @@ import (
 	"github.com/arenabots/arena/harness/doctor"
 	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/sandbox"
-	"github.com/arenabots/arena/sandbox/probe"
 )
 
 func imageFlag() *cli.StringFlag {
@@ -112,12 +111,12 @@ Exits 1 when a check that official matches need fails.`,
 	}
 }
 
-func printChecks(w io.Writer, checks []probe.Check) {
+func printChecks(w io.Writer, checks []sandbox.Check) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
 	for _, c := range checks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, strings.ToUpper(string(c.Status)), c.Detail)
-		if c.Fix != "" && c.Status != probe.OK {
+		if c.Fix != "" && c.Status != sandbox.OK {
 			fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
 		}
 	}
@@ -151,7 +150,7 @@ func benchAction(c *cli.Context, cfg doctor.Config) error {
 	return nil
 }
 
-func printTimings(c *cli.Context, timings []probe.Timing) error {
+func printTimings(c *cli.Context, timings []sandbox.Timing) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/internal/dockertest"
-	"github.com/arenabots/arena/sandbox/probe"
+	"github.com/arenabots/arena/sandbox"
 )
 
 // The doctor's policy is harness/doctor's, tested there; this is the
@@ -32,7 +32,7 @@ func TestDoctorWiring(t *testing.T) {
 	if code != exitFailed || errs != "" {
 		t.Fatalf("exit %d, want %d with nothing on stderr\n%s\n%s", code, exitFailed, out, errs)
 	}
-	var checks []probe.Check
+	var checks []sandbox.Check
 	if err := json.Unmarshal([]byte(out), &checks); err != nil {
 		t.Fatalf("doctor --json printed %q: %v", out, err)
 	}

@@ -7,21 +7,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
-
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/sandbox"
-	"github.com/arenabots/arena/sandbox/docker"
-	"github.com/arenabots/arena/sandbox/kubernetes"
-	"github.com/arenabots/arena/sandbox/probe"
 )
 
 // BenchReport is what Bench measured, and what it could not.
 type BenchReport struct {
-	// Timings are docker.Bench's rows (a bare fork/exec first), then a
-	// build row and a turn row for each language measured.
-	Timings []probe.Timing
+	// Timings are the bench rows of cfg.Sandbox's kind (sandbox.Doctor;
+	// the docker backend's begin with a bare fork/exec), then a build row
+	// and a turn row for each language measured.
+	Timings []sandbox.Timing
 	// Unknown are the languages of the table arena has no hello world in:
 	// not measured.
 	Unknown []string
@@ -39,14 +35,18 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return "doctor: " + e.Field + " " + e.Problem }
 
-// Bench measures what a turn costs on this host: docker.Bench's rows (a
-// no-op bot bare, through the local backend, through the docker backend, a
-// sandbox reset and a container start, cfg.Runs turns each), then, unless
-// cfg.HelloRuns is 0, a hello world of each language of the table built once
-// in the sandbox with the table's commands and started cfg.HelloRuns times as
-// a turn: a JVM's or an interpreter's start is paid every turn by bots that
-// run a fresh process per turn. A bad cfg is a *ConfigError; an engine that
-// does not answer, or a measurement that breaks, an error.
+// Bench measures what a turn costs on this host: the bench of cfg.Sandbox's
+// kind (sandbox.Doctor.Bench; the docker backend's measures a no-op bot
+// bare, through the local backend, through the docker backend, a sandbox
+// reset and a container start, cfg.Runs turns each, under each runtime the
+// engine has side by side), then, unless cfg.HelloRuns is 0, a hello world
+// of each language of the table built once in the sandbox with the table's
+// commands and started cfg.HelloRuns times as a turn, under each runtime
+// measured: a JVM's or an interpreter's start is paid every turn by bots
+// that run a fresh process per turn. A kind whose boxes run elsewhere is
+// measured beside this host's (benchBeside). A bad cfg is a *ConfigError; a
+// backend that could not be reached, or a measurement that breaks, an
+// error.
 func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 	if cfg.Runs < minRuns {
 		return nil, &ConfigError{Field: "Runs", Problem: fmt.Sprintf("must be at least %d", minRuns)}
@@ -54,34 +54,24 @@ func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 	if cfg.HelloRuns < 0 {
 		return nil, &ConfigError{Field: "HelloRuns", Problem: "must not be negative"}
 	}
-	if cfg.Sandbox == "kubernetes" {
-		return benchCluster(ctx, cfg)
-	}
-	cli, err := docker.Dial(ctx, cfg.Engine)
+	d, err := sandbox.DoctorOf(cfg.Sandbox)
 	if err != nil {
 		return nil, err
 	}
-	defer cli.Close()
-	timings, err := docker.Bench(ctx, cli, cfg.Image, cfg.Runtime, cfg.Runs)
+	if !d.Host {
+		return benchBeside(ctx, cfg, d)
+	}
+	timings, err := d.Bench(ctx, cfg.sandbox(), cfg.Runs, true)
 	if err != nil {
 		return nil, err
-	}
-	bare := timings[0].P50Ms
-	runtimes, err := benchRuntimes(ctx, cli, cfg.Runtime)
-	if err != nil {
-		return nil, err
-	}
-	for _, rt := range runtimes[1:] {
-		more, err := docker.BenchRuntime(ctx, cli, cfg.Image, rt, cfg.Runs, bare)
-		if err != nil {
-			return nil, fmt.Errorf("runtime %s: %w", rt, err)
-		}
-		timings = append(timings, more...)
 	}
 	r := &BenchReport{Timings: timings}
 	if cfg.HelloRuns > 0 {
+		bare, runtimes := timings[0].P50Ms, runtimesOf(timings)
 		for _, rt := range runtimes {
-			more, unknown, failed, err := benchLanguages(ctx, cli, cfg.Image, rt, cfg.languages(), cfg.HelloRuns, bare)
+			sc := cfg.sandbox()
+			sc.Runtime = rt
+			more, unknown, failed, err := benchLanguages(ctx, sc, cfg.languages(), cfg.HelloRuns, bare)
 			if err != nil {
 				return nil, err
 			}
@@ -98,48 +88,40 @@ func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 	return r, nil
 }
 
-// benchCluster measures a box on the cluster (kubernetes.Bench) and, when
-// this host's engine answers and has the image, the same rows on Docker
-// first (docker.Bench), side by side. The languages are measured on
-// Docker only.
-func benchCluster(ctx context.Context, cfg Config) (*BenchReport, error) {
+// runtimesOf are the runtimes the rows that ran a box name, in order.
+func runtimesOf(timings []sandbox.Timing) []string {
+	var out []string
+	for _, t := range timings {
+		if t.Runtime != "" && !slices.Contains(out, t.Runtime) {
+			out = append(out, t.Runtime)
+		}
+	}
+	return out
+}
+
+// benchBeside measures a kind whose boxes run elsewhere (a cluster's) and,
+// when this host's backend (sandbox.DefaultKind) opens with the image, the
+// same rows on this host first, under its own runtime, side by side. The
+// languages are not measured.
+func benchBeside(ctx context.Context, cfg Config, d sandbox.Doctor) (*BenchReport, error) {
 	r := &BenchReport{}
-	if cli, err := docker.Dial(ctx, cfg.Engine); err == nil {
-		defer cli.Close()
-		if _, err := docker.New(cli, cfg.Image).CheckImage(ctx); err == nil {
-			// Docker's own runtime: a RuntimeClass names no runtime of the engine.
-			if r.Timings, err = docker.Bench(ctx, cli, cfg.Image, "", cfg.Runs); err != nil {
-				return nil, fmt.Errorf("docker: %w", err)
+	host := cfg.sandbox()
+	// This host's own runtime: a RuntimeClass names no runtime of the engine.
+	host.Kind, host.Runtime = sandbox.DefaultKind, ""
+	if hd, err := sandbox.DoctorOf(host.Kind); err == nil && hd.Host {
+		if _, release, err := sandbox.Open(ctx, host); err == nil {
+			release()
+			if r.Timings, err = hd.Bench(ctx, host, cfg.Runs, false); err != nil {
+				return nil, fmt.Errorf("%s: %w", host.Kind, err)
 			}
 		}
 	}
-	more, err := kubernetes.Bench(ctx, cfg.sandbox(), cfg.Runs)
+	more, err := d.Bench(ctx, cfg.sandbox(), cfg.Runs, true)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
+		return nil, fmt.Errorf("%s: %w", cfg.Sandbox, err)
 	}
 	r.Timings = append(r.Timings, more...)
 	return r, nil
-}
-
-// benchRuntimes are the runtimes the bench measures side by side: the one
-// asked for first, then runc and every gVisor runtime the engine has, so an
-// organizer sees what the second wall costs before choosing it.
-func benchRuntimes(ctx context.Context, cli *client.Client, asked string) ([]string, error) {
-	info, err := cli.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	first, err := docker.ResolveRuntime(info, asked)
-	if err != nil {
-		return nil, err
-	}
-	out := []string{first.Name}
-	for _, name := range append([]string{"runc"}, docker.GVisorRuntimes(info)...) {
-		if _, err := docker.ResolveRuntime(info, name); err == nil && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out, nil
 }
 
 // helloWorlds are programs that print "hello" and exit, by extension: what
@@ -167,15 +149,20 @@ func helloBot(ext string) (*submission.Bot, bool) {
 }
 
 // benchLanguages builds the hello world of each language of the table once
-// in the sandbox, with the table's commands, then starts it runs times in
-// one box, as a turn: what a fresh process of that language costs per turn
-// (a JVM's start, an interpreter's). Each language gives a build row (one
-// run) and a turn row; bare, the bare fork/exec p50 in ms, gives the turn
-// rows their ratio. A language arena has no hello world in is named in
-// unknown; one whose hello world does not build or run, in failed.
-func benchLanguages(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, runs int, bare float64) (out []probe.Timing, unknown, failed []string, err error) {
-	backend := docker.New(cli, image)
-	backend.UseRuntime(runtime)
+// in a sandbox of the backend sc names, with the table's commands, then
+// starts it runs times in one box, as a turn: what a fresh process of that
+// language costs per turn (a JVM's start, an interpreter's). Each language
+// gives a build row (one run) and a turn row; bare, the bare fork/exec p50
+// in ms, gives the turn rows their ratio. A language arena has no hello
+// world in is named in unknown; one whose hello world does not build or
+// run, in failed.
+func benchLanguages(ctx context.Context, sc sandbox.Config, langs build.Languages, runs int, bare float64) (out []sandbox.Timing, unknown, failed []string, err error) {
+	backend, release, err := sandbox.Open(ctx, sc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer release()
+	runtime := sc.Runtime
 	lim := sandbox.DefaultLimits()
 	b := &build.Builder{Backend: backend, Langs: langs, Limits: lim}
 	for _, ext := range langs.Exts() {
@@ -202,7 +189,7 @@ func benchLanguages(ctx context.Context, cli *client.Client, image, runtime stri
 			failed = append(failed, ext+": "+why)
 			continue
 		}
-		build, turn := probe.TimingOf(ext+" hello world build", []time.Duration{took}, 0), probe.TimingOf(ext+" hello world turn", d, bare)
+		build, turn := sandbox.TimingOf(ext+" hello world build", []time.Duration{took}, 0), sandbox.TimingOf(ext+" hello world turn", d, bare)
 		build.Runtime, turn.Runtime = runtime, runtime
 		out = append(out, build, turn)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/internal/dockertest"
-	"github.com/arenabots/arena/sandbox/probe"
+	"github.com/arenabots/arena/sandbox"
 )
 
 // versions are what the test base's Debian packages put in the image.
@@ -30,7 +30,7 @@ var toolchainVersions = map[string]*regexp.Regexp{
 }
 
 // names lists the checks' names.
-func names(checks []probe.Check) []string {
+func names(checks []sandbox.Check) []string {
 	var out []string
 	for _, c := range checks {
 		out = append(out, c.Name)
@@ -57,33 +57,33 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 		t.Fatalf("rows %q\nwant %q", got, want)
 	}
 	for _, c := range checks {
-		if c.Status == probe.Skip {
+		if c.Status == sandbox.Skip {
 			t.Errorf("%s is skipped on a working engine and image: %+v", c.Name, c)
 		}
 	}
-	if c := checks[5]; c.Status != probe.OK || !strings.HasPrefix(c.Detail, img+" (") {
+	if c := checks[5]; c.Status != sandbox.OK || !strings.HasPrefix(c.Detail, img+" (") {
 		t.Errorf("the runtime image row: %+v", c)
 	}
 	if c := checks[len(checks)-1]; !strings.Contains(c.Detail, " free in "+dir) {
 		t.Errorf("the free space row: %+v", c)
 	}
 	row := checks[6]
-	if row.Status != probe.OK || !versions.MatchString(row.Detail) || !strings.Contains(row.Detail, "glibc 2.") {
+	if row.Status != sandbox.OK || !versions.MatchString(row.Detail) || !strings.Contains(row.Detail, "glibc 2.") {
 		t.Fatalf("the image offers row: %+v\nall rows: %+v", row, checks)
 	}
 	// Every language of the table, with the version its toolchain prints in
 	// the test base.
 	for i, ext := range build.Default().Exts() {
 		row := checks[7+i]
-		if want := toolchainVersions[ext]; row.Status != probe.OK || !want.MatchString(row.Detail) {
+		if want := toolchainVersions[ext]; row.Status != sandbox.OK || !want.MatchString(row.Detail) {
 			t.Errorf("%s: %s %q, want ok with %v", row.Name, row.Status, row.Detail, want)
 		}
 	}
 
 	// The same image without pandas and tabulate: the doctor warns and names them.
 	bare := withoutModules(t, cli, img, "pandas", "tabulate")
-	got := probeImageOffers(ctx, cli, bare, "", build.Default())
-	if got[0].Status != probe.Warn || !strings.Contains(got[0].Detail, "; no pandas, tabulate;") || !strings.Contains(got[0].Detail, "with numpy ") || got[0].Fix == "" {
+	got := probeImageOffers(ctx, sandbox.Config{Image: bare}, build.Default())
+	if got[0].Status != sandbox.Warn || !strings.Contains(got[0].Detail, "; no pandas, tabulate;") || !strings.Contains(got[0].Detail, "with numpy ") || got[0].Fix == "" {
 		t.Fatalf("without pandas and tabulate: %+v", got[0])
 	}
 }
@@ -102,7 +102,7 @@ func TestCheckWarnsWhenAToolchainIsMissing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	checks := Check(ctx, Config{Image: without, Languages: langs, Out: t.TempDir()})
-	rows := map[string]probe.Check{}
+	rows := map[string]sandbox.Check{}
 	for _, r := range checks {
 		rows[r.Name] = r
 	}
@@ -112,17 +112,17 @@ func TestCheckWarnsWhenAToolchainIsMissing(t *testing.T) {
 		".rs":   {"no rustc in the image; rustc --version failed (exit 127)", "install the toolchain (rustc) in the runtime image, e.g. with a Dockerfile FROM it, or drop .rs from the languages file"},
 	} {
 		r := rows["language "+ext]
-		if r.Status != probe.Warn || !strings.HasPrefix(r.Detail, want.detail) || !strings.Contains(r.Fix, want.fix) {
+		if r.Status != sandbox.Warn || !strings.HasPrefix(r.Detail, want.detail) || !strings.Contains(r.Fix, want.fix) {
 			t.Errorf("%s: %+v, want a warning %q... with a fix %q", ext, r, want.detail, want.fix)
 		}
 	}
 	for _, ext := range []string{".py", ".c", ".cpp"} {
-		if r := rows["language "+ext]; r.Status != probe.OK || !toolchainVersions[ext].MatchString(r.Detail) {
+		if r := rows["language "+ext]; r.Status != sandbox.OK || !toolchainVersions[ext].MatchString(r.Detail) {
 			t.Errorf("%s: %+v", ext, r)
 		}
 	}
 	for _, r := range checks {
-		if strings.HasPrefix(r.Name, "language ") && r.Status == probe.Fail {
+		if strings.HasPrefix(r.Name, "language ") && r.Status == sandbox.Fail {
 			t.Errorf("a missing toolchain fails: %+v", r)
 		}
 	}
@@ -164,7 +164,7 @@ func TestEngineChecksRefuseAMissingRuntime(t *testing.T) {
 				t.Errorf("runtime row %+v", c)
 			}
 		case "runtime image", "hardened container", "out-of-memory detection", "turn deadline":
-			if c.Status != probe.Skip {
+			if c.Status != sandbox.Skip {
 				t.Errorf("%s ran without its runtime: %+v", c.Name, c)
 			}
 		}
@@ -184,7 +184,7 @@ func TestBenchStartsAHelloWorldOfEachLanguage(t *testing.T) {
 	if len(r.Unknown) > 0 || len(r.Failed) > 0 {
 		t.Fatalf("not measured: %v %v", r.Unknown, r.Failed)
 	}
-	byName := map[string]probe.Timing{}
+	byName := map[string]sandbox.Timing{}
 	for _, tm := range r.Timings {
 		byName[tm.Name] = tm
 	}

@@ -14,6 +14,12 @@
 // measures a turn bare, in the sandbox, and as a fresh process of each
 // language.
 //
+// Each kind of sandbox backend registers its own checks and bench
+// (sandbox.Doctor) where it registers its Opener; the doctor finds them by
+// kind (sandbox.DoctorOf) and opens backends with sandbox.Open. It must
+// never import a backend's package: a command that runs the doctor imports
+// the backends it offers.
+//
 // The doctor must never report a check as passed that it could not run: a
 // check whose engine, image or probe is missing is skipped or warned about,
 // saying why, and never ok. It only looks and measures: the sandboxes it
@@ -31,7 +37,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
 	units "github.com/docker/go-units"
 
 	"github.com/arenabots/arena/harness/build"
@@ -41,9 +46,6 @@ import (
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games" // the image is checked for every game's needs
 	"github.com/arenabots/arena/sandbox"
-	"github.com/arenabots/arena/sandbox/docker"
-	"github.com/arenabots/arena/sandbox/kubernetes"
-	"github.com/arenabots/arena/sandbox/probe"
 )
 
 // Config says what the doctor checks and measures.
@@ -90,30 +92,29 @@ func (cfg Config) languages() build.Languages {
 	return cfg.Languages
 }
 
-// Check runs every check of the doctor and returns its rows in order:
-// docker.Preflight's, with what the runtime image offers and a row per
-// language right after the runtime image's row, then the host's timers and
-// the free space of cfg.Out. An engine the doctor cannot even make a client
-// for is one failed row.
-func Check(ctx context.Context, cfg Config) []probe.Check {
-	if cfg.Sandbox == "kubernetes" {
-		return append(kubernetes.Preflight(ctx, cfg.sandbox()), spaceCheck(cfg.Out))
-	}
-	langs := cfg.languages()
-	var checks []probe.Check
-	cli, err := docker.Connect(cfg.Engine)
+// Check runs every check of the doctor and returns its rows in order: the
+// preflight of cfg.Sandbox's kind (sandbox.Doctor), with what the runtime
+// image offers and a row per language right after the runtime image's row
+// when it has one, then, when the kind's boxes run on this host, the host's
+// timers and load, then the free space of cfg.Out. A kind no backend
+// registered is one failed row.
+func Check(ctx context.Context, cfg Config) []sandbox.Check {
+	d, err := sandbox.DoctorOf(cfg.Sandbox)
 	if err != nil {
-		checks = append(checks, probe.Check{Name: "engine", Status: probe.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"})
-	} else {
-		defer cli.Close()
-		checks = withImageOffers(ctx, cli, cfg.Image, cfg.Runtime, langs, docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime))
+		return []sandbox.Check{{Name: "sandbox", Status: sandbox.Fail, Detail: err.Error()}, spaceCheck(cfg.Out)}
 	}
-	return append(checks, timerCheck(), loadCheck(readFile("/proc/loadavg"), readFile("/proc/pressure/cpu"), runtime.NumCPU(), sandbox.DefaultLimits().CPUs), spaceCheck(cfg.Out))
+	// A backend that could not be reached says so in its rows.
+	checks, _ := d.Preflight(ctx, cfg.sandbox())
+	checks = withImageOffers(ctx, cfg.sandbox(), cfg.languages(), checks)
+	if d.Host {
+		checks = append(checks, timerCheck(), loadCheck(readFile("/proc/loadavg"), readFile("/proc/pressure/cpu"), runtime.NumCPU(), sandbox.DefaultLimits().CPUs))
+	}
+	return append(checks, spaceCheck(cfg.Out))
 }
 
-// sandbox is the sandbox configuration of the cluster cfg names.
+// sandbox is the sandbox configuration of the backend cfg names.
 func (cfg Config) sandbox() sandbox.Config {
-	return sandbox.Config{Kind: cfg.Sandbox, Image: cfg.Image, Runtime: cfg.Runtime, Cluster: cfg.Cluster}
+	return sandbox.Config{Kind: cfg.Sandbox, Image: cfg.Image, Engine: cfg.Engine, Runtime: cfg.Runtime, Cluster: cfg.Cluster}
 }
 
 // readFile is a file's text, or "" when it cannot be read.
@@ -128,18 +129,18 @@ func readFile(p string) string {
 // loadCheck reports the host's load headroom: its load average against its
 // cores, the CPU pressure where the kernel keeps it, and how many
 // validations and games an event server here runs at once by default.
-func loadCheck(loadavg, pressure string, cores int, botCPUs float64) probe.Check {
-	c := probe.Check{Name: "load headroom", Status: probe.OK}
+func loadCheck(loadavg, pressure string, cores int, botCPUs float64) sandbox.Check {
+	c := sandbox.Check{Name: "load headroom", Status: sandbox.OK}
 	capa := event.DefaultCapacity(cores, botCPUs)
 	serve := fmt.Sprintf("arena serve runs %s at once here (%g CPU a bot)", capa, botCPUs)
 	f := strings.Fields(loadavg)
 	if len(f) < 1 {
-		c.Status, c.Detail = probe.Warn, "no load average to read (/proc/loadavg); "+serve
+		c.Status, c.Detail = sandbox.Warn, "no load average to read (/proc/loadavg); "+serve
 		return c
 	}
 	load, err := strconv.ParseFloat(f[0], 64)
 	if err != nil {
-		c.Status, c.Detail = probe.Warn, fmt.Sprintf("load average %q: %v; %s", f[0], err, serve)
+		c.Status, c.Detail = sandbox.Warn, fmt.Sprintf("load average %q: %v; %s", f[0], err, serve)
 		return c
 	}
 	c.Detail = fmt.Sprintf("load %.2f over the last minute on %d cores: %.2f cores free", load, cores, max(float64(cores)-load, 0))
@@ -150,17 +151,17 @@ func loadCheck(loadavg, pressure string, cores int, botCPUs float64) probe.Check
 	}
 	c.Detail += "; " + serve
 	if load >= float64(cores) {
-		c.Status = probe.Warn
+		c.Status = sandbox.Warn
 		c.Fix = "the host is busy with other work: bots will wait for the CPU (their deadlines move past the wait, up to three times the turn limit and two seconds, past which a game is played again), so games take longer; run fewer things beside arena"
 	}
 	return c
 }
 
 // Failures counts the failed checks: official matches need there to be none.
-func Failures(checks []probe.Check) int {
+func Failures(checks []sandbox.Check) int {
 	n := 0
 	for _, c := range checks {
-		if c.Status == probe.Fail {
+		if c.Status == sandbox.Fail {
 			n++
 		}
 	}
@@ -168,16 +169,18 @@ func Failures(checks []probe.Check) int {
 }
 
 // EngineChecks runs the checks a worker machine must pass before it plays:
-// the engine's and the runtime image's (docker.Preflight). An engine that
-// does not answer is an error; a failed check is a *FailedError holding
-// every check, to show.
+// the preflight of cfg.Sandbox's kind (the docker backend's by default: the
+// engine's and the runtime image's). A backend that could not be reached is
+// an error; a failed check is a *FailedError holding every check, to show.
 func EngineChecks(ctx context.Context, cfg Config) error {
-	cli, err := docker.Dial(ctx, cfg.Engine)
+	d, err := sandbox.DoctorOf(cfg.Sandbox)
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
-	checks := docker.Preflight(ctx, cli, cfg.Image, cfg.Runtime)
+	checks, err := d.Preflight(ctx, cfg.sandbox())
+	if err != nil {
+		return err
+	}
 	if Failures(checks) > 0 {
 		return &FailedError{Checks: checks}
 	}
@@ -187,13 +190,13 @@ func EngineChecks(ctx context.Context, cfg Config) error {
 // FailedError is EngineChecks' error when a check fails.
 type FailedError struct {
 	// Checks are all the checks that ran, the failed ones among them.
-	Checks []probe.Check
+	Checks []sandbox.Check
 }
 
 func (e *FailedError) Error() string {
 	var names []string
 	for _, c := range e.Checks {
-		if c.Status == probe.Fail {
+		if c.Status == sandbox.Fail {
 			names = append(names, c.Name)
 		}
 	}
@@ -211,34 +214,39 @@ func (e *FailedError) Failures() int { return Failures(e.Checks) }
 const imageOffersCheck = "image offers"
 
 // withImageOffers adds, after the runtime image's row, what the image offers
-// bots, then a row for each language of langs: a probe of the image when it
-// is there, skips otherwise.
-func withImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages, checks []probe.Check) []probe.Check {
-	at := slices.IndexFunc(checks, func(c probe.Check) bool { return c.Name == "runtime image" })
-	rows := append([]probe.Check{{Name: imageOffersCheck, Status: probe.Skip, Detail: "needs the runtime image"}},
-		languageRows(langs, nil, "needs the runtime image")...)
+// bots, then a row for each language of langs: a probe of the image in a
+// backend of sc when the row is ok, skips otherwise. Checks without a
+// runtime image's row (a backend that could not be reached, a cluster) are
+// left as they are.
+func withImageOffers(ctx context.Context, sc sandbox.Config, langs build.Languages, checks []sandbox.Check) []sandbox.Check {
+	at := slices.IndexFunc(checks, func(c sandbox.Check) bool { return c.Name == "runtime image" })
 	if at < 0 {
-		return append(checks, rows...)
+		return checks
 	}
-	if checks[at].Status == probe.OK {
-		rows = probeImageOffers(ctx, cli, image, runtime, langs)
+	rows := append([]sandbox.Check{{Name: imageOffersCheck, Status: sandbox.Skip, Detail: "needs the runtime image"}},
+		languageRows(langs, nil, "needs the runtime image")...)
+	if checks[at].Status == sandbox.OK {
+		rows = probeImageOffers(ctx, sc, langs)
 	}
 	return slices.Insert(checks, at+1, rows...)
 }
 
 // probeImageOffers runs the image probe of arena validate in a sandbox of
-// the image, asking it about the toolchain of each language of langs too:
-// the image offers row, then one row per language.
-func probeImageOffers(ctx context.Context, cli *client.Client, image, runtime string, langs build.Languages) []probe.Check {
-	b := docker.New(cli, image)
-	b.UseRuntime(runtime)
-	facts, err := validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), validate.ToolchainQueries(langs))
+// the backend sc names, asking it about the toolchain of each language of
+// langs too: the image offers row, then one row per language.
+func probeImageOffers(ctx context.Context, sc sandbox.Config, langs build.Languages) []sandbox.Check {
+	b, release, err := sandbox.Open(ctx, sc)
+	var facts *validate.ImageFacts
+	if err == nil {
+		defer release()
+		facts, err = validate.ProbeImageWith(ctx, b, sandbox.DefaultLimits(), validate.ToolchainQueries(langs))
+	}
 	if err != nil {
-		return append([]probe.Check{{Name: imageOffersCheck, Status: probe.Warn, Detail: "the image probe failed: " + err.Error(),
+		return append([]sandbox.Check{{Name: imageOffersCheck, Status: sandbox.Warn, Detail: "the image probe failed: " + err.Error(),
 			Fix: "arena validate cannot check submissions against this image either; see the hardened container check"}},
 			languageRows(langs, nil, "needs the image probe")...)
 	}
-	return append([]probe.Check{offersCheck(facts, packagers())}, languageRows(langs, facts, "")...)
+	return append([]sandbox.Check{offersCheck(facts, packagers())}, languageRows(langs, facts, "")...)
 }
 
 // packagers are the registered games whose adapters need something of the
@@ -259,8 +267,8 @@ func packagers() map[string]rules.Packager {
 // its interpreters, python3 and the Python modules of the event's bots with
 // their versions. A missing module, or a game's need the image does not
 // meet, is a warning: the matches that need them would fault.
-func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) probe.Check {
-	c := probe.Check{Name: imageOffersCheck, Status: probe.OK}
+func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) sandbox.Check {
+	c := sandbox.Check{Name: imageOffersCheck, Status: sandbox.OK}
 	var parts, missing []string
 	parts = append(parts, fmt.Sprintf("glibc %s, %d shared libraries", f.Glibc, len(f.Libraries)))
 	if f.HasCommand("python3") {
@@ -318,14 +326,14 @@ func offersCheck(f *validate.ImageFacts, games map[string]rules.Packager) probe.
 		c.Detail += "; " + strings.Join(unmet, "; ")
 	}
 	if len(missing) > 0 || len(unmet) > 0 {
-		c.Status = probe.Warn
+		c.Status = sandbox.Warn
 		c.Fix = "the event's Python bots import numpy, pandas and tabulate: rebuild the image with arena image build (its Dockerfile installs python3, python3-numpy, python3-pandas and python3-tabulate)"
 	}
 	return c
 }
 
 // timerCheck measures how late a 1 ms sleep wakes up on this host.
-func timerCheck() probe.Check {
+func timerCheck() sandbox.Check {
 	const n = 200
 	late := make([]time.Duration, n)
 	for i := range late {
@@ -335,10 +343,10 @@ func timerCheck() probe.Check {
 	}
 	slices.Sort(late)
 	p50, p99 := late[n/2], late[n*99/100]
-	c := probe.Check{Name: "host timers", Status: probe.OK,
+	c := sandbox.Check{Name: "host timers", Status: sandbox.OK,
 		Detail: fmt.Sprintf("a 1 ms sleep wakes %v late at p50, %v at p99", p50.Round(time.Microsecond), p99.Round(time.Microsecond))}
 	if p99 > 10*time.Millisecond {
-		c.Status = probe.Warn
+		c.Status = sandbox.Warn
 		c.Fix = "the host is overloaded or its timers are coarse; avoid sub-second turn limits here"
 	}
 	return c
@@ -346,16 +354,16 @@ func timerCheck() probe.Check {
 
 // spaceCheck reports the free space of the directory evidence goes to: a
 // tournament keeps up to 64 MiB of data files per game and waits below 1 GiB.
-func spaceCheck(dir string) probe.Check {
-	c := probe.Check{Name: "free space", Status: probe.OK}
+func spaceCheck(dir string) sandbox.Check {
+	c := sandbox.Check{Name: "free space", Status: sandbox.OK}
 	free, err := tournament.FreeSpace(dir)
 	if err != nil {
-		c.Status, c.Detail, c.Fix = probe.Warn, err.Error(), "name the output directory with --out"
+		c.Status, c.Detail, c.Fix = sandbox.Warn, err.Error(), "name the output directory with --out"
 		return c
 	}
 	c.Detail = fmt.Sprintf("%s free in %s", units.BytesSize(float64(free)), dir)
 	if free < 4<<30 {
-		c.Status = probe.Warn
+		c.Status = sandbox.Warn
 		c.Fix = "a tournament keeps up to 64 MiB of evidence per game (--evidence-budget) and starts no game below 1 GiB free (--min-free); free some space or write elsewhere"
 	}
 	return c

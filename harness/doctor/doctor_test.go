@@ -11,7 +11,6 @@ import (
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
-	"github.com/arenabots/arena/sandbox/probe"
 )
 
 // needs is a game adapter that needs what it lists of the image.
@@ -38,19 +37,19 @@ func TestOffersCheckNamesVersionsAndWhatIsMissing(t *testing.T) {
 		name   string
 		facts  *validate.ImageFacts
 		games  map[string]rules.Packager
-		status probe.Status
+		status sandbox.Status
 		detail string
 	}{
-		{"everything the event's bots import", facts("python3 3.12.3", "python3-numpy 1.26.4", "python3-pandas 2.1.4", "python3-tabulate 0.8.10"), checkers, probe.OK,
+		{"everything the event's bots import", facts("python3 3.12.3", "python3-numpy 1.26.4", "python3-pandas 2.1.4", "python3-tabulate 0.8.10"), checkers, sandbox.OK,
 			"glibc 2.39, 2 shared libraries; python3 3.12.3 with numpy 1.26.4, pandas 2.1.4, tabulate 0.8.10; interpreters python3, sh"},
-		{"a module without a version", facts("python3 3.13.5", "python3-numpy 2.2.4", "python3-pandas 2.2.3", "python3-tabulate"), nil, probe.OK,
+		{"a module without a version", facts("python3 3.13.5", "python3-numpy 2.2.4", "python3-pandas 2.2.3", "python3-tabulate"), nil, sandbox.OK,
 			"python3 3.13.5 with numpy 2.2.4, pandas 2.2.3, tabulate;"},
-		{"no pandas, no tabulate", facts("python3 3.12.3", "python3-numpy 1.26.4"), checkers, probe.Warn,
+		{"no pandas, no tabulate", facts("python3 3.12.3", "python3-numpy 1.26.4"), checkers, sandbox.Warn,
 			"python3 3.12.3 with numpy 1.26.4; no pandas, tabulate; interpreters python3, sh"},
-		{"no python3", facts(), checkers, probe.Warn,
+		{"no python3", facts(), checkers, sandbox.Warn,
 			"glibc 2.39, 2 shared libraries; no python3; interpreters sh; checkers needs python3, python3-numpy"},
 		{"a game's need unmet", facts("python3 3.12.3", "python3-numpy 1.26.4", "python3-pandas 2.1.4", "python3-tabulate 0.8.10"),
-			map[string]rules.Packager{"checkers": needs{"python3-scipy"}}, probe.Warn, "; checkers needs python3-scipy"},
+			map[string]rules.Packager{"checkers": needs{"python3-scipy"}}, sandbox.Warn, "; checkers needs python3-scipy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,7 +57,7 @@ func TestOffersCheckNamesVersionsAndWhatIsMissing(t *testing.T) {
 			if got.Name != imageOffersCheck || got.Status != c.status || !strings.Contains(got.Detail, c.detail) {
 				t.Fatalf("got %s %q, want %s with %q", got.Status, got.Detail, c.status, c.detail)
 			}
-			if (got.Status == probe.OK) != (got.Fix == "") {
+			if (got.Status == sandbox.OK) != (got.Fix == "") {
 				t.Fatalf("status %s with fix %q", got.Status, got.Fix)
 			}
 		})
@@ -81,15 +80,15 @@ func TestPackagersAreTheRegisteredGames(t *testing.T) {
 
 func TestImageOffersFollowsTheRuntimeImageRow(t *testing.T) {
 	t.Parallel()
-	checks := []probe.Check{{Name: "engine", Status: probe.OK}, {Name: "runtime image", Status: probe.Fail}, {Name: "hardened container", Status: probe.Skip}}
-	got := withImageOffers(context.Background(), nil, "none", "", build.Default(), checks)
+	checks := []sandbox.Check{{Name: "engine", Status: sandbox.OK}, {Name: "runtime image", Status: sandbox.Fail}, {Name: "hardened container", Status: sandbox.Skip}}
+	got := withImageOffers(context.Background(), sandbox.Config{Image: "none"}, build.Default(), checks)
 	if want := "engine=ok runtime image=fail image offers=skip language .c=skip language .cpp=skip language .java=skip language .js=skip language .py=skip hardened container=skip"; rowsOf(got) != want {
 		t.Fatalf("rows %s, want %s", rowsOf(got), want)
 	}
 }
 
 // rowsOf lists the checks as name=status.
-func rowsOf(checks []probe.Check) string {
+func rowsOf(checks []sandbox.Check) string {
 	var names []string
 	for _, c := range checks {
 		names = append(names, c.Name+"="+string(c.Status))
@@ -113,7 +112,7 @@ func TestCheckWithoutAnEngineSkipsWhatNeedsIt(t *testing.T) {
 		t.Fatalf("rows %s\nwant %s...", got, want)
 	}
 	for _, c := range checks {
-		if c.Status == probe.Skip && c.Detail == "" {
+		if c.Status == sandbox.Skip && c.Detail == "" {
 			t.Errorf("%s is skipped without saying why", c.Name)
 		}
 	}
@@ -144,8 +143,8 @@ func TestCheckWithBadEngineSettings(t *testing.T) {
 
 func TestFailuresCountsTheFailedChecks(t *testing.T) {
 	t.Parallel()
-	checks := []probe.Check{{Name: "a", Status: probe.OK}, {Name: "b", Status: probe.Fail}, {Name: "c", Status: probe.Warn},
-		{Name: "d", Status: probe.Skip}, {Name: "e", Status: probe.Fail}}
+	checks := []sandbox.Check{{Name: "a", Status: sandbox.OK}, {Name: "b", Status: sandbox.Fail}, {Name: "c", Status: sandbox.Warn},
+		{Name: "d", Status: sandbox.Skip}, {Name: "e", Status: sandbox.Fail}}
 	if n := Failures(checks); n != 2 {
 		t.Fatalf("%d failures, want 2", n)
 	}
@@ -201,10 +200,10 @@ func TestSpaceCheckNamesTheDirectoryAndItsFreeSpace(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	c := spaceCheck(dir)
-	if c.Name != "free space" || !strings.Contains(c.Detail, " free in "+dir) || (c.Status != probe.OK && c.Status != probe.Warn) {
+	if c.Name != "free space" || !strings.Contains(c.Detail, " free in "+dir) || (c.Status != sandbox.OK && c.Status != sandbox.Warn) {
 		t.Fatalf("%+v", c)
 	}
-	if c := spaceCheck(filepath.Join(dir, "missing")); c.Status != probe.Warn || !strings.Contains(c.Detail, "no such file") {
+	if c := spaceCheck(filepath.Join(dir, "missing")); c.Status != sandbox.Warn || !strings.Contains(c.Detail, "no such file") {
 		t.Fatalf("a missing directory: %+v", c)
 	}
 }
@@ -215,14 +214,14 @@ func TestLoadCheckReportsTheHeadroom(t *testing.T) {
 	t.Parallel()
 	c := loadCheck("0.50 0.40 0.30 1/200 999\n", "some avg10=61.44 avg60=27.27 avg300=7.31 total=25131974\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", 2, 1)
 	for _, want := range []string{"load 0.50", "2 cores: 1.50 cores free", "waited for a CPU 61.44% of the last 10 s", "1 validation and 1 game at once"} {
-		if c.Status != probe.OK || !strings.Contains(c.Detail, want) {
+		if c.Status != sandbox.OK || !strings.Contains(c.Detail, want) {
 			t.Errorf("quiet host: %+v lacks %q", c, want)
 		}
 	}
-	if c := loadCheck("9.80 9.00 8.00 1/200 999\n", "", 2, 1); c.Status != probe.Warn || !strings.Contains(c.Detail, "0.00 cores free") || c.Fix == "" {
+	if c := loadCheck("9.80 9.00 8.00 1/200 999\n", "", 2, 1); c.Status != sandbox.Warn || !strings.Contains(c.Detail, "0.00 cores free") || c.Fix == "" {
 		t.Errorf("busy host: %+v", c)
 	}
-	if c := loadCheck("", "", 2, 1); c.Status != probe.Warn {
+	if c := loadCheck("", "", 2, 1); c.Status != sandbox.Warn {
 		t.Errorf("no load average: %+v", c)
 	}
 }

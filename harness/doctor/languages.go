@@ -6,7 +6,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/validate"
-	"github.com/arenabots/arena/sandbox/probe"
+	"github.com/arenabots/arena/sandbox"
 )
 
 // languageCheck is the name of a language's row: "language .java".
@@ -25,12 +25,12 @@ var imagePackages = map[string]string{
 // languageRow says what the image offers a language: its toolchain's
 // version, or what is missing with a fix. A missing toolchain is a
 // warning: bots handed in as that language would not build or run.
-func languageRow(l build.Language, tc validate.Toolchain, found bool) probe.Check {
-	c := probe.Check{Name: languageCheck(l.Ext), Status: probe.OK, Detail: tc.Version}
+func languageRow(l build.Language, tc validate.Toolchain, found bool) sandbox.Check {
+	c := sandbox.Check{Name: languageCheck(l.Ext), Status: sandbox.OK, Detail: tc.Version}
 	if found && tc.OK() {
 		return c
 	}
-	c.Status = probe.Warn
+	c.Status = sandbox.Warn
 	var parts []string
 	switch {
 	case !found:
@@ -58,11 +58,11 @@ func languageRow(l build.Language, tc validate.Toolchain, found bool) probe.Chec
 // languageRows are the rows of every language of the table, from what the
 // image probe found (f nil: the probe did not run, the rows are skipped
 // with why).
-func languageRows(langs build.Languages, f *validate.ImageFacts, why string) []probe.Check {
-	var out []probe.Check
+func languageRows(langs build.Languages, f *validate.ImageFacts, why string) []sandbox.Check {
+	var out []sandbox.Check
 	for _, ext := range langs.Exts() {
 		if f == nil {
-			out = append(out, probe.Check{Name: languageCheck(ext), Status: probe.Skip, Detail: why})
+			out = append(out, sandbox.Check{Name: languageCheck(ext), Status: sandbox.Skip, Detail: why})
 			continue
 		}
 		tc, found := f.Toolchains[ext]

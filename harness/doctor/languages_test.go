@@ -6,7 +6,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/validate"
-	"github.com/arenabots/arena/sandbox/probe"
+	"github.com/arenabots/arena/sandbox"
 )
 
 func TestProgramsOfALanguage(t *testing.T) {
@@ -34,21 +34,21 @@ func TestLanguageRowSaysTheVersionOrWhatIsMissing(t *testing.T) {
 		lang   build.Language
 		tc     validate.Toolchain
 		found  bool
-		status probe.Status
+		status sandbox.Status
 		detail string
 		fix    string
 	}{
-		{"a version", langs[".c"], validate.Toolchain{Version: "gcc (Debian 14.2.0-19) 14.2.0"}, true, probe.OK, "gcc (Debian 14.2.0-19) 14.2.0", ""},
-		{"no toolchain", langs[".java"], validate.Toolchain{Missing: []string{"javac", "jar", "java"}, Error: "javac -version failed (exit 127): sh: 1: javac: not found"}, true, probe.Warn,
+		{"a version", langs[".c"], validate.Toolchain{Version: "gcc (Debian 14.2.0-19) 14.2.0"}, true, sandbox.OK, "gcc (Debian 14.2.0-19) 14.2.0", ""},
+		{"no toolchain", langs[".java"], validate.Toolchain{Missing: []string{"javac", "jar", "java"}, Error: "javac -version failed (exit 127): sh: 1: javac: not found"}, true, sandbox.Warn,
 			"no javac, jar, java in the image; javac -version failed (exit 127): sh: 1: javac: not found", "its Dockerfile installs default-jdk-headless (javac, jar and java)"},
-		{"a version but a program missing", langs[".java"], validate.Toolchain{Version: "javac 21.0.8", Missing: []string{"jar"}}, true, probe.Warn,
+		{"a version but a program missing", langs[".java"], validate.Toolchain{Version: "javac 21.0.8", Missing: []string{"jar"}}, true, sandbox.Warn,
 			"no jar in the image; javac 21.0.8", "arena image build"},
-		{"a failing version command", langs[".js"], validate.Toolchain{Error: "node --version failed (exit 1): node: libicu missing"}, true, probe.Warn,
+		{"a failing version command", langs[".js"], validate.Toolchain{Error: "node --version failed (exit 1): node: libicu missing"}, true, sandbox.Warn,
 			"node --version failed (exit 1): node: libicu missing", "installs nodejs"},
-		{"not asked", langs[".py"], validate.Toolchain{}, false, probe.Warn, "the image probe did not ask about it", "installs python3"},
-		{"a language of the organizer's", custom, validate.Toolchain{Missing: []string{"rustc"}, Error: "rustc --version failed (exit 127)"}, true, probe.Warn,
+		{"not asked", langs[".py"], validate.Toolchain{}, false, sandbox.Warn, "the image probe did not ask about it", "installs python3"},
+		{"a language of the organizer's", custom, validate.Toolchain{Missing: []string{"rustc"}, Error: "rustc --version failed (exit 127)"}, true, sandbox.Warn,
 			"no rustc in the image", "install the toolchain (rustc) in the runtime image, e.g. with a Dockerfile FROM it, or drop .rs from the languages file"},
-		{"a built-in extension called otherwise", otherJava, validate.Toolchain{Missing: []string{"java"}, Error: "x"}, true, probe.Warn,
+		{"a built-in extension called otherwise", otherJava, validate.Toolchain{Missing: []string{"java"}, Error: "x"}, true, sandbox.Warn,
 			"no java", "install the toolchain (java, javac, jar)"},
 	}
 	for _, c := range cases {
@@ -57,7 +57,7 @@ func TestLanguageRowSaysTheVersionOrWhatIsMissing(t *testing.T) {
 			if got.Name != "language "+c.lang.Ext || got.Status != c.status || !strings.Contains(got.Detail, c.detail) || !strings.Contains(got.Fix, c.fix) {
 				t.Fatalf("got %s %s %q fix %q; want %s with %q, fix with %q", got.Name, got.Status, got.Detail, got.Fix, c.status, c.detail, c.fix)
 			}
-			if (got.Status == probe.OK) != (got.Fix == "") {
+			if (got.Status == sandbox.OK) != (got.Fix == "") {
 				t.Fatalf("status %s with fix %q", got.Status, got.Fix)
 			}
 		})

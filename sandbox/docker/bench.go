@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 //
 // The container rows run under the engine's runtime runtime ("": its
 // default); BenchRuntime measures them alone under another.
-func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs int) ([]probe.Timing, error) {
+func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs int) ([]sandbox.Timing, error) {
 	dir, err := os.MkdirTemp("", "arena-bench-")
 	if err != nil {
 		return nil, err
@@ -43,22 +44,71 @@ func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs 
 		}
 		bare = append(bare, time.Since(t))
 	}
-	out := []probe.Timing{probe.TimingOf("bare fork/exec", bare, 0)}
+	out := []sandbox.Timing{sandbox.TimingOf("bare fork/exec", bare, 0)}
 
 	d, err := probe.Turns(ctx, &local.Backend{Dir: dir}, sandbox.DefaultLimits(), runs)
 	if err != nil {
 		return out, fmt.Errorf("local backend turn: %w", err)
 	}
-	out = append(out, probe.TimingOf("local backend turn", d, out[0].P50Ms))
+	out = append(out, sandbox.TimingOf("local backend turn", d, out[0].P50Ms))
 	more, err := BenchRuntime(ctx, cli, image, runtime, runs, out[0].P50Ms)
 	return append(out, more...), err
+}
+
+// benchSideBySide is the docker backend's bench (sandbox.Doctor.Bench):
+// Bench under cfg.Runtime, then, when others is true, the container rows
+// under runc and every gVisor runtime the engine has (BenchRuntime), so an
+// organizer sees what the second wall costs before choosing it. An engine
+// that does not answer is Dial's error.
+func benchSideBySide(ctx context.Context, cfg sandbox.Config, runs int, others bool) ([]sandbox.Timing, error) {
+	cli, err := Dial(ctx, cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	timings, err := Bench(ctx, cli, cfg.Image, cfg.Runtime, runs)
+	if err != nil || !others {
+		return timings, err
+	}
+	runtimes, err := benchRuntimes(ctx, cli, cfg.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	for _, rt := range runtimes[1:] {
+		more, err := BenchRuntime(ctx, cli, cfg.Image, rt, runs, timings[0].P50Ms)
+		if err != nil {
+			return nil, fmt.Errorf("runtime %s: %w", rt, err)
+		}
+		timings = append(timings, more...)
+	}
+	return timings, nil
+}
+
+// benchRuntimes are the runtimes the bench measures side by side: the one
+// asked for first, then runc and every gVisor runtime the engine has.
+func benchRuntimes(ctx context.Context, cli *client.Client, asked string) ([]string, error) {
+	info, err := cli.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	first, err := ResolveRuntime(info, asked)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{first.Name}
+	for _, name := range append([]string{"runc"}, GVisorRuntimes(info)...) {
+		if _, err := ResolveRuntime(info, name); err == nil && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // BenchRuntime measures, under the engine's runtime runtime, a no-op bot's
 // turn through the docker backend, the reset of a container between two
 // games and the start of a container; bare is the bare fork/exec p50 in ms
 // the turn row is compared with.
-func BenchRuntime(ctx context.Context, cli *client.Client, image, runtime string, runs int, bare float64) ([]probe.Timing, error) {
+func BenchRuntime(ctx context.Context, cli *client.Client, image, runtime string, runs int, bare float64) ([]sandbox.Timing, error) {
 	b := New(cli, image)
 	b.UseRuntime(runtime)
 	rt, err := b.Runtime(ctx)
@@ -66,12 +116,12 @@ func BenchRuntime(ctx context.Context, cli *client.Client, image, runtime string
 		return nil, err
 	}
 	prog, lim := probe.Noop(), sandbox.DefaultLimits()
-	var out []probe.Timing
+	var out []sandbox.Timing
 	row := func(name string, d []time.Duration) {
 		// Only turns compare with a bare run; a reset or a start is no turn.
-		t := probe.TimingOf(name, d, 0)
+		t := sandbox.TimingOf(name, d, 0)
 		if strings.HasSuffix(name, " turn") {
-			t = probe.TimingOf(name, d, bare)
+			t = sandbox.TimingOf(name, d, bare)
 		}
 		t.Runtime = rt.Name
 		out = append(out, t)

@@ -77,7 +77,12 @@ func Dial(ctx context.Context, c Conn) (*client.Client, error) {
 	}
 	if err := Ping(ctx, cli); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w (start it, e.g. with scripts/ensure-docker.sh, or point --docker-host at one)", err)
+		return nil, unanswered(err)
 	}
 	return cli, nil
+}
+
+// unanswered is Ping's error, saying how to get an engine that answers.
+func unanswered(err error) error {
+	return fmt.Errorf("%w (start it, e.g. with scripts/ensure-docker.sh, or point --docker-host at one)", err)
 }

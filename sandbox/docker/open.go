@@ -10,7 +10,10 @@ import (
 	"github.com/arenabots/arena/sandbox"
 )
 
-func init() { sandbox.Register("docker", Open) }
+func init() {
+	sandbox.Register("docker", Open)
+	sandbox.RegisterDoctor("docker", sandbox.Doctor{Preflight: Preflight, Bench: benchSideBySide, Host: true})
+}
 
 // sweepEvery is how often an open backend with Sweep sweeps again: a killed
 // run's last create request can complete after the sweep at the start, and

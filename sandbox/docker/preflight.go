@@ -16,60 +16,71 @@ import (
 	"github.com/arenabots/arena/sandbox/probe"
 )
 
-// Preflight checks what official matches need from the engine, its runtime
-// runtime ("": the engine's default) and the runtime image. It starts a few
-// short-lived hardened containers.
-func Preflight(ctx context.Context, cli *client.Client, image, runtime string) []probe.Check {
-	var out []probe.Check
-	add := func(c probe.Check) { out = append(out, c) }
-
-	if err := Ping(ctx, cli); err != nil {
-		add(probe.Check{Name: "engine", Status: probe.Fail, Detail: err.Error(), Fix: "start the engine (scripts/ensure-docker.sh) or point --docker-host / DOCKER_HOST at one"})
-		return skipAfter(out, "engine", "needs the engine")
+// Preflight is the docker backend's doctor (sandbox.Doctor.Preflight): it
+// checks what official matches need from the engine cfg names, its runtime
+// cfg.Runtime ("": the engine's default) and the runtime image cfg.Image.
+// It starts a few short-lived hardened containers. An engine no client can
+// be made for, or one that does not answer, is also an error, Dial's.
+func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error) {
+	cli, err := Connect(cfg.Engine)
+	if err != nil {
+		return []sandbox.Check{{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"}}, err
 	}
-	add(probe.Check{Name: "engine", Status: probe.OK, Detail: "reachable at " + cli.DaemonHost()})
+	defer cli.Close()
+	if err := Ping(ctx, cli); err != nil {
+		out := []sandbox.Check{{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "start the engine (scripts/ensure-docker.sh) or point --docker-host / DOCKER_HOST at one"}}
+		return skipAfter(out, "engine", "needs the engine"), unanswered(err)
+	}
+	return preflight(ctx, cli, cfg.Image, cfg.Runtime), nil
+}
+
+// preflight is Preflight's rows on an engine that answers.
+func preflight(ctx context.Context, cli *client.Client, image, runtime string) []sandbox.Check {
+	var out []sandbox.Check
+	add := func(c sandbox.Check) { out = append(out, c) }
+	add(sandbox.Check{Name: "engine", Status: sandbox.OK, Detail: "reachable at " + cli.DaemonHost()})
 
 	if v, err := cli.ServerVersion(ctx); err != nil {
-		add(probe.Check{Name: "versions", Status: probe.Warn, Detail: err.Error()})
+		add(sandbox.Check{Name: "versions", Status: sandbox.Warn, Detail: err.Error()})
 	} else {
 		api := cli.ClientVersion()
-		st := probe.OK
+		st := sandbox.OK
 		fix := ""
 		if version.Less(api, "1.41") {
-			st, fix = probe.Warn, "arena is tested against API 1.41 and later; upgrade the engine"
+			st, fix = sandbox.Warn, "arena is tested against API 1.41 and later; upgrade the engine"
 		}
-		add(probe.Check{Name: "versions", Status: st, Detail: fmt.Sprintf("Docker %s, API %s negotiated (server %s, minimum %s), kernel %s", v.Version, api, v.APIVersion, v.MinAPIVersion, v.KernelVersion), Fix: fix})
+		add(sandbox.Check{Name: "versions", Status: st, Detail: fmt.Sprintf("Docker %s, API %s negotiated (server %s, minimum %s), kernel %s", v.Version, api, v.APIVersion, v.MinAPIVersion, v.KernelVersion), Fix: fix})
 	}
 	info, err := cli.Info(ctx)
 	if err != nil {
-		add(probe.Check{Name: "cgroups", Status: probe.Warn, Detail: err.Error()})
-		add(probe.Check{Name: "storage driver", Status: probe.Warn, Detail: err.Error()})
+		add(sandbox.Check{Name: "cgroups", Status: sandbox.Warn, Detail: err.Error()})
+		add(sandbox.Check{Name: "storage driver", Status: sandbox.Warn, Detail: err.Error()})
 	} else {
-		st, fix := probe.OK, ""
+		st, fix := sandbox.OK, ""
 		if info.CgroupVersion != "1" && info.CgroupVersion != "2" {
-			st, fix = probe.Warn, "memory and pids limits need cgroups; check the engine's cgroup setup"
+			st, fix = sandbox.Warn, "memory and pids limits need cgroups; check the engine's cgroup setup"
 		}
-		add(probe.Check{Name: "cgroups", Status: st, Detail: fmt.Sprintf("v%s, driver %s, %d CPUs, %.1f GiB", info.CgroupVersion, info.CgroupDriver, info.NCPU, float64(info.MemTotal)/(1<<30)), Fix: fix})
-		st, fix = probe.OK, ""
+		add(sandbox.Check{Name: "cgroups", Status: st, Detail: fmt.Sprintf("v%s, driver %s, %d CPUs, %.1f GiB", info.CgroupVersion, info.CgroupDriver, info.NCPU, float64(info.MemTotal)/(1<<30)), Fix: fix})
+		st, fix = sandbox.OK, ""
 		if info.Driver == "vfs" {
-			st, fix = probe.Warn, "vfs copies whole images per container; use overlay2"
+			st, fix = sandbox.Warn, "vfs copies whole images per container; use overlay2"
 		}
-		add(probe.Check{Name: "storage driver", Status: st, Detail: info.Driver, Fix: fix})
+		add(sandbox.Check{Name: "storage driver", Status: st, Detail: info.Driver, Fix: fix})
 	}
 
 	rt, row := runtimeCheck(info, err, runtime)
 	add(row)
-	if row.Status == probe.Fail {
+	if row.Status == sandbox.Fail {
 		return skipAfter(out, "runtime", "needs the runtime")
 	}
 	b := New(cli, image)
 	b.UseRuntime(rt.Name)
 	id, err := b.CheckImage(ctx)
 	if err != nil {
-		add(probe.Check{Name: "runtime image", Status: probe.Fail, Detail: err.Error(), Fix: "arena image build (offline: arena image testbase && arena image build --base arena-testbase:trixie)"})
+		add(sandbox.Check{Name: "runtime image", Status: sandbox.Fail, Detail: err.Error(), Fix: "arena image build (offline: arena image testbase && arena image build --base arena-testbase:trixie)"})
 		return skipAfter(out, "runtime image", "needs the runtime image")
 	}
-	add(probe.Check{Name: "runtime image", Status: probe.OK, Detail: fmt.Sprintf("%s (%s)", image, shortID(id))})
+	add(sandbox.Check{Name: "runtime image", Status: sandbox.OK, Detail: fmt.Sprintf("%s (%s)", image, shortID(id))})
 
 	add(probe.Hardened(ctx, b, expectFor(rt), nil))
 	add(probe.OOM(ctx, b, "the engine must expose the container's memory cgroup (memory.events or memory.oom_control)"))
@@ -82,32 +93,32 @@ var preflightRows = []string{"engine", "versions", "cgroups", "storage driver", 
 
 // skipAfter adds to out every row after the row named failed, skipped
 // because they need what it checked.
-func skipAfter(out []probe.Check, failed, why string) []probe.Check {
+func skipAfter(out []sandbox.Check, failed, why string) []sandbox.Check {
 	for _, name := range preflightRows[slices.Index(preflightRows, failed)+1:] {
-		out = append(out, probe.Check{Name: name, Status: probe.Skip, Detail: why})
+		out = append(out, sandbox.Check{Name: name, Status: sandbox.Skip, Detail: why})
 	}
 	return out
 }
 
 // runtimeCheck says which runtime bots run under and what it protects
 // against; info is the engine's (infoErr when it could not be read).
-func runtimeCheck(info system.Info, infoErr error, name string) (Runtime, probe.Check) {
-	c := probe.Check{Name: "runtime"}
+func runtimeCheck(info system.Info, infoErr error, name string) (Runtime, sandbox.Check) {
+	c := sandbox.Check{Name: "runtime"}
 	if infoErr != nil {
-		c.Status, c.Detail = probe.Fail, "the engine's runtimes could not be read: "+infoErr.Error()
+		c.Status, c.Detail = sandbox.Fail, "the engine's runtimes could not be read: "+infoErr.Error()
 		return Runtime{}, c
 	}
 	rt, err := ResolveRuntime(info, name)
 	var missing *MissingRuntimeError
 	if errors.As(err, &missing) {
-		c.Status, c.Detail, c.Fix = probe.Fail, err.Error(), missing.Fix()
+		c.Status, c.Detail, c.Fix = sandbox.Fail, err.Error(), missing.Fix()
 		return rt, c
 	}
 	if err != nil {
-		c.Status, c.Detail = probe.Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 		return rt, c
 	}
-	c.Status = probe.OK
+	c.Status = sandbox.OK
 	if rt.GVisor {
 		c.Detail = fmt.Sprintf("%s at %s: gVisor's kernel serves the bots' system calls, a second wall between a kernel bug and this host; a fresh process per turn costs more (doctor --bench), and each game gets a new container", rt, rt.Path)
 		return rt, c

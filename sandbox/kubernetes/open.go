@@ -18,7 +18,10 @@ import (
 	"github.com/arenabots/arena/sandbox"
 )
 
-func init() { sandbox.Register("kubernetes", Open) }
+func init() {
+	sandbox.Register("kubernetes", Open)
+	sandbox.RegisterDoctor("kubernetes", sandbox.Doctor{Preflight: Preflight, Bench: Bench})
+}
 
 // DefaultNamespace is where Pods go unless the organizer says otherwise.
 const DefaultNamespace = "arena"

@@ -52,66 +52,69 @@ func (r right) String() string {
 // nothing over the network (another Pod, its node, the API server, the
 // internet: a Pod that can is a failure, whatever the policy says); an
 // out-of-memory kill reported as such; a turn deadline's precision. It
-// starts a few short-lived Pods and deletes them.
-func Preflight(ctx context.Context, cfg sandbox.Config) []probe.Check {
-	var out []probe.Check
-	add := func(c probe.Check) { out = append(out, c) }
+// starts a few short-lived Pods and deletes them. It is the kubernetes
+// backend's doctor (sandbox.Doctor.Preflight): a cluster it cannot reach
+// is also an error.
+func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error) {
+	var out []sandbox.Check
+	add := func(c sandbox.Check) { out = append(out, c) }
 	b, err := backendFor(cfg)
 	if err != nil {
-		add(probe.Check{Name: "cluster", Status: probe.Fail, Detail: err.Error(), Fix: "give arena the kubeconfig of deploy/kubernetes's ServiceAccount"})
-		return skipAfter(out, "cluster", "needs the cluster")
+		add(sandbox.Check{Name: "cluster", Status: sandbox.Fail, Detail: err.Error(), Fix: "give arena the kubeconfig of deploy/kubernetes's ServiceAccount"})
+		return skipAfter(out, "cluster", "needs the cluster"), err
 	}
 	v, err := b.cs.Discovery().ServerVersion()
 	if err != nil {
-		add(probe.Check{Name: "cluster", Status: probe.Fail, Detail: fmt.Sprintf("the API server at %s does not answer: %v", b.rc.Host, err), Fix: "check the kubeconfig's server and credentials"})
-		return skipAfter(out, "cluster", "needs the cluster")
+		err = fmt.Errorf("the API server at %s does not answer: %w", b.rc.Host, err)
+		add(sandbox.Check{Name: "cluster", Status: sandbox.Fail, Detail: err.Error(), Fix: "check the kubeconfig's server and credentials"})
+		return skipAfter(out, "cluster", "needs the cluster"), err
 	}
-	add(probe.Check{Name: "cluster", Status: probe.OK, Detail: fmt.Sprintf("Kubernetes %s at %s, namespace %s", v.GitVersion, b.rc.Host, b.place.Namespace)})
+	add(sandbox.Check{Name: "cluster", Status: sandbox.OK, Detail: fmt.Sprintf("Kubernetes %s at %s, namespace %s", v.GitVersion, b.rc.Host, b.place.Namespace)})
 
 	c := b.rightsCheck(ctx)
 	add(c)
-	if c.Status == probe.Fail {
-		return skipAfter(out, "rights", "needs arena's rights")
+	if c.Status == sandbox.Fail {
+		return skipAfter(out, "rights", "needs arena's rights"), nil
 	}
 	c = b.admissionCheck(ctx)
 	add(c)
-	if c.Status == probe.Fail {
-		return skipAfter(out, "admission", "needs a Pod the cluster admits")
+	if c.Status == sandbox.Fail {
+		return skipAfter(out, "admission", "needs a Pod the cluster admits"), nil
 	}
 	add(b.runtimeClassCheck(ctx))
 	add(b.networkPolicyCheck(ctx))
 
-	var network probe.Check
+	var network sandbox.Check
 	add(probe.Hardened(ctx, b, expect, func(o probe.Opened) { network = b.networkCheck(ctx, o.Box) }))
 	if network.Name == "" {
-		network = probe.Check{Name: "pod network", Status: probe.Skip, Detail: "needs the hardened pod"}
+		network = sandbox.Check{Name: "pod network", Status: sandbox.Skip, Detail: "needs the hardened pod"}
 	}
 	add(network)
 	add(probe.OOM(ctx, b, "the container's memory cgroup must be the Pod's limit, and the kubelet must report OOMKilled"))
 	add(probe.Deadline(ctx, b))
-	return out
+	return out, nil
 }
 
 // skipAfter adds to out every row after the row named failed, skipped
 // because they need what it checked.
-func skipAfter(out []probe.Check, failed, why string) []probe.Check {
+func skipAfter(out []sandbox.Check, failed, why string) []sandbox.Check {
 	for _, name := range preflightRows[slices.Index(preflightRows, failed)+1:] {
-		out = append(out, probe.Check{Name: name, Status: probe.Skip, Detail: why})
+		out = append(out, sandbox.Check{Name: name, Status: sandbox.Skip, Detail: why})
 	}
 	return out
 }
 
 // rightsCheck asks the API server whether arena's identity may do each of
 // rights in its namespace.
-func (b *Backend) rightsCheck(ctx context.Context) probe.Check {
-	c := probe.Check{Name: "rights"}
+func (b *Backend) rightsCheck(ctx context.Context) sandbox.Check {
+	c := sandbox.Check{Name: "rights"}
 	var missing, done []string
 	for _, r := range rights {
 		rev, err := b.cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authv1.ResourceAttributes{Namespace: b.place.Namespace, Group: r.group, Resource: r.resource, Subresource: r.sub, Verb: r.verb},
 		}}, metav1.CreateOptions{})
 		if err != nil {
-			c.Status, c.Detail = probe.Fail, fmt.Sprintf("ask the API server what arena may do: %v", err)
+			c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("ask the API server what arena may do: %v", err)
 			return c
 		}
 		if !rev.Status.Allowed {
@@ -121,12 +124,12 @@ func (b *Backend) rightsCheck(ctx context.Context) probe.Check {
 		done = append(done, r.String())
 	}
 	if len(missing) > 0 {
-		c.Status = probe.Fail
+		c.Status = sandbox.Fail
 		c.Detail = fmt.Sprintf("arena may not %s in namespace %s", strings.Join(missing, ", "), b.place.Namespace)
 		c.Fix = "apply deploy/kubernetes (its Role and RoleBinding) and use its ServiceAccount, or grant these"
 		return c
 	}
-	c.Status = probe.OK
+	c.Status = sandbox.OK
 	c.Detail = fmt.Sprintf("may %s in namespace %s", strings.Join(done, ", "), b.place.Namespace)
 	return c
 }
@@ -134,27 +137,27 @@ func (b *Backend) rightsCheck(ctx context.Context) probe.Check {
 // admissionCheck creates a hardened Pod as a server-side dry run: the
 // namespace exists, Pod Security and every admission webhook admit it, and
 // what they return is what was asked.
-func (b *Backend) admissionCheck(ctx context.Context) probe.Check {
-	c := probe.Check{Name: "admission"}
+func (b *Backend) admissionCheck(ctx context.Context) sandbox.Check {
+	c := sandbox.Check{Name: "admission"}
 	lim := probe.ProbeLimits()
 	want := podFor(b.place, podName("doctor-admission"), lim, 4096, nil)
 	got, err := b.cs.CoreV1().Pods(b.place.Namespace).Create(ctx, want, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	switch {
 	case apierrors.IsNotFound(err):
-		c.Status, c.Detail = probe.Fail, fmt.Sprintf("the cluster has no namespace %q", b.place.Namespace)
+		c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("the cluster has no namespace %q", b.place.Namespace)
 		c.Fix = "apply deploy/kubernetes (kubectl apply -k deploy/kubernetes) or give --namespace"
 		return c
 	case err != nil:
-		c.Status, c.Detail = probe.Fail, fmt.Sprintf("a hardened Pod was refused: %v", err)
+		c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("a hardened Pod was refused: %v", err)
 		c.Fix = "the namespace's Pod Security level must admit baseline Pods, and no webhook may refuse them"
 		return c
 	}
 	if err := verifyPod(want, got); err != nil {
-		c.Status, c.Detail = probe.Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 		c.Fix = "exempt arena's namespace from the webhook or policy that rewrites its Pods"
 		return c
 	}
-	c.Status = probe.OK
+	c.Status = sandbox.OK
 	c.Detail = "a hardened Pod is admitted unchanged (server-side dry run, read back)"
 	if ns, err := b.cs.CoreV1().Namespaces().Get(ctx, b.place.Namespace, metav1.GetOptions{}); err == nil {
 		if lvl := ns.Labels["pod-security.kubernetes.io/enforce"]; lvl != "" {
@@ -165,8 +168,8 @@ func (b *Backend) admissionCheck(ctx context.Context) probe.Check {
 }
 
 // runtimeClassCheck says which runtime boxes run under.
-func (b *Backend) runtimeClassCheck(ctx context.Context) probe.Check {
-	c := probe.Check{Name: "runtime class", Status: probe.OK}
+func (b *Backend) runtimeClassCheck(ctx context.Context) sandbox.Check {
+	c := sandbox.Check{Name: "runtime class", Status: sandbox.OK}
 	name := b.place.RuntimeClass
 	if name == "" {
 		c.Detail = "the nodes' default runtime: bots' system calls reach the node's kernel (namespaces, cgroups, seccomp, no capabilities)"
@@ -183,11 +186,11 @@ func (b *Backend) runtimeClassCheck(ctx context.Context) probe.Check {
 	rc, err := b.cs.NodeV1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		c.Status, c.Detail, c.Fix = probe.Fail, fmt.Sprintf("the cluster has no RuntimeClass %q", name), "install it (gVisor's or Kata's) or leave --runtime-class out"
+		c.Status, c.Detail, c.Fix = sandbox.Fail, fmt.Sprintf("the cluster has no RuntimeClass %q", name), "install it (gVisor's or Kata's) or leave --runtime-class out"
 	case apierrors.IsForbidden(err):
-		c.Status, c.Detail = probe.Warn, fmt.Sprintf("RuntimeClass %q cannot be read with arena's rights; the hardened pod below runs under it", name)
+		c.Status, c.Detail = sandbox.Warn, fmt.Sprintf("RuntimeClass %q cannot be read with arena's rights; the hardened pod below runs under it", name)
 	case err != nil:
-		c.Status, c.Detail = probe.Fail, fmt.Sprintf("read RuntimeClass %q: %v", name, err)
+		c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("read RuntimeClass %q: %v", name, err)
 	default:
 		c.Detail = fmt.Sprintf("%s (handler %s)", rc.Name, rc.Handler)
 	}
@@ -197,22 +200,22 @@ func (b *Backend) runtimeClassCheck(ctx context.Context) probe.Check {
 // networkPolicyCheck says whether a NetworkPolicy of the namespace denies
 // every box's ingress and egress. Only a probe tells whether the network
 // plugin enforces it: that is the pod network row.
-func (b *Backend) networkPolicyCheck(ctx context.Context) probe.Check {
-	c := probe.Check{Name: "network policy"}
+func (b *Backend) networkPolicyCheck(ctx context.Context) sandbox.Check {
+	c := sandbox.Check{Name: "network policy"}
 	list, err := b.cs.NetworkingV1().NetworkPolicies(b.place.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		c.Status, c.Detail = probe.Warn, fmt.Sprintf("the namespace's NetworkPolicies cannot be read: %v", err)
+		c.Status, c.Detail = sandbox.Warn, fmt.Sprintf("the namespace's NetworkPolicies cannot be read: %v", err)
 		c.Fix = "apply deploy/kubernetes's Role (it may read them)"
 		return c
 	}
 	labels := podFor(b.place, "x", sandbox.DefaultLimits(), 0, nil).Labels
 	for _, np := range list.Items {
 		if denies(np, labels) {
-			c.Status, c.Detail = probe.OK, fmt.Sprintf("%s denies every box's ingress and egress (whether the network plugin enforces it: the pod network row)", np.Name)
+			c.Status, c.Detail = sandbox.OK, fmt.Sprintf("%s denies every box's ingress and egress (whether the network plugin enforces it: the pod network row)", np.Name)
 			return c
 		}
 	}
-	c.Status = probe.Warn
+	c.Status = sandbox.Warn
 	c.Detail = fmt.Sprintf("no NetworkPolicy of namespace %s denies the boxes' ingress and egress", b.place.Namespace)
 	c.Fix = "apply deploy/kubernetes/networkpolicy.yaml"
 	return c
@@ -258,16 +261,16 @@ wait
 // networkCheck runs a bot in a second box that tries to reach the first
 // box's Pod, its node's kubelet, the API server and an address on the
 // internet. A connection made or refused (a packet came back) fails.
-func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) probe.Check {
-	c := probe.Check{Name: "pod network"}
+func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) sandbox.Check {
+	c := sandbox.Check{Name: "pod network"}
 	ob, ok := other.(*box)
 	if !ok {
-		c.Status, c.Detail = probe.Fail, fmt.Sprintf("the hardened box is a %T, not a Pod", other)
+		c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("the hardened box is a %T, not a Pod", other)
 		return c
 	}
 	pod, err := b.cs.CoreV1().Pods(b.place.Namespace).Get(ctx, ob.p.name, metav1.GetOptions{})
 	if err != nil {
-		c.Status, c.Detail = probe.Fail, fmt.Sprintf("read the hardened pod: %v", err)
+		c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("read the hardened pod: %v", err)
 		return c
 	}
 	type target struct{ what, host, port string }
@@ -293,13 +296,13 @@ func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) probe.Che
 	lim.TurnTimeout = 15 * time.Second
 	bx, err := b.Open(ctx, sandbox.Spec{Program: probe.Script("doctor-net", netScript), Limits: lim})
 	if err != nil {
-		c.Status, c.Detail = probe.Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 		return c
 	}
 	defer bx.Close(ctx)
 	rep, err := bx.Run(ctx, sandbox.Turn{Put: []sandbox.File{{Name: "targets", Data: []byte(strings.Join(lines, "\n") + "\n")}}})
 	if err != nil {
-		c.Status, c.Detail = probe.Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 		return c
 	}
 	said := map[string]string{}
@@ -309,7 +312,7 @@ func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) probe.Che
 		}
 	}
 	if got := said["127.0.0.1:1"]; got != "refused" {
-		c.Status, c.Detail = probe.Fail, fmt.Sprintf("the network probe cannot tell a reachable address: its own loopback's closed port said %q (stdout %q, stderr %q)", got, rep.Stdout.Data, rep.Stderr.Data)
+		c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("the network probe cannot tell a reachable address: its own loopback's closed port said %q (stdout %q, stderr %q)", got, rep.Stdout.Data, rep.Stderr.Data)
 		return c
 	}
 	var reached, blocked []string
@@ -321,7 +324,7 @@ func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) probe.Che
 		got, ok := said[t.host+":"+t.port]
 		switch {
 		case !ok:
-			c.Status, c.Detail = probe.Fail, fmt.Sprintf("the network probe said nothing of %s (exit %d, stdout %q, stderr %q)", hp, rep.ExitCode, rep.Stdout.Data, rep.Stderr.Data)
+			c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("the network probe said nothing of %s (exit %d, stdout %q, stderr %q)", hp, rep.ExitCode, rep.Stdout.Data, rep.Stderr.Data)
 			return c
 		case got == "open" || got == "refused":
 			reached = append(reached, fmt.Sprintf("%s (%s: %s)", t.what, hp, got))
@@ -330,12 +333,12 @@ func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) probe.Che
 		}
 	}
 	if len(reached) > 0 {
-		c.Status = probe.Fail
+		c.Status = sandbox.Fail
 		c.Detail = "a bot's Pod reached " + strings.Join(reached, ", ")
 		c.Fix = "the network plugin must enforce NetworkPolicy (Calico, Cilium, ...) and deploy/kubernetes/networkpolicy.yaml be applied"
 		return c
 	}
-	c.Status = probe.OK
+	c.Status = sandbox.OK
 	c.Detail = "a bot's Pod reached none of " + strings.Join(blocked, ", ")
 	return c
 }

@@ -1,8 +1,10 @@
 // Package probe holds what the doctor checks and measures in any sandbox
-// backend's boxes, written once for Docker and Kubernetes: a check's row, a
-// hardened box's limits read back from inside by a probe bot, an
-// out-of-memory kill reported as such, a turn deadline's precision, and the
-// timing rows of the bench.
+// backend's boxes, written once for Docker and Kubernetes: a hardened box's
+// limits read back from inside by a probe bot, an out-of-memory kill
+// reported as such, a turn deadline's precision, and the no-op bot's turns
+// the bench times. The rows they give (sandbox.Check, sandbox.Timing) are
+// the sandbox package's, which the doctor reads without importing a
+// backend.
 //
 // A probe must never report a check as passed that it could not run: a box
 // that did not open, or a bot whose answer is missing, fails the row with
@@ -12,31 +14,11 @@ package probe
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/arenabots/arena/sandbox"
 )
-
-// Status of one check.
-type Status string
-
-// Check statuses.
-const (
-	OK   Status = "ok"
-	Warn Status = "warn"
-	Fail Status = "fail"
-	Skip Status = "skip"
-)
-
-// Check is one line of the doctor's table.
-type Check struct {
-	Name   string `json:"name"`
-	Status Status `json:"status"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
-}
 
 // Script is a shell script run as a bot's program.
 func Script(name, script string) sandbox.Program {
@@ -105,24 +87,24 @@ type Opened struct {
 // read-only, it holds no capability, no service-account token is mounted,
 // a child it left behind is killed at the turn's end; expect judges the
 // limits and the network. then, when not nil, runs while the box is open.
-func Hardened(ctx context.Context, be sandbox.Backend, expect Expect, then func(Opened)) Check {
+func Hardened(ctx context.Context, be sandbox.Backend, expect Expect, then func(Opened)) sandbox.Check {
 	lim := ProbeLimits()
-	c := Check{Name: "hardened " + boxWord(be)}
+	c := sandbox.Check{Name: "hardened " + boxWord(be)}
 	start := time.Now()
 	bx, err := be.Open(ctx, sandbox.Spec{Program: Script("doctor-probe", probeScript), Limits: lim})
 	if err != nil {
-		c.Status, c.Detail, c.Fix = Fail, err.Error(), "the "+be.Name()+" backend must honour read-only root, no capabilities, no privilege escalation, pids and memory limits"
+		c.Status, c.Detail, c.Fix = sandbox.Fail, err.Error(), "the "+be.Name()+" backend must honour read-only root, no capabilities, no privilege escalation, pids and memory limits"
 		return c
 	}
 	defer bx.Close(ctx)
 	startup := time.Since(start)
 	rep, err := bx.Run(ctx, sandbox.Turn{Collect: "answer.txt", CollectMax: 4096})
 	if err != nil {
-		c.Status, c.Detail = Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 		return c
 	}
 	if !rep.Answer.Present {
-		c.Status, c.Detail = Fail, fmt.Sprintf("the probe bot wrote no answer (exit %d, stderr %q)", rep.ExitCode, rep.Stderr.Data)
+		c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("the probe bot wrote no answer (exit %d, stderr %q)", rep.ExitCode, rep.Stderr.Data)
 		return c
 	}
 	facts := Facts{}
@@ -153,11 +135,11 @@ func Hardened(ctx context.Context, be sandbox.Backend, expect Expect, then func(
 		then(Opened{Box: bx, Facts: facts})
 	}
 	if len(bad) > 0 {
-		c.Status, c.Detail = Fail, strings.Join(bad, "; ")
+		c.Status, c.Detail = sandbox.Fail, strings.Join(bad, "; ")
 		c.Fix = "use a runtime image built by `arena image build` where limits are applied"
 		return c
 	}
-	c.Status = OK
+	c.Status = sandbox.OK
 	c.Detail = fmt.Sprintf("started in %v; uid %s, read-only root, no capabilities, %s, leftover child killed",
 		startup.Round(time.Millisecond), facts["uid"], limits)
 	return c
@@ -173,27 +155,27 @@ func boxWord(be sandbox.Backend) string {
 
 // OOM checks that a hog without bound under a 48 MiB limit is reported as
 // killed for memory.
-func OOM(ctx context.Context, be sandbox.Backend, fix string) Check {
+func OOM(ctx context.Context, be sandbox.Backend, fix string) sandbox.Check {
 	lim := sandbox.DefaultLimits()
 	lim.Memory = 48 * sandbox.MiB
 	lim.TurnTimeout = 20 * time.Second
-	c := Check{Name: "out-of-memory detection"}
+	c := sandbox.Check{Name: "out-of-memory detection"}
 	bx, err := be.Open(ctx, sandbox.Spec{Program: Script("doctor-hog", hogScript), Limits: lim})
 	if err != nil {
-		c.Status, c.Detail = Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 		return c
 	}
 	defer bx.Close(ctx)
 	rep, err := bx.Run(ctx, sandbox.Turn{})
 	switch {
 	case err != nil:
-		c.Status, c.Detail = Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 	case !rep.OOMKilled:
-		c.Status = Fail
+		c.Status = sandbox.Fail
 		c.Detail = fmt.Sprintf("a hog without bound under a 48 MiB limit was not reported as out of memory (exit %d, signal %d, timed out %v)", rep.ExitCode, rep.Signal, rep.TimedOut)
 		c.Fix = fix
 	default:
-		c.Status = OK
+		c.Status = sandbox.OK
 		c.Detail = fmt.Sprintf("hog killed for memory after %v and reported as such", rep.Wall.Round(time.Millisecond))
 	}
 	return c
@@ -201,13 +183,13 @@ func OOM(ctx context.Context, be sandbox.Backend, fix string) Check {
 
 // Deadline checks that a sleeping bot's 250 ms turn limit is enforced,
 // three times, and says by how much it was overshot at worst.
-func Deadline(ctx context.Context, be sandbox.Backend) Check {
+func Deadline(ctx context.Context, be sandbox.Backend) sandbox.Check {
 	lim := sandbox.DefaultLimits()
 	lim.TurnTimeout = 250 * time.Millisecond
-	c := Check{Name: "turn deadline"}
+	c := sandbox.Check{Name: "turn deadline"}
 	bx, err := be.Open(ctx, sandbox.Spec{Program: Script("doctor-sleeper", sleepScript), Limits: lim})
 	if err != nil {
-		c.Status, c.Detail = Fail, err.Error()
+		c.Status, c.Detail = sandbox.Fail, err.Error()
 		return c
 	}
 	defer bx.Close(ctx)
@@ -215,48 +197,22 @@ func Deadline(ctx context.Context, be sandbox.Backend) Check {
 	for range 3 {
 		rep, err := bx.Run(ctx, sandbox.Turn{})
 		if err != nil {
-			c.Status, c.Detail = Fail, err.Error()
+			c.Status, c.Detail = sandbox.Fail, err.Error()
 			return c
 		}
 		if !rep.TimedOut {
-			c.Status, c.Detail = Fail, fmt.Sprintf("a sleeping bot was not reported as timed out (wall %v)", rep.Wall)
+			c.Status, c.Detail = sandbox.Fail, fmt.Sprintf("a sleeping bot was not reported as timed out (wall %v)", rep.Wall)
 			return c
 		}
 		worst = max(worst, rep.Wall-lim.TurnTimeout)
 	}
-	c.Status = OK
+	c.Status = sandbox.OK
 	c.Detail = fmt.Sprintf("a 250 ms limit is enforced with at most %v overshoot", worst.Round(10*time.Microsecond))
 	if worst > 20*time.Millisecond {
-		c.Status = Warn
+		c.Status = sandbox.Warn
 		c.Fix = "the host is overloaded or its timers are coarse; short turn limits will be unfair"
 	}
 	return c
-}
-
-// Timing is one way of running a turn, or a step of a box's life,
-// measured.
-type Timing struct {
-	Name string `json:"name"`
-	// Runtime is the runtime the row ran under ("" for rows that run no
-	// box: bare, the local backend).
-	Runtime string  `json:"runtime,omitempty"`
-	Runs    int     `json:"runs"`
-	P50Ms   float64 `json:"p50Ms"`
-	P99Ms   float64 `json:"p99Ms"`
-	XBare   float64 `json:"xBare,omitempty"`      // p50 over the bare p50
-	OverMs  float64 `json:"overBareMs,omitempty"` // p50 minus the bare p50
-}
-
-// TimingOf summarises durations as a row; bare > 0 (a bare fork/exec's
-// p50 in ms) adds the comparison with it.
-func TimingOf(name string, d []time.Duration, bare float64) Timing {
-	slices.Sort(d)
-	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
-	t := Timing{Name: name, Runs: len(d), P50Ms: ms(d[len(d)/2]), P99Ms: ms(d[len(d)*99/100])}
-	if bare > 0 {
-		t.XBare, t.OverMs = t.P50Ms/bare, t.P50Ms-bare
-	}
-	return t
 }
 
 // noopScript is the bot the bench runs: it answers and exits at once.
