@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
@@ -118,25 +119,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 	st.Log = o.Log
-	// The database read into the kernel's cache while the server starts,
-	// and no longer than it runs.
-	readCtx, stopReading := context.WithCancel(ctx)
-	readAhead := make(chan struct{})
-	go func() {
-		defer close(readAhead)
-		start := time.Now()
-		n, err := st.ReadAhead(readCtx)
-		if err != nil && readCtx.Err() == nil {
-			// Pages are then read from the disk as they are asked for.
-			o.Log.Warn("reading the event's database ahead", "err", err)
-			return
-		}
-		o.Log.Debug("read the event's database ahead", "bytes", n, "took", time.Since(start))
-	}()
-	defer func() {
-		stopReading()
-		<-readAhead
-	}()
+	defer readAhead(ctx, st, o.Log)()
 	openings, err := cfg.LadderOpenings(o.EventDir)
 	if err != nil {
 		return err
@@ -177,22 +160,8 @@ func Serve(ctx context.Context, o Options) (err error) {
 	} else {
 		s.Arena = self
 	}
-	var probe sync.WaitGroup
-	defer probe.Wait() // before the backend is released
-	probe.Add(1)
-	go func() {
-		defer probe.Done()
-		// The languages' versions, for "How to submit": seconds of the
-		// image's time, off the way of the start.
-		f, err := validate.ProbeImageWith(ctx, backend, resolved.Limits, validate.ToolchainQueries(builder.Langs))
-		if err != nil {
-			if ctx.Err() == nil {
-				o.Log.Warn("read the languages' versions in the runtime image", "err", err)
-			}
-			return
-		}
-		s.SetImage(f)
-	}()
+	// Before the backend is released.
+	defer probeLanguages(ctx, backend, resolved.Limits, builder, s, o.Log)()
 	if s.Proxies, err = web.ParseProxies(o.TrustProxy); err != nil {
 		return &ProxyError{err}
 	}
@@ -205,19 +174,11 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var workers *services.Workers
-	if o.Workers.Enabled() {
-		r := o.Workers
-		r.Dir = o.EventDir
-		co, err := tournament.Coordinate(ctx, r)
-		if err != nil {
-			return err
-		}
-		defer co.Close()
-		workers = &services.Workers{Exchange: co.Shared(), Key: tournament.WorkerKey(o.EventDir)}
-		s.Queue, s.Tally = workers.Exchange.Queue, &event.Tally{}
-		workers.Exchange.Judged = s.Tally.Judged
+	workers, stopWorkers, err := coordinate(ctx, o, s)
+	if err != nil {
+		return err
 	}
+	defer stopWorkers()
 	player := &services.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
 		Ladder: cfg.Ladder.Enabled, LogGames: cfg.Log.LadderAndScrimmages, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
@@ -248,14 +209,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	// No ReadTimeout: every body is read at a pace (paced), which an upload
-	// of the largest size keeps, and a slow client does not.
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: 0, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
-	if s.Secure {
-		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
+	srv := httpServer(s, o.Log)
 	defer finals.Wait()
 	if run, ok, err := st.FinalRun(ctx); err != nil {
 		return err
@@ -266,15 +220,11 @@ func Serve(ctx context.Context, o Options) (err error) {
 		}
 	}
 	go s.Follow(ctx)
-	done := make(chan error, 4)
-	running := 3
-	go func() { done <- v.Run(ctx) }()
-	go func() { done <- player.Run(ctx) }()
+	loops := []func(context.Context) error{v.Run, player.Run}
 	if workers != nil {
-		running++
-		go func() { done <- workers.Exchange.Collect(ctx) }()
+		loops = append(loops, workers.Exchange.Collect)
 	}
-	go func() {
+	loops = append(loops, func(context.Context) error {
 		var err error
 		if s.Secure {
 			err = srv.ServeTLS(ln, o.TLSCert, o.TLSKey)
@@ -284,33 +234,115 @@ func Serve(ctx context.Context, o Options) (err error) {
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
-		done <- err
-	}()
+		return err
+	})
 	o.Log.Info("serving the event", "game", cfg.Game, "addr", "http"+map[bool]string{true: "s"}[s.Secure]+"://"+ln.Addr().String(), "dir", o.EventDir)
 	if o.Ready != nil {
 		o.Ready(ln.Addr().String())
 	}
+	return runUntil(ctx, cancel, loops, func() error {
+		shut, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer stop()
+		s.CloseStreams()
+		return srv.Shutdown(shut)
+	})
+}
+
+// probeLanguages reads the languages' versions in the runtime image, for
+// "How to submit": seconds of the image's time, off the way of the start.
+// The function it returns waits for it.
+func probeLanguages(ctx context.Context, backend sandbox.Backend, limits sandbox.Limits, builder *build.Builder, s *web.Server, log *slog.Logger) (wait func()) {
+	var probe sync.WaitGroup
+	probe.Add(1)
+	go func() {
+		defer probe.Done()
+		f, err := validate.ProbeImageWith(ctx, backend, limits, validate.ToolchainQueries(builder.Langs))
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("read the languages' versions in the runtime image", "err", err)
+			}
+			return
+		}
+		s.SetImage(f)
+	}()
+	return probe.Wait
+}
+
+// coordinate starts the coordinator of the workers o enables (nil: none),
+// its tally shown on s; stop stops it.
+func coordinate(ctx context.Context, o Options, s *web.Server) (w *services.Workers, stop func(), err error) {
+	if !o.Workers.Enabled() {
+		return nil, func() {}, nil
+	}
+	r := o.Workers
+	r.Dir = o.EventDir
+	co, err := tournament.Coordinate(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	w = &services.Workers{Exchange: co.Shared(), Key: tournament.WorkerKey(o.EventDir)}
+	s.Queue, s.Tally = w.Exchange.Queue, &event.Tally{}
+	w.Exchange.Judged = s.Tally.Judged
+	return w, co.Close, nil
+}
+
+// readAhead reads the event's database into the kernel's cache while the
+// server starts, and no longer than it runs: the function it returns stops
+// it and waits.
+func readAhead(ctx context.Context, st *event.Store, log *slog.Logger) (stop func()) {
+	readCtx, stopReading := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		start := time.Now()
+		n, err := st.ReadAhead(readCtx)
+		if err != nil && readCtx.Err() == nil {
+			// Pages are then read from the disk as they are asked for.
+			log.Warn("reading the event's database ahead", "err", err)
+			return
+		}
+		log.Debug("read the event's database ahead", "bytes", n, "took", time.Since(start))
+	}()
+	return func() {
+		stopReading()
+		<-done
+	}
+}
+
+// httpServer is the server of s's pages. It has no ReadTimeout: every body
+// is read at a pace (paced), which an upload of the largest size keeps, and
+// a slow client does not.
+func httpServer(s *web.Server, log *slog.Logger) *http.Server {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: 0, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if s.Secure {
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return srv
+}
+
+// runUntil runs each of loops until ctx ends or one returns; then it
+// cancels the rest, shuts the server down and waits for every loop, joining
+// their errors.
+func runUntil(ctx context.Context, cancel func(), loops []func(context.Context) error, shutdown func() error) error {
+	done := make(chan error, len(loops))
+	for _, loop := range loops {
+		go func() { done <- loop(ctx) }()
+	}
 	var first error
+	waiting := len(loops)
 	select {
 	case <-ctx.Done():
 	case first = <-done:
+		waiting--
 	}
 	cancel()
-	shut, stop := context.WithTimeout(context.Background(), 5*time.Second)
-	defer stop()
-	s.CloseStreams()
-	err = errors.Join(first, srv.Shutdown(shut))
-	for range running - boolInt(first != nil) {
+	err := errors.Join(first, shutdown())
+	for range waiting {
 		err = errors.Join(err, <-done)
 	}
 	return err
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // ProxyError is a --trust-proxy that cannot be read.
