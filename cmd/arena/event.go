@@ -34,8 +34,7 @@ func flagNamed(flags []cli.Flag, name string) cli.Flag {
 }
 
 // appContext is the context of the global flags. A command with a flag of
-// the same name as a global one (serve's --tls-cert) hides it from its own
-// context.
+// the same name as a global one would hide it from its own context.
 func appContext(c *cli.Context) *cli.Context {
 	root := c
 	for _, p := range c.Lineage() {

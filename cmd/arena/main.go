@@ -181,10 +181,10 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "docker-host", Usage: "Docker engine address, e.g. unix:///var/run/docker.sock or tcp://host:2376", EnvVars: []string{"ARENA_DOCKER_HOST", "DOCKER_HOST"}},
-			&cli.StringFlag{Name: "tls-ca", Usage: "CA certificate of a remote engine (enables TLS)", EnvVars: []string{"ARENA_TLS_CA"}, TakesFile: true},
-			&cli.StringFlag{Name: "tls-cert", Usage: "client certificate for a remote engine", EnvVars: []string{"ARENA_TLS_CERT"}, TakesFile: true},
-			&cli.StringFlag{Name: "tls-key", Usage: "client key for a remote engine", EnvVars: []string{"ARENA_TLS_KEY"}, TakesFile: true},
-			&cli.BoolFlag{Name: "tls-verify", Usage: "verify the remote engine's certificate", EnvVars: []string{"ARENA_TLS_VERIFY", "DOCKER_TLS_VERIFY"}},
+			&cli.StringFlag{Name: "docker-tls-ca", Usage: "CA certificate of a remote Docker engine (enables TLS)", EnvVars: []string{"ARENA_DOCKER_TLS_CA", "ARENA_TLS_CA"}, TakesFile: true},
+			&cli.StringFlag{Name: "docker-tls-cert", Usage: "client certificate for a remote Docker engine", EnvVars: []string{"ARENA_DOCKER_TLS_CERT", "ARENA_TLS_CERT"}, TakesFile: true},
+			&cli.StringFlag{Name: "docker-tls-key", Usage: "client key for a remote Docker engine", EnvVars: []string{"ARENA_DOCKER_TLS_KEY", "ARENA_TLS_KEY"}, TakesFile: true},
+			&cli.BoolFlag{Name: "docker-tls-verify", Usage: "verify the remote Docker engine's certificate", EnvVars: []string{"ARENA_DOCKER_TLS_VERIFY", "ARENA_TLS_VERIFY", "DOCKER_TLS_VERIFY"}},
 			&cli.StringFlag{Name: "kubeconfig", Usage: "the Kubernetes cluster's kubeconfig, for --sandbox kubernetes (default: $KUBECONFIG, the in-cluster configuration, ~/.kube/config)", TakesFile: true},
 			&cli.StringFlag{Name: "namespace", Value: "arena", Usage: "the Kubernetes namespace bots' Pods run in", EnvVars: []string{"ARENA_NAMESPACE"}},
 			&cli.StringSliceFlag{Name: "node-selector", Usage: "place bots' Pods on the nodes with this label only (KEY=VALUE; repeatable)", EnvVars: []string{"ARENA_NODE_SELECTOR"}},
@@ -229,10 +229,10 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 func dockerConn(c *cli.Context) docker.Conn {
 	return docker.Conn{
 		Host:   c.String("docker-host"),
-		CACert: c.String("tls-ca"),
-		Cert:   c.String("tls-cert"),
-		Key:    c.String("tls-key"),
-		Verify: c.Bool("tls-verify"),
+		CACert: c.String("docker-tls-ca"),
+		Cert:   c.String("docker-tls-cert"),
+		Key:    c.String("docker-tls-key"),
+		Verify: c.Bool("docker-tls-verify"),
 	}
 }
 

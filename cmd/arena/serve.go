@@ -36,8 +36,8 @@ under way are cut short and queued again at the next start.
 
 Without --tls-cert the server speaks plain HTTP: put it behind a reverse proxy
 that speaks HTTPS (and pass --trust-proxy), or keep it on 127.0.0.1. The
-engine's own TLS settings are the global --tls-ca, --tls-cert and --tls-key,
-given before 'serve'.
+Docker engine's own TLS settings are the global --docker-tls-ca,
+--docker-tls-cert and --docker-tls-key, given before 'serve'.
 
 Logs go to stderr; --log-level info (before 'serve') also logs each validation.`,
 		Flags: append([]cli.Flag{

@@ -136,7 +136,7 @@ func TestCheckWithBadEngineSettings(t *testing.T) {
 	if got := rowsOf(checks); !strings.HasPrefix(got, "engine=fail host timers=") || !strings.Contains(got, " load headroom=") || len(checks) != 4 {
 		t.Fatalf("rows %s", got)
 	}
-	if c := checks[0]; !strings.Contains(c.Detail, `docker client for "nonsense"`) || c.Fix != "check --docker-host and the TLS flags" {
+	if c := checks[0]; !strings.Contains(c.Detail, `docker client for "nonsense"`) || c.Fix != "check --docker-host and the --docker-tls-* flags" {
 		t.Errorf("the engine row: %+v", c)
 	}
 }

@@ -24,7 +24,7 @@ import (
 func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error) {
 	cli, err := Connect(cfg.Engine)
 	if err != nil {
-		return []sandbox.Check{{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "check --docker-host and the TLS flags"}}, err
+		return []sandbox.Check{{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "check --docker-host and the --docker-tls-* flags"}}, err
 	}
 	defer cli.Close()
 	if err := Ping(ctx, cli); err != nil {
