@@ -227,7 +227,7 @@ func TestServeWiring(t *testing.T) {
 	var got server.Options
 	serveEvent = func(_ context.Context, o server.Options) error { got = o; return nil }
 	t.Cleanup(func() { serveEvent = server.Serve })
-	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--tls-cert", "engine.pem", "--tls-key", "engine.key",
+	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--docker-tls-cert", "engine.pem", "--docker-tls-key", "engine.key",
 		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy", "1",
 		"--validators", "3", "--sandbox", "local", "--image", "img:1", "--build-cache", "none")
 	if code != 0 {

@@ -793,10 +793,12 @@ func TestAGameWaitingForAWorkerNeverExpires(t *testing.T) {
 	ro.Config.Rules, ro.Config.GamesPerPair = lo.Config.Rules, lo.Config.GamesPerPair
 	ro.MaxAttempts = 1 // an expiry would leave a game unplayed
 	remoteOn(&ro, c, coordinator)
-	// Short, so that the wait without a worker lasts two deadlines; long
-	// enough for a game and its upload on a loaded machine (8 s was not,
-	// with two packages' tests under -race beside it on two cores).
-	const deadline = 15 * time.Second
+	// Short, so that the wait without a worker lasts two deadlines (and the
+	// run says it waits once: the next saying is a minute on); long enough
+	// for a game and its upload, and for the second worker to join, on a
+	// loaded machine (8 s was not, with two packages' tests under -race
+	// beside it on two cores; 15 s was not, with gVisor's beside it).
+	const deadline = 25 * time.Second
 	ro.Remote.Deadline = func(match.Config) time.Duration { return deadline }
 	said := &workersWaitWatch{}
 	ro.Progress = said
