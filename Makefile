@@ -1,4 +1,5 @@
-# Builds arena, its in-container agent, its built-in random bot and the
+# Builds arena, its in-container agent, its built-in random bot, the team's
+# build of arena (-tags team: what the event site offers teams) and the
 # example bots into bin/.
 # Everything is static (CGO_ENABLED=0) so it runs in any image.
 GO      ?= go
@@ -13,6 +14,7 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/arena ./cmd/arena
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/arena-agent ./cmd/arena-agent
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/arena-random ./cmd/arena-random
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -tags team -o bin/arena-team ./cmd/arena
 
 examples:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/random ./examples/random

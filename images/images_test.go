@@ -133,7 +133,8 @@ func TestTheRuntimeRecipeInstallsWhatTheBaseLacks(t *testing.T) {
 }
 
 // The server's image (images/server/Dockerfile) builds with no network
-// from the runtime image and the static arena with its random bot, runs arena as the user of
+// from the runtime image and the static arena with its random bot and the
+// team's build the site offers, runs arena as the user of
 // its own the Deployment names, on a read-only root with no capability,
 // and has the shell and tar the Deployment's wait for the event and the
 // copy of it into the volume use.
@@ -153,13 +154,21 @@ func TestTheServerImageBuildsOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	teamPath, err := gobuild.Tagged("./cmd/arena", "arena-team", "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := os.ReadFile(teamPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var bctx bytes.Buffer
 	tw := tar.NewWriter(&bctx)
 	for _, f := range []struct {
 		name string
 		data []byte
 		mode int64
-	}{{"Dockerfile", dockerfile, 0o644}, {"arena", arena, 0o755}, {"arena-random", random, 0o755}} {
+	}{{"Dockerfile", dockerfile, 0o644}, {"arena", arena, 0o755}, {"arena-random", random, 0o755}, {"arena-team", team, 0o755}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
 			t.Fatal(err)
 		}
@@ -246,5 +255,9 @@ func TestTheServerImageBuildsOffline(t *testing.T) {
 	start := "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 	if out := run([]string{"sh", "-c", "echo '" + start + "' | /usr/local/bin/arena-random chess"}); len(strings.TrimSpace(out)) != 4 {
 		t.Errorf("arena-random in the image answers chess's start with %q, want a move", out)
+	}
+	// What the site offers teams is beside it too, and is a team's arena.
+	if out := run([]string{"/usr/local/bin/arena-team", "--help"}); !strings.Contains(out, "\n   validate ") || strings.Contains(out, "\n   serve ") {
+		t.Errorf("arena-team in the image is not a team's arena: its help says\n%s", out)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build !team
+
 package main
 
 import (
@@ -31,18 +33,6 @@ func flagNamed(flags []cli.Flag, name string) cli.Flag {
 		}
 	}
 	panic("arena: no flag --" + name)
-}
-
-// appContext is the context of the global flags. A command with a flag of
-// the same name as a global one would hide it from its own context.
-func appContext(c *cli.Context) *cli.Context {
-	root := c
-	for _, p := range c.Lineage() {
-		if p.Command != nil {
-			root = p
-		}
-	}
-	return root
 }
 
 func notAnEvent(dir string) error {

@@ -1,3 +1,5 @@
+//go:build !team
+
 package main
 
 import (

@@ -26,10 +26,8 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 
-	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
-	_ "github.com/arenabots/arena/sandbox/kubernetes" // registers the kubernetes backend
-	_ "github.com/arenabots/arena/sandbox/local"      // registers the local backend
+	_ "github.com/arenabots/arena/sandbox/local" // registers the local backend
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -179,20 +177,14 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usagef("%v (see arena --help)", err)
 		},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "docker-host", Usage: "Docker engine address, e.g. unix:///var/run/docker.sock or tcp://host:2376", EnvVars: []string{"ARENA_DOCKER_HOST", "DOCKER_HOST"}},
 			&cli.StringFlag{Name: "docker-tls-ca", Usage: "CA certificate of a remote Docker engine (enables TLS)", EnvVars: []string{"ARENA_DOCKER_TLS_CA", "ARENA_TLS_CA"}, TakesFile: true},
 			&cli.StringFlag{Name: "docker-tls-cert", Usage: "client certificate for a remote Docker engine", EnvVars: []string{"ARENA_DOCKER_TLS_CERT", "ARENA_TLS_CERT"}, TakesFile: true},
 			&cli.StringFlag{Name: "docker-tls-key", Usage: "client key for a remote Docker engine", EnvVars: []string{"ARENA_DOCKER_TLS_KEY", "ARENA_TLS_KEY"}, TakesFile: true},
 			&cli.BoolFlag{Name: "docker-tls-verify", Usage: "verify the remote Docker engine's certificate", EnvVars: []string{"ARENA_DOCKER_TLS_VERIFY", "ARENA_TLS_VERIFY", "DOCKER_TLS_VERIFY"}},
-			&cli.StringFlag{Name: "kubeconfig", Usage: "the Kubernetes cluster's kubeconfig, for --sandbox kubernetes (default: $KUBECONFIG, the in-cluster configuration, ~/.kube/config)", TakesFile: true},
-			&cli.StringFlag{Name: "namespace", Value: "arena", Usage: "the Kubernetes namespace bots' Pods run in", EnvVars: []string{"ARENA_NAMESPACE"}},
-			&cli.StringSliceFlag{Name: "node-selector", Usage: "place bots' Pods on the nodes with this label only (KEY=VALUE; repeatable)", EnvVars: []string{"ARENA_NODE_SELECTOR"}},
-			&cli.StringFlag{Name: "image-pull-secret", Usage: "the namespace's Secret for pulling the runtime image from a private registry", EnvVars: []string{"ARENA_IMAGE_PULL_SECRET"}},
-			&cli.StringFlag{Name: "image-pull-policy", Value: "IfNotPresent", Usage: "when the nodes pull the runtime image: IfNotPresent, Always, or Never (an image imported into the nodes)", EnvVars: []string{"ARENA_IMAGE_PULL_POLICY"}},
-			&cli.IntFlag{Name: "warm-pods", Usage: "on Kubernetes, how many Pods of each shape of box to keep running ahead of demand, each handed out once (a game starts without waiting for its Pods; each holds its requests on a node while it waits, a minute at most)", EnvVars: []string{"ARENA_WARM_PODS"}},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error (logs go to stderr)", EnvVars: []string{"ARENA_LOG_LEVEL"}},
-		},
+		}, clusterFlags()...),
 		Before: func(c *cli.Context) error {
 			var lvl slog.Level
 			if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
@@ -201,7 +193,7 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})))
 			return nil
 		},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			doctorCommand(),
 			imageCommand(),
 			rulesCommand(),
@@ -220,8 +212,8 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 			enrollCommand(),
 			workersCommand(),
 			keyCommand(),
-			serveCommand(), eventCommand(), submitCommand(),
-		},
+			submitCommand(),
+		}, organizerCommands()...),
 	}
 }
 
@@ -236,32 +228,16 @@ func dockerConn(c *cli.Context) docker.Conn {
 	}
 }
 
-// clusterConf reads the global cluster flags.
-func clusterConf(c *cli.Context) (sandbox.Cluster, error) {
-	cl := sandbox.Cluster{Kubeconfig: c.String("kubeconfig"), Namespace: c.String("namespace"), PullSecret: c.String("image-pull-secret"), Warm: c.Int("warm-pods")}
-	if cl.Warm < 0 {
-		return cl, usagef("--warm-pods must not be negative")
-	}
-	for _, kv := range c.StringSlice("node-selector") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return cl, usagef("--node-selector: want KEY=VALUE, got %q", kv)
+// appContext is the context of the global flags. A command with a flag of
+// the same name as a global one would hide it from its own context.
+func appContext(c *cli.Context) *cli.Context {
+	root := c
+	for _, p := range c.Lineage() {
+		if p.Command != nil {
+			root = p
 		}
-		if cl.NodeSelector == nil {
-			cl.NodeSelector = map[string]string{}
-		}
-		cl.NodeSelector[k] = v
 	}
-	switch p := c.String("image-pull-policy"); p {
-	case "IfNotPresent", "":
-	case "Always":
-		cl.PullAlways = true
-	case "Never":
-		cl.PullNever = true
-	default:
-		return cl, usagef("--image-pull-policy: want IfNotPresent, Always or Never, got %q", p)
-	}
-	return cl, nil
+	return root
 }
 
 // engine connects to the engine the global flags name and checks it answers.

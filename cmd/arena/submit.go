@@ -16,7 +16,6 @@ import (
 
 	"github.com/arenabots/arena/harness/api"
 	"github.com/arenabots/arena/harness/client"
-	"github.com/arenabots/arena/harness/event"
 )
 
 func submitCommand() *cli.Command {
@@ -96,7 +95,7 @@ func submit(c *cli.Context) error {
 			c.Duration("timeout"), id, last)
 	case err != nil:
 		return err
-	case sub.State == event.Errored:
+	case sub.State == api.Errored:
 		return fmt.Errorf("submission %d could not be validated: %s (not the bot's fault: ask the organizer to validate it again)", sub.ID, sub.Summary)
 	}
 	text, err := cl.ReportText(c.Context, sub.ID)
@@ -106,7 +105,7 @@ func submit(c *cli.Context) error {
 	if _, err := io.WriteString(c.App.Writer, text); err != nil {
 		return err
 	}
-	if sub.State == event.Failed {
+	if sub.State == api.Failed {
 		return failf("submission %d failed its validation: %s", sub.ID, sub.Summary)
 	}
 	if sub.Active {

@@ -31,6 +31,7 @@ import (
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/harness/web"
+	"github.com/arenabots/arena/internal/static"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -153,13 +154,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	s := web.New(st, cfg, o.Log)
 	s.Languages = builder.Langs
-	// Teams download the server's own arena: the commands its reports
-	// suggest are then the server's.
-	if self, err := os.Executable(); err != nil {
-		o.Log.Warn("the site offers no arena binary", "err", err)
-	} else {
-		s.Arena = self
-	}
+	s.Arena = teamArena(o.Log)
 	// Before the backend is released.
 	defer probeLanguages(ctx, backend, resolved.Limits, builder, s, o.Log)()
 	if s.Proxies, err = web.ParseProxies(o.TrustProxy); err != nil {
@@ -371,4 +366,25 @@ func serveMetrics(ctx context.Context, o Options, st *event.Store, s *web.Server
 	}
 	st.Metrics, s.Metrics = m, m
 	return metrics.Serve(ctx, o.MetricsAddr, m.Handler(), o.Log)
+}
+
+// TeamBinary is the name of the team's build of arena (go build -tags team,
+// make builds it into bin/ beside arena): what the site offers teams.
+const TeamBinary = "arena-team"
+
+// teamArena is the arena the site offers teams: the team's build found beside
+// the server or in PATH (the commands a report suggests, without the server
+// and the cluster's client), else the server's own executable, said in the
+// log.
+func teamArena(log *slog.Logger) string {
+	if p, err := static.Find(TeamBinary); err == nil {
+		return p
+	}
+	self, err := os.Executable()
+	if err != nil {
+		log.Warn("the site offers no arena binary", "err", err)
+		return ""
+	}
+	log.Warn("the site offers teams the server's own arena, with the server and the cluster's client in it: build "+TeamBinary+" beside it (make)", "arena", self)
+	return self
 }

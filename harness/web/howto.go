@@ -177,7 +177,7 @@ func (s *Server) starter(w http.ResponseWriter, r *http.Request, _ *event.Princi
 }
 
 // ownBinary is the arena executable the site offers teams (Server.Arena:
-// the server's own), when it is built for the system bots run on
+// the team's build of arena), when it is built for the system bots run on
 // (linux/amd64): every command a report suggests (arena rules legal, arena
 // validate) can then be run by a team. Its digest is read once.
 type ownBinary struct {
@@ -188,7 +188,7 @@ type ownBinary struct {
 	err  error
 }
 
-// arenaBinary is the server's executable and its SHA-256, or why it is not
+// arenaBinary is the arena offered to teams and its SHA-256, or why it is not
 // offered.
 func (s *Server) arenaBinary() (*ownBinary, error) {
 	b := &s.self
@@ -215,7 +215,7 @@ func (s *Server) arenaBinary() (*ownBinary, error) {
 	return b, b.err
 }
 
-// downloadArena serves the server's own arena binary.
+// downloadArena serves the arena offered to teams.
 func (s *Server) downloadArena(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
 	b, err := s.arenaBinary()
 	if err != nil {

@@ -57,8 +57,8 @@ type Server struct {
 	Live *live.Hub
 
 	tools toolchains
-	// Arena is the arena binary the site offers for download (the
-	// server's own executable; "": none offered).
+	// Arena is the arena binary the site offers for download (the team's
+	// build, harness/server finds it; "": none offered).
 	Arena string
 	self  ownBinary
 
