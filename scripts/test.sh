@@ -96,6 +96,7 @@ fi
 
 step "go vet"
 go vet ./...
+go vet -tags team ./cmd/arena # the team's arena (make builds it beside arena)
 
 step "staticcheck"
 # Pinned in go.mod (tool directive): the same checker on every machine.
