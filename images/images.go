@@ -36,6 +36,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 
+	"github.com/arenabots/arena/internal/setting"
 	"github.com/arenabots/arena/internal/static"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/agent"
@@ -202,7 +203,7 @@ func BuildTestbase(ctx context.Context, tag string, stdout, stderr io.Writer) er
 func FindAgent() (string, error) {
 	p, err := static.Find("arena-agent")
 	if err != nil {
-		return "", fmt.Errorf("%w, or pass --agent", err)
+		return "", setting.Errorf(setting.Agent, "%w, or give {setting}", err)
 	}
 	return p, nil
 }

@@ -26,6 +26,8 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/internal/setting"
+
 	"github.com/arenabots/arena/sandbox/docker"
 	_ "github.com/arenabots/arena/sandbox/local" // registers the local backend
 )
@@ -137,17 +139,37 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
-		if msg := err.Error(); msg != "" {
+		if msg := setting.Named(err, flagOf); msg != "" {
 			fmt.Fprintln(stderr, "arena:", msg)
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(stderr, "arena:", err)
+	fmt.Fprintln(stderr, "arena:", setting.Named(err, flagOf))
 	var f failure
 	if errors.As(err, &f) {
 		return exitFailed
 	}
 	return exitUsage
+}
+
+// flagOf is the flag that gives what a library's error is about (an
+// error of internal/setting): its text then names the flag to change.
+func flagOf(s setting.Name) string {
+	switch s {
+	case setting.DockerHost:
+		return "--docker-host"
+	case setting.Kubeconfig:
+		return "--kubeconfig"
+	case setting.Namespace:
+		return "--namespace"
+	case setting.Agent:
+		return "--agent"
+	case setting.TrustProxy:
+		return "--trust-proxy"
+	case setting.MetricsListen:
+		return "--metrics-listen"
+	}
+	return ""
 }
 
 // The version is printed to the app's own writer; set once, since tests

@@ -349,3 +349,25 @@ func TestAnExplicitTurnTimeoutSetsALineGamesMoveTime(t *testing.T) {
 		t.Fatalf("not set: exit %d (%s): rules %v", code, errs, h.Rules)
 	}
 }
+
+// A library's error about a setting names the flag that gives it: the
+// engine's address is --docker-host, the cluster's kubeconfig --kubeconfig.
+func TestALibrarysErrorNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	bot := filepath.Join(t.TempDir(), "bot")
+	if err := os.WriteFile(bot, []byte("#!/bin/sh\necho a1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--docker-host", "unix:///nonexistent/docker.sock", "match", "--white", bot, "--black", bot}, "point --docker-host at one"},
+		{[]string{"--kubeconfig", "/nonexistent/kubeconfig", "match", "--sandbox", "kubernetes", "--white", bot, "--black", bot}, "give --kubeconfig,"},
+	} {
+		code, _, errs := runArena(c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("arena %s: exit %d, %q; want exit %d saying %q", strings.Join(c.args, " "), code, errs, exitUsage, c.want)
+		}
+	}
+}

@@ -3,7 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
-	"fmt"
+	"github.com/arenabots/arena/internal/setting"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,7 +25,7 @@ func Serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-listen: %w", err)
+		return nil, setting.Errorf(setting.MetricsListen, "{setting}: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)

@@ -31,6 +31,7 @@ import (
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/harness/web"
+	"github.com/arenabots/arena/internal/setting"
 	"github.com/arenabots/arena/internal/static"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -158,7 +159,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	// Before the backend is released.
 	defer probeLanguages(ctx, backend, resolved.Limits, builder, s, o.Log)()
 	if s.Proxies, err = web.ParseProxies(o.TrustProxy); err != nil {
-		return &ProxyError{err}
+		return setting.Errorf(setting.TrustProxy, "{setting}: %w", err)
 	}
 	s.Secure = o.TLSCert != ""
 	v := &services.Validator{Store: st, Options: vo, Workers: max(o.Validators, 1), KeepFiles: cfg.Validation.KeepFiles, Changed: s.Changed, Log: o.Log}
@@ -339,11 +340,6 @@ func runUntil(ctx context.Context, cancel func(), loops []func(context.Context) 
 	}
 	return err
 }
-
-// ProxyError is a --trust-proxy that cannot be read.
-type ProxyError struct{ Err error }
-
-func (e *ProxyError) Error() string { return "--trust-proxy: " + e.Err.Error() }
 
 // serveMetrics makes the server's metrics (with the worker queue's, when
 // workers play), tells the store and the server of them, and serves them

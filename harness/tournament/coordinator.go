@@ -77,7 +77,7 @@ func (f Facts) Admit(mine Facts) error {
 		why = append(why, fmt.Sprintf("this worker's runtime image is %s, the coordinator's %s (build the same images here, or docker save there and docker load here)", mine.ImageID, f.ImageID))
 	}
 	if mine.Sandbox == f.Sandbox && mine.Runtime != f.Runtime {
-		why = append(why, fmt.Sprintf("this worker runs bots under runtime %s, the coordinator under %s (start the worker with --runtime %s)", orDefault(mine.Runtime), orDefault(f.Runtime), orDefault(f.Runtime)))
+		why = append(why, fmt.Sprintf("this worker runs bots under runtime %s, the coordinator under %s (start the worker under runtime %s)", orDefault(mine.Runtime), orDefault(f.Runtime), orDefault(f.Runtime)))
 	}
 	if len(why) > 0 {
 		return fmt.Errorf("a worker must play as the coordinator would: %s", strings.Join(why, "; "))

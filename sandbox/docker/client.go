@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/tlsconfig"
 
+	"github.com/arenabots/arena/internal/setting"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -84,5 +85,5 @@ func Dial(ctx context.Context, c Conn) (*client.Client, error) {
 
 // unanswered is Ping's error, saying how to get an engine that answers.
 func unanswered(err error) error {
-	return fmt.Errorf("%w (start it, e.g. with scripts/ensure-docker.sh, or point --docker-host at one)", err)
+	return setting.Errorf(setting.DockerHost, "%w (start it, e.g. with scripts/ensure-docker.sh, or point {setting} at one)", err)
 }

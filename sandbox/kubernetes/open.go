@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/arenabots/arena/internal/setting"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -50,7 +51,7 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	}
 	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("no cluster to reach: %w (give --kubeconfig, set KUBECONFIG, or run arena in the cluster)", err)
+		return nil, setting.Errorf(setting.Kubeconfig, "no cluster to reach: %w (give {setting}, set KUBECONFIG, or run arena in the cluster)", err)
 	}
 	return rc, nil
 }
@@ -67,7 +68,7 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 	ns, p := b.place.Namespace, b.place
 	if _, err := b.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil, fmt.Errorf("the cluster has no namespace %q: apply deploy/kubernetes (kubectl apply -k deploy/kubernetes) or give --namespace", ns)
+			return nil, nil, setting.Errorf(setting.Namespace, "the cluster has no namespace %q: apply deploy/kubernetes (kubectl apply -k deploy/kubernetes) or give {setting}", ns)
 		}
 		if !apierrors.IsForbidden(err) { // reading namespaces is not among arena's rights
 			return nil, nil, fmt.Errorf("reach the cluster: %w", err)
