@@ -59,16 +59,54 @@ type Dispute struct {
 // DisputeRerun is one turn of a disputed game run again, and what it
 // printed.
 type DisputeRerun struct {
-	Ply  int       `json:"ply"`
+	Ply int `json:"ply"`
+	// Side is whose turn it was ("white" or "black"; "" when not known).
+	Side string    `json:"side,omitempty"`
 	Text string    `json:"text"`
 	At   time.Time `json:"at"`
+	// public is Text without the side's own output (its stderr): what
+	// anyone else may read of it ("": nothing but that it ran).
+	public string
+}
+
+// HiddenRerun stands for the text of a rerun kept before reruns kept a
+// public text: only the organizer and the side's team read it.
+const HiddenRerun = "(this turn was the other side's: what its bot printed is its own)"
+
+// SeenBy is d as a viewer may see it who keeps the output of side keep
+// ("white" or "black") and, when redact, of no other: every rerun of a
+// turn of another side shows its public text alone, without the bot's own
+// output. The caller decides keep and redact for the viewer and the game
+// as it does for the game's transcript.
+func (d Dispute) SeenBy(keep string, redact bool) Dispute {
+	if !redact {
+		return d
+	}
+	reruns := make([]DisputeRerun, len(d.Reruns))
+	for i, r := range d.Reruns {
+		if r.Side == "" || r.Side != keep {
+			r.Text = r.public
+			if r.Text == "" {
+				r.Text = HiddenRerun
+			}
+		}
+		r.public = ""
+		reruns[i] = r
+	}
+	d.Reruns = reruns
+	if n := len(reruns); n > 0 {
+		d.Rerun = reruns[n-1].Text
+	} else if d.Rerun != "" {
+		d.Rerun = HiddenRerun
+	}
+	return d
 }
 
 // disputeColumns are a dispute's columns, its reruns as one JSON array
 // read by their index.
 const disputeColumns = `id, game_id, team_id, message, filed, verdict, state, answer, answered, rerun_ply, rerun,
-	(SELECT json_group_array(json_object('ply', ply, 'text', text, 'at', at)) FROM
-		(SELECT ply, text, at FROM dispute_reruns r WHERE r.dispute_id = disputes.id ORDER BY r.id))`
+	(SELECT json_group_array(json_object('ply', ply, 'side', side, 'text', text, 'public', public, 'at', at)) FROM
+		(SELECT ply, side, text, public, at FROM dispute_reruns r WHERE r.dispute_id = disputes.id ORDER BY r.id))`
 
 func scanDispute(row interface{ Scan(...any) error }) (Dispute, error) {
 	var d Dispute
@@ -82,16 +120,18 @@ func scanDispute(row interface{ Scan(...any) error }) (Dispute, error) {
 	}
 	d.Filed, d.Answered = parseTime(filed), parseTime(answered)
 	var rows []struct {
-		Ply  int    `json:"ply"`
-		Text string `json:"text"`
-		At   string `json:"at"`
+		Ply    int    `json:"ply"`
+		Side   string `json:"side"`
+		Text   string `json:"text"`
+		Public string `json:"public"`
+		At     string `json:"at"`
 	}
 	if err := json.Unmarshal([]byte(reruns), &rows); err != nil {
 		return d, fmt.Errorf("dispute %d's reruns: %w", d.ID, err)
 	}
 	d.Reruns = make([]DisputeRerun, 0, len(rows))
 	for _, r := range rows {
-		d.Reruns = append(d.Reruns, DisputeRerun{Ply: r.Ply, Text: r.Text, At: parseTime(r.At)})
+		d.Reruns = append(d.Reruns, DisputeRerun{Ply: r.Ply, Side: r.Side, Text: r.Text, public: r.Public, At: parseTime(r.At)})
 	}
 	return d, nil
 }
@@ -246,13 +286,14 @@ func firstLine(text string) string {
 }
 
 // AddRerun records the rerun of turn ply of game (the game dispute id is
-// about) as text: the dispute's latest rerun, and one more in its list.
-func (s *Store) AddRerun(ctx context.Context, id, game int64, ply int, text string) error {
+// about), a turn of side, as text (public: without the side's own output):
+// the dispute's latest rerun, and one more in its list.
+func (s *Store) AddRerun(ctx context.Context, id, game int64, ply int, side, text, public string) error {
 	return s.act(ctx, ActionRerun, func(tx *sql.Tx) (string, error) {
 		if _, err := tx.ExecContext(ctx, `UPDATE disputes SET rerun_ply = ?, rerun = ? WHERE id = ?`, ply, text, id); err != nil {
 			return "", err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO dispute_reruns (dispute_id, ply, text, at) VALUES (?, ?, ?, ?)`, id, ply, text, now())
+		_, err := tx.ExecContext(ctx, `INSERT INTO dispute_reruns (dispute_id, ply, side, text, public, at) VALUES (?, ?, ?, ?, ?, ?)`, id, ply, side, text, public, now())
 		return fmt.Sprintf("turn %d of game %d for dispute %d (%s)", ply, game, id, firstLine(text)), err
 	})
 }

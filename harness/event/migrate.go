@@ -23,6 +23,7 @@ type migration func(context.Context, querier) error
 // i+1. A new one is appended at the end.
 var migrations = [...]migration{
 	migrate1,
+	migrate2,
 }
 
 // SchemaVersion is how many migrations this arena knows: the user_version
@@ -416,4 +417,30 @@ func migrate1(ctx context.Context, q querier) error {
 		}
 	}
 	return giveBotNames(ctx, q)
+}
+
+// migrate2 keeps with each rerun of a disputed turn whose turn it was (its
+// side) and what anyone else may read of it (public: the verdicts, moves
+// and times without the side's own output). The side of a rerun kept
+// before is read from its text's first line ("ply 7, black (...)"); its
+// public text is left empty: only the organizer and that side's team read
+// it.
+func migrate2(ctx context.Context, q querier) error {
+	for _, column := range []string{"side", "public"} {
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('dispute_reruns') WHERE name = ?`, column).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 { // a database made again from an older one's rows
+			continue
+		}
+		if _, err := q.ExecContext(ctx, `ALTER TABLE dispute_reruns ADD COLUMN `+column+` TEXT NOT NULL DEFAULT ''`); err != nil {
+			return err
+		}
+	}
+	_, err := q.ExecContext(ctx, `UPDATE dispute_reruns SET side = CASE
+	WHEN text LIKE 'ply %, white (%' OR text LIKE '%' || char(10) || 'ply %, white (%' THEN 'white'
+	WHEN text LIKE 'ply %, black (%' OR text LIKE '%' || char(10) || 'ply %, black (%' THEN 'black'
+	ELSE '' END WHERE side = ''`)
+	return err
 }

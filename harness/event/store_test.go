@@ -2,9 +2,11 @@ package event
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -202,5 +204,50 @@ func TestAnOlderDisputesRerunIsKept(t *testing.T) {
 		if d, err := again.Dispute(context.Background(), 2); err != nil || d.Reruns == nil || len(d.Reruns) != 0 {
 			t.Fatalf("a dispute never rerun: %+v %v", d.Reruns, err)
 		}
+	}
+}
+
+// A rerun kept before reruns kept their side gets it from its text; what a
+// team may read of a rerun is the public text of every turn not its own,
+// the whole text of its own, everything for the organizer.
+func TestARerunIsSeenWholeByItsSideAlone(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	execAll(t, st.w,
+		`INSERT INTO teams (id, name, token_hash, created) VALUES (1, 'Alpha', 'h', '')`,
+		`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
+		`INSERT INTO disputes (id, game_id, team_id, message, filed) VALUES (1, 1, 1, 'why', '2026-11-20T10:00:00Z')`,
+		`INSERT INTO dispute_reruns (dispute_id, ply, text, at) VALUES (1, 1, 'ply 1, white (a), play; turn limit 1s'||char(10)||'recorded stderr: w', '')`,
+		`INSERT INTO dispute_reruns (dispute_id, ply, text, at) VALUES (1, 2, 'warning: drift'||char(10)||'ply 2, black (b), play; turn limit 1s'||char(10)||'recorded stderr: b', '')`,
+		`UPDATE dispute_reruns SET side = ''`, `PRAGMA user_version = 1`)
+	ctx := context.Background()
+	again := reopen(t, st.Dir)
+	if err := again.AddRerun(ctx, 1, 1, 3, "white", "ply 3, white: stderr w3", "ply 3, white"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := again.Dispute(ctx, 1)
+	if err != nil || len(d.Reruns) != 3 || d.Reruns[0].Side != "white" || d.Reruns[1].Side != "black" || d.Reruns[2].Side != "white" {
+		t.Fatalf("the reruns' sides: %+v %v", d.Reruns, err)
+	}
+	texts := func(d Dispute) []string {
+		var out []string
+		for _, r := range d.Reruns {
+			out = append(out, r.Text)
+		}
+		return append(out, d.Rerun)
+	}
+	white := texts(d.SeenBy("white", true))
+	if want := []string{d.Reruns[0].Text, HiddenRerun, "ply 3, white: stderr w3", "ply 3, white: stderr w3"}; !slices.Equal(white, want) {
+		t.Errorf("white's team reads %q, want %q", white, want)
+	}
+	black := texts(d.SeenBy("black", true))
+	if want := []string{HiddenRerun, d.Reruns[1].Text, "ply 3, white", "ply 3, white"}; !slices.Equal(black, want) {
+		t.Errorf("black's team reads %q, want %q", black, want)
+	}
+	if all := texts(d.SeenBy("", false)); !slices.Equal(all, texts(d)) {
+		t.Errorf("the organizer reads %q, want everything", all)
+	}
+	if b, err := json.Marshal(d); err != nil || strings.Contains(string(b), "public") {
+		t.Errorf("a dispute's JSON carries its reruns' public texts: %s %v", b, err)
 	}
 }

@@ -70,6 +70,21 @@ func (r *Rerun) WriteText(w io.Writer) {
 	}
 }
 
+// Public is r without what the bot of the turn wrote besides its answers
+// (its recorded and rerun stderr, what it wrote out of turn): the rerun as
+// anyone but that side's team and the organizer may see it, the verdicts,
+// moves and times alone.
+func (r *Rerun) Public() *Rerun {
+	p := *r
+	p.Recorded = r.Recorded.Public()
+	p.Attempts = make([]Attempt, len(r.Attempts))
+	for i, a := range r.Attempts {
+		a.Stderr = ""
+		p.Attempts[i] = a
+	}
+	return &p
+}
+
 // indent sets text off by four spaces a line, ending it with a newline.
 func indent(text string) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")

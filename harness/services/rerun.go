@@ -68,13 +68,14 @@ func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (event.Dispute,
 	if bot == nil {
 		return d, &event.RefusedError{Msg: "the built-in random bot is not available on this server"}
 	}
-	var text bytes.Buffer
+	var text, public bytes.Buffer
 	drift, err := replay.ImageDrift(ctx, r.Backend, rep.Header)
 	if err != nil {
 		return d, err
 	}
 	if drift != "" {
 		fmt.Fprintln(&text, "warning:", drift)
+		fmt.Fprintln(&public, "warning:", drift)
 	}
 	out, err := replay.RunAgain(ctx, replay.RerunOptions{Path: path, Ply: ply, Bot: bot, Backend: r.Backend, Repeat: max(r.Repeat, 1)})
 	var unrerunnable *replay.UnrerunnableError
@@ -85,6 +86,7 @@ func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (event.Dispute,
 		return d, err
 	}
 	out.WriteText(&text)
+	out.Public().WriteText(&public)
 	dir := filepath.Join(r.Store.Dir, event.DisputesDir, fmt.Sprint(id))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return d, err
@@ -98,7 +100,7 @@ func (r *Rerunner) Rerun(ctx context.Context, id int64, ply int) (event.Dispute,
 			return d, err
 		}
 	}
-	if err := r.Store.AddRerun(ctx, id, g.ID, ply, text.String()); err != nil {
+	if err := r.Store.AddRerun(ctx, id, g.ID, ply, at.Turn.Side, text.String(), public.String()); err != nil {
 		return d, err
 	}
 	return r.Store.Dispute(ctx, id)

@@ -15,6 +15,13 @@ var (
 	privateBot  = []string{"source", "entry"}
 )
 
+// Public is t without its side's own output (the fields Redact leaves out
+// of the other side's turns): what anyone may see of the turn.
+func (t Turn) Public() Turn {
+	t.StderrTail, t.StdoutTail, t.Early, t.Late, t.DataFiles, t.GameDir = "", "", "", "", nil, nil
+	return t
+}
+
 // Redacted marks a record some fields of which were left out of a player's
 // copy: the fields, and the hash of the line as recorded, which the next
 // line's prev names, so that the chain can still be followed from line to

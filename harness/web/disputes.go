@@ -61,10 +61,11 @@ func (s *Server) fileDispute(r *http.Request, p *event.Principal) (event.Dispute
 		return event.Dispute{}, err
 	}
 	d, err := s.Store.FileDispute(r.Context(), p.Team, g, f["message"])
-	if err == nil {
-		s.Log.Info("a dispute was filed", "dispute", d.ID, "game", g.ID, "team", p.Team)
+	if err != nil {
+		return d, err
 	}
-	return d, err
+	s.Log.Info("a dispute was filed", "dispute", d.ID, "game", g.ID, "team", p.Team)
+	return disputeSeenBy(p, g, d), nil
 }
 
 func (s *Server) disputeForm(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
@@ -95,6 +96,13 @@ func (s *Server) apiDisputes(w http.ResponseWriter, r *http.Request, p *event.Pr
 	list, err := s.Store.Disputes(r.Context(), team, 0, false)
 	if err != nil {
 		return err
+	}
+	for i, d := range list {
+		g, err := s.Store.Game(r.Context(), d.Game)
+		if err != nil {
+			return err
+		}
+		list[i] = disputeSeenBy(p, g, d)
 	}
 	writeList(w, "disputes", list)
 	return nil

@@ -42,6 +42,9 @@ func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Princ
 	if err != nil {
 		return err
 	}
+	for i := range list {
+		list[i] = disputeSeenBy(p, g, list[i])
+	}
 	names, err := s.Store.Names(r.Context())
 	if err != nil {
 		return err
@@ -144,6 +147,13 @@ func withBot(team, bot string) string {
 // playing a built-in bot, which has nothing of its own to keep.
 func ownSide(p *event.Principal, g event.Game) (keep string, redact bool) {
 	return sideOf(p, g.White.Team, g.Black.Team)
+}
+
+// disputeSeenBy is dispute d of game g as p may see it, by ownSide's rule:
+// a rerun of the other side's turn without what its bot printed.
+func disputeSeenBy(p *event.Principal, g event.Game, d event.Dispute) event.Dispute {
+	keep, redact := ownSide(p, g)
+	return d.SeenBy(keep, redact)
 }
 
 // sideOf is ownSide for a game between the teams white and black (0: a

@@ -142,13 +142,20 @@ func loadBot(t *testing.T, pkg string) *submission.Bot {
 
 func playGame(t *testing.T, e *testEvent, white event.Side, kind string) event.Game {
 	t.Helper()
+	return playGameOf(t, e, match.Config{Game: codeclash.Game{}, Seed: 3,
+		White: loadBot(t, "./examples/random"), Black: loadBot(t, "./examples/greedy")}, white, event.Side{}, kind)
+}
+
+// playGameOf plays cfg's game on the local sandbox and records it as a game
+// of kind between white and black.
+func playGameOf(t *testing.T, e *testEvent, cfg match.Config, white, black event.Side, kind string) event.Game {
+	t.Helper()
 	dir := filepath.Join(e.dir, "games", strings.ReplaceAll(t.Name(), "/", "_"))
-	if _, err := match.Run(context.Background(), match.Config{Game: codeclash.Game{}, Seed: 3,
-		White: loadBot(t, "./examples/random"), Black: loadBot(t, "./examples/greedy"),
-		Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Dir: dir}); err != nil {
+	cfg.Backend, cfg.Limits, cfg.Dir = &local.Backend{Dir: t.TempDir()}, sandbox.DefaultLimits(), dir
+	if _, err := match.Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	g, err := e.store.AddGame(context.Background(), kind, dir, white, event.Side{})
+	g, err := e.store.AddGame(context.Background(), kind, dir, white, black)
 	if err != nil {
 		t.Fatal(err)
 	}
