@@ -42,9 +42,6 @@ var funcs = template.FuncMap{
 	"pretty":  prettyJSON,
 	"inc":     func(n int) int { return n + 1 },
 	"sub":     func(a, b int) int { return a - b },
-	// svg is a drawing the server made itself (tournament.State's
-	// BracketSVG), every name in it escaped.
-	"svg": func(s string) template.HTML { return template.HTML(s) },
 	// half writes points as a score sheet does: 1½, ½, 2.
 	"half": func(p float64) string {
 		whole, frac := math.Modf(p)
