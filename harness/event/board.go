@@ -40,8 +40,9 @@ type Board struct {
 	// finished by the freeze).
 	Rounds []BoardRound `json:"rounds,omitempty"`
 	// Bracket is a bracket final's (a stages final's second stage's)
-	// bracket, drawn (SVG), as far as the board shows its games.
-	Bracket string `json:"-"`
+	// bracket, laid out for drawing, as far as the board shows its games
+	// (nil for a final with no bracket).
+	Bracket *tournament.Bracket `json:"-"`
 }
 
 // BoardRound is a round of a Swiss final: its pairings and who sat out.
@@ -246,7 +247,7 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		return nil, nil, err
 	}
 	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil),
-		Bracket: state.BracketSVG(), TieBreaks: state.Config.TieBreaks, Upcoming: upcoming(state, names)}
+		Bracket: state.BracketOf(nil), TieBreaks: state.Config.TieBreaks, Upcoming: upcoming(state, names)}
 	live.Stage, live.Cut = stage(state.Config, state.Games, nil)
 	if live.Run, _, err = s.FinalRun(ctx); err != nil {
 		return nil, nil, err
@@ -281,7 +282,7 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		return false
 	}), names)
 	fb.Rounds = boardRounds(state, names, byFreeze)
-	fb.Bracket = state.BracketSVGOf(byFreeze)
+	fb.Bracket = state.BracketOf(byFreeze)
 	fb.Stage, fb.Upcoming = "", nil
 	fb.Stage, fb.Cut = stage(state.Config, state.Games, byFreeze)
 	fb.FrozenAt = at

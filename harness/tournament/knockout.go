@@ -147,17 +147,61 @@ func bracketPlaces(rows []Row, ms []Match, seeds []int, lives int) []Row {
 }
 
 // BracketSVG draws a knockout's or a double elimination's bracket (a
-// stages tournament's, once its second stage is seeded): a column a round,
-// a box a match with both sides and their points, the winner's line bold;
-// a double elimination's losers' bracket below its winners' and the grand
-// final to their right; names as text, escaped. It draws the bracket as
-// the games of the state leave it.
+// stages tournament's, once its second stage is seeded) as BracketOf lays
+// it out: a column a round, a box a match with both sides and their
+// points, the winner's line bold; a double elimination's losers' bracket
+// below its winners' and the grand final to their right; names as text,
+// escaped. It draws the bracket as the games of the state leave it.
 func (s *State) BracketSVG() string { return s.BracketSVGOf(nil) }
 
 // BracketSVGOf draws the bracket as the games shown leave it (nil: every
+// game; "" for a tournament with no bracket).
+func (s *State) BracketSVGOf(shown func(Record) bool) string { return s.BracketOf(shown).SVG() }
+
+// Bracket is a bracket laid out for drawing, every place in pixels: its
+// size, its parts' labels, and a box a match with its sides and the lines
+// that lead to it. The report draws it with SVG; the event's pages with
+// their template, to the same drawing.
+type Bracket struct {
+	Width, Height int
+	// Double: a double elimination's bracket, its parts labelled: the
+	// winners' bracket at the top left, the grand final at FinalX, the
+	// losers' bracket at the left of LosersY (each label's baseline).
+	Double          bool
+	FinalX, LosersY int
+	Matches         []BracketMatch
+}
+
+// BracketMatch is a match's box: its corner and size; whether it was not
+// needed (Skipped: its note at NoteX, NoteY and no sides), its two sides,
+// and the lines from the matches its sides come from, in the same part.
+type BracketMatch struct {
+	X, Y, W, H   int
+	Skipped      bool
+	NoteX, NoteY int
+	Sides        []BracketSide
+	From         []BracketLine
+}
+
+// BracketSide is a side of a match: its name (its seed's number and its
+// team, clipped) at X, Y; its points ("" before a game), right-aligned at
+// ScoreX; and whether it won the match.
+type BracketSide struct {
+	X, Y, ScoreX int
+	Name, Points string
+	Won          bool
+}
+
+// BracketLine is the line from the middle of a match's right edge (X1,
+// Y1) across to XMid, down or up to Y2, and across to the next match's
+// left edge at X2.
+type BracketLine struct{ X1, Y1, XMid, Y2, X2 int }
+
+// BracketOf lays the bracket out as the games shown leave it (nil: every
 // game): a game not shown counts as not yet finished, so a board frozen at
-// a time draws the bracket as it stood then.
-func (s *State) BracketSVGOf(shown func(Record) bool) string {
+// a time draws the bracket as it stood then. It is nil for a tournament
+// with no bracket (yet).
+func (s *State) BracketOf(shown func(Record) bool) *Bracket {
 	recs := s.Games
 	if shown != nil {
 		recs = make([]Record, len(s.Games))
@@ -170,7 +214,7 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 	}
 	g, seeds, _ := s.Config.bracket(recs)
 	if g == nil {
-		return ""
+		return nil
 	}
 	ms := g.resolve(seeds, s.Config.GamesPerPair, recs)
 	const boxW, boxH, colW, rowH, labelH = 190, 44, 230, 56, 22
@@ -228,27 +272,12 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 		// not its place in the list given; a final names the team.
 		return fmt.Sprintf("%d. %s", seedOf[b]+1, cmp.Or(e.Team, e.Name))
 	}
-	var sb strings.Builder
-	// Presentation attributes only, no <style>: the drawing shows under a
-	// page's Content-Security-Policy as in a file.
-	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="bracket" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="the bracket" font-family="sans-serif" font-size="12">`, width, height, width, height)
-	if double {
-		fmt.Fprintf(&sb, `<text x="0" y="14" fill="#555">Winners' bracket</text><text x="%d" y="14" fill="#555">Grand final</text><text x="0" y="%d" fill="#555">Losers' bracket (out at a second loss)</text>`,
-			len(parts[Winners])*colW, top+hw+14)
-	}
+	out := &Bracket{Width: width, Height: height, Double: double, FinalX: len(parts[Winners]) * colW, LosersY: top + hw + 14}
 	for i, n := range g {
 		m := ms[i]
 		x, cy := colX[n.round], center(n)
 		y := cy - boxH/2
-		sb.WriteString(`<g class="m">`)
-		stroke := ` stroke="#90a4ae"`
-		if m.Skipped {
-			stroke = ` stroke="#cfd8dc" stroke-dasharray="4 3"`
-		}
-		fmt.Fprintf(&sb, `<rect x="%d" y="%d" width="%d" height="%d" rx="4" fill="#fff"%s/>`, x, y, boxW, boxH, stroke)
-		if m.Skipped {
-			fmt.Fprintf(&sb, `<text x="%d" y="%d" fill="#78909c">not needed</text>`, x+8, y+27)
-		}
+		box := BracketMatch{X: x, Y: y, W: boxW, H: boxH, Skipped: m.Skipped, NoteX: x + 8, NoteY: y + 27}
 		for k, side := range []struct {
 			bot    int
 			points float64
@@ -256,18 +285,13 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 			if m.Skipped {
 				break
 			}
-			class := ` fill="#222"`
-			if side.bot >= 0 && side.bot == m.Winner {
-				class = ` fill="#222" font-weight="700"`
-			}
 			score := ""
 			if m.Games > 0 {
 				score = strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", side.points), "0"), ".")
 			}
-			fmt.Fprintf(&sb, `<text x="%d" y="%d"%s>%s</text><text x="%d" y="%d" text-anchor="end"%s>%s</text>`,
-				x+8, y+18+k*18, class, html.EscapeString(clip(name(side.bot), 24)), x+boxW-8, y+18+k*18, class, score)
+			box.Sides = append(box.Sides, BracketSide{X: x + 8, Y: y + 18 + k*18, ScoreX: x + boxW - 8,
+				Name: clip(name(side.bot), 24), Points: score, Won: side.bot >= 0 && side.bot == m.Winner})
 		}
-		sb.WriteString(`</g>`)
 		// A line from each match its winner comes from, in the same part.
 		for _, from := range []src{n.a, n.b} {
 			if from.from < 0 || from.loser || g[from.from].part != n.part || n.reset {
@@ -275,7 +299,47 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 			}
 			p := g[from.from]
 			px, py := colX[p.round]+boxW, center(p)
-			fmt.Fprintf(&sb, `<path d="M%d %d H%d V%d H%d" stroke="#90a4ae" fill="none"/>`, px, py, px+(x-px)/2, cy, x)
+			box.From = append(box.From, BracketLine{X1: px, Y1: py, XMid: px + (x-px)/2, Y2: cy, X2: x})
+		}
+		out.Matches = append(out.Matches, box)
+	}
+	return out
+}
+
+// SVG draws the bracket ("" for none). Presentation attributes only, no
+// <style>: the drawing shows under a page's Content-Security-Policy as in
+// a file.
+func (b *Bracket) SVG() string {
+	if b == nil {
+		return ""
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="bracket" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="the bracket" font-family="sans-serif" font-size="12">`, b.Width, b.Height, b.Width, b.Height)
+	if b.Double {
+		fmt.Fprintf(&sb, `<text x="0" y="14" fill="#555">Winners' bracket</text><text x="%d" y="14" fill="#555">Grand final</text><text x="0" y="%d" fill="#555">Losers' bracket (out at a second loss)</text>`,
+			b.FinalX, b.LosersY)
+	}
+	for _, m := range b.Matches {
+		sb.WriteString(`<g class="m">`)
+		stroke := ` stroke="#90a4ae"`
+		if m.Skipped {
+			stroke = ` stroke="#cfd8dc" stroke-dasharray="4 3"`
+		}
+		fmt.Fprintf(&sb, `<rect x="%d" y="%d" width="%d" height="%d" rx="4" fill="#fff"%s/>`, m.X, m.Y, m.W, m.H, stroke)
+		if m.Skipped {
+			fmt.Fprintf(&sb, `<text x="%d" y="%d" fill="#78909c">not needed</text>`, m.NoteX, m.NoteY)
+		}
+		for _, side := range m.Sides {
+			class := ` fill="#222"`
+			if side.Won {
+				class = ` fill="#222" font-weight="700"`
+			}
+			fmt.Fprintf(&sb, `<text x="%d" y="%d"%s>%s</text><text x="%d" y="%d" text-anchor="end"%s>%s</text>`,
+				side.X, side.Y, class, html.EscapeString(side.Name), side.ScoreX, side.Y, class, html.EscapeString(side.Points))
+		}
+		sb.WriteString(`</g>`)
+		for _, l := range m.From {
+			fmt.Fprintf(&sb, `<path d="M%d %d H%d V%d H%d" stroke="#90a4ae" fill="none"/>`, l.X1, l.Y1, l.XMid, l.Y2, l.X2)
 		}
 	}
 	sb.WriteString(`</svg>`)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -119,11 +118,9 @@ func (s *Server) computeBoards(ctx context.Context) (changed bool, err error) {
 	board := [2]*event.Board{anyone, organizer}
 	var part [2]template.HTML
 	for who, bd := range board {
-		var buf bytes.Buffer
-		if err := pages["home"].ExecuteTemplate(&buf, "board", boardData{Board: bd, Admin: who == 1}); err != nil {
+		if part[who], err = drawn("home", "board", boardData{Board: bd, Admin: who == 1}); err != nil {
 			return false, err
 		}
-		part[who] = template.HTML(buf.String())
 	}
 	b.mu.Lock()
 	b.version, b.board, b.part, b.ok = version, board, part, true

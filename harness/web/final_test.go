@@ -381,6 +381,30 @@ func TestASwissFinal(t *testing.T) {
 	}
 }
 
+// The pages draw a bracket (the template "bracket") as the report does:
+// the same SVG, every name as text.
+func TestThePagesDrawABracketAsTheReportDoes(t *testing.T) {
+	t.Parallel()
+	const hostile = `<img src=x onerror="alert(1)">'&`
+	b := &tournament.Bracket{Width: 460, Height: 180, Double: true, FinalX: 230, LosersY: 150, Matches: []tournament.BracketMatch{
+		{X: 0, Y: 22, W: 190, H: 44, NoteX: 8, NoteY: 49, Sides: []tournament.BracketSide{
+			{X: 8, Y: 40, ScoreX: 182, Name: "1. " + hostile, Points: "1.5", Won: true},
+			{X: 8, Y: 58, ScoreX: 182, Name: "2. beta", Points: "0.5"}}},
+		{X: 230, Y: 22, W: 190, H: 44, Skipped: true, NoteX: 238, NoteY: 49,
+			From: []tournament.BracketLine{{X1: 190, Y1: 44, XMid: 210, Y2: 44, X2: 230}}},
+	}}
+	page, err := fragment("home", "bracket", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(page), b.SVG(); got != want {
+		t.Errorf("the page's bracket:\n%s\nthe report's:\n%s", got, want)
+	}
+	if !strings.Contains(string(page), ">1. &lt;img src=x onerror=&#34;alert(1)&#34;&gt;&#39;&amp;<") {
+		t.Errorf("the bracket does not show a name as text:\n%s", page)
+	}
+}
+
 // A knockout final, started over the API: seeded by the ladder, its
 // bracket drawn on the home page (no script, no style element: the page's
 // policy holds), the places by how far each team went; frozen, the bracket

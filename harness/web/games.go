@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -114,11 +113,12 @@ func (d gamesData) KindLink(kind string) string {
 }
 
 // teamOptions are the organizer's list of teams drawn, and the names'
-// version they were drawn at.
+// version and the team picked they were drawn at.
 type teamOptions struct {
 	mu      sync.Mutex
 	version int64
-	html    string
+	picked  int64
+	html    template.HTML
 }
 
 // listCache keeps a team's lists of games as a page or the API wrote
@@ -205,59 +205,35 @@ func (s *Server) keepList(key, list string) {
 	}
 }
 
-// gameTable is a games table's rows, drawn, and whether they are seen
-// from a team's side (Mine) or the organizer's.
+// gameTable is a games table's rows, and whether they are seen from a
+// team's side (Mine) or the organizer's.
 type gameTable struct {
 	Mine bool
-	Rows template.HTML
+	Rows []gameRow
 }
 
-// drawGames draws rows as the games table of a page.
+// drawGames draws rows as the games table of a page (the template
+// "games", a row each by "game-row").
 func drawGames(rows []gameRow) (template.HTML, error) {
-	t := gameTable{Mine: len(rows) > 0 && rows[0].Me != ""}
-	var b strings.Builder
-	for _, r := range rows {
-		b.WriteString(string(r.HTML()))
-	}
-	t.Rows = template.HTML(b.String()) // each row escaped its texts
-	table, err := fragment("games", "games", t)
-	return template.HTML(table), err
+	return drawn("games", "games", gameTable{Mine: len(rows) > 0 && rows[0].Me != "", Rows: rows})
 }
 
-// HTML is the row of the games table: written here, not by a template,
-// because a list draws many and a template's twenty actions cost thirteen
-// times as much. Every text is escaped as html/template escapes it.
-func (r gameRow) HTML() template.HTML {
-	var b strings.Builder
-	esc := template.HTMLEscapeString
-	id := strconv.FormatInt(r.ID, 10)
-	b.WriteString(`<tr><td><a href="/games/` + id + `">#` + id + `</a></td><td>` + esc(r.Kind))
-	if r.Kind == event.LadderGame && !r.Rated {
-		b.WriteString(` <span class="muted" title="not rated: a repeat of an earlier game, or played after the close">(unrated)</span>`)
-	}
-	if r.Kind == event.FinalGame && r.Me != "" {
-		b.WriteString(` <a class="proof" href="/games/` + id + `/proof" title="this game's inclusion proof in the final's log: arena verify --key KEY --proof FILE checks it">proof</a>`)
-	}
-	b.WriteString("</td>\n")
-	if r.Me != "" {
-		b.WriteString(`<td>` + esc(r.Me) + `</td><td>` + esc(r.Rival) + `</td><td>`)
-		if r.MySubmission != 0 {
-			sub := strconv.FormatInt(r.MySubmission, 10)
-			b.WriteString(`<a href="/submissions/` + sub + `">#` + sub + `</a>`)
-		}
-		b.WriteString("</td>\n")
-	} else {
-		b.WriteString(`<td>` + esc(r.WhiteName) + `</td><td>` + esc(r.BlackName) + "</td>\n")
-	}
-	// The column counts turns; a game kept before turns were counted
-	// shows its plies, named so (one that played none shows 0).
-	length := strconv.Itoa(r.Turns)
+// Unrated says whether the row marks its game as not rated: a ladder game
+// that did not count.
+func (r gameRow) Unrated() bool { return r.Kind == event.LadderGame && !r.Rated }
+
+// Proof says whether the row links its game's inclusion proof: a game of
+// the final, seen from a team's side.
+func (r gameRow) Proof() bool { return r.Kind == event.FinalGame && r.Me != "" }
+
+// Count is what the row's Turns column says: the game's turns, or, for a
+// game kept before turns were counted, its plies, named so (one that
+// played none says 0).
+func (r gameRow) Count() string {
 	if r.Turns == 0 && r.Plies != 0 {
-		length = strconv.Itoa(r.Plies) + " plies"
+		return strconv.Itoa(r.Plies) + " plies"
 	}
-	b.WriteString(`<td class="result-` + esc(r.Result) + `">` + esc(r.Result) + `</td><td>` + esc(r.Reason) + `</td><td title="` + esc(r.Length) + `">` +
-		length + `</td><td>` + when(r.Finished) + "</td></tr>\n")
-	return template.HTML(b.String())
+	return strconv.Itoa(r.Turns)
 }
 
 // gamesTable is the games q picks, drawn as asker sees them, and how many
@@ -266,7 +242,7 @@ func (r gameRow) HTML() template.HTML {
 func (s *Server) gamesTable(ctx context.Context, asker int64, names event.TeamNames, q event.GameQuery) (template.HTML, int, error) {
 	key, kept, total, err := s.teamList(ctx, "table", asker, names, q)
 	if err != nil || kept != "" {
-		return template.HTML(kept), total, err // drawn by drawGames
+		return executed(kept), total, err // drawn by drawGames
 	}
 	games, total, err := s.listGames(ctx, key, total, q)
 	if err != nil {
@@ -280,21 +256,38 @@ func (s *Server) gamesTable(ctx context.Context, asker int64, names event.TeamNa
 	return table, total, nil
 }
 
+// teamOption is a team as the organizer's list of teams offers it.
+type teamOption struct {
+	ID   int64
+	Name string
+}
+
+// teamOptionsData is the organizer's list of teams, Picked's picked.
+type teamOptionsData struct {
+	Teams  []teamOption
+	Picked int64
+}
+
 // teamOptions are the options of the organizer's list of teams, one a
-// team, team's picked: drawn once for each version of the names, since an
-// event has a thousand teams.
-func (s *Server) teamOptions(names event.TeamNames, team int64) template.HTML {
+// team, team's picked (the template "team-options"): drawn again only when
+// the names or the team picked change, since an event has a thousand
+// teams and the organizer pages through one team's games.
+func (s *Server) teamOptions(names event.TeamNames, team int64) (template.HTML, error) {
 	s.options.mu.Lock()
 	defer s.options.mu.Unlock()
-	if s.options.html == "" || s.options.version != names.Version {
-		var b strings.Builder
-		for _, id := range names.Order {
-			b.WriteString(`<option value="` + strconv.FormatInt(id, 10) + `">` + template.HTMLEscapeString(names.ByID[id]) + "</option>\n")
-		}
-		s.options.version, s.options.html = names.Version, b.String()
+	if s.options.html != "" && s.options.version == names.Version && s.options.picked == team {
+		return s.options.html, nil
 	}
-	picked := `<option value="` + strconv.FormatInt(team, 10) + `"`
-	return template.HTML(strings.Replace(s.options.html, picked+">", picked+" selected>", 1)) // names escaped
+	d := teamOptionsData{Teams: make([]teamOption, len(names.Order)), Picked: team}
+	for i, id := range names.Order {
+		d.Teams[i] = teamOption{ID: id, Name: names.ByID[id]}
+	}
+	html, err := drawn("games", "team-options", d)
+	if err != nil {
+		return "", err
+	}
+	s.options.version, s.options.picked, s.options.html = names.Version, team, html
+	return html, nil
 }
 
 // gamesPage lists games, newest first, a page at a time, filtered by kind:
@@ -330,7 +323,9 @@ func (s *Server) gamesPage(w http.ResponseWriter, r *http.Request, p *event.Prin
 	asker := p.Team
 	if p.Admin {
 		asker = d.Team
-		d.TeamOptions = s.teamOptions(names, d.Team)
+		if d.TeamOptions, err = s.teamOptions(names, d.Team); err != nil {
+			return err
+		}
 	}
 	d.Table, d.Total, err = s.gamesTable(r.Context(), asker, names, event.GameQuery{Team: d.Team, Kind: d.Kind,
 		Offset: (d.Page - 1) * gamesPerPage, Limit: gamesPerPage})

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"html/template"
 	"math"
 	"strconv"
 
@@ -125,62 +124,10 @@ func appendTenths(b []byte, v float64) []byte {
 	return append(b, '.', byte('0'+t%10))
 }
 
-// SVG is the plot drawn: a picture the server makes itself, with no
-// script, every number its own and every text escaped. Written here, not
-// by the template, for the reason gameRow.HTML is.
-func (p *ratingPlot) SVG() template.HTML {
-	esc := template.HTMLEscapeString
-	b := make([]byte, 0, 2048+len(p.Line)+len(p.Band))
-	// attr appends name="v" and the text that follows it.
-	attr := func(name string, v float64, then string) {
-		b = append(b, name+`="`...)
-		b = appendTenths(b, v)
-		b = append(b, `"`+then...)
-	}
-	b = append(b, `<svg class="plot" viewBox="0 0 `...)
-	b = appendTenths(b, p.W)
-	b = append(b, ' ')
-	b = appendTenths(b, p.H)
-	b = append(b, `" `...)
-	attr("width", p.W, " ")
-	attr("height", p.H, ` role="img" aria-label="Rating after each rated pair">`+"\n")
-	for _, t := range p.Ticks {
-		b = append(b, `<line `...)
-		attr("x1", p.Left, " ")
-		attr("x2", p.W, " ")
-		attr("y1", t.Y, " ")
-		attr("y2", t.Y, ` stroke="#e3e6ea"/><text `)
-		attr("x", p.Left, ` dx="-6" `)
-		attr("y", t.Y, ` dy="4" text-anchor="end" font-size="11" fill="#667">`+esc(t.Label)+`</text>`)
-	}
-	b = append(b, '\n')
-	for _, x := range p.Versions {
-		b = append(b, `<line `...)
-		attr("x1", x, " ")
-		attr("x2", x, " ")
-		attr("y1", p.Top, " ")
-		attr("y2", p.Top+p.PH, ` stroke="#999" stroke-dasharray="4 3"/>`) // down to the axis, clear of its label
-	}
-	b = append(b, "\n"+`<polygon points="`...)
-	b = append(b, p.Band...)
-	b = append(b, `" fill="#2f6fb5" fill-opacity="0.15"/>`+"\n"+`<polyline points="`...)
-	b = append(b, p.Line...)
-	b = append(b, `" fill="none" stroke="#2f6fb5" stroke-width="2"/>`+"\n"...)
-	if p.Bar != ([2]float64{}) {
-		b = append(b, `<line class="deviation" `...)
-		attr("x1", p.Dot[0], " ")
-		attr("x2", p.Dot[0], " ")
-		attr("y1", p.Bar[0], " ")
-		attr("y2", p.Bar[1], ` stroke="#2f6fb5" stroke-opacity="0.3" stroke-width="8"/>`+"\n")
-	}
-	b = append(b, `<circle class="last" `...)
-	attr("cx", p.Dot[0], " ")
-	attr("cy", p.Dot[1], ` r="4" fill="#2f6fb5"/>`+"\n"+`<text class="axis-x" `)
-	attr("x", p.XLabelAt[0], " ")
-	attr("y", p.XLabelAt[1], ` text-anchor="middle" font-size="11" fill="#667">`+esc(p.XLabel)+"</text>\n"+`<text class="axis-y" transform="translate(`)
-	b = appendTenths(b, p.YLabelAt[0])
-	b = append(b, ' ')
-	b = appendTenths(b, p.YLabelAt[1])
-	b = append(b, `) rotate(-90)" text-anchor="middle" font-size="11" fill="#667">`+esc(p.YLabel)+"</text>\n</svg>"...)
-	return template.HTML(b) // every number the server's, every text escaped
-}
+// Bottom is the plot area's lower edge, its x axis: where a version's
+// mark ends, clear of the axis' label.
+func (p *ratingPlot) Bottom() float64 { return p.Top + p.PH }
+
+// Single says whether the plot is of one point, drawn with its deviation
+// (Bar): a line of one point and a band of no width show nothing.
+func (p *ratingPlot) Single() bool { return p.Bar != ([2]float64{}) }

@@ -113,7 +113,7 @@ func TestARatingPlotOfManyPairsDrawsThePointsItIsGiven(t *testing.T) {
 func TestARatingPlotIsDrawnAsSVG(t *testing.T) {
 	p := newRatingPlot([]event.RatingPoint{{Pair: 1, Submission: 1, Rating: 1500, Deviation: 350}, {Pair: 2, Submission: 2, Rating: 1620, Deviation: 250}})
 	p.XLabel = `pairs <&> "quoted"`
-	svg := string(p.SVG())
+	svg := plotSVG(t, p)
 	count := map[string]int{}
 	var texts []string
 	d := xml.NewDecoder(strings.NewReader(svg))
@@ -157,7 +157,7 @@ func TestARatingPlotIsDrawnAsSVG(t *testing.T) {
 // one point and a band of no width would show nothing.
 func TestARatingPlotOfOnePairDrawsItsPoint(t *testing.T) {
 	p := newRatingPlot([]event.RatingPoint{{Pair: 1, Submission: 1, Rating: 1580, Deviation: 290}})
-	svg := string(p.SVG())
+	svg := plotSVG(t, p)
 	dot := regexp.MustCompile(`<circle class="last" cx="([0-9.]+)" cy="([0-9.]+)"`).FindStringSubmatch(svg)
 	bar := regexp.MustCompile(`<line class="deviation" x1="[0-9.]+" x2="[0-9.]+" y1="([0-9.]+)" y2="([0-9.]+)"`).FindStringSubmatch(svg)
 	if dot == nil || bar == nil {
@@ -169,7 +169,7 @@ func TestARatingPlotOfOnePairDrawsItsPoint(t *testing.T) {
 	if !(top < cy && cy < bottom) || bottom-top < 20 {
 		t.Errorf("the point at y %v, its deviation from %v to %v", cy, top, bottom)
 	}
-	if two := string(newRatingPlot([]event.RatingPoint{{Pair: 1, Rating: 1500, Deviation: 350}, {Pair: 2, Rating: 1600, Deviation: 300}}).SVG()); strings.Contains(two, `class="deviation"`) {
+	if two := plotSVG(t, newRatingPlot([]event.RatingPoint{{Pair: 1, Rating: 1500, Deviation: 350}, {Pair: 2, Rating: 1600, Deviation: 300}})); strings.Contains(two, `class="deviation"`) {
 		t.Error("a plot of two pairs draws a single point's deviation")
 	}
 }
@@ -187,4 +187,10 @@ func TestAppendTenthsWritesAsStrconvDoes(t *testing.T) {
 			t.Fatalf("%v written %q, want %q", v, got, want)
 		}
 	}
+}
+
+// plotSVG is p drawn as the team's page draws it.
+func plotSVG(t *testing.T, p *ratingPlot) string {
+	t.Helper()
+	return drawRow(t, "team", "plot", p)
 }

@@ -42,9 +42,8 @@ var funcs = template.FuncMap{
 	"pretty":  prettyJSON,
 	"inc":     func(n int) int { return n + 1 },
 	"sub":     func(a, b int) int { return a - b },
-	// svg is a drawing the server made itself (tournament.State's
-	// BracketSVG), every name in it escaped.
-	"svg": func(s string) template.HTML { return template.HTML(s) },
+	// tenths writes a number of a drawing (a plot's) to a tenth.
+	"tenths": func(v float64) string { return string(appendTenths(nil, v)) },
 	// half writes points as a score sheet does: 1½, ½, 2.
 	"half": func(p float64) string {
 		whole, frac := math.Modf(p)
@@ -221,6 +220,24 @@ func fragment(page, name string, data any) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// drawn is the template name of page drawn from data, as a part another
+// page's template writes as it is (a games table, a board): drawn once,
+// kept, and written into many pages.
+func drawn(page, name string, data any) (template.HTML, error) {
+	body, err := fragment(page, name, data)
+	if err != nil {
+		return "", err
+	}
+	return executed(string(body)), nil
+}
+
+// executed is what an html/template wrote (drawn just now, or kept since a
+// drawing: a games table in the lists' cache), as a value a template writes
+// without escaping it again. It is the one conversion to template.HTML of
+// the pages, and its only callers pass it a template's output: every text
+// in it was escaped by the template that wrote it.
+func executed(out string) template.HTML { return template.HTML(out) }
 
 // writeFragment answers with the template name of page drawn from data:
 // the part of a page its script asks for again.

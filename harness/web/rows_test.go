@@ -14,9 +14,9 @@ import (
 	"github.com/arenabots/arena/harness/validate"
 )
 
-// A games table's row is written without a template: every text of it
-// (names, kind, result, reason, length) is shown as text, whatever it
-// holds, in a table cell or an attribute.
+// A games table's row (the template "game-row") shows every text of it
+// (names, kind, result, reason, length) as text, whatever it holds, in a
+// table cell or an attribute.
 func TestAGameRowShowsEveryTextAsText(t *testing.T) {
 	t.Parallel()
 	const hostile = `<img src=x onerror="alert(1)">'&</td>`
@@ -43,11 +43,11 @@ func TestAGameRowShowsEveryTextAsText(t *testing.T) {
 			fields["white"] = func(r *gameRow) { r.WhiteName = hostile }
 			fields["black"] = func(r *gameRow) { r.BlackName = hostile }
 		}
-		tags, quotes := shape(string(base.HTML()))
+		tags, quotes := shape(gameRowHTML(t, base))
 		for name, set := range fields {
 			r := base
 			set(&r)
-			html := string(r.HTML())
+			html := gameRowHTML(t, r)
 			if gt, gq := shape(html); gt != tags || gq != quotes {
 				t.Errorf("a %s of markup (mine: %t) changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, mine, gt, gq, tags, quotes, html)
 			}
@@ -63,14 +63,13 @@ func TestAGameRowShowsEveryTextAsText(t *testing.T) {
 <td>black</td><td>white team</td><td><a href="/submissions/3">#3</a></td>
 <td class="result-white won">white won</td><td>checkmate</td><td title="40 plies">12</td><td>2026-11-26 08:00:00 UTC</td></tr>
 `
-	if got := string(r.HTML()); got != want {
+	if got := gameRowHTML(t, r); got != want {
 		t.Errorf("the row:\n%s\nwant\n%s", got, want)
 	}
 }
 
-// A row of a team's versions is written without a template too: its
-// file's name, hash, state, summary and the organizer's reason show as
-// text; the form to make it active is there only for a submission that
+// A row of a team's versions (the template "version-row"): its file's
+// name, hash, state, summary and the organizer's reason show as text; the form to make it active is there only for a submission that
 // plays and is not active.
 func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 	t.Parallel()
@@ -78,7 +77,7 @@ func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 	base := event.Submission{ID: 4, SHA256: "0123456789abcdef", Size: 1536, Filename: "bot.zip", Uploaded: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC),
 		State: event.Failed, Summary: "no README", Admitted: "came by mail"}
 	shape := func(html string) (tags, quotes int) { return strings.Count(html, "<"), strings.Count(html, `"`) }
-	tags, quotes := shape(versionRow(base, "tok", -1))
+	tags, quotes := shape(versionRowHTML(t, base, "tok", -1))
 	for name, set := range map[string]func(*event.Submission){
 		"file name": func(s *event.Submission) { s.Filename = hostile },
 		"hash":      func(s *event.Submission) { s.SHA256 = hostile },
@@ -87,7 +86,7 @@ func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 	} {
 		sub := base
 		set(&sub)
-		html := versionRow(sub, "tok", -1)
+		html := versionRowHTML(t, sub, "tok", -1)
 		if gt, gq := shape(html); gt != tags || gq != quotes {
 			t.Errorf("a %s of markup changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, gt, gq, tags, quotes, html)
 		}
@@ -106,25 +105,25 @@ func TestAVersionRowShowsEveryTextAsText(t *testing.T) {
 </td>
 </tr>
 `
-	if got := versionRow(base, "tok", -1); got != want {
+	if got := versionRowHTML(t, base, "tok", -1); got != want {
 		t.Errorf("an admitted submission's row:\n%s\nwant\n%s", got, want)
 	}
 	active := base
 	active.State, active.Admitted, active.Active = event.Passed, "", true
-	if got := versionRow(active, "tok", -1); strings.Contains(got, "<form") || !strings.Contains(got, `<tr data-submission="4" class="active">`) ||
+	if got := versionRowHTML(t, active, "tok", -1); strings.Contains(got, "<form") || !strings.Contains(got, `<tr data-submission="4" class="active">`) ||
 		!strings.Contains(got, "<strong>active</strong> no README") {
 		t.Errorf("the active submission's row:\n%s", got)
 	}
 	failed := base
 	failed.Admitted = ""
-	if got := versionRow(failed, "tok", -1); strings.Contains(got, "<form") {
+	if got := versionRowHTML(t, failed, "tok", -1); strings.Contains(got, "<form") {
 		t.Errorf("a failed submission's row offers to make it active:\n%s", got)
 	}
 }
 
-// A scrimmage's row shows every text as text, whatever a team's name, a
-// game's reason or the scrimmage's message holds, and reads as the
-// template read it.
+// A scrimmage's row (the template "scrimmage-row") shows every text as
+// text, whatever a team's name, a game's reason or the scrimmage's message
+// holds.
 func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 	t.Parallel()
 	const hostile = `<img src=x onerror="alert(1)">'&</td>`
@@ -132,7 +131,7 @@ func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 	base := event.Scrimmage{ID: 7, Team: 1, RivalTeam: 2, State: event.ScrimmageDone, Message: "two games", Created: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
 	games := []gameRow{{ID: 31, Me: "white", Result: "won", Reason: "checkmate"}, {ID: 32, Me: "black", Result: "draw", Reason: "stalemate"}}
 	shape := func(html string) (tags, quotes int) { return strings.Count(html, "<"), strings.Count(html, `"`) }
-	tags, quotes := shape(scrimmageRow(base, games, names, -1))
+	tags, quotes := shape(scrimmageRowHTML(t, base, games, names, -1))
 	for name, set := range map[string]func(*event.Scrimmage, []gameRow, *event.TeamNames){
 		"challenger's name": func(_ *event.Scrimmage, _ []gameRow, n *event.TeamNames) {
 			n.ByID = map[int64]string{1: hostile, 2: "Beta"}
@@ -145,7 +144,7 @@ func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 	} {
 		sc, g, n := base, slices.Clone(games), names
 		set(&sc, g, &n)
-		html := scrimmageRow(sc, g, n, -1)
+		html := scrimmageRowHTML(t, sc, g, n, -1)
 		if gt, gq := shape(html); gt != tags || gq != quotes {
 			t.Errorf("a %s of markup changed the row's markup: %d tags and %d quotes, want %d and %d:\n%s", name, gt, gq, tags, quotes, html)
 		}
@@ -156,9 +155,37 @@ func TestAScrimmageRowShowsEveryTextAsText(t *testing.T) {
 	want := `<tr><td>7</td><td>Alpha</td><td>Beta</td><td>2026-11-26 08:00:00 UTC</td>
 <td><span class="state state-done">done</span></td><td><a href="/games/31">#31</a> as white: <span class="result-won">won</span> (checkmate) <a href="/games/32">#32</a> as black: <span class="result-draw">draw</span> (stalemate) two games</td></tr>
 `
-	if got := scrimmageRow(base, games, names, -1); got != want {
+	if got := scrimmageRowHTML(t, base, games, names, -1); got != want {
 		t.Errorf("a scrimmage's row:\n%s\nwant\n%s", got, want)
 	}
+}
+
+// drawRow is the row template name of page drawn from data.
+func drawRow(t *testing.T, page, name string, data any) string {
+	t.Helper()
+	html, err := fragment(page, name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(html)
+}
+
+// gameRowHTML is r drawn as a games table's row.
+func gameRowHTML(t *testing.T, r gameRow) string {
+	t.Helper()
+	return drawRow(t, "games", "game-row", r)
+}
+
+// versionRowHTML is sub drawn as a row of its team's versions.
+func versionRowHTML(t *testing.T, sub event.Submission, csrf string, ahead int) string {
+	t.Helper()
+	return drawRow(t, "team", "version-row", versionRow{Submission: sub, CSRF: csrf, Ahead: ahead})
+}
+
+// scrimmageRowHTML is sc drawn as a row of its team's scrimmages.
+func scrimmageRowHTML(t *testing.T, sc event.Scrimmage, games []gameRow, names event.TeamNames, ahead int) string {
+	t.Helper()
+	return drawRow(t, "team", "scrimmage-row", newScrimmageRow(sc, games, names, ahead))
 }
 
 // The organizer's list of failures offers Admit for a failure that could

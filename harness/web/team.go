@@ -7,8 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,12 +23,12 @@ type teamData struct {
 	queued     bool
 	TeamName   string
 	Scrimmages []event.Scrimmage
-	// ScrimmageRows are the rows of the scrimmages' table, drawn.
-	ScrimmageRows template.HTML
+	// ScrimmageRows are the rows of the scrimmages' table.
+	ScrimmageRows []scrimmageRow
 	Names         event.TeamNames
 	Submissions   []event.Submission
-	// Versions are the rows of the submissions' table, drawn.
-	Versions   template.HTML
+	// Versions are the rows of the submissions' table.
+	Versions   []versionRow
 	NewestFail *event.Submission
 	// Games are the team's newest games, drawn: GamesShown of GamesTotal
 	// (the games list has them all).
@@ -72,7 +70,6 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	if d.Submissions, err = s.Store.Submissions(r.Context(), team); err != nil {
 		return d, err
 	}
-	var rows strings.Builder
 	for _, sub := range d.Submissions {
 		ahead := -1
 		if sub.State == event.Queued {
@@ -81,9 +78,8 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 			}
 			d.queued = true
 		}
-		rows.WriteString(versionRow(sub, csrf, ahead))
+		d.Versions = append(d.Versions, versionRow{Submission: sub, CSRF: csrf, Ahead: ahead})
 	}
-	d.Versions = template.HTML(rows.String()) // every text escaped
 	if len(d.Submissions) > 0 && d.Submissions[0].State == event.Failed {
 		d.NewestFail = &d.Submissions[0]
 	}
@@ -141,7 +137,6 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 	if err != nil {
 		return d, err
 	}
-	var scrimmages strings.Builder
 	for _, sc := range d.Scrimmages {
 		ahead := -1
 		if sc.State == event.ScrimmageQueued {
@@ -150,9 +145,8 @@ func (s *Server) teamData(r *http.Request, p *event.Principal, csrf string) (tea
 			}
 			d.queued = true
 		}
-		scrimmages.WriteString(scrimmageRow(sc, gameRows(games[sc.ID], team, d.Names), d.Names, ahead))
+		d.ScrimmageRows = append(d.ScrimmageRows, newScrimmageRow(sc, gameRows(games[sc.ID], team, d.Names), d.Names, ahead))
 	}
-	d.ScrimmageRows = template.HTML(scrimmages.String()) // every text escaped
 	return d, nil
 }
 
@@ -196,65 +190,34 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, p *event.Princ
 	return writeWithCSRF(w, body, csrf)
 }
 
-// versionRow is a submission's row of its team's table of versions, with
-// the form that makes it active carrying csrf. Written here, not by the
-// template, for the reason gameRow.HTML is; every text is escaped as
-// html/template escapes it.
-// queuePlace says where a queued submission stands in the validation queue
-// (ahead: how many wait before it; -1: not queued).
-func queuePlace(ahead int) string {
-	switch {
-	case ahead < 0:
-		return ""
-	case ahead == 0:
-		return ` <span class="queue-place muted">next in line</span>`
-	}
-	return ` <span class="queue-place muted">` + strconv.Itoa(ahead) + ` ahead</span>`
+// versionRow is a submission's row of its team's table of versions (the
+// template "version-row"), with the form that makes it active carrying
+// CSRF. Ahead says where a queued submission stands in the validation
+// queue: how many wait before it (-1: not queued).
+type versionRow struct {
+	event.Submission
+	CSRF  string
+	Ahead int
 }
 
-func versionRow(sub event.Submission, csrf string, ahead int) string {
-	esc := template.HTMLEscapeString
-	id := strconv.FormatInt(sub.ID, 10)
-	var b strings.Builder
-	b.WriteString("\n<tr data-submission=\"" + id + "\"")
-	if sub.Active {
-		b.WriteString(` class="active"`)
-	}
-	b.WriteString(">\n<td><a href=\"/submissions/" + id + "\">#" + id + "</a></td><td>" + when(sub.Uploaded) + "</td><td>" + esc(sub.Filename) + "</td><td>" + size(sub.Size) + "</td>\n" +
-		`<td><code title="` + esc(sub.SHA256) + `">` + esc(short(sub.SHA256)) + "</code></td>\n" +
-		`<td><span class="state state-` + esc(string(sub.State)) + `">` + esc(string(sub.State)) + "</span>" + queuePlace(ahead) + "</td>\n" + `<td class="summary">`)
-	if sub.Active {
-		b.WriteString("<strong>active</strong> ")
-	}
-	b.WriteString(esc(sub.Summary))
-	if sub.Admitted != "" {
-		b.WriteString("<br><strong>admitted by the organizer:</strong> " + esc(sub.Admitted))
-	}
-	b.WriteString("</td>\n<td>")
-	if sub.Plays() && !sub.Active {
-		b.WriteString("\n<form method=\"post\" action=\"/team/submissions/" + id + "/activate\" class=\"inline\"><input type=\"hidden\" name=\"csrf\" value=\"" + esc(csrf) +
-			"\"><button class=\"small\">Make active</button></form>\n")
-	}
-	b.WriteString("</td>\n</tr>\n")
-	return b.String()
+// scrimmageRow is a scrimmage's row of its team's table of scrimmages
+// (the template "scrimmage-row"): both teams by name, and its games as
+// the team sees them. Ahead says where a queued scrimmage stands in its
+// queue (-1: not queued).
+type scrimmageRow struct {
+	ID                int64
+	Challenger, Rival string
+	Created           time.Time
+	State             string
+	Ahead             int
+	Games             []gameRow
+	Message           string
 }
 
-// scrimmageRow is a scrimmage's row of its team's table of scrimmages,
-// with its games as the team sees them. Written here, not by the template,
-// for the reason gameRow.HTML is; every text is escaped as html/template
-// escapes it.
-func scrimmageRow(sc event.Scrimmage, games []gameRow, names event.TeamNames, ahead int) string {
-	esc := template.HTMLEscapeString
-	var b strings.Builder
-	b.WriteString("<tr><td>" + strconv.FormatInt(sc.ID, 10) + "</td><td>" + esc(names.Team(sc.Team)) + "</td><td>" + esc(names.Team(sc.RivalTeam)) +
-		"</td><td>" + when(sc.Created) + "</td>\n" + `<td><span class="state state-` + esc(sc.State) + `">` + esc(sc.State) + "</span>" + queuePlace(ahead) + "</td><td>")
-	for _, g := range games {
-		id := strconv.FormatInt(g.ID, 10)
-		b.WriteString(`<a href="/games/` + id + `">#` + id + `</a> as ` + esc(g.Me) + `: <span class="result-` + esc(g.Result) + `">` + esc(g.Result) +
-			`</span> (` + esc(g.Reason) + `) `)
-	}
-	b.WriteString(esc(sc.Message) + "</td></tr>\n")
-	return b.String()
+// newScrimmageRow is sc's row, with its games and the teams' names.
+func newScrimmageRow(sc event.Scrimmage, games []gameRow, names event.TeamNames, ahead int) scrimmageRow {
+	return scrimmageRow{ID: sc.ID, Challenger: names.Team(sc.Team), Rival: names.Team(sc.RivalTeam), Created: sc.Created,
+		State: sc.State, Ahead: ahead, Games: games, Message: sc.Message}
 }
 
 // csrfStandIn stands for the CSRF token in a team page kept for reuse: it
