@@ -195,11 +195,8 @@ func upcoming(state *tournament.State, names TeamNames) []BoardPairing {
 // BoardRow is a row of the final's standings with its team's name: Name
 // is the name its bot played under.
 type BoardRow struct {
-	tournament.Row
-	Team string `json:"team"`
-	// ByLot: this place and the one it was told apart from were drawn at
-	// random (seeded), their points and every other tie-break equal.
-	ByLot bool `json:"byLot,omitempty"`
+	tournament.Row        // its ByLot: the place was drawn against a neighbour
+	Team           string `json:"team"`
 }
 
 // boardRows are rows with their teams' names.
@@ -210,13 +207,7 @@ func boardRows(rows []tournament.Row, names TeamNames) []BoardRow {
 		if team == "" {
 			team = r.Name
 		}
-		out = append(out, BoardRow{Row: r, Team: team, ByLot: r.DecidedBy == tournament.RandomDraw})
-	}
-	// A draw separates a row from the next: both places were drawn.
-	for i := 1; i < len(out); i++ {
-		if out[i-1].DecidedBy == tournament.RandomDraw {
-			out[i].ByLot = true
-		}
+		out = append(out, BoardRow{Row: r, Team: team})
 	}
 	return out
 }

@@ -1,11 +1,8 @@
 package event
 
 import (
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/arenabots/arena/harness/tournament"
 )
 
 func TestCapacityFollowsTheCoresAndTheBotsCPU(t *testing.T) {
@@ -34,23 +31,5 @@ func TestCapacityFollowsTheCoresAndTheBotsCPU(t *testing.T) {
 	w := (Capacity{Validators: 2, Games: 2}).Oversubscribed(2, 1)
 	if !strings.Contains(w, "4 bots of 1 CPU each (4 cores) on 2 cores") || !strings.Contains(w, "2 validations and 2 games at once") || !strings.Contains(w, "1 validation and 1 game fit") {
 		t.Errorf("warning: %q", w)
-	}
-}
-
-// A random draw tells two places apart: both are marked drawn.
-func TestBoardRowsMarkPlacesDrawnByLot(t *testing.T) {
-	t.Parallel()
-	rows := boardRows([]tournament.Row{
-		{Rank: 1, Name: "a", DecidedBy: tournament.SonnebornBerger},
-		{Rank: 2, Name: "b", DecidedBy: tournament.RandomDraw},
-		{Rank: 3, Name: "c"},
-		{Rank: 4, Name: "d"},
-	}, TeamNames{})
-	var got []bool
-	for _, r := range rows {
-		got = append(got, r.ByLot)
-	}
-	if want := []bool{false, true, true, false}; !slices.Equal(got, want) {
-		t.Errorf("drawn %v, want %v", got, want)
 	}
 }

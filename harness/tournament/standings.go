@@ -181,6 +181,10 @@ type Row struct {
 	// DecidedBy names the tie-break that separated this bot from the next one
 	// level on points, if any.
 	DecidedBy string `json:"decidedBy,omitempty"`
+	// ByLot says the seeded random draw placed this bot against a
+	// neighbour: the two are level on points and on every tie-break before
+	// the draw.
+	ByLot bool `json:"byLot,omitempty"`
 	// RankSet is the ranks this bot's strength may hold, at 95% confidence,
 	// from every game (package ranks: Bradley-Terry, simultaneous intervals
 	// of its differences with every other bot).
@@ -419,6 +423,9 @@ func breakTies(rows []Row, group []int, games []Outcome, sc Scoring, tbs []strin
 				if rows[b].DecidedBy == "" {
 					rows[b].DecidedBy = tb
 				}
+				// The draw orders the whole group: each member's place
+				// against its neighbours in it is the lot's.
+				rows[b].ByLot = rows[b].ByLot || tb == RandomDraw
 			}
 		}
 		for _, r := range subRanks {

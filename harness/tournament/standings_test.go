@@ -442,3 +442,23 @@ func TestStandingsNameTheTeams(t *testing.T) {
 		t.Errorf("a tournament of bots alone prints a team column:\n%s", s)
 	}
 }
+
+// A place is drawn by lot only where the draw told it apart from a
+// neighbour: the two level on everything are, the bots alone on their
+// points above and below them are not.
+func TestOnlyThePlacesTheLotDecidedAreDrawn(t *testing.T) {
+	t.Parallel()
+	names := []string{"a", "b", "c", "d"}
+	games := []Outcome{{0, 1, 0}, {0, 2, 0}, {0, 3, 0}, {1, 3, 1}, {2, 3, 2}, {1, 2, -1}}
+	rows := Standings(names, games, DefaultScoring(), DefaultTieBreaks(), 7)
+	got := map[string]bool{}
+	for _, r := range rows {
+		got[r.Name] = r.ByLot
+	}
+	if want := map[string]bool{"a": false, "b": true, "c": true, "d": false}; !reflect.DeepEqual(got, want) {
+		t.Errorf("drawn by lot: %v, want %v\n%+v", got, want, rows)
+	}
+	if rows[0].Name != "a" || rows[3].Name != "d" || rows[0].DecidedBy != "" || rows[3].DecidedBy != "" {
+		t.Errorf("the bots alone on their points are placed by a tie-break: %+v", rows)
+	}
+}

@@ -85,13 +85,13 @@ func TestAGameSaysItsTurns(t *testing.T) {
 func TestPlacesDrawnByLotAreMarked(t *testing.T) {
 	rows := []tournament.Row{
 		{Rank: 1, Name: "a", Points: 6, DecidedBy: tournament.SonnebornBerger},
-		{Rank: 2, Name: "b", Points: 6, DecidedBy: tournament.RandomDraw},
-		{Rank: 3, Name: "c", Points: 6},
+		{Rank: 2, Name: "b", Points: 6, DecidedBy: tournament.RandomDraw, ByLot: true},
+		{Rank: 3, Name: "c", Points: 6, DecidedBy: tournament.RandomDraw, ByLot: true},
 		{Rank: 4, Name: "d", Points: 0},
 	}
 	var board event.Board
 	for _, r := range rows {
-		board.Standings = append(board.Standings, event.BoardRow{Row: r, Team: r.Name, ByLot: r.DecidedBy == tournament.RandomDraw || r.Name == "c"})
+		board.Standings = append(board.Standings, event.BoardRow{Row: r, Team: r.Name})
 	}
 	board.Games = map[string]int{"done": 6, "total": 6}
 	var buf bytes.Buffer
