@@ -158,22 +158,74 @@ func (s *State) BracketSVG() string { return s.BracketSVGOf(nil) }
 // game): a game not shown counts as not yet finished, so a board frozen at
 // a time draws the bracket as it stood then.
 func (s *State) BracketSVGOf(shown func(Record) bool) string {
-	recs := s.Games
-	if shown != nil {
-		recs = make([]Record, len(s.Games))
-		for i, r := range s.Games {
-			if !shown(r) {
-				r.Status, r.Winner = Pending, ""
-			}
-			recs[i] = r
-		}
-	}
+	recs := gamesShown(s.Games, shown)
 	g, seeds, _ := s.Config.bracket(recs)
 	if g == nil {
 		return ""
 	}
 	ms := g.resolve(seeds, s.Config.GamesPerPair, recs)
-	const boxW, boxH, colW, rowH, labelH = 190, 44, 230, 56, 22
+	l := layOutBracket(g, len(seeds))
+	name := s.seededName(seeds)
+	var sb strings.Builder
+	// Presentation attributes only, no <style>: the drawing shows under a
+	// page's Content-Security-Policy as in a file.
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="bracket" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="the bracket" font-family="sans-serif" font-size="12">`, l.width, l.height, l.width, l.height)
+	if l.double {
+		fmt.Fprintf(&sb, `<text x="0" y="14" fill="#555">Winners' bracket</text><text x="%d" y="14" fill="#555">Grand final</text><text x="0" y="%d" fill="#555">Losers' bracket (out at a second loss)</text>`,
+			l.winnersRounds*colW, l.top+l.winnersH+14)
+	}
+	for i, n := range g {
+		x, cy := l.colX[n.round], l.center(n)
+		drawMatch(&sb, ms[i], x, cy, name)
+		// A line from each match its winner comes from, in the same part.
+		for _, from := range []src{n.a, n.b} {
+			if from.from < 0 || from.loser || g[from.from].part != n.part || n.reset {
+				continue
+			}
+			p := g[from.from]
+			px, py := l.colX[p.round]+boxW, l.center(p)
+			fmt.Fprintf(&sb, `<path d="M%d %d H%d V%d H%d" stroke="#90a4ae" fill="none"/>`, px, py, px+(x-px)/2, cy, x)
+		}
+	}
+	sb.WriteString(`</svg>`)
+	return sb.String()
+}
+
+// The sizes of a bracket's drawing: a match's box, a round's column, a
+// first-round match's row, and a part's label above it.
+const boxW, boxH, colW, rowH, labelH = 190, 44, 230, 56, 22
+
+// gamesShown is games with those not shown (shown nil: every game shown)
+// counted as not yet finished.
+func gamesShown(games []Record, shown func(Record) bool) []Record {
+	if shown == nil {
+		return games
+	}
+	recs := make([]Record, len(games))
+	for i, r := range games {
+		if !shown(r) {
+			r.Status, r.Winner = Pending, ""
+		}
+		recs[i] = r
+	}
+	return recs
+}
+
+// bracketLayout is where a bracket's drawing puts each round: its column's
+// x and its section's top and height, and how many matches it has.
+type bracketLayout struct {
+	width, height int
+	// double is a double elimination's: a losers' bracket below the
+	// winners' and a grand final to their right, each part labelled.
+	double bool
+	// top is where the winners' bracket starts, winnersH its height and
+	// winnersRounds its columns.
+	top, winnersH, winnersRounds int
+	colX, secTop, secH, count    map[int]int
+}
+
+// layOutBracket lays out the bracket g of bots seed places.
+func layOutBracket(g bracketGraph, bots int) bracketLayout {
 	parts := map[rune][]int{} // part -> its rounds in order
 	count := map[int]int{}    // round -> matches
 	for _, n := range g {
@@ -182,41 +234,48 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 		}
 		count[n.round]++
 	}
-	size := bracketSize(len(seeds))
-	double := len(parts[Losers]) > 0 || len(parts[Final]) > 0
-	top := 0
-	if double {
-		top = labelH
+	size := bracketSize(bots)
+	l := bracketLayout{double: len(parts[Losers]) > 0 || len(parts[Final]) > 0, winnersRounds: len(parts[Winners]), count: count}
+	if l.double {
+		l.top = labelH
 	}
-	hw := max(size/2, 1) * rowH
+	l.winnersH = max(size/2, 1) * rowH
 	hl := max(size/4, 1) * rowH
-	height := top + hw
-	if double {
-		height += labelH + hl
+	l.height = l.top + l.winnersH
+	if l.double {
+		l.height += labelH + hl
 	}
 	cols := len(parts[Winners]) + len(parts[Final])
-	width := max(max(cols, len(parts[Losers])), 1) * colW
+	l.width = max(max(cols, len(parts[Losers])), 1) * colW
 	// Where each round's column stands and its section.
-	colX, secTop, secH := map[int]int{}, map[int]int{}, map[int]int{}
+	l.colX, l.secTop, l.secH = map[int]int{}, map[int]int{}, map[int]int{}
 	for i, r := range parts[Winners] {
-		colX[r], secTop[r], secH[r] = i*colW, top, hw
+		l.colX[r], l.secTop[r], l.secH[r] = i*colW, l.top, l.winnersH
 	}
 	for i, r := range parts[Final] {
 		// The grand final stands level with the winners' final.
-		colX[r], secTop[r], secH[r] = (len(parts[Winners])+i)*colW, top, hw
+		l.colX[r], l.secTop[r], l.secH[r] = (len(parts[Winners])+i)*colW, l.top, l.winnersH
 		count[r] = 1
 	}
 	for i, r := range parts[Losers] {
-		colX[r], secTop[r], secH[r] = i*colW, top+hw+labelH, hl
+		l.colX[r], l.secTop[r], l.secH[r] = i*colW, l.top+l.winnersH+labelH, hl
 	}
-	center := func(n node) int {
-		return secTop[n.round] + (2*n.slot+1)*secH[n.round]/(2*count[n.round])
-	}
+	return l
+}
+
+// center is the y of the middle of the match n's box.
+func (l bracketLayout) center(n node) int {
+	return l.secTop[n.round] + (2*n.slot+1)*l.secH[n.round]/(2*l.count[n.round])
+}
+
+// seededName names a bot of the bracket seeded as seeds: its seed place
+// and name, "bye" or "…" (not known yet).
+func (s *State) seededName(seeds []int) func(b int) string {
 	seedOf := map[int]int{} // bot -> its seed place
 	for p, b := range seeds {
 		seedOf[b] = p
 	}
-	name := func(b int) string {
+	return func(b int) string {
 		switch {
 		case b == Bye:
 			return "bye"
@@ -228,58 +287,40 @@ func (s *State) BracketSVGOf(shown func(Record) bool) string {
 		// not its place in the list given; a final names the team.
 		return fmt.Sprintf("%d. %s", seedOf[b]+1, cmp.Or(e.Team, e.Name))
 	}
-	var sb strings.Builder
-	// Presentation attributes only, no <style>: the drawing shows under a
-	// page's Content-Security-Policy as in a file.
-	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="bracket" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="the bracket" font-family="sans-serif" font-size="12">`, width, height, width, height)
-	if double {
-		fmt.Fprintf(&sb, `<text x="0" y="14" fill="#555">Winners' bracket</text><text x="%d" y="14" fill="#555">Grand final</text><text x="0" y="%d" fill="#555">Losers' bracket (out at a second loss)</text>`,
-			len(parts[Winners])*colW, top+hw+14)
+}
+
+// drawMatch draws the match m's box centred on cy at x: both sides with
+// their points, the winner bold, or "not needed" when it was skipped.
+func drawMatch(sb *strings.Builder, m Match, x, cy int, name func(int) string) {
+	y := cy - boxH/2
+	sb.WriteString(`<g class="m">`)
+	stroke := ` stroke="#90a4ae"`
+	if m.Skipped {
+		stroke = ` stroke="#cfd8dc" stroke-dasharray="4 3"`
 	}
-	for i, n := range g {
-		m := ms[i]
-		x, cy := colX[n.round], center(n)
-		y := cy - boxH/2
-		sb.WriteString(`<g class="m">`)
-		stroke := ` stroke="#90a4ae"`
-		if m.Skipped {
-			stroke = ` stroke="#cfd8dc" stroke-dasharray="4 3"`
-		}
-		fmt.Fprintf(&sb, `<rect x="%d" y="%d" width="%d" height="%d" rx="4" fill="#fff"%s/>`, x, y, boxW, boxH, stroke)
-		if m.Skipped {
-			fmt.Fprintf(&sb, `<text x="%d" y="%d" fill="#78909c">not needed</text>`, x+8, y+27)
-		}
-		for k, side := range []struct {
-			bot    int
-			points float64
-		}{{m.A, m.APoints}, {m.B, m.BPoints}} {
-			if m.Skipped {
-				break
-			}
-			class := ` fill="#222"`
-			if side.bot >= 0 && side.bot == m.Winner {
-				class = ` fill="#222" font-weight="700"`
-			}
-			score := ""
-			if m.Games > 0 {
-				score = strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", side.points), "0"), ".")
-			}
-			fmt.Fprintf(&sb, `<text x="%d" y="%d"%s>%s</text><text x="%d" y="%d" text-anchor="end"%s>%s</text>`,
-				x+8, y+18+k*18, class, html.EscapeString(clip(name(side.bot), 24)), x+boxW-8, y+18+k*18, class, score)
-		}
-		sb.WriteString(`</g>`)
-		// A line from each match its winner comes from, in the same part.
-		for _, from := range []src{n.a, n.b} {
-			if from.from < 0 || from.loser || g[from.from].part != n.part || n.reset {
-				continue
-			}
-			p := g[from.from]
-			px, py := colX[p.round]+boxW, center(p)
-			fmt.Fprintf(&sb, `<path d="M%d %d H%d V%d H%d" stroke="#90a4ae" fill="none"/>`, px, py, px+(x-px)/2, cy, x)
-		}
+	fmt.Fprintf(sb, `<rect x="%d" y="%d" width="%d" height="%d" rx="4" fill="#fff"%s/>`, x, y, boxW, boxH, stroke)
+	if m.Skipped {
+		fmt.Fprintf(sb, `<text x="%d" y="%d" fill="#78909c">not needed</text>`, x+8, y+27)
 	}
-	sb.WriteString(`</svg>`)
-	return sb.String()
+	for k, side := range []struct {
+		bot    int
+		points float64
+	}{{m.A, m.APoints}, {m.B, m.BPoints}} {
+		if m.Skipped {
+			break
+		}
+		class := ` fill="#222"`
+		if side.bot >= 0 && side.bot == m.Winner {
+			class = ` fill="#222" font-weight="700"`
+		}
+		score := ""
+		if m.Games > 0 {
+			score = strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", side.points), "0"), ".")
+		}
+		fmt.Fprintf(sb, `<text x="%d" y="%d"%s>%s</text><text x="%d" y="%d" text-anchor="end"%s>%s</text>`,
+			x+8, y+18+k*18, class, html.EscapeString(clip(name(side.bot), 24)), x+boxW-8, y+18+k*18, class, score)
+	}
+	sb.WriteString(`</g>`)
 }
 
 // clip shortens a name to n runes.
