@@ -57,61 +57,98 @@ var notBackedUp = map[string]string{
 func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
 	start := time.Now()
 	var rep BackupReport
-	if _, err := os.Lstat(out); err == nil {
-		return rep, fmt.Errorf("%s exists: name a new directory", out)
-	}
-	src, err := filepath.Abs(s.Dir)
-	if err != nil {
+	if err := checkBackupDir(s.Dir, out); err != nil {
 		return rep, err
-	}
-	dst, err := filepath.Abs(out)
-	if err != nil {
-		return rep, err
-	}
-	if rel, err := filepath.Rel(src, dst); err == nil && !strings.HasPrefix(rel, "..") {
-		return rep, fmt.Errorf("%s is inside the event's directory: name a directory outside it", out)
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return rep, err
 	}
-	parts := map[string]*BackupPart{}
-	part := func(rel string) *BackupPart {
-		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		if parts[top] == nil {
-			parts[top] = &BackupPart{Name: top}
-		}
-		return parts[top]
-	}
-	counted := func(rel, path string, db bool) error {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return err
-		}
-		p := part(rel)
-		p.Files++
-		p.Bytes += fi.Size()
-		if db {
-			p.Databases++
-		}
-		return nil
-	}
+	parts := backupParts{}
 	if _, err := s.w.ExecContext(ctx, `VACUUM INTO ?`, filepath.Join(out, DBFile)); err != nil {
 		return rep, fmt.Errorf("copy the database: %w", err)
 	}
-	if err := counted(DBFile, filepath.Join(out, DBFile), true); err != nil {
+	if err := parts.counted(DBFile, filepath.Join(out, DBFile), true); err != nil {
 		return rep, err
 	}
 	// The tournaments' databases next, each as of one instant: a game one
 	// records as played was written whole before it.
+	dbs, err := tournamentDBs(s.Dir)
+	if err != nil {
+		return rep, err
+	}
+	if err := snapshotAll(ctx, s.Dir, out, dbs, parts); err != nil {
+		return rep, err
+	}
+	if err := copyTheRest(ctx, s.Dir, out, dbs, parts, &rep); err != nil {
+		return rep, err
+	}
+	for _, p := range parts {
+		rep.Parts = append(rep.Parts, *p)
+		rep.Files += p.Files
+		rep.Bytes += p.Bytes
+	}
+	slices.SortFunc(rep.Parts, func(a, b BackupPart) int { return strings.Compare(a.Name, b.Name) })
+	rep.Took = time.Since(start)
+	return rep, syncDir(out)
+}
+
+// checkBackupDir refuses out as a backup of the event in dir when it
+// exists already or lies inside dir.
+func checkBackupDir(dir, out string) error {
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("%s exists: name a new directory", out)
+	}
+	src, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	dst, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(src, dst); err == nil && !strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%s is inside the event's directory: name a directory outside it", out)
+	}
+	return nil
+}
+
+// backupParts tallies what a backup copied by the top-level entry of the
+// event's directory it is under.
+type backupParts map[string]*BackupPart
+
+// counted adds the file copied to path, rel in the event's directory, to
+// its part; db says it is a database.
+func (parts backupParts) counted(rel, path string, db bool) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	if parts[top] == nil {
+		parts[top] = &BackupPart{Name: top}
+	}
+	p := parts[top]
+	p.Files++
+	p.Bytes += fi.Size()
+	if db {
+		p.Databases++
+	}
+	return nil
+}
+
+// tournamentDBs lists the tournaments' databases in the event's directory
+// dir (the final, every ladder pair and scrimmage), each relative to dir,
+// leaving out the parts a backup does not copy.
+func tournamentDBs(dir string) ([]string, error) {
 	var dbs []string
-	err = filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(s.Dir, p)
+		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err
 		}
@@ -123,23 +160,34 @@ func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return rep, err
-	}
+	return dbs, err
+}
+
+// snapshotAll copies each of the databases dbs of the event's directory
+// dir to the same place in out, each as of one instant.
+func snapshotAll(ctx context.Context, dir, out string, dbs []string, parts backupParts) error {
 	for _, rel := range dbs {
 		to := filepath.Join(out, rel)
 		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-			return rep, err
+			return err
 		}
-		if err := snapshot(ctx, filepath.Join(s.Dir, rel), to); err != nil {
-			return rep, fmt.Errorf("copy %s: %w", rel, err)
+		if err := snapshot(ctx, filepath.Join(dir, rel), to); err != nil {
+			return fmt.Errorf("copy %s: %w", rel, err)
 		}
-		if err := counted(rel, to, true); err != nil {
-			return rep, err
+		if err := parts.counted(rel, to, true); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// copyTheRest copies every other file of the event's directory dir to
+// out: all but the databases (dbs and the event's, copied before) and
+// their journals, and the parts a backup leaves out, which it notes in rep
+// with anything that is not a regular file.
+func copyTheRest(ctx context.Context, dir, out string, dbs []string, parts backupParts, rep *BackupReport) error {
 	linked := map[fileID]string{}
-	err = filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed while the copy ran (a validation run again)
 		}
@@ -149,7 +197,7 @@ func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(s.Dir, p)
+		rel, err := filepath.Rel(dir, p)
 		if err != nil || rel == "." {
 			return err
 		}
@@ -189,19 +237,8 @@ func (s *Store) Backup(ctx context.Context, out string) (BackupReport, error) {
 		if id != (fileID{}) {
 			linked[id] = to
 		}
-		return counted(rel, to, false)
+		return parts.counted(rel, to, false)
 	})
-	if err != nil {
-		return rep, err
-	}
-	for _, p := range parts {
-		rep.Parts = append(rep.Parts, *p)
-		rep.Files += p.Files
-		rep.Bytes += p.Bytes
-	}
-	slices.SortFunc(rep.Parts, func(a, b BackupPart) int { return strings.Compare(a.Name, b.Name) })
-	rep.Took = time.Since(start)
-	return rep, syncDir(out)
 }
 
 // fileID is a file whatever its names: its device and inode.

@@ -26,6 +26,7 @@ import (
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
+	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/tournament"
@@ -126,12 +127,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	sb := o.Sandbox
-	sb.Sweep = true
-	if sb.Notify == nil {
-		sb.Notify = func(msg string) { o.Log.Info(msg) }
-	}
-	backend, release, err := sandbox.Open(ctx, sb)
+	sb, backend, release, err := openSandbox(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -140,24 +136,13 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return err
 	}
 
-	builder, err := cfg.Builder(o.EventDir, backend, resolved.Limits, o.BuildCache)
+	vo, err := equipValidation(ctx, o, cfg, resolved, backend)
 	if err != nil {
 		return err
 	}
-	vo := validate.Options{Game: resolved.Game, Rules: resolved.Rules, Intake: cfg.Intake(), Backend: backend,
-		Limits: resolved.Limits, Builder: builder, Require: cfg.Validation.Require}
-	note, err := validate.Equip(ctx, &vo)
-	if err != nil {
-		return err
-	}
-	if note != "" {
-		o.Log.Warn(note)
-	}
-	s := web.New(st, cfg, o.Log)
-	s.Languages = builder.Langs
-	s.Arena = teamArena(o.Log)
+	s := newSite(st, cfg, vo.Builder, o.Log)
 	// Before the backend is released.
-	defer probeLanguages(ctx, backend, resolved.Limits, builder, s, o.Log)()
+	defer probeLanguages(ctx, backend, resolved.Limits, vo.Builder, s, o.Log)()
 	if s.Proxies, err = web.ParseProxies(o.TrustProxy); err != nil {
 		return setting.Errorf(setting.TrustProxy, "{setting}: %w", err)
 	}
@@ -180,22 +165,15 @@ func Serve(ctx context.Context, o Options) (err error) {
 		Ladder: cfg.Ladder.Enabled, LogGames: cfg.Log.LadderAndScrimmages, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
 		Openings: openings, LadderEvidence: cfg.LadderEvidence(), Watch: s.Watch}
 	s.WakePlayer = player.Wake
-	final, err := services.NewFinal(st, cfg, resolved, backend, sb.Image, vo.Builder, o.ArenaVersion)
+	finals, err := finalRunner(ctx, o, st, cfg, resolved, backend, sb.Image, vo.Builder, workers, s)
 	if err != nil {
 		return err
 	}
-	final.Workers, final.Watch = workers, s.Watch
-	finals := services.NewFinalRunner(ctx, st, final, o.Log)
-	s.StartFinal = finals.Start
 	s.Rerunner = &services.Rerunner{Store: st, Game: resolved.Game, Backend: backend, Builder: vo.Builder, Intake: cfg.Intake(),
 		Opponent: vo.Opponent, Repeat: 3}
 
 	if o.MetricsAddr != "" {
-		var queue *distrib.Queue
-		if workers != nil {
-			queue = workers.Exchange.Queue
-		}
-		stop, err := serveMetrics(ctx, o, st, s, queue)
+		stop, err := serveMetrics(ctx, o, st, s, workers)
 		if err != nil {
 			return err
 		}
@@ -207,31 +185,15 @@ func Serve(ctx context.Context, o Options) (err error) {
 	}
 	srv := httpServer(s, o.Log)
 	defer finals.Wait()
-	if run, ok, err := st.FinalRun(ctx); err != nil {
+	if err := resumeFinal(ctx, st, finals, o.Log); err != nil {
 		return err
-	} else if ok && run.Running() {
-		o.Log.Info("the final was stopped before its end: it resumes")
-		if err := finals.Start(run); err != nil {
-			return err
-		}
 	}
 	go s.Follow(ctx)
 	loops := []func(context.Context) error{v.Run, player.Run}
 	if workers != nil {
 		loops = append(loops, workers.Exchange.Collect)
 	}
-	loops = append(loops, func(context.Context) error {
-		var err error
-		if s.Secure {
-			err = srv.ServeTLS(ln, o.TLSCert, o.TLSKey)
-		} else {
-			err = srv.Serve(ln)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		return err
-	})
+	loops = append(loops, servePages(srv, ln, o))
 	o.Log.Info("serving the event", "game", cfg.Game, "addr", "http"+map[bool]string{true: "s"}[s.Secure]+"://"+ln.Addr().String(), "dir", o.EventDir)
 	if o.Ready != nil {
 		o.Ready(ln.Addr().String())
@@ -242,6 +204,92 @@ func Serve(ctx context.Context, o Options) (err error) {
 		s.CloseStreams()
 		return srv.Shutdown(shut)
 	})
+}
+
+// openSandbox opens the backend o.Sandbox names, sweeping away what a
+// killed server left and logging the backend's notes; sb is the
+// configuration it was opened with, release releases it.
+func openSandbox(ctx context.Context, o Options) (sb sandbox.Config, backend sandbox.Backend, release func() error, err error) {
+	sb = o.Sandbox
+	sb.Sweep = true
+	if sb.Notify == nil {
+		sb.Notify = func(msg string) { o.Log.Info(msg) }
+	}
+	backend, release, err = sandbox.Open(ctx, sb)
+	return sb, backend, release, err
+}
+
+// equipValidation makes the options validations run with: the event's
+// game, rules, intake and limits on backend, its builder, and what
+// validate.Equip adds (a warning it has is logged).
+func equipValidation(ctx context.Context, o Options, cfg event.Config, resolved match.Resolved, backend sandbox.Backend) (validate.Options, error) {
+	builder, err := cfg.Builder(o.EventDir, backend, resolved.Limits, o.BuildCache)
+	if err != nil {
+		return validate.Options{}, err
+	}
+	vo := validate.Options{Game: resolved.Game, Rules: resolved.Rules, Intake: cfg.Intake(), Backend: backend,
+		Limits: resolved.Limits, Builder: builder, Require: cfg.Validation.Require}
+	note, err := validate.Equip(ctx, &vo)
+	if err != nil {
+		return validate.Options{}, err
+	}
+	if note != "" {
+		o.Log.Warn(note)
+	}
+	return vo, nil
+}
+
+// newSite makes the event's pages with the builder's languages and the
+// arena binary teams download.
+func newSite(st *event.Store, cfg event.Config, builder *build.Builder, log *slog.Logger) *web.Server {
+	s := web.New(st, cfg, log)
+	s.Languages = builder.Langs
+	s.Arena = teamArena(log)
+	return s
+}
+
+// finalRunner makes the runner of the event's final, its games sent to
+// workers when they play and watched on s, and lets s start it.
+func finalRunner(ctx context.Context, o Options, st *event.Store, cfg event.Config, resolved match.Resolved, backend sandbox.Backend,
+	image string, builder *build.Builder, workers *services.Workers, s *web.Server) (*services.FinalRunner, error) {
+	final, err := services.NewFinal(st, cfg, resolved, backend, image, builder, o.ArenaVersion)
+	if err != nil {
+		return nil, err
+	}
+	final.Workers, final.Watch = workers, s.Watch
+	finals := services.NewFinalRunner(ctx, st, final, o.Log)
+	s.StartFinal = finals.Start
+	return finals, nil
+}
+
+// resumeFinal starts again a final that a stop interrupted before its end.
+func resumeFinal(ctx context.Context, st *event.Store, finals *services.FinalRunner, log *slog.Logger) error {
+	run, ok, err := st.FinalRun(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok || !run.Running() {
+		return nil
+	}
+	log.Info("the final was stopped before its end: it resumes")
+	return finals.Start(run)
+}
+
+// servePages is the loop that serves srv on ln, over HTTPS when o has a
+// certificate; a shutdown ends it without an error.
+func servePages(srv *http.Server, ln net.Listener, o Options) func(context.Context) error {
+	return func(context.Context) error {
+		var err error
+		if o.TLSCert != "" {
+			err = srv.ServeTLS(ln, o.TLSCert, o.TLSKey)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		return err
+	}
 }
 
 // probeLanguages reads the languages' versions in the runtime image, for
@@ -344,7 +392,11 @@ func runUntil(ctx context.Context, cancel func(), loops []func(context.Context) 
 // serveMetrics makes the server's metrics (with the worker queue's, when
 // workers play), tells the store and the server of them, and serves them
 // on /metrics at o.MetricsAddr until stop.
-func serveMetrics(ctx context.Context, o Options, st *event.Store, s *web.Server, queue *distrib.Queue) (stop func(), err error) {
+func serveMetrics(ctx context.Context, o Options, st *event.Store, s *web.Server, workers *services.Workers) (stop func(), err error) {
+	var queue *distrib.Queue
+	if workers != nil {
+		queue = workers.Exchange.Queue
+	}
 	m := metrics.NewEvent(func(ctx context.Context) (metrics.Gauges, error) {
 		g, err := st.Gauges(ctx)
 		if err != nil {

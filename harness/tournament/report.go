@@ -357,10 +357,24 @@ func shortID(id string) string {
 // HTML renders report.html: standings, crosstable, every game with links to its
 // transcript and viewer. It is one file with no outside references.
 func (s *State) HTML() []byte {
-	e := html.EscapeString
 	var b strings.Builder
+	s.htmlHead(&b)
+	s.htmlBracket(&b)
+	s.htmlStandings(&b)
+	s.htmlPairs(&b)
+	s.htmlCrosstable(&b)
+	s.htmlWorkers(&b)
+	s.htmlGames(&b)
+	b.WriteString("</body></html>\n")
+	return []byte(b.String())
+}
+
+// htmlHead writes the report's head and its first line: the game, the
+// format, the games played and unplayed, the scoring and the tie-breaks.
+func (s *State) htmlHead(b *strings.Builder) {
+	e := html.EscapeString
 	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>`)
-	fmt.Fprintf(&b, "%s tournament", e(s.Config.Game))
+	fmt.Fprintf(b, "%s tournament", e(s.Config.Game))
 	b.WriteString(`</title><style>
 body{font:14px/1.4 system-ui,"DejaVu Sans",sans-serif;margin:20px;color:#222}
 table{border-collapse:collapse;margin:10px 0 24px}
@@ -369,25 +383,35 @@ th{background:#263238;color:#fff}
 td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 .bad{color:#c0392b;font-weight:600}
 </style></head><body>`)
-	fmt.Fprintf(&b, "<h1>%s tournament</h1><p>%s, %s per pair, seed %d; %d of %d games played",
+	fmt.Fprintf(b, "<h1>%s tournament</h1><p>%s, %s per pair, seed %d; %d of %d games played",
 		e(s.Config.Game), e(s.Config.Format), words.Plural(s.Config.GamesPerPair, "game"), s.Config.Seed, s.Summary.Done, s.Summary.Total)
 	if s.Summary.Unplayed > 0 {
-		fmt.Fprintf(&b, `, <span class="bad">%d unplayed</span> (aborted by the host or sandbox, not scored)`, s.Summary.Unplayed)
+		fmt.Fprintf(b, `, <span class="bad">%d unplayed</span> (aborted by the host or sandbox, not scored)`, s.Summary.Unplayed)
 	}
-	fmt.Fprintf(&b, "; scoring %g/%g/%g; tie-breaks: %s.</p>", s.Config.Scoring.Win, s.Config.Scoring.Draw, s.Config.Scoring.Loss, e(strings.Join(s.Config.TieBreaks, ", ")))
+	fmt.Fprintf(b, "; scoring %g/%g/%g; tie-breaks: %s.</p>", s.Config.Scoring.Win, s.Config.Scoring.Draw, s.Config.Scoring.Loss, e(strings.Join(s.Config.TieBreaks, ", ")))
+}
 
+// htmlBracket writes the bracket of a knockout, a double elimination or
+// a stages tournament's second stage, and how its seeds were placed.
+func (s *State) htmlBracket(b *strings.Builder) {
 	if svg := s.BracketSVG(); svg != "" {
 		seeded := "Seeds in the order the bots were given"
 		if s.Config.Format == Stages {
 			seeded = "Seeds by the qualifier's places"
 		}
-		fmt.Fprintf(&b, `<h2>Bracket</h2><p>%s; each match %s (sides alternating), then up to %d single games while level, then the higher seed goes through.</p>%s`,
+		fmt.Fprintf(b, `<h2>Bracket</h2><p>%s; each match %s (sides alternating), then up to %d single games while level, then the higher seed goes through.</p>%s`,
 			seeded, words.Plural(s.Config.GamesPerPair, "game"), maxDeciders, svg)
 	}
+}
+
+// htmlStandings writes the standings table with each bot's tie-breaks,
+// Elo, likelihood of superiority and 95% ranks, and what they mean.
+func (s *State) htmlStandings(b *strings.Builder) {
+	e := html.EscapeString
 	columns := TieBreakColumns(s.Config.TieBreaks)
 	b.WriteString("<h2>Standings</h2><table><tr><th>#</th><th>Bot</th><th>Games</th><th>W</th><th>D</th><th>L</th><th>Points</th>")
 	for _, c := range columns {
-		fmt.Fprintf(&b, "<th>%s</th>", e(TieBreakLabel(c)))
+		fmt.Fprintf(b, "<th>%s</th>", e(TieBreakLabel(c)))
 	}
 	b.WriteString("<th>Elo (95%)</th><th>LOS over next</th><th>Draws</th><th>1st / 2nd player</th><th>Tie broken by</th><th>95% ranks</th></tr>")
 	for i, r := range s.Summary.Standings {
@@ -395,48 +419,65 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 		if r.LOS != nil {
 			los = fmt.Sprintf("%.1f%%", 100**r.LOS)
 		}
-		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td>`,
+		fmt.Fprintf(b, `<tr><td>%d</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td><td class="num">%g</td>`,
 			r.Rank, e(r.Name), r.Games, r.Wins, r.Draws, r.Losses, r.Points)
 		for _, c := range columns {
-			fmt.Fprintf(&b, `<td class="num">%g</td>`, r.TieBreak(c))
+			fmt.Fprintf(b, `<td class="num">%g</td>`, r.TieBreak(c))
 		}
-		fmt.Fprintf(&b, `<td>%s</td><td class="num">%s</td><td class="num">%.0f%%</td><td class="num">%d / %d</td><td>%s</td><td>%s</td></tr>`,
+		fmt.Fprintf(b, `<td>%s</td><td class="num">%s</td><td class="num">%.0f%%</td><td class="num">%d / %d</td><td>%s</td><td>%s</td></tr>`,
 			e(FormatElo(r)), los, 100*r.DrawRatio, r.AsWhite, r.AsBlack, e(r.DecidedBy), e(FormatRanks(r, i == len(s.Summary.Standings)-1)))
 	}
 	b.WriteString("</table>")
 	if len(s.Config.TieBreaks) > 0 {
-		fmt.Fprintf(&b, "<p>Bots level on points are placed by %s.</p>", e(TieBreakWords(s.Config.TieBreaks)))
+		fmt.Fprintf(b, "<p>Bots level on points are placed by %s.</p>", e(TieBreakWords(s.Config.TieBreaks)))
 	}
-	b.WriteString("<p>95% ranks: the places each bot's strength may hold given every game, at 95% confidence (a Bradley-Terry model fitted to all games, draws half a win, with simultaneous intervals of each bot's differences with every other); ~ marks a bot not told apart from the next one.</p><h2>Pairs</h2>")
+	b.WriteString("<p>95% ranks: the places each bot's strength may hold given every game, at 95% confidence (a Bradley-Terry model fitted to all games, draws half a win, with simultaneous intervals of each bot's differences with every other); ~ marks a bot not told apart from the next one.</p>")
+}
+
+// htmlPairs writes whether sides were balanced and each pair's results.
+func (s *State) htmlPairs(b *strings.Builder) {
+	e := html.EscapeString
+	b.WriteString("<h2>Pairs</h2>")
 	if ok, why := SidesBalanced(s.Pairs); ok {
 		b.WriteString("<p>Sides were balanced: every bot had the first move as often as each opponent (within one game), and each pair of games shared its seed and its opening, sides swapped.</p>")
 	} else {
-		fmt.Fprintf(&b, `<p class="bad">Sides were not balanced: %s.</p>`, e(why))
+		fmt.Fprintf(b, `<p class="bad">Sides were not balanced: %s.</p>`, e(why))
 	}
 	b.WriteString("<table><tr><th>A</th><th>B</th><th>Pairs by A's points [0, ½, 1, 1½, 2]</th><th>Single games (deciders)</th><th>Incomplete</th><th>A first / B first</th></tr>")
 	for _, p := range s.Pairs {
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d / %d</td></tr>`,
+		fmt.Fprintf(b, `<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d / %d</td></tr>`,
 			e(p.A), e(p.B), p.Pentanomial, p.Singles, p.Incomplete, p.AWhite, p.BWhite)
 	}
-	b.WriteString("</table><h2>Crosstable</h2><table><tr><th></th><th>Bot</th>")
+	b.WriteString("</table>")
+}
+
+// htmlCrosstable writes each bot's results against each other.
+func (s *State) htmlCrosstable(b *strings.Builder) {
+	e := html.EscapeString
+	b.WriteString("<h2>Crosstable</h2><table><tr><th></th><th>Bot</th>")
 	rows := s.Summary.Standings
 	for i := range rows {
-		fmt.Fprintf(&b, "<th>%d</th>", i+1)
+		fmt.Fprintf(b, "<th>%d</th>", i+1)
 	}
 	b.WriteString("</tr>")
 	for i, r := range rows {
-		fmt.Fprintf(&b, "<tr><td>%d</td><td>%s</td>", i+1, e(r.Name))
+		fmt.Fprintf(b, "<tr><td>%d</td><td>%s</td>", i+1, e(r.Name))
 		for j, c := range rows {
 			v := "&mdash;"
 			if i != j {
 				v = e(s.cell(r.Bot, c.Bot))
 			}
-			fmt.Fprintf(&b, `<td class="num">%s</td>`, v)
+			fmt.Fprintf(b, `<td class="num">%s</td>`, v)
 		}
 		b.WriteString("</tr>")
 	}
 	b.WriteString("</table><p>1 win, = draw, 0 loss, from the row's side, in the order played.</p>")
+}
 
+// htmlWorkers writes the workers that played the games and the
+// machines they described, and the workers suspended, if any.
+func (s *State) htmlWorkers(b *strings.Builder) {
+	e := html.EscapeString
 	if len(s.Workers) > 0 {
 		b.WriteString("<h2>Workers</h2><table><tr><th>Worker</th><th>Games</th><th>Median turn</th><th>Host</th><th>CPUs</th><th>Sandbox</th><th>Image</th><th>Bench (p50)</th></tr>")
 		for _, w := range s.Workers {
@@ -444,7 +485,7 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 			for _, f := range w.Machine.Bench {
 				bench = append(bench, fmt.Sprintf("%s %.2f ms", f.Name, f.P50Ms))
 			}
-			fmt.Fprintf(&b, `<tr><td>%s</td><td class="num">%d</td><td class="num">%.2f ms</td><td>%s</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+			fmt.Fprintf(b, `<tr><td>%s</td><td class="num">%d</td><td class="num">%.2f ms</td><td>%s</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
 				e(w.Name), w.Games, w.TurnMs, e(w.Machine.Host), w.Machine.CPUs, e(w.Machine.Sandbox), e(shortID(w.Machine.ImageID)), e(strings.Join(bench, "; ")))
 		}
 		b.WriteString("</table><p>Each worker's machine as it described itself (host, CPUs, engine and bench figures are its own word); its sandbox is what its transcripts record; the median turn is the median over its games of each game's median turn.</p>")
@@ -452,10 +493,16 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 	if len(s.Suspensions) > 0 {
 		b.WriteString("<h2>Suspended workers</h2><ul>")
 		for _, su := range s.Suspensions {
-			fmt.Fprintf(&b, "<li>%s</li>", e(su.String()))
+			fmt.Fprintf(b, "<li>%s</li>", e(su.String()))
 		}
 		b.WriteString("</ul><p>A worker whose result was refused for what it claimed is shut out at once; the game went to another worker without spending its attempts. <code>arena workers readmit DIR NAME</code> lets one in again.</p>")
 	}
+}
+
+// htmlGames writes every game: its sides, result and reason, faults,
+// worker and links to its viewer and transcript once played.
+func (s *State) htmlGames(b *strings.Builder) {
+	e := html.EscapeString
 	b.WriteString("<h2>Games</h2><table><tr><th>#</th><th>Round</th><th>White</th><th>Black</th><th>Result</th><th>Reason</th><th>Plies</th><th>Faults</th><th>Worker</th><th>Record</th></tr>")
 	for _, g := range s.Games {
 		result, reason := g.Status, ""
@@ -484,9 +531,8 @@ td.num{text-align:right} tr:nth-child(even){background:#f5f5f5}
 		if g.Status == Unplayed || len(g.Faults) > 0 {
 			cls = ` class="bad"`
 		}
-		fmt.Fprintf(&b, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+		fmt.Fprintf(b, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>",
 			g.ID, g.Round, e(s.Config.Bots[g.White].Name), e(s.Config.Bots[g.Black].Name), cls, e(result), e(reason), g.Plies, e(strings.Join(faults, "; ")), e(g.Worker), links)
 	}
-	b.WriteString("</table></body></html>\n")
-	return []byte(b.String())
+	b.WriteString("</table>")
 }

@@ -33,7 +33,17 @@ func ask(t *testing.T, s sandbox.Session, line string, timeout time.Duration) sa
 	return ex
 }
 
+// sessions checks the backend's session bots: how lines go to and from
+// one, then what a session bot that misbehaves gets.
 func sessions(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
+	sessionLines(t, open)
+	sessionMisdeeds(t, open)
+}
+
+// sessionLines checks that a session answers question by question, that
+// lines sent between questions arrive in order, and that a bot that does
+// not read or does not answer never blocks the harness.
+func sessionLines(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
 	ctx := context.Background()
 	t.Run("a session answers line by line", func(t *testing.T) {
 		s := startSession(t, open(t, Limits()), "echo")
@@ -102,6 +112,13 @@ func sessions(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
 			t.Fatalf("%+v", ex)
 		}
 	})
+}
+
+// sessionMisdeeds checks what a session bot that misbehaves gets: its
+// output before a question reported, a flood kept small, its exit
+// reported, a line too long cut, and no CPU between questions.
+func sessionMisdeeds(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
+	ctx := context.Background()
 	t.Run("output before the question is reported", func(t *testing.T) {
 		s := startSession(t, open(t, Limits()), "early")
 		time.Sleep(200 * time.Millisecond)

@@ -118,6 +118,14 @@ func oneTurn(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
 // move.json read within its cap and never followed, game_dir listed and
 // kept from turn to turn, scratch wiped.
 func outputAndFiles(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
+	botOutput(t, open)
+	botFiles(t, open)
+}
+
+// botOutput checks what a bot writes out: an output flood kept as bounded
+// tails, move.json as a symlink reported and never followed, a huge
+// move.json read only up to its cap.
+func botOutput(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
 	t.Run("an output flood keeps the tails and bounded memory", func(t *testing.T) {
 		bx := open(t, Limits())
 		var before, after runtime.MemStats
@@ -163,6 +171,12 @@ func outputAndFiles(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.
 		}
 	})
 
+}
+
+// botFiles checks the bot's files: a data file kept from turn to turn,
+// game_dir's entries listed with their type and size, scratch wiped
+// between turns.
+func botFiles(t *testing.T, open func(*testing.T, sandbox.Limits) sandbox.Box) {
 	t.Run("a data file persists from turn to turn", func(t *testing.T) {
 		bx := open(t, Limits())
 		if r := turn(t, bx, "data-file", 0); answer(r) != "wrote" {
