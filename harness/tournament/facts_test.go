@@ -20,7 +20,7 @@ func TestAWorkerMustShareTheCoordinatorsFacts(t *testing.T) {
 		{Facts{Sandbox: "docker", ImageID: "sha256:bbb", Runtime: "runc", ArenaVersion: "1.2.0"}, "runtime image is sha256:bbb, the coordinator's sha256:aaa"},
 		{Facts{Sandbox: "docker", ImageID: "sha256:aaa", Runtime: "runc", ArenaVersion: "1.1.9"}, "runs arena 1.1.9, the coordinator 1.2.0"},
 		{Facts{Sandbox: "local", ArenaVersion: "1.2.0"}, "sandbox is local, the tournament's docker"},
-		{Facts{Sandbox: "docker", ImageID: "sha256:aaa", Runtime: "runsc", ArenaVersion: "1.2.0"}, "runs bots under runtime runsc, the coordinator under runc (start the worker with --runtime runc)"},
+		{Facts{Sandbox: "docker", ImageID: "sha256:aaa", Runtime: "runsc", ArenaVersion: "1.2.0"}, "runs bots under runtime runsc, the coordinator under runc (start the worker under runtime runc)"},
 	} {
 		err := coord.Admit(c.mine)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -28,7 +28,7 @@ func goldenState() *State {
 				Elo: 1563.5, EloMargin: 212.25, DecidedBy: DirectEncounter, LOS: &los, DrawRatio: 0.2, AsWhite: 3, AsBlack: 2,
 				RankSet: ranks.Set{Low: 1, High: 1}, Separated: true, Buchholz: 21, BuchholzCut1: 14, Byes: 1},
 			{Rank: 2, Bot: 1, Name: "random", Games: 4, Wins: 2, Draws: 3, Losses: 2, Points: 7, SB: 8, Direct: &random, Random: &direct,
-				Elo: 1436.5, EloMargin: 230.75, DecidedBy: RandomDraw, ByLot: true, LOS: &los, DrawRatio: 0.75, AsWhite: 2, AsBlack: 2,
+				Elo: 1436.5, EloMargin: 230.75, DecidedBy: RandomDraw, ByLot: true, Out: true, LOS: &los, DrawRatio: 0.75, AsWhite: 2, AsBlack: 2,
 				RankSet: ranks.Set{Low: 2, High: 2}, Buchholz: 27, BuchholzCut1: 18},
 		}},
 		Pairs: []PairRow{{A: "random", B: "greedy", Pentanomial: [5]int{1, 0, 2, 1, 0}, Incomplete: 1, Singles: 2, AWhite: 4, BWhite: 4}},

@@ -343,7 +343,7 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 			return in[a] && order[a] < order[b]
 		})
 		for i := range rows {
-			rows[i].Rank = i + 1
+			rows[i].Rank, rows[i].Out = i+1, !in[rows[i].Bot]
 		}
 	}
 	neighbours(rows)

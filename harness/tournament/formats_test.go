@@ -159,6 +159,11 @@ func TestAStagesTournamentSendsTheQualifiersTopOn(t *testing.T) {
 		if got := placesOf(rows); !strings.HasPrefix(got, "1:0 2:1 3:2 4:3 5:") {
 			t.Errorf("then %s: places %s", then, got)
 		}
+		for _, r := range rows {
+			if r.Out != !second[r.Bot] && (then != DoubleElimination || !second[r.Bot]) {
+				t.Errorf("then %s: bot %d out %v, in the second stage %v", then, r.Bot, r.Out, second[r.Bot])
+			}
+		}
 		if planned := c.Planned(); planned != len(recs) {
 			t.Errorf("then %s: %d games planned, %d played", then, planned, len(recs))
 		}

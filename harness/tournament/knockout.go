@@ -128,8 +128,13 @@ func bracketPlaces(rows []Row, ms []Match, seeds []int, lives int) []Row {
 			bySeed[[2]int{m.Winner, m.Loser}] = true
 		}
 	}
+	still := 0 // the round after the last: no bot still in went out
+	for _, r := range out {
+		still = max(still, r)
+	}
 	for i := range rows {
 		rows[i].Rank = i + 1
+		rows[i].Out = !in(rows[i]) || out[rows[i].Bot] < still
 		if i > 0 && in(rows[i]) && in(rows[i-1]) && out[rows[i].Bot] == out[rows[i-1].Bot] {
 			rows[i].Rank = rows[i-1].Rank
 		}

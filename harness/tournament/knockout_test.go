@@ -103,6 +103,23 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	if got, want := placesOf(formatOf(Knockout, 6, 2).standings(recs, recs)), "1:0 2:1 3:2 3:4 5:3 5:5"; got != want {
 		t.Errorf("places %s, want %s (rank:bot)", got, want)
 	}
+	// Every bot but the winner went out; before the final, its two are in.
+	for _, r := range formatOf(Knockout, 6, 2).standings(recs, recs) {
+		if r.Out != (r.Bot != 0) {
+			t.Errorf("over: bot %d out %v", r.Bot, r.Out)
+		}
+	}
+	var beforeFinal []Record
+	for _, r := range recs {
+		if r.Round < 3 {
+			beforeFinal = append(beforeFinal, r)
+		}
+	}
+	for _, r := range formatOf(Knockout, 6, 2).standings(beforeFinal, beforeFinal) {
+		if r.Out != (r.Bot != 0 && r.Bot != 1) {
+			t.Errorf("before the final: bot %d out %v", r.Bot, r.Out)
+		}
+	}
 
 	// Every game drawn: each match adds its deciders, then the higher
 	// seed goes through.

@@ -185,6 +185,9 @@ type Row struct {
 	// neighbour: the two are level on points and on every tie-break before
 	// the draw.
 	ByLot bool `json:"byLot,omitempty"`
+	// Out says the bot plays no more games: knocked out of a bracket, or
+	// not among a stages tournament's bots that went on.
+	Out bool `json:"out,omitempty"`
 	// RankSet is the ranks this bot's strength may hold, at 95% confidence,
 	// from every game (package ranks: Bradley-Terry, simultaneous intervals
 	// of its differences with every other bot).
@@ -424,8 +427,9 @@ func breakTies(rows []Row, group []int, games []Outcome, sc Scoring, tbs []strin
 					rows[b].DecidedBy = tb
 				}
 				// The draw orders the whole group: each member's place
-				// against its neighbours in it is the lot's.
-				rows[b].ByLot = rows[b].ByLot || tb == RandomDraw
+				// against its neighbours in it is the lot's, once it has
+				// played (before any game, no place is decided).
+				rows[b].ByLot = rows[b].ByLot || tb == RandomDraw && rows[b].Games > 0
 			}
 		}
 		for _, r := range subRanks {

@@ -461,4 +461,9 @@ func TestOnlyThePlacesTheLotDecidedAreDrawn(t *testing.T) {
 	if rows[0].Name != "a" || rows[3].Name != "d" || rows[0].DecidedBy != "" || rows[3].DecidedBy != "" {
 		t.Errorf("the bots alone on their points are placed by a tie-break: %+v", rows)
 	}
+	for _, r := range Standings(names, nil, DefaultScoring(), DefaultTieBreaks(), 7) {
+		if r.ByLot {
+			t.Errorf("before any game, %s's place is drawn", r.Name)
+		}
+	}
 }

@@ -68,6 +68,15 @@ func TestTheFinalIsFollowedTurnByTurnInTheBrowser(t *testing.T) {
 		t.Error("the projector's board draws no piece")
 	}
 	projector.screenshot("projector-live")
+	// The whole table shows beside the boards, on a wide screen and a
+	// narrow one: no column under the boards, none cut off.
+	for _, w := range []int64{1280, 1920} {
+		projector.do("a screen "+itoa(w)+" wide", chromedp.EmulateViewport(w, 1080))
+		if bad := eval[string](projector, wholeTable); bad != "" {
+			t.Errorf("the projector at %d px: %s", w, bad)
+		}
+		projector.screenshot("projector-" + itoa(w))
+	}
 
 	// A visitor follows a game from the home page's list.
 	visitor.waitFor("the games playing listed", `document.querySelectorAll("#playing-now tr[data-live-game]").length === 2`, 30*time.Second)
@@ -140,3 +149,16 @@ func TestTheFinalIsFollowedTurnByTurnInTheBrowser(t *testing.T) {
 	projector.noExceptions()
 	projector.noRefusals()
 }
+
+// wholeTable says what hides part of the projector's standings: a column
+// under the boards, or cut off at the edge of the screen or of its box
+// ("": nothing).
+const wholeTable = `(() => {
+	const t = document.querySelector("#final table"), box = document.getElementById("final"), boards = document.getElementById("live-boards");
+	if (!t) return "no standings table";
+	const r = t.getBoundingClientRect(), b = boards.getBoundingClientRect();
+	if (r.right > window.innerWidth + 1) return "the table ends at " + r.right + " px, past the screen's " + window.innerWidth;
+	if (t.scrollWidth > box.clientWidth + 1) return "the table is " + t.scrollWidth + " px wide in a box of " + box.clientWidth;
+	if (r.right > b.left + 1 && r.left < b.right - 1 && r.bottom > b.top + 1 && r.top < b.bottom - 1) return "the table (" + r.left + "-" + r.right + ") runs under the boards (" + b.left + "-" + b.right + ")";
+	return "";
+})()`

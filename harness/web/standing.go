@@ -20,6 +20,9 @@ type finalStanding struct {
 	// whether the team is within it.
 	Cut int
 	In  bool
+	// Out: the team plays no more games in the final (knocked out, or not
+	// among the qualifier's teams that went on); its place stands.
+	Out bool
 	// Next is its next match paired and not over, Rival the other side.
 	Next  *event.BoardPairing
 	Rival string
@@ -43,6 +46,7 @@ func standingOf(b *event.Board, team string) *finalStanding {
 		if r.Team == team {
 			f.Rank, f.RankSet = r.Rank, rankSet(b.Standings, i)
 			f.In = f.Cut > 0 && r.Rank <= f.Cut
+			f.Out = r.Out
 		}
 	}
 	if f.Rank == 0 {

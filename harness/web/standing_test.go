@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,5 +42,23 @@ func TestWhereATeamStandsInTheFinal(t *testing.T) {
 	b.FrozenAt, b.Upcoming = time.Now(), nil
 	if f := standingOf(b, "Alpha"); f == nil || !f.Frozen || f.Over {
 		t.Errorf("on a frozen board: %+v", f)
+	}
+}
+
+// A team knocked out, or left out of a stages final's second stage, is told
+// so in words, not that its next match is not paired yet.
+func TestATeamOutOfTheFinalIsToldSo(t *testing.T) {
+	t.Parallel()
+	b := &event.Board{Run: event.FinalRun{Started: time.Now()}, Stage: "stages: the second stage, a knockout of the qualifier's top 2",
+		Standings: []event.BoardRow{{Row: tournament.Row{Rank: 1}, Team: "Alpha"}, {Row: tournament.Row{Rank: 2}, Team: "Beta"}, {Row: tournament.Row{Rank: 3, Out: true}, Team: "Gamma"}}}
+	for team, out := range map[string]bool{"Gamma": true, "Beta": false} {
+		var buf bytes.Buffer
+		if err := pages["home"].ExecuteTemplate(&buf, "standing", standingOf(b, team)); err != nil {
+			t.Fatal(err)
+		}
+		page := buf.String()
+		if strings.Contains(page, "out of the final") != out || strings.Contains(page, "No match of yours is paired now") == out {
+			t.Errorf("%s (out: %v) reads:\n%s", team, out, page)
+		}
 	}
 }
