@@ -253,8 +253,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// AnswerDispute records the organizer's answer and closes the dispute
-// (answering again replaces the answer).
+// AnswerDispute records the organizer's answer and closes the dispute.
+// Answering again keeps the earlier answer: the new one follows it under
+// "Answered again at TIME:", so the team reads what changed.
 func (s *Store) AnswerDispute(ctx context.Context, id int64, answer string) (Dispute, error) {
 	answer, err := cleanText("answer", answer, MaxDisputeMessage)
 	if err != nil {
@@ -262,8 +263,11 @@ func (s *Store) AnswerDispute(ctx context.Context, id int64, answer string) (Dis
 	}
 	err = s.act(ctx, ActionAnswer, func(tx *sql.Tx) (string, error) {
 		var game, team int64
-		err := tx.QueryRowContext(ctx, `UPDATE disputes SET answer = ?, answered = ?, state = ? WHERE id = ? RETURNING game_id, team_id`,
-			answer, now(), DisputeAnswered, id).Scan(&game, &team)
+		at := now()
+		err := tx.QueryRowContext(ctx, `UPDATE disputes SET answer = CASE WHEN answer = '' THEN ?1
+			ELSE answer || char(10) || char(10) || 'Answered again at ' || ?5 || ':' || char(10) || ?1 END,
+			answered = ?2, state = ?3 WHERE id = ?4 RETURNING game_id, team_id`,
+			answer, at, DisputeAnswered, id, parseTime(at).Format("2006-01-02 15:04 UTC")).Scan(&game, &team)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", ErrNotFound
 		}

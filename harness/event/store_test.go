@@ -251,3 +251,26 @@ func TestARerunIsSeenWholeByItsSideAlone(t *testing.T) {
 		t.Errorf("a dispute's JSON carries its reruns' public texts: %s %v", b, err)
 	}
 }
+
+// A second answer to a dispute keeps the first: the team reads both, the
+// later under the time it was given.
+func TestASecondAnswerKeepsTheFirst(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	execAll(t, st.w,
+		`INSERT INTO teams (id, name, token_hash, created) VALUES (1, 'Alpha', 'h', '')`,
+		`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
+		`INSERT INTO disputes (id, game_id, team_id, message, filed) VALUES (1, 1, 1, 'why', '2026-11-20T10:00:00Z')`)
+	ctx := context.Background()
+	if _, err := st.AnswerDispute(ctx, 1, "The result stands."); err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.AnswerDispute(ctx, 1, "On a second look: the game is replayed.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second, ok := strings.Cut(d.Answer, "\n\nAnswered again at ")
+	if !ok || first != "The result stands." || !strings.HasSuffix(second, " UTC:\nOn a second look: the game is replayed.") || d.State != DisputeAnswered {
+		t.Errorf("answered twice: %q (%s)", d.Answer, d.State)
+	}
+}
