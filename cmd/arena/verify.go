@@ -17,7 +17,7 @@ func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "check a published final (arena event publish) with the log's key, or a team's proof of one of its games",
-		UsageText: "arena verify --key KEY [--since CHECKPOINT] BUNDLE|URL\n   arena verify --key KEY --proof FILE",
+		UsageText: "arena verify --key KEY [--since CHECKPOINT] [--partial] [--timeout D] BUNDLE|URL\n   arena verify --key KEY --proof FILE",
 		Description: `Checks the final in BUNDLE (a directory arena event publish wrote) or at URL
 (a web server serving one) with KEY, the log's public key from the event's
 home page: the checkpoint's signature, the log's tree rebuilt from its
@@ -25,12 +25,23 @@ entries, every scheduled pairing with exactly its game and no other, every
 transcript replayed and re-judged against its game's entry, and the
 standings recomputed from the games. --since CHECKPOINT (a checkpoint file
 kept from earlier) checks that the log extends it: nothing in it was changed
-or dropped. Every failure names the log entry (or the file) and the field;
-it exits 1 then. With --proof FILE it checks a team's inclusion proof of one
-of its games (downloaded from its page), offline. See docs/verify.md.`,
+or dropped. --partial checks a final in progress: its pairings may lack
+their games, and it says how many have them. Every failure names the log
+entry (or the file) and the field; it exits 1 then. With --proof FILE it
+checks a team's inclusion proof of one of its games (downloaded from its
+page), offline.
+
+A bundle is not trusted to be harmless: only regular files inside BUNDLE
+are read (a link out of it, a named pipe or a device is refused), each file
+no bigger than its kind may be (a transcript 64 MiB), a checkpoint of more
+than 2^32 entries is refused, a URL's redirects are followed only to the
+same origin (scheme, host and port), each file may take a minute and the
+whole check --timeout. See docs/verify.md.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "the log's public key, as the event's home page shows it (NAME+HASH+KEY; required)"},
 			&cli.StringFlag{Name: "since", Usage: "a checkpoint kept from earlier (its file): the log must extend it", TakesFile: true},
+			&cli.BoolFlag{Name: "partial", Usage: "check a final in progress: its scheduled pairings may lack their games"},
+			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "the most the whole check may take"},
 			&cli.StringFlag{Name: "proof", Usage: "a game's inclusion proof (a .tlog-proof file from a team's page): check it alone", TakesFile: true},
 		},
 		Action: verifyAction,
@@ -71,7 +82,10 @@ func verifyAction(c *cli.Context) error {
 	if strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://") {
 		src = verify.URL(arg)
 	}
-	o := verify.Options{Key: key}
+	if c.Duration("timeout") <= 0 {
+		return usagef("verify --timeout %v: the check needs some time", c.Duration("timeout"))
+	}
+	o := verify.Options{Key: key, Partial: c.Bool("partial"), Timeout: c.Duration("timeout")}
 	if f := c.String("since"); f != "" {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -84,11 +98,18 @@ func verifyAction(c *cli.Context) error {
 	if errors.As(err, &problems) {
 		return failf("%s does not hold: %v", arg, problems)
 	}
+	var late *verify.TimeoutError
+	if errors.As(err, &late) {
+		return fmt.Errorf("%s cannot be read as a published final: %w; --timeout gives it longer", arg, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s cannot be read as a published final: %w", arg, err)
 	}
 	fmt.Fprintf(w, "%s holds: a log of %s signed by %s; %s, %s, %s replayed and re-judged; the standings are the games'\n",
 		arg, words.Plural(int(r.Checkpoint.Size), "entry"), r.Checkpoint.Origin, words.Plural(r.Players, "player"), words.Plural(r.Pairings, "pairing"), words.Plural(r.Games, "game"))
+	if o.Partial {
+		fmt.Fprintf(w, "partial: %d of %d pairings have their game\n", r.Games, r.Pairings)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  RANK\tTEAM\tBOT\tPOINTS")
 	for _, row := range r.Standings {

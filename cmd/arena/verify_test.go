@@ -1,8 +1,21 @@
 package main
 
 import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/verify"
+	"github.com/arenabots/arena/internal/sqlitedb"
 )
 
 // arena verify says what is wrong with how it was asked (exit 2) apart
@@ -20,10 +33,77 @@ func TestVerifyTellsABadAskFromAFinalThatDoesNotHold(t *testing.T) {
 		{[]string{"verify", "--key", "not-a-key", dir}, "is not a log's public key"},
 		{[]string{"verify", "--key", "arena/x/final+3f3d6df1+AYqDUdhDhsJNAY6QZ4kDbQ4wIE2ywtL5QpOdsPu2i+S/", dir}, "cannot be read as a published final"},
 		{[]string{"verify", "--key", "k", "--proof", dir + "/none.tlog-proof"}, "no such file"},
+		{[]string{"verify", "--key", "k", "--timeout", "0s", dir}, "verify --timeout 0s"},
 	} {
 		code, _, stderr := runArena(c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("arena %s: exit %d, %q; want %d and %q", strings.Join(c.args, " "), code, stderr, exitUsage, c.want)
 		}
+	}
+}
+
+// A final whose pairing lacks its game does not hold (exit 1, naming how
+// many lack theirs); with --partial it holds as a final in progress and
+// says how far it got.
+func TestVerifyPartialSaysHowFarAFinalGot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "log.db"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(eventlog.Schema); err != nil {
+		t.Fatal(err)
+	}
+	_, priv, _ := ed25519.GenerateKey(nil)
+	signer, key, err := eventlog.Keys("arena.example/partial", priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, one := 0, 1
+	entries := []event.LogEntry{
+		{Kind: event.LogFinal, Config: &tournament.Config{Format: tournament.RoundRobin, Scoring: tournament.DefaultScoring()}, Bots: 2},
+		{Kind: event.LogPlayer, Seed: &zero, Player: &tournament.BotEntry{Name: "a", SHA256: "aa"}},
+		{Kind: event.LogPlayer, Seed: &one, Player: &tournament.BotEntry{Name: "b", SHA256: "bb"}},
+		{Kind: event.LogPairing, Pairing: &tournament.Game{ID: 1, White: 0, Black: 1, Seed: 1}},
+	}
+	for i, e := range entries {
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := eventlog.Append(ctx, db, fmt.Sprint(i), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signed, err := eventlog.Sign(ctx, db, signer, "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := eventlog.WriteStatic(ctx, db, int64(len(entries)), signed, filepath.Join(dir, "log")); err != nil {
+		t.Fatal(err)
+	}
+	// The standings of no game played, as the verifier makes them.
+	r, err := verify.Bundle(ctx, verify.Dir(dir), verify.Options{Key: key, Partial: true})
+	var problems verify.Problems
+	if r == nil || err != nil && !errors.As(err, &problems) {
+		t.Fatalf("the bundle does not read: %v", err)
+	}
+	standings, err := json.Marshal(tournament.StandingsFile{Standings: r.Standings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, event.BundleStandings), standings, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runArena("verify", "--key", key, dir)
+	if want := "1 of the 1 scheduled pairings have no game"; code != exitFailed || !strings.Contains(stderr, want) {
+		t.Errorf("a final without its game: exit %d, %q; want %d and %q", code, stderr, exitFailed, want)
+	}
+	code, stdout, stderr := runArena("verify", "--key", key, "--partial", dir)
+	if want := "partial: 0 of 1 pairings have their game"; code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("--partial: exit %d, %q %q; want %d and %q", code, stdout, stderr, exitOK, want)
 	}
 }

@@ -427,7 +427,8 @@ its entries, checks that every scheduled pairing has exactly its game and no
 other, replays and re-judges every transcript against the log's entry of its
 game, and recomputes the standings from the games. With --since OLD it also
 checks that this log extends an older checkpoint you kept (none of its
-entries was changed or dropped). A team's inclusion proof of one of its games
+entries was changed or dropped); with --partial it checks a final still in
+progress, whose pairings may lack their games yet. A team's inclusion proof of one of its games
 is checked with arena verify --key 'KEY' --proof FILE. See docs/verify.md for
 what this proves and what it does not.
 

@@ -3,11 +3,16 @@
 // public key: the checkpoint's signature, the log's tree rebuilt from its
 // entries, every scheduled pairing with exactly its game, every transcript
 // replayed and re-judged against its game's entry, and the standings
-// recomputed from the games by the tournament's own code.
+// recomputed from the games.
 //
 // It must never take anything in a bundle on trust that the key's
 // signature does not cover, and every failure it reports names the entry
-// (or the file) and the field.
+// (or the file) and the field. A bundle is hostile input: only regular
+// files inside its directory are read (no link out of it, no named pipe
+// or device), every file is bounded by the most its kind may weigh before
+// it is read, a checkpoint's claimed size allocates nothing until its
+// entries are there, a served copy redirects only within its own origin,
+// and the whole check has a time limit.
 package verify
 
 import (
@@ -20,15 +25,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
@@ -37,60 +46,206 @@ import (
 	"github.com/arenabots/arena/harness/transcript"
 )
 
-// Source reads a bundle's files by their slash-separated paths.
+// Source reads a bundle's files by their slash-separated paths, each
+// refused, before it is read whole, when it weighs more than limit bytes
+// (a *TooBigError).
 type Source interface {
-	Read(ctx context.Context, name string) ([]byte, error)
+	Read(ctx context.Context, name string, limit int64) ([]byte, error)
 }
 
-// maxFile is the most one file of a bundle may weigh as read.
-const maxFile = 256 << 20
+// The most each kind of a bundle's files may weigh.
+const (
+	// maxCheckpoint: a signed checkpoint is three lines and a signature
+	// or a few.
+	maxCheckpoint = 64 << 10
+	// maxEntryBytes is the most one entry of an entry bundle weighs with
+	// its two bytes of length; a bundle of W entries weighs W times it at
+	// most.
+	maxEntryBytes = 2 + eventlog.MaxEntry - 1
+	// maxTranscript: a published transcript, both sides' private fields
+	// left out, is some 44 KB a game; its longest line may be
+	// transcript.MaxLine.
+	maxTranscript = transcript.MaxLine
+	// maxStandings: standings.json, a row per player.
+	maxStandings = 16 << 20
+)
 
-// Dir is a bundle in a directory.
+// MaxEntries is the most entries a bundle's log may claim: a checkpoint
+// of more is refused before anything is read by its claim.
+const MaxEntries = 1 << 32
+
+// DefaultTimeout is how long a whole check may take unless
+// Options.Timeout says otherwise.
+const DefaultTimeout = 10 * time.Minute
+
+// fileTimeout is how long one file of a served bundle may take.
+const fileTimeout = time.Minute
+
+// TooBigError is a file of a bundle that weighs more than its kind may.
+type TooBigError struct {
+	Name  string
+	Limit int64
+}
+
+func (e *TooBigError) Error() string {
+	return fmt.Sprintf("%s is more than %d bytes, the most it may weigh", e.Name, e.Limit)
+}
+
+// Dir is a bundle in a directory. Only regular files inside it are read:
+// a link that leads out of it, a named pipe or a device is refused, and
+// none is opened in a way that could block.
 type Dir string
 
-func (d Dir) Read(_ context.Context, name string) ([]byte, error) {
+func (d Dir) Read(_ context.Context, name string, limit int64) ([]byte, error) {
 	if !fsPath(name) {
 		return nil, fmt.Errorf("%q is not a path inside the bundle", name)
 	}
-	f, err := os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
+	root, err := os.OpenRoot(string(d))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close() // read only
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err == nil && len(data) > maxFile {
-		err = fmt.Errorf("%s is more than %d bytes", name, maxFile)
+	defer root.Close() // read only
+	rel := filepath.FromSlash(name)
+	fi, err := root.Stat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
-	return data, err
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be read inside the bundle (a link out of it?): %w", name, err)
+	}
+	if err := regular(name, fi, limit); err != nil {
+		return nil, err
+	}
+	// Not blocking, should it have become a named pipe since: the file
+	// open is checked again.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be read inside the bundle: %w", name, err)
+	}
+	defer f.Close() // read only
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regular(name, fi, limit); err != nil {
+		return nil, err
+	}
+	return readLimited(f, name, limit)
+}
+
+// regular says why the file fi describes is not one a bundle's file may
+// be: a regular file of at most limit bytes.
+func regular(name string, fi fs.FileInfo, limit int64) error {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s)", name, fileKind(fi.Mode()))
+	}
+	if fi.Size() > limit {
+		return &TooBigError{name, limit}
+	}
+	return nil
+}
+
+// fileKind names a file's type for people.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a link"
+	}
+	return "mode " + m.String()
+}
+
+// readLimited reads r whole, refusing it past limit bytes.
+func readLimited(r io.Reader, name string, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooBigError{name, limit}
+	}
+	return data, nil
 }
 
 // URL is a bundle served over HTTP (a static copy, or the event's site for
-// the log: /log/...).
+// the log: /log/...). Each file may take a minute; a redirect is followed
+// only within the bundle's origin (its scheme, host and port).
 type URL string
 
-func (u URL) Read(ctx context.Context, name string) ([]byte, error) {
+func (u URL) Read(ctx context.Context, name string, limit int64) ([]byte, error) {
 	if !fsPath(name) {
 		return nil, fmt.Errorf("%q is not a path inside the bundle", name)
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, fileTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(string(u), "/")+"/"+name, nil)
 	if err != nil {
 		return nil, err
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close() // read only
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", req.URL, res.Status)
+		return nil, &statusError{req.URL.String(), res.StatusCode, res.Status}
 	}
-	data, err := io.ReadAll(io.LimitReader(res.Body, maxFile+1))
-	if err == nil && len(data) > maxFile {
-		err = fmt.Errorf("%s is more than %d bytes", req.URL, maxFile)
+	if res.ContentLength > limit {
+		return nil, &TooBigError{req.URL.String(), limit}
 	}
-	return data, err
+	return readLimited(res.Body, req.URL.String(), limit)
+}
+
+// client fetches a served bundle's files, following redirects only
+// within the origin of the file asked for.
+var client = &http.Client{CheckRedirect: sameOrigin}
+
+// maxRedirects is how many redirects one file may take (net/http's own).
+const maxRedirects = 10
+
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("more than %d redirects", maxRedirects)
+	}
+	if want := origin(via[0].URL); origin(req.URL) != want {
+		return fmt.Errorf("%s redirects to %s, out of the bundle's origin %s: refused", via[len(via)-1].URL, req.URL, want)
+	}
+	return nil
+}
+
+// origin is a URL's scheme, host and port, the port given even when it
+// is the scheme's own.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// statusError is a served file's answer other than 200 OK; a 404 or a
+// 410 is a file that does not exist.
+type statusError struct {
+	url    string
+	code   int
+	status string
+}
+
+func (e *statusError) Error() string { return e.url + ": " + e.status }
+
+func (e *statusError) Is(target error) bool {
+	return target == fs.ErrNotExist && (e.code == http.StatusNotFound || e.code == http.StatusGone)
 }
 
 // fsPath says whether name is a clean relative path that stays inside
@@ -107,6 +262,20 @@ type Options struct {
 	// Since is an older signed checkpoint of the same log: the bundle's
 	// log must extend it.
 	Since []byte
+	// Partial checks a final in progress: its scheduled pairings may lack
+	// their games (Result says how many have them). Without it every
+	// pairing must have its game.
+	Partial bool
+	// Timeout is the most the whole check may take (0: DefaultTimeout);
+	// past it the check stops with a *TimeoutError.
+	Timeout time.Duration
+}
+
+// TimeoutError is a check that did not finish within its time limit.
+type TimeoutError struct{ Limit time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("the check did not finish within %v (a server too slow, or a bundle too big)", e.Limit)
 }
 
 // Result is what a bundle that holds says.
@@ -114,7 +283,9 @@ type Result struct {
 	Checkpoint eventlog.Checkpoint
 	Players    int
 	Pairings   int
-	Games      int
+	// Games are the final's games: with Options.Partial, fewer than its
+	// pairings while it is in progress.
+	Games int
 	// Others are the ladder and scrimmage games the log holds.
 	Others    int
 	Standings []tournament.Row
@@ -133,18 +304,36 @@ func (p Problems) Error() string {
 
 // Bundle checks the bundle src holds (see the package's doc). A bundle
 // that does not hold is a Problems error; any other error is a bundle that
-// could not be read at all.
+// could not be read at all (a *TimeoutError past Options.Timeout).
 func Bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	if _, err := note.NewVerifier(o.Key); err != nil {
 		return nil, fmt.Errorf("the key %q is not a log's public key (NAME+HASH+KEY, as the event's home page shows it): %w", o.Key, err)
 	}
-	signed, err := src.Read(ctx, "log/checkpoint")
+	limit := o.Timeout
+	if limit <= 0 {
+		limit = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, &TimeoutError{limit})
+	defer cancel()
+	r, err := bundle(ctx, src, o)
+	if err != nil && ctx.Err() != nil {
+		// What failed once the time was up failed for it.
+		return nil, context.Cause(ctx)
+	}
+	return r, err
+}
+
+func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
+	signed, err := src.Read(ctx, "log/checkpoint", maxCheckpoint)
 	if err != nil {
 		return nil, err
 	}
 	c, err := eventlog.Verify(signed, o.Key)
 	if err != nil {
 		return nil, Problems{"log/checkpoint: " + err.Error()}
+	}
+	if c.Size > MaxEntries {
+		return nil, Problems{fmt.Sprintf("log/checkpoint: it signs a log of %d entries, more than the %d a bundle may hold", c.Size, int64(MaxEntries))}
 	}
 	entries, err := readEntries(ctx, src, c.Size)
 	if err != nil {
@@ -171,7 +360,10 @@ func Bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	}
 	r := &Result{Checkpoint: c}
 	var p Problems
-	cfg, recs := r.entries(ctx, src, entries, &p)
+	cfg, recs := r.entries(ctx, src, entries, o.Partial, &p)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if cfg != nil {
 		r.standings(ctx, src, cfg, recs, &p)
 	}
@@ -181,17 +373,21 @@ func Bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	return r, nil
 }
 
-// readEntries reads the log's entries from its entry bundles.
+// readEntries reads the log's size entries from its entry bundles, one
+// bundle at a time: what it holds grows with the entries the bundle has,
+// never with what its checkpoint claims.
 func readEntries(ctx context.Context, src Source, size int64) ([][]byte, error) {
 	var out [][]byte
-	for _, p := range eventlog.Tiles(size) {
-		t, entries, err := eventlog.ParseTilePath(p)
-		if err != nil || !entries {
-			continue
-		}
-		data, err := src.Read(ctx, "log/"+p)
-		if err != nil {
+	full := int64(1) << eventlog.TileHeight
+	for start := int64(0); start < size; start += full {
+		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		t := tlog.Tile{H: eventlog.TileHeight, L: -1, N: start >> eventlog.TileHeight, W: int(min(full, size-start))}
+		p := eventlog.TilePath(t, true)
+		data, err := src.Read(ctx, "log/"+p, int64(t.W)*maxEntryBytes)
+		if err != nil {
+			return nil, fmt.Errorf("the checkpoint signs %d entries, entries %d on: %w", size, start, err)
 		}
 		for range t.W {
 			if len(data) < 2 || len(data) < 2+int(binary.BigEndian.Uint16(data)) {
@@ -210,9 +406,10 @@ func readEntries(ctx context.Context, src Source, size int64) ([][]byte, error) 
 
 // entries reads the log's entries in order: the final's configuration,
 // its players, then pairings and games; each game is checked against its
-// pairing and its published transcript. It returns the configuration and
-// every pairing's record.
-func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, p *Problems) (*tournament.Config, []tournament.Record) {
+// pairing and its published transcript; every pairing must have its game
+// unless partial. It returns the configuration and every pairing's record;
+// it stops where ctx is done.
+func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, partial bool, p *Problems) (*tournament.Config, []tournament.Record) {
 	bad := func(n int, format string, a ...any) {
 		*p = append(*p, fmt.Sprintf("log entry %d: ", n)+fmt.Sprintf(format, a...))
 	}
@@ -221,6 +418,9 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, p *P
 	var recs []tournament.Record
 	played := map[int]int{} // pairing id -> the entry of its game
 	for n, raw := range entries {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
 		var e event.LogEntry
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
@@ -299,6 +499,19 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, p *P
 	if cfg != nil && r.Players != len(cfg.Bots) {
 		*p = append(*p, fmt.Sprintf("the log names %d players of the %d its configuration says", r.Players, len(cfg.Bots)))
 	}
+	var missing []string
+	for _, rec := range recs {
+		if _, ok := played[rec.ID]; !ok {
+			missing = append(missing, fmt.Sprint(rec.ID))
+		}
+	}
+	if len(missing) > 0 && !partial {
+		shown := missing
+		if len(shown) > 10 {
+			shown = append(shown[:10:10], "…")
+		}
+		*p = append(*p, fmt.Sprintf("%d of the %d scheduled pairings have no game in the log (pairing %s): the final is not whole (arena verify --partial checks a final in progress)", len(missing), len(recs), strings.Join(shown, ", ")))
+	}
 	return cfg, recs
 }
 
@@ -311,9 +524,12 @@ func checkGame(ctx context.Context, src Source, g *event.LoggedGame) string {
 	if !fsPath(name) {
 		return fmt.Sprintf("field dir: %q is not a path inside the bundle", g.Dir)
 	}
-	data, err := src.Read(ctx, name)
-	if err != nil {
+	data, err := src.Read(ctx, name, maxTranscript)
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("its transcript %s cannot be read (a game dropped?): %v", name, err)
+	}
+	if err != nil {
+		return fmt.Sprintf("its transcript %s cannot be read: %v", name, err)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != g.Public {
 		return fmt.Sprintf("field public: %s's SHA-256 is %x, the log names %.16s…: the transcript was changed", name, sum[:8], g.Public)
@@ -355,7 +571,7 @@ func (r *Result) standings(ctx context.Context, src Source, cfg *tournament.Conf
 		rows[i].Team = cfg.Bots[rows[i].Bot].Team
 	}
 	r.Standings = rows
-	data, err := src.Read(ctx, event.BundleStandings)
+	data, err := src.Read(ctx, event.BundleStandings, maxStandings)
 	if err != nil {
 		*p = append(*p, fmt.Sprintf("%s cannot be read: %v", event.BundleStandings, err))
 		return

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/tournament"
@@ -20,6 +22,13 @@ import (
 // bundle writes a bundle of these entries, its log signed by a new key,
 // and returns its directory and the key.
 func bundle(t *testing.T, entries ...event.LogEntry) (string, string) {
+	t.Helper()
+	dir, key, _ := signedBundle(t, entries...)
+	return dir, key
+}
+
+// signedBundle is bundle, with the log's signer as well.
+func signedBundle(t *testing.T, entries ...event.LogEntry) (string, string, note.Signer) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "log.db"), "")
@@ -58,7 +67,7 @@ func bundle(t *testing.T, entries ...event.LogEntry) (string, string) {
 		}
 	}
 	write(event.BundleStandings, []byte(`{"standings":[]}`))
-	return dir, vkey
+	return dir, vkey, signer
 }
 
 // A log signed by its own key can still say anything: entries out of
