@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/doctor"
+	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -252,7 +253,12 @@ func workersCommand() *cli.Command {
 					if c.NArg() != 1 {
 						return usagef("workers list takes one argument: the tournament's or the event's directory")
 					}
-					wdir := tournament.WorkersDir(c.Args().First())
+					dir := c.Args().First()
+					wdir := tournament.WorkersDir(dir)
+					var game func(int) string // a tournament's own numbers
+					if _, err := os.Stat(filepath.Join(dir, event.ConfigFile)); err == nil {
+						game = event.JobName // an event's jobs, by kind and pair
+					}
 					enrolled, err := distrib.Enrolled(wdir)
 					if err != nil {
 						return err
@@ -266,7 +272,7 @@ func workersCommand() *cli.Command {
 					for _, w := range distrib.Names(enrolled) {
 						state := "admitted"
 						if s, ok := out[w]; ok {
-							state = s.String()
+							state = s.Named(game)
 						}
 						fmt.Fprintf(tw, "%s\t%s\n", w, state)
 					}

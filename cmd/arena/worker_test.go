@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
 )
 
@@ -245,6 +246,16 @@ func TestWorkersAreListedAndReadmitted(t *testing.T) {
 	}
 	if code, _, stderr := runArena("workers", "readmit", out, "w1"); code != exitFailed || !strings.Contains(stderr, "not suspended") {
 		t.Errorf("readmitting a worker that is not suspended: %d %s", code, stderr)
+	}
+	// In an event's directory a game is named as the event's pages name it.
+	if err := os.WriteFile(filepath.Join(out, event.ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := distrib.Suspend(filepath.Join(out, "workers"), distrib.Suspension{Worker: "w1", At: time.Now(), Game: event.JobsLadder + 4*12 + 2, Reason: "it does not replay: ply 3"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ := runArena("workers", "list", out); code != 0 || !strings.Contains(stdout, "ladder pair 12, game 2, it does not replay") {
+		t.Errorf("workers list of an event: %d\n%s", code, stdout)
 	}
 }
 

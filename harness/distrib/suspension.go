@@ -26,8 +26,16 @@ type Suspension struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-func (s Suspension) String() string {
-	out := fmt.Sprintf("worker %s suspended at %s: game %d, %s", s.Worker, s.At.UTC().Format("15:04:05"), s.Game, s.Reason)
+func (s Suspension) String() string { return s.Named(nil) }
+
+// Named is String with the game named by game (nil: "game N", a
+// tournament's own numbering; an event names its jobs).
+func (s Suspension) Named(game func(job int) string) string {
+	what := fmt.Sprintf("game %d", s.Game)
+	if game != nil {
+		what = game(s.Game)
+	}
+	out := fmt.Sprintf("worker %s suspended at %s: %s, %s", s.Worker, s.At.UTC().Format("15:04:05"), what, s.Reason)
 	if s.Detail != "" {
 		out += " (" + s.Detail + ")"
 	}

@@ -34,13 +34,13 @@ type EventWorker struct {
 // person reads it: "scrimmage 5, game 1", "ladder pair 12, game 2", "the
 // final, game 34".
 func JobName(job int) string {
-	switch {
-	case job > JobsFinal:
-		return fmt.Sprintf("the final, game %d", job-JobsFinal)
-	case job > JobsLadder:
-		return fmt.Sprintf("ladder pair %d, game %d", (job-JobsLadder)/4, (job-JobsLadder)%4)
-	case job > JobsScrimmage:
-		return fmt.Sprintf("scrimmage %d, game %d", (job-JobsScrimmage)/4, (job-JobsScrimmage)%4)
+	switch kind, id, game := JobOf(job); {
+	case kind == FinalGame:
+		return fmt.Sprintf("the final, game %d", game)
+	case kind == LadderGame:
+		return fmt.Sprintf("ladder pair %d, game %d", id, game)
+	case kind == ScrimmageGame:
+		return fmt.Sprintf("scrimmage %d, game %d", id, game)
 	case job > 0:
 		return fmt.Sprintf("game %d", job)
 	}
