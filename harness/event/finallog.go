@@ -31,8 +31,10 @@ import (
 // ed25519 seed, made on first use, readable by its owner only).
 const LogKeyFile = "log.key"
 
-// The kinds of the log's entries: the final's, then a ladder or
-// scrimmage game (Log.LadderAndScrimmages), whose ID is the event's.
+// The kinds of the log's entries: the final's, then a ladder game
+// (Log.Ladder), whose ID is the event's. A scrimmage's game is never
+// logged (LogGame); LogScrimmage names the entries of the scrimmages' games
+// that an earlier arena logged.
 const (
 	LogFinal     = "final"
 	LogPlayer    = "player"
@@ -285,10 +287,12 @@ func fingerprint(dir string) (*LoggedGame, transcript.Header, error) {
 	return &LoggedGame{Transcript: hex.EncodeToString(sum[:]), Public: hex.EncodeToString(psum[:]), Head: lines[len(lines)-1].Hash, Key: key}, h, nil
 }
 
-// LogGame appends a ladder or scrimmage game, as it is recorded, to the
-// event's log, and signs a checkpoint of it (Log.LadderAndScrimmages).
+// LogGame appends a ladder game, as it is recorded, to the event's log,
+// and signs a checkpoint of it (Log.Ladder). Any other game is refused: the
+// final's are logged by SyncFinalLog, and a scrimmage's never, for only its
+// two teams and the organizer see it.
 func (s *Store) LogGame(ctx context.Context, g Game) error {
-	if g.Kind != LadderGame && g.Kind != ScrimmageGame {
+	if g.Kind != LadderGame {
 		return fmt.Errorf("log game %d: a %s game is not logged", g.ID, g.Kind)
 	}
 	signer, _, err := s.LogKeys()
