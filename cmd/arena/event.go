@@ -84,7 +84,9 @@ with 'arena serve --event DIR'. These commands may run while it is served.`,
 				UsageText: "arena event init DIR [--game G]",
 				Description: `Creates DIR if needed and writes DIR/event.toml for the game: every option
 shown with its default and what it does, the game's rule options listed
-commented out. An existing event.toml is never overwritten.`,
+commented out. An existing event.toml is never overwritten. The name of the
+event's log (DIR/log.origin, arena/ and the directory's name) is fixed too:
+the event keeps it wherever it is served from.`,
 				Flags:  []cli.Flag{gameFlag()},
 				Action: eventInit,
 			},
@@ -121,9 +123,10 @@ before it, if any, stops working at once and its logins end.`,
 				Description: `Copies the whole event in DIR to the new directory OUT while it is served:
 the event's database and every tournament's (the final, each ladder pair and
 scrimmage) as of one instant each, then every other file: event.toml, the
-signing key, the workers' keys, the uploads, validations, games and disputes.
-Prints what it copied. OUT is an event in its own right: 'arena serve --event
-OUT' serves it with every game, and 'arena standings OUT/final' reads its
+signing key, the final log's key and name, the workers' keys, the uploads,
+validations, games and disputes. Prints what it copied. OUT is an event in
+its own right: 'arena serve --event OUT' serves it with every game, its log
+under the same name and key, and 'arena standings OUT/final' reads its
 final. Left out: uploads still arriving, and the workers' queue.`,
 				Action: eventBackup,
 			},
@@ -277,6 +280,16 @@ func eventInit(c *cli.Context) error {
 	}
 	if err != nil {
 		return errors.Join(err, os.Remove(path))
+	}
+	// The log's name is fixed now, from the directory's own name (not
+	// "." for arena event init .), and kept wherever the event is served
+	// from.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := event.FixLogOrigin(abs); err != nil {
+		return fmt.Errorf("the event's log: %w", err)
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "wrote %s: an event of %s, every option at its default and explained\n\n", path, game)

@@ -89,6 +89,10 @@ func TestEventInitWritesAConfigAndNeverOverwritesIt(t *testing.T) {
 	if cfg.Game != "chess" {
 		t.Errorf("game %q, want chess", cfg.Game)
 	}
+	// The log's name is fixed now, from the directory's.
+	if origin, err := os.ReadFile(filepath.Join(dir, event.LogOriginFile)); err != nil || string(origin) != "arena/event\n" {
+		t.Errorf("the log's origin: %q, %v; want arena/event", origin, err)
+	}
 	for _, next := range []string{"arena event teams import " + dir, "arena event admin-token " + dir, "arena serve --event " + dir} {
 		if !strings.Contains(out, next) {
 			t.Errorf("the next steps do not say %q:\n%s", next, out)
@@ -208,7 +212,11 @@ func TestEventBackupIsAnEventWithTheTeams(t *testing.T) {
 	if _, err := event.LoadConfig(out); err != nil {
 		t.Errorf("the copy's event.toml: %v", err)
 	}
-	teams, err := openStore(t, out).Teams(context.Background())
+	cp := openStore(t, out)
+	if cp.LogOrigin() != "arena/event" {
+		t.Errorf("the copy's log is %q, want the event's, arena/event", cp.LogOrigin())
+	}
+	teams, err := cp.Teams(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

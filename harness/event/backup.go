@@ -49,8 +49,10 @@ var notBackedUp = map[string]string{
 // exist) while it runs: the event's database as of one instant (VACUUM INTO
 // reads it in one transaction), then each tournament's database (the
 // final, every ladder pair and scrimmage) likewise, then every other file:
-// event.toml, the signing key, the enrolled workers' keys, the uploads,
-// validations, games and disputes, which are never changed once written.
+// event.toml, the signing key, the final log's key and name (LogKeyFile,
+// LogOriginFile: the copy's log is the event's wherever it is served from),
+// the enrolled workers' keys, the uploads, validations, games and
+// disputes, which are never changed once written.
 // A game the event's database records was complete before its snapshot,
 // so the copy holds it whole; a game under way when the copy was taken is
 // played again, or resumed, when the copy is served.

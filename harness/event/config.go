@@ -62,9 +62,14 @@ type Validation struct {
 }
 
 // Log says which games the event's log holds (docs/verify.md): the
-// final's always; the ladder's and the scrimmages' when LadderAndScrimmages
-// is set, each as it is recorded.
+// final's always; the ladder's when Ladder is set, each as it is recorded.
+// A scrimmage's games are never in it: only their two teams and the
+// organizer see them.
 type Log struct {
+	Ladder bool `toml:"ladder"`
+	// LadderAndScrimmages is the old name of ladder, still read with its
+	// meaning now: the ladder's games only (ParseConfig sets Ladder from
+	// it). Never set with ladder.
 	LadderAndScrimmages bool `toml:"ladder_and_scrimmages"`
 }
 
@@ -288,6 +293,12 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		return bad(keyLine(text, "ladder", "far"), fmt.Errorf("far must be from 0 to 1, got %g", cfg.Ladder.Far))
 	case transcript.ParseKeep(cfg.Ladder.KeepDataFiles) != nil:
 		return bad(keyLine(text, "ladder", "keep_data_files"), fmt.Errorf("keep_data_files: want all, changed, final or none, got %q", cfg.Ladder.KeepDataFiles))
+	}
+	if md.IsDefined("log", "ladder_and_scrimmages") {
+		if md.IsDefined("log", "ladder") {
+			return bad(keyLine(text, "log", "ladder_and_scrimmages"), errors.New("ladder_and_scrimmages is the old name of ladder: set ladder only"))
+		}
+		cfg.Log.Ladder, cfg.Log.LadderAndScrimmages = cfg.Log.LadderAndScrimmages, false
 	}
 	if cfg.Validation.Require == nil {
 		cfg.Validation.Require = []string{} // "require = []": nothing
@@ -519,9 +530,12 @@ pending_scrimmages = {{.Quotas.PendingScrimmages}}
 
 [log]
 # The event's signed, append-only log holds every game of the final (see
-# docs/verify.md); true appends each ladder and scrimmage game too, as it is
-# recorded, so that teams can check those from the published log as well.
-ladder_and_scrimmages = {{.Log.LadderAndScrimmages}}
+# docs/verify.md); true appends each ladder game too, as it is recorded, so
+# that teams can check those from the published log as well. Scrimmages are
+# never logged: only their two teams and the organizer see them. (The old
+# name of this option, ladder_and_scrimmages, is still read, with this
+# meaning: the ladder's games only.)
+ladder = {{.Log.Ladder}}
 
 [ladder]
 # Keep rated games (Glicko-2) going between the teams' active submissions

@@ -63,6 +63,7 @@ func TestABadConfigIsRefusedWithItsLine(t *testing.T) {
 		{"evidence policy", "game = \"codeclash\"\n[ladder]\nkeep_data_files = \"most\"\n", 3, "keep_data_files"},
 		{"no such deck", "game = \"checkers\"\n[ladder]\nopenings = \"acf9\"\n", 3, "acf9"},
 		{"plies without openings", "game = \"chess\"\n[ladder]\nopening_plies = 4\n", 3, "set openings too"},
+		{"a log option by both its names", "game = \"codeclash\"\n[log]\nladder = true\nladder_and_scrimmages = true\n", 4, "set ladder only"},
 	} {
 		_, err := ParseConfig("event.toml", []byte(c.text))
 		var ce *ConfigError
@@ -92,6 +93,27 @@ func TestTheConfigSetsTheEvent(t *testing.T) {
 	deadline := time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
 	if !cfg.Open(deadline.Add(-time.Second)) || cfg.Open(deadline) {
 		t.Errorf("uploads are not open until exactly the deadline")
+	}
+}
+
+// [log] ladder logs the ladder's games; its old name,
+// ladder_and_scrimmages, is read with the same meaning: the ladder's games
+// only, never a scrimmage's.
+func TestTheLogOptionKeepsItsOldName(t *testing.T) {
+	for text, want := range map[string]bool{
+		"game = \"codeclash\"\n":                                       false,
+		"game = \"codeclash\"\n[log]\nladder = true\n":                 true,
+		"game = \"codeclash\"\n[log]\nladder = false\n":                false,
+		"game = \"codeclash\"\n[log]\nladder_and_scrimmages = true\n":  true,
+		"game = \"codeclash\"\n[log]\nladder_and_scrimmages = false\n": false,
+	} {
+		cfg, err := ParseConfig("event.toml", []byte(text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if cfg.Log != (Log{Ladder: want}) {
+			t.Errorf("%q reads as %+v, want the ladder's games logged: %v", text, cfg.Log, want)
+		}
 	}
 }
 

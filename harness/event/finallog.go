@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/tournament"
@@ -31,8 +32,10 @@ import (
 // ed25519 seed, made on first use, readable by its owner only).
 const LogKeyFile = "log.key"
 
-// The kinds of the log's entries: the final's, then a ladder or
-// scrimmage game (Log.LadderAndScrimmages), whose ID is the event's.
+// The kinds of the log's entries: the final's, then a ladder game
+// (Log.Ladder), whose ID is the event's. A scrimmage's game is never
+// logged (LogGame); LogScrimmage names the entries of the scrimmages' games
+// that an earlier arena logged.
 const (
 	LogFinal     = "final"
 	LogPlayer    = "player"
@@ -98,10 +101,75 @@ func (e LogEntry) logKey() string {
 
 var originChars = regexp.MustCompile(`[^A-Za-z0-9._/-]+`)
 
+// LogOriginFile holds the name of the event's log (its origin: its
+// checkpoints' first line and its key's name) in the event directory, fixed
+// once when the event is made: the log keeps its name, and its published
+// key keeps verifying, wherever the event is served from (a backup restored
+// elsewhere, a directory moved or renamed). A backup copies it.
+const LogOriginFile = "log.origin"
+
 // LogOrigin names the event's log: its checkpoints' first line and its
-// key's name.
-func (s *Store) LogOrigin() string {
-	return "arena/" + originChars.ReplaceAllString(filepath.Base(s.Dir), "-")
+// key's name (LogOriginFile).
+func (s *Store) LogOrigin() string { return s.logOrigin }
+
+// FixLogOrigin is the origin of the log of the event in dir, fixed on
+// first call: "arena/" and the name dir has then (its characters outside
+// A-Z, a-z, 0-9 and ._/- each run made one -), written to
+// DIR/LogOriginFile, which every later call reads. An event made before
+// the origin was kept gets the name its log had all along, the
+// directory's, the first time it is opened.
+func FixLogOrigin(dir string) (origin string, err error) {
+	path := filepath.Join(dir, LogOriginFile)
+	origin, err = readLogOrigin(path)
+	if !errors.Is(err, os.ErrNotExist) {
+		return origin, err
+	}
+	origin = "arena/" + originChars.ReplaceAllString(filepath.Base(dir), "-")
+	// Written whole under a temporary name, then linked in place: a
+	// reader never sees half an origin, and of two processes fixing it at
+	// once the first one's stands.
+	f, err := os.CreateTemp(dir, LogOriginFile+".*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	defer func() { // linked in place or not, the temporary name goes
+		if rerr := os.Remove(tmp); rerr != nil {
+			origin, err = "", errors.Join(err, rerr)
+		}
+	}()
+	_, err = f.WriteString(origin + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Link(tmp, path); errors.Is(err, os.ErrExist) {
+		return readLogOrigin(path)
+	} else if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return "", err
+	}
+	return origin, nil
+}
+
+// readLogOrigin reads the log's origin kept at path.
+func readLogOrigin(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	origin := strings.TrimSuffix(string(data), "\n")
+	if origin == "" || originChars.MatchString(origin) {
+		return "", fmt.Errorf("%s holds %q: not a log's origin (one line of A-Z, a-z, 0-9 and ._/-)", path, data)
+	}
+	return origin, nil
 }
 
 // LogKeys are the final log's signer and its public (verifier) key, made
@@ -285,10 +353,12 @@ func fingerprint(dir string) (*LoggedGame, transcript.Header, error) {
 	return &LoggedGame{Transcript: hex.EncodeToString(sum[:]), Public: hex.EncodeToString(psum[:]), Head: lines[len(lines)-1].Hash, Key: key}, h, nil
 }
 
-// LogGame appends a ladder or scrimmage game, as it is recorded, to the
-// event's log, and signs a checkpoint of it (Log.LadderAndScrimmages).
+// LogGame appends a ladder game, as it is recorded, to the event's log,
+// and signs a checkpoint of it (Log.Ladder). Any other game is refused: the
+// final's are logged by SyncFinalLog, and a scrimmage's never, for only its
+// two teams and the organizer see it.
 func (s *Store) LogGame(ctx context.Context, g Game) error {
-	if g.Kind != LadderGame && g.Kind != ScrimmageGame {
+	if g.Kind != LadderGame {
 		return fmt.Errorf("log game %d: a %s game is not logged", g.ID, g.Kind)
 	}
 	signer, _, err := s.LogKeys()

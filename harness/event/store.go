@@ -102,6 +102,8 @@ type Store struct {
 	logMu       sync.Mutex
 	logSigner   eventlog.Signer
 	logVerifier string
+	// logOrigin is the log's name (LogOriginFile).
+	logOrigin string
 }
 
 type versionedNames struct {
@@ -298,6 +300,11 @@ func Open(dir string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// The log's name once the database is known to be this arena's.
+	origin, err := FixLogOrigin(dir)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("the event's log: %w", err), w.Close())
+	}
 	r, err := sqlitedb.Open(path, params+"&_pragma=journal_mode(WAL)&_pragma=query_only(1)&_pragma=mmap_size(1073741824)")
 	if err != nil {
 		w.Close()
@@ -308,7 +315,7 @@ func Open(dir string) (*Store, error) {
 	// told).
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	return &Store{Dir: dir, w: w, r: r, snapshots: make(chan struct{}, readers-1)}, nil
+	return &Store{Dir: dir, w: w, r: r, snapshots: make(chan struct{}, readers-1), logOrigin: origin}, nil
 }
 
 // SigningKey is the key, in the event directory, that signs the

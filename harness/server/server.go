@@ -162,7 +162,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 	defer stopWorkers()
 	player := &services.Player{Store: st, Settings: resolved, Backend: backend, Image: sb.Image, Builder: vo.Builder,
 		Intake: cfg.Intake(), Opponent: vo.Opponent, ArenaVersion: o.ArenaVersion, Signer: key, Changed: s.TeamChanged, Log: o.Log,
-		Ladder: cfg.Ladder.Enabled, LogGames: cfg.Log.LadderAndScrimmages, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
+		Ladder: cfg.Ladder.Enabled, LogGames: cfg.Log.Ladder, LadderShare: cfg.Ladder.Share, Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: cfg.Ladder.Far}, Open: cfg.Open, Seed: 1, Slots: o.Games, Workers: workers,
 		Openings: openings, LadderEvidence: cfg.LadderEvidence(), Watch: s.Watch}
 	s.WakePlayer = player.Wake
 	finals, err := finalRunner(ctx, o, st, cfg, resolved, backend, sb.Image, vo.Builder, workers, s)

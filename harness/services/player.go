@@ -46,8 +46,9 @@ type Player struct {
 	// Ladder, when set, plays rated ladder pairs whenever no scrimmage
 	// waits and Open says the event is open.
 	Ladder bool
-	// LogGames appends each ladder and scrimmage game to the event's log
-	// as it is recorded (Log.LadderAndScrimmages).
+	// LogGames appends each ladder game to the event's log as it is
+	// recorded (Log.Ladder). A scrimmage's games are never logged: only
+	// their two teams and the organizer see them.
 	LogGames bool
 	Open     func(time.Time) bool
 	// LadderShare is the part of its time the player gives the ladder
@@ -416,7 +417,7 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 		if err != nil {
 			return nil, 0, err
 		}
-		if p.LogGames {
+		if p.LogGames && kind == event.LadderGame {
 			if err := p.Store.LogGame(ctx, g); err != nil {
 				return nil, 0, err
 			}

@@ -30,7 +30,7 @@ type homeData struct {
 	Standing *finalStanding
 	// LogKey is the public key of the event's log, published before the
 	// final: what a team checks the final's checkpoints with; LogsLadder
-	// says the log holds the ladder's and the scrimmages' games too.
+	// says the log holds the ladder's games too.
 	LogKey     string
 	LogsLadder bool
 	// Playing are the games playing now that the asker may watch.
@@ -102,7 +102,7 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 	if _, d.LogKey, err = s.Store.LogKeys(); err != nil {
 		return homeData{}, err
 	}
-	d.LogsLadder = s.Config.Log.LadderAndScrimmages
+	d.LogsLadder = s.Config.Log.Ladder
 	if d.Playing, err = s.playing(r.Context(), p); err != nil {
 		return homeData{}, err
 	}

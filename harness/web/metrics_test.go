@@ -149,5 +149,5 @@ func ladderPlayer(t *testing.T, e *testEvent) *services.Player {
 	return &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
 		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ladder: true, LogGames: e.server.Config.Log.LadderAndScrimmages, Open: e.server.Config.Open, Seed: 7, Slots: 1}
+		Ladder: true, LogGames: e.server.Config.Log.Ladder, Open: e.server.Config.Open, Seed: 7, Slots: 1}
 }

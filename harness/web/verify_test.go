@@ -384,33 +384,39 @@ func TestTheFinalsLogCatchesUpOnceWhoeverSyncs(t *testing.T) {
 	}
 }
 
-// Behind [log] ladder_and_scrimmages, every ladder game joins the event's
-// log as it is recorded, before the final; the published log holds them,
-// each checked against its transcript, beside the final's games.
+// Behind [log] ladder, every ladder game joins the event's log as it is
+// recorded, before the final; the published log holds them, each checked
+// against its transcript, beside the final's games. A scrimmage's games
+// never join it: no entry, tile or file of the bundle holds them.
 func TestLadderGamesJoinTheLogBehindTheSwitch(t *testing.T) {
-	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"20\"\n[log]\nladder_and_scrimmages = true\n")
-	if !e.server.Config.Log.LadderAndScrimmages {
-		t.Fatal("[log] ladder_and_scrimmages = true is not read")
+	e := newTestEvent(t, "game = \"codeclash\"\n[rules]\nmaxPlies = \"20\"\n[log]\nladder = true\n")
+	if !e.server.Config.Log.Ladder {
+		t.Fatal("[log] ladder = true is not read")
 	}
-	if _, home := callAPI(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(home, "and every ladder and scrimmage game before it") {
+	if _, home := callAPI(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(home, "and every ladder game before it") {
 		t.Error("the home page does not say the ladder's games are logged")
 	}
 	ctx := context.Background()
 	passedUpload(t, e, e.a.ID, "./examples/greedy")
 	passedUpload(t, e, e.b.ID, "./examples/random")
+	// A scrimmage, which the player plays before the ladder.
+	if res, out := e.do(t, http.MethodPost, "/api/v1/scrimmages", e.a.Token, strings.NewReader(`{"rival": 2}`), "application/json"); res.StatusCode != http.StatusCreated {
+		t.Fatalf("the challenge: %d %s", res.StatusCode, out)
+	}
 	lctx, stop := context.WithCancel(ctx)
 	p := ladderPlayer(t, e)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(lctx) }()
-	var ladderGames []event.Game
-	for deadline := time.Now().Add(2 * time.Minute); len(ladderGames) < 4; time.Sleep(100 * time.Millisecond) {
+	var ladderGames, scrimmageGames []event.Game
+	for deadline := time.Now().Add(2 * time.Minute); len(ladderGames) < 4 || len(scrimmageGames) < 2; time.Sleep(100 * time.Millisecond) {
 		games, err := e.store.GamesOf(ctx, e.a.ID, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ladderGames = slices.DeleteFunc(games, func(g event.Game) bool { return g.Kind != event.LadderGame })
+		ladderGames = slices.DeleteFunc(slices.Clone(games), func(g event.Game) bool { return g.Kind != event.LadderGame })
+		scrimmageGames = slices.DeleteFunc(games, func(g event.Game) bool { return g.Kind != event.ScrimmageGame })
 		if time.Now().After(deadline) {
-			t.Fatalf("%d ladder games in 2 minutes", len(ladderGames))
+			t.Fatalf("%d ladder games and %d of the scrimmage in 2 minutes", len(ladderGames), len(scrimmageGames))
 		}
 	}
 	stop()
@@ -449,6 +455,49 @@ func TestLadderGamesJoinTheLogBehindTheSwitch(t *testing.T) {
 	}
 	if r.Others != len(ladderGames) || r.Games != 2 {
 		t.Errorf("verified %d ladder games and %d of the final's, want %d and 2", r.Others, r.Games, len(ladderGames))
+	}
+	// The scrimmage's games are in no tile the server serves, and in no
+	// file of the bundle; the ladder's are.
+	_, size, err := e.store.FinalLogCheckpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served strings.Builder
+	for _, tile := range eventlog.Tiles(size) {
+		res, data := callAPI(t, e.http.URL, "GET", "/log/"+tile, "", "")
+		if res != http.StatusOK {
+			t.Fatalf("/log/%s: %d %s", tile, res, data)
+		}
+		served.WriteString(data)
+	}
+	var published strings.Builder
+	if err := filepath.WalkDir(bundle, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(bundle, path)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(filepath.ToSlash(rel), event.ScrimmagesDir+"/") {
+			t.Errorf("the bundle holds %s", rel)
+		}
+		data, err := os.ReadFile(path)
+		published.WriteString(rel + "\n" + string(data))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range append(slices.Clone(scrimmageGames), ladderGames...) {
+		dir := `"dir":"` + filepath.ToSlash(g.Dir) + `"`
+		want := g.Kind == event.LadderGame
+		if strings.Contains(served.String(), dir) != want || strings.Contains(published.String(), dir) != want {
+			t.Errorf("%s game %d (%s): in the tiles served %v, in the bundle %v; want %v", g.Kind, g.ID, g.Dir,
+				strings.Contains(served.String(), dir), strings.Contains(published.String(), dir), want)
+		}
+	}
+	if strings.Contains(served.String(), `"kind":"scrimmage"`) {
+		t.Error("the log holds a scrimmage entry")
 	}
 	// A ladder game's transcript changed is caught as the final's are.
 	g := ladderGames[0]
