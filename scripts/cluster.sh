@@ -321,11 +321,32 @@ network() {
   esac
 }
 
+# host_tools installs what the node runs beside the cluster's own binaries
+# from Debian (containerd, runc, the CNI plugins a Pod's network is made
+# with, iptables), or says which are missing: without the bridge plugin a
+# node reports Ready and every Pod stays ContainerCreating.
+host_tools() {
+  local need=()
+  command -v containerd >/dev/null || need+=(containerd)
+  command -v runc >/dev/null || need+=(runc)
+  [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]] || need+=(containernetworking-plugins)
+  command -v iptables >/dev/null || need+=(iptables)
+  ((${#need[@]} == 0)) && return
+  if ! command -v apt-get >/dev/null; then
+    log "missing ${need[*]}: install them (Debian's package names) and start again"
+    exit 1
+  fi
+  log "installing from Debian: ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+}
+
 start() {
   [[ $(id -u) == 0 ]] || {
     log "a cluster's kubelet and containerd run as root"
     exit 1
   }
+  host_tools
   if [[ -f $dir/pids/apiserver.pid ]] && kill -0 "$(cat "$dir/pids/apiserver.pid")" 2>/dev/null; then
     log "a cluster already runs in $dir (stop it first: cluster.sh stop $dir)"
     exit 1
@@ -430,6 +451,8 @@ stop() {
   if [[ -s $dir/sysctl.before ]]; then
     sysctl -q -p "$dir/sysctl.before" >/dev/null || log "could not restore the sysctls the kubelet changed (from $dir/sysctl.before)"
   fi
+  # The kubelet's device-plugin socket is made there whatever its root dir.
+  rm -f /var/lib/kubelet/device-plugins/kubelet.sock
   rmdir /var/lib/kubelet/device-plugins /var/lib/kubelet 2>/dev/null || true
   log "stopped; $(grep -c " $dir" /proc/mounts || true) mounts left under $dir"
 }

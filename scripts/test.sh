@@ -62,16 +62,7 @@ fi
 step "a Kubernetes cluster of its own (its binaries cached by version; the first build takes about 12 minutes)"
 cluster_pid=
 if [[ $(id -u) == 0 ]] && docker info >/dev/null 2>&1; then
-  need=()
-  command -v containerd >/dev/null || need+=(containerd)
-  command -v runc >/dev/null || need+=(runc)
-  [[ -x /usr/lib/cni/bridge ]] || need+=(containernetworking-plugins)
-  command -v iptables >/dev/null || need+=(iptables)
-  if (( ${#need[@]} > 0 )); then
-    echo "installing from Debian: ${need[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
+  # cluster.sh start installs what the node needs from Debian.
   export ARENA_CLUSTER=/tmp/arena-cluster
   bash scripts/cluster.sh stop "$ARENA_CLUSTER" >/dev/null 2>&1 || true
   rm -rf "$ARENA_CLUSTER"

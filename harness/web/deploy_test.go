@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -161,6 +163,9 @@ func TestTheDeploymentRunsOneHardenedServer(t *testing.T) {
 				t.Errorf("container %s: %s requests %v, limit %v; want both, the request within the limit", c.Name, r, req.String(), lim.String())
 			}
 		}
+		if c.ImagePullPolicy != corev1.PullIfNotPresent {
+			t.Errorf("container %s pulls its image %q; want IfNotPresent (a :latest tag would be pulled every start, an imported image never found)", c.Name, c.ImagePullPolicy)
+		}
 		if c.Image != pod.Containers[0].Image {
 			t.Errorf("container %s runs %s, the server %s: the organizer builds one image", c.Name, c.Image, pod.Containers[0].Image)
 		}
@@ -254,5 +259,43 @@ func TestTheDeploymentRunsOneHardenedServer(t *testing.T) {
 	}
 	if want := strconv.FormatInt(*psc.RunAsUser, 10) + ":" + strconv.FormatInt(*psc.RunAsGroup, 10); user != want {
 		t.Errorf("images/server/Dockerfile runs as %q, the Deployment as %s", user, want)
+	}
+}
+
+// The init container that waits for the event ends at once on SIGTERM, so
+// that a rollout or a delete never waits out the grace period (as PID 1 a
+// shell ignores the signal unless it traps it): its command run here,
+// where no event ever comes, exits 143 by its trap soon after the signal.
+func TestTheEventsWaitStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	var wait []string
+	for _, obj := range manifests(t) {
+		if d, ok := obj.(*appsv1.Deployment); ok && len(d.Spec.Template.Spec.InitContainers) > 0 {
+			wait = d.Spec.Template.Spec.InitContainers[0].Command
+		}
+	}
+	if len(wait) < 3 || wait[0] != "sh" {
+		t.Fatalf("the init container runs %q, want a shell's command", wait)
+	}
+	cmd := exec.Command(wait[0], wait[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(500 * time.Millisecond) // into its first sleep
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if cmd.ProcessState.ExitCode() != 143 {
+			t.Errorf("on SIGTERM the wait ended with %v, want exit 143", err)
+		}
+	case <-time.After(10 * time.Second): // its sleep is 2 s: anything near it is the old loop's
+		if err := cmd.Process.Kill(); err != nil {
+			t.Error(err)
+		}
+		t.Fatal("the wait ignored SIGTERM")
 	}
 }
