@@ -119,7 +119,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	notFound := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
-		fmt.Fprintf(stderr, "arena: unknown command %q (see arena --help)\n", name)
+		if why := notInThisBuild(name); why != "" {
+			fmt.Fprintf(stderr, "arena: %s\n", why)
+		} else {
+			fmt.Fprintf(stderr, "arena: unknown command %q (see arena --help)\n", name)
+		}
 		notFound = true
 	}
 	err := app.RunContext(ctx, interspersed(app, args))

@@ -20,6 +20,10 @@ func organizerCommands() []*cli.Command {
 	return []*cli.Command{serveCommand(), eventCommand()}
 }
 
+// notInThisBuild says why a command is not in this build: every command
+// is.
+func notInThisBuild(string) string { return "" }
+
 // clusterFlags are the Kubernetes backend's global flags.
 func clusterFlags() []cli.Flag {
 	return []cli.Flag{

@@ -9,6 +9,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/sandbox"
@@ -16,6 +18,16 @@ import (
 
 // organizerCommands are the commands only an organizer runs: none here.
 func organizerCommands() []*cli.Command { return nil }
+
+// notInThisBuild says why a command of the organizer's arena is not in
+// this one.
+func notInThisBuild(command string) string {
+	switch command {
+	case "serve", "event":
+		return fmt.Sprintf("%q is the organizer's: this is a team's arena, without the event server (the organizer's arena is make's bin/arena)", command)
+	}
+	return ""
+}
 
 // clusterFlags are the Kubernetes backend's global flags: none here.
 func clusterFlags() []cli.Flag { return nil }
