@@ -57,7 +57,8 @@ type BoardRound struct {
 type BoardPairing struct {
 	// Round is an upcoming match's round (0 within a BoardRound).
 	Round        int `json:"round,omitempty"`
-	White, Black string
+	White        string  `json:"white"`
+	Black        string  `json:"black"`
 	WhitePoints  float64 `json:"whitePoints"`
 	BlackPoints  float64 `json:"blackPoints"`
 	Left         int     `json:"left,omitempty"`

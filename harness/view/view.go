@@ -220,7 +220,7 @@ func HTML(d *Data) ([]byte, error) {
 
 // Hidden stands in the viewer for what a player's copy of a game leaves out
 // of the other side's turns (transcript.Redact).
-const Hidden = "(left out: the other side's output is its own)"
+const Hidden = "(left out: a side's output is its own team's)"
 
 // Redact leaves out of d what is the other side's own when the player of
 // side keep ("white" or "black") looks at it: its stderr tails, and what it

@@ -24,7 +24,7 @@ func Find(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%s not found next to arena or in PATH; build it with `make` (or CGO_ENABLED=0 go build -o bin/%s ./cmd/%s)", name, name, name)
+	return "", fmt.Errorf("%s not found next to arena or in PATH; build it with make (or CGO_ENABLED=0 go build -o bin/%s ./cmd/%s)", name, name, name)
 }
 
 // Check refuses anything but a static Linux x86-64 executable at path.

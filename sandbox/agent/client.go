@@ -153,7 +153,7 @@ func (c *Client) AwaitHello(ctx context.Context, timeout time.Duration, ask bool
 		return ctx.Err()
 	}
 	if c.greeting.Version != Version {
-		return fmt.Errorf("agent speaks protocol %d, arena speaks %d; rebuild the image with `arena image build`", c.greeting.Version, Version)
+		return fmt.Errorf("agent speaks protocol %d, arena speaks %d; rebuild the image with arena image build", c.greeting.Version, Version)
 	}
 	if c.greeting.Err != "" {
 		return fmt.Errorf("agent cannot serve: %s", c.greeting.Err)

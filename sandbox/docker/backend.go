@@ -134,7 +134,7 @@ func (b *Backend) CheckImage(ctx context.Context) (id string, err error) {
 	ins, err := b.cli.ImageInspect(ctx, b.image)
 	b.log().Debug("docker: image inspected", "image", b.image, "err", err)
 	if cerrdefs.IsNotFound(err) {
-		return "", fmt.Errorf("runtime image %s is not on the engine; build it with `arena image build` (offline: `arena image build --base arena-testbase:trixie`)", b.image)
+		return "", fmt.Errorf("runtime image %s is not on the engine; build it with arena image build (offline: arena image build --base arena-testbase:trixie)", b.image)
 	}
 	if err != nil {
 		return "", fmt.Errorf("inspect image %s: %w", b.image, err)
@@ -145,9 +145,9 @@ func (b *Backend) CheckImage(ctx context.Context) (id string, err error) {
 	}
 	if v := labels[LabelAgent]; v != fmt.Sprint(agent.Version) {
 		if v == "" {
-			return "", fmt.Errorf("image %s has no arena agent; build a runtime image with `arena image build`", b.image)
+			return "", fmt.Errorf("image %s has no arena agent; build a runtime image with arena image build", b.image)
 		}
-		return "", fmt.Errorf("image %s carries agent protocol %s, this arena speaks %d; rebuild it with `arena image build`", b.image, v, agent.Version)
+		return "", fmt.Errorf("image %s carries agent protocol %s, this arena speaks %d; rebuild it with arena image build", b.image, v, agent.Version)
 	}
 	return ins.ID, nil
 }

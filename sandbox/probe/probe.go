@@ -136,7 +136,7 @@ func Hardened(ctx context.Context, be sandbox.Backend, expect Expect, then func(
 	}
 	if len(bad) > 0 {
 		c.Status, c.Detail = sandbox.Fail, strings.Join(bad, "; ")
-		c.Fix = "use a runtime image built by `arena image build` where limits are applied"
+		c.Fix = "use a runtime image built by arena image build where limits are applied"
 		return c
 	}
 	c.Status = sandbox.OK
