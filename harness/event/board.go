@@ -56,12 +56,12 @@ type BoardRound struct {
 // them (a win 1, a draw ½), and how many are still to finish.
 type BoardPairing struct {
 	// Round is an upcoming match's round (0 within a BoardRound).
-	Round        int `json:"round,omitempty"`
-	White        string  `json:"white"`
-	Black        string  `json:"black"`
-	WhitePoints  float64 `json:"whitePoints"`
-	BlackPoints  float64 `json:"blackPoints"`
-	Left         int     `json:"left,omitempty"`
+	Round       int     `json:"round,omitempty"`
+	White       string  `json:"white"`
+	Black       string  `json:"black"`
+	WhitePoints float64 `json:"whitePoints"`
+	BlackPoints float64 `json:"blackPoints"`
+	Left        int     `json:"left,omitempty"`
 }
 
 // boardRounds are a Swiss final's rounds from its games; shown says which
