@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
@@ -101,5 +102,29 @@ func TestPlacesDrawnByLotAreMarked(t *testing.T) {
 	page := buf.String()
 	if n := strings.Count(page, "(drawn)</span>"); n != 2 || !strings.Contains(page, `id="by-lot"`) {
 		t.Errorf("%d places marked drawn, want 2:\n%s", n, page)
+	}
+}
+
+// At the final's start, before its first games are paired, the organizer's
+// page says so, not "0 of 0 games played, 0 left: unknown"; then how far it
+// is and how long the rest takes.
+func TestTheFinalsProgressBeforeItsFirstGames(t *testing.T) {
+	t.Parallel()
+	d := adminData{Run: event.FinalRun{Started: time.Now()}, Final: boardData{Board: &event.Board{Games: map[string]int{}}},
+		Estimate: event.Estimate{MeanGame: time.Minute, AtOnce: 2}}
+	var buf bytes.Buffer
+	if err := pages["admin"].ExecuteTemplate(&buf, "final-progress", d); err != nil {
+		t.Fatal(err)
+	}
+	if page := buf.String(); !strings.Contains(page, "first games are being paired") || strings.Contains(page, "0 of 0") {
+		t.Errorf("at the start: %s", page)
+	}
+	d.Final.Board.Games = map[string]int{"total": 60, "done": 20}
+	buf.Reset()
+	if err := pages["admin"].ExecuteTemplate(&buf, "final-progress", d); err != nil {
+		t.Fatal(err)
+	}
+	if page := buf.String(); !strings.Contains(page, "20 of 60 games played, 40 left: about 20 min at 2 at once") {
+		t.Errorf("under way: %s", page)
 	}
 }
