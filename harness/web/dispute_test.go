@@ -71,6 +71,8 @@ func TestADisputeIsFiledRerunAndAnswered(t *testing.T) {
 	}
 	if res, out := e.do(t, http.MethodGet, "/admin", e.admin, nil, ""); !strings.Contains(out, "my bot &lt;b&gt;timed out&lt;/b&gt;") || !strings.Contains(out, fmt.Sprintf(`id="dispute-%d"`, d.ID)) {
 		t.Errorf("the organizer's page does not list the dispute, escaped: %d", res.StatusCode)
+	} else if !strings.Contains(out, "Every game plays on this machine.") {
+		t.Errorf("the organizer's page does not say where games play:\n%s", out)
 	}
 
 	// The organizer runs the turn again and answers.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -30,7 +31,9 @@ type queueView struct {
 	// With workers: the games they hold now (the longest held first), the
 	// games waiting for one, and the median time of the last games handed
 	// in (hand-out to result) over Timed of them.
-	Workers  bool            `json:"workers"`
+	Workers bool `json:"workers"`
+	// PlaysOn says where games play without workers.
+	PlaysOn  string          `json:"playsOn,omitempty"`
 	Held     []heldRow       `json:"held,omitempty"`
 	Waiting  int             `json:"waiting"`
 	GameTime string          `json:"gameTime,omitempty"`
@@ -108,7 +111,7 @@ const (
 
 // queueOf draws the queue's view at now.
 func (s *Server) queueOf(ctx context.Context, queue []event.Submission, names event.TeamNames, now time.Time) (queueView, error) {
-	v := queueView{At: now, Names: names, Workers: s.Queue != nil, Stuck: []stuckNote{}}
+	v := queueView{At: now, Names: names, Workers: s.Queue != nil, PlaysOn: s.playsOn(), Stuck: []stuckNote{}}
 	if err := s.validationsOf(ctx, &v, queue); err != nil {
 		return v, err
 	}
@@ -205,6 +208,9 @@ func stuckNoteOf(row heldRow, h distrib.Holding, median time.Duration, n int, to
 	return stuckNote{What: what, Action: action}
 }
 
+// playsOn says where games play when no worker plays them.
+func (s *Server) playsOn() string { return cmp.Or(s.PlaysOn, "on this machine") }
+
 // playOf is a scrimmage's or a ladder pair's row: where its games play.
 func (s *Server) playOf(p event.Play, held []distrib.Holding, names event.TeamNames, now time.Time) playRow {
 	row := playRow{Play: p, For: span(now.Sub(p.Since)), Name: fmt.Sprintf("%s %d", p.Kind, p.ID)}
@@ -215,7 +221,7 @@ func (s *Server) playOf(p event.Play, held []distrib.Holding, names event.TeamNa
 	case p.State != event.ScrimmagePlaying && p.Kind == event.ScrimmageGame:
 		row.Where = "waiting for a player"
 	case s.Queue == nil:
-		row.Where = "this machine"
+		row.Where = s.playsOn()
 	default:
 		row.Where = "waiting for a worker"
 		for _, h := range held {

@@ -57,6 +57,9 @@ type Server struct {
 	Live *live.Hub
 
 	tools toolchains
+	// PlaysOn says where games play when no worker plays them ("on this
+	// machine, in Docker containers"; "": on this machine).
+	PlaysOn string
 	// Arena is the arena binary the site offers for download (the team's
 	// build, harness/server finds it; "": none offered).
 	Arena string
