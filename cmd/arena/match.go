@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func matchFlags() []cli.Flag {
 	return append([]cli.Flag{
 		gameFlag(),
 		ruleFlag(),
-		&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: docker (isolated), kubernetes (a Pod each, on the cluster of --kubeconfig) or local (plain processes, UNSAFE)"},
+		&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where bots run: " + backendsSaid()},
 		imageFlag(),
 		runtimeFlag("the engine's, usually runc"),
 		&cli.DurationFlag{Name: "turn-timeout", Value: d.TurnTimeout, Usage: "wall-clock limit per turn"},
@@ -513,4 +514,15 @@ func compactBoard(f rules.Frame) string {
 		rows[r] = b.String()
 	}
 	return strings.Join(rows, "/")
+}
+
+// backendsSaid lists the sandbox backends this arena has, each as --sandbox
+// names it and what it is: a team's arena has no kubernetes.
+func backendsSaid() string {
+	what := map[string]string{"docker": "docker (isolated)", "kubernetes": "kubernetes (a Pod each, on the cluster of --kubeconfig)", "local": "local (plain processes, UNSAFE)"}
+	var out []string
+	for _, k := range sandbox.Kinds() {
+		out = append(out, cmp.Or(what[k], k))
+	}
+	return words.Or(out)
 }
