@@ -310,15 +310,15 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 			allQualifier = append(allQualifier, r)
 		}
 	}
-	at := map[int]int{}
+	at, lot := map[int]int{}, map[int]bool{}
 	for i, r := range placesOnly(names(c.Bots), swissScored(len(c.Bots), qualifier, allQualifier), c.Scoring, c.TieBreaks, c.Seed) {
-		at[r.Bot] = i
+		at[r.Bot], lot[r.Bot] = i, r.ByLot
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return at[rows[i].Bot] < at[rows[j].Bot] })
 	for i := range rows {
 		// Places come from the stages, not from the tie-breaks of every
-		// game's points.
-		rows[i].Rank, rows[i].DecidedBy = i+1, ""
+		// game's points: the qualifier's lot, if it drew one.
+		rows[i].Rank, rows[i].DecidedBy, rows[i].ByLot = i+1, "", lot[rows[i].Bot]
 	}
 	format, seeds, _ := c.secondStage(all)
 	switch {
@@ -331,9 +331,9 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 		for _, b := range seeds {
 			in[b] = true
 		}
-		order := map[int]int{}
+		order, lot2 := map[int]int{}, map[int]bool{}
 		for i, r := range placesOnly(names(c.Bots), outcomes(second), c.Scoring, c.TieBreaks, c.Seed) {
-			order[r.Bot] = i
+			order[r.Bot], lot2[r.Bot] = i, r.ByLot
 		}
 		sort.SliceStable(rows, func(i, j int) bool {
 			a, b := rows[i].Bot, rows[j].Bot
@@ -344,6 +344,9 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 		})
 		for i := range rows {
 			rows[i].Rank, rows[i].Out = i+1, !in[rows[i].Bot]
+			if in[rows[i].Bot] { // placed by the second stage's own order and lot
+				rows[i].ByLot = lot2[rows[i].Bot]
+			}
 		}
 	}
 	neighbours(rows)
@@ -355,7 +358,7 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 func strengthPlaces(rows []Row) []Row {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Elo > rows[j].Elo })
 	for i := range rows {
-		rows[i].Rank, rows[i].DecidedBy = i+1, ""
+		rows[i].Rank, rows[i].DecidedBy, rows[i].ByLot = i+1, "", false
 	}
 	neighbours(rows)
 	return rows

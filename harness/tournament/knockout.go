@@ -138,8 +138,8 @@ func bracketPlaces(rows []Row, ms []Match, seeds []int, lives int) []Row {
 		if i > 0 && in(rows[i]) && in(rows[i-1]) && out[rows[i].Bot] == out[rows[i-1].Bot] {
 			rows[i].Rank = rows[i-1].Rank
 		}
-		if in(rows[i]) {
-			rows[i].DecidedBy = ""
+		if in(rows[i]) { // placed by the bracket, not by points and lot
+			rows[i].DecidedBy, rows[i].ByLot = "", false
 		}
 	}
 	for i := 0; i+1 < len(rows); i++ {

@@ -142,6 +142,11 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	if rows[0].Bot != 0 || rows[0].DecidedBy != DecidedBySeed || rows[len(rows)-1].DecidedBy != "" {
 		t.Errorf("the final decided on seed: %+v", rows)
 	}
+	for _, r := range rows { // level on points throughout, placed by the bracket
+		if r.ByLot {
+			t.Errorf("bot %d's place in the bracket is said drawn by lot", r.Bot)
+		}
+	}
 	for i := range recs {
 		recs[i].Status = Done
 	}
