@@ -18,6 +18,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
@@ -252,6 +253,10 @@ func standingsCommand() *cli.Command {
 			s, err := tournament.Load(c.Context, c.Args().First())
 			if err != nil {
 				return usagef("%v", err)
+			}
+			// An event's final: its teams as they are named now.
+			if s.Summary.Standings, err = event.WithTeamNames(c.Context, c.Args().First(), s.Summary.Standings); err != nil {
+				return err
 			}
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,6 +213,37 @@ func boardRows(rows []tournament.Row, names TeamNames) []BoardRow {
 		out = append(out, BoardRow{Row: r, Team: team})
 	}
 	return out
+}
+
+// WithTeamNames is rows of the tournament in dir with each bot's team as
+// the event names it now, when dir is an event's final (DIR/final): a team
+// renamed since the final started reads under its new name, as on the
+// event's pages. Rows of any other tournament come back as they are.
+func WithTeamNames(ctx context.Context, dir string, rows []tournament.Row) (out []tournament.Row, err error) {
+	dir = filepath.Clean(dir)
+	eventDir := filepath.Dir(dir)
+	if filepath.Base(dir) != FinalDir {
+		return rows, nil
+	}
+	if _, err := os.Stat(filepath.Join(eventDir, ConfigFile)); err != nil {
+		return rows, nil
+	}
+	st, err := Open(eventDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	names, err := st.Names(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out = slices.Clone(rows)
+	for i, r := range out {
+		if team := names.ByBot[r.Name]; team != "" {
+			out[i].Team = team
+		}
+	}
+	return out, nil
 }
 
 // FinalBoards is the final's scoreboard as anyone and as the organizer see
