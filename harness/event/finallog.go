@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/tournament"
@@ -41,6 +42,7 @@ const (
 	LogPlayer    = "player"
 	LogPairing   = "pairing"
 	LogGame      = "game"
+	LogEnd       = "end"
 	LogLadder    = LadderGame
 	LogScrimmage = ScrimmageGame
 )
@@ -61,6 +63,18 @@ type LogEntry struct {
 	Pairing *tournament.Game `json:"pairing,omitempty"`
 	// game: a game's outcome and its transcript's fingerprints.
 	Game *LoggedGame `json:"game,omitempty"`
+	// end: the final played every game it scheduled, the last entry of
+	// its own.
+	End *LoggedEnd `json:"end,omitempty"`
+}
+
+// LoggedEnd is the end of the final as its log records it, once every
+// game it scheduled was played and logged: how many games it played and
+// the SHA-256 of its standings.json as published, so that a bundle cut
+// back to an older checkpoint lacks it, and the standings are signed.
+type LoggedEnd struct {
+	Games     int    `json:"games"`
+	Standings string `json:"standings"`
 }
 
 // LoggedGame is a game of the final as its log entry records it.
@@ -198,7 +212,8 @@ func (s *Store) LogKeys() (eventlog.Signer, string, error) {
 // signs a checkpoint of it. It is run as the final plays and after; a run
 // cut short catches up at the next.
 func (s *Store) SyncFinalLog(ctx context.Context) error {
-	if _, ok, err := s.FinalRun(ctx); err != nil || !ok {
+	run, ok, err := s.FinalRun(ctx)
+	if err != nil || !ok {
 		return err
 	}
 	dir := filepath.Join(s.Dir, FinalDir)
@@ -264,7 +279,45 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 		g.Dir = filepath.ToSlash(filepath.Join(FinalDir, r.Dir))
 		entries = append(entries, LogEntry{Kind: LogGame, Game: g})
 	}
+	if !logged[LogEnd] && finalEnded(run, recs, recorded) {
+		end, err := endOf(ctx, dir, len(recs))
+		if err != nil {
+			return err
+		}
+		entries = append(entries, LogEntry{Kind: LogEnd, End: end})
+	}
 	return s.appendLogLocked(ctx, signer, entries)
+}
+
+// finalEnded says whether the final played every game it scheduled: its
+// run ended without an error, and each of its games was played and
+// recorded (a game left unplayed is not an end; played again later, it
+// is).
+func finalEnded(run FinalRun, recs []tournament.Record, recorded map[string]time.Time) bool {
+	if run.Finished.IsZero() || run.Error != "" || len(recs) == 0 {
+		return false
+	}
+	for _, r := range recs {
+		if _, ok := recorded[filepath.Join(FinalDir, r.Dir)]; r.Status != tournament.Done || r.Dir == "" || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// endOf is the end entry of the final in dir, of its games played: its
+// standings.json as PublishFinal writes it, by its hash.
+func endOf(ctx context.Context, dir string, games int) (*LoggedEnd, error) {
+	state, err := tournament.Load(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	standings, err := state.StandingsJSON()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(standings)
+	return &LoggedEnd{Games: games, Standings: hex.EncodeToString(sum[:])}, nil
 }
 
 // appendLog appends entries (each once, by key) and signs a checkpoint if
@@ -494,8 +547,10 @@ log's own copy of it; trust the one you kept):
 
 arena verify checks the checkpoint's signature, rebuilds the log's tree from
 its entries, checks that every scheduled pairing has exactly its game and no
-other, replays and re-judges every transcript against the log's entry of its
-game, and recomputes the standings from the games. With --since OLD it also
+other and that the log says the final ended (its last entry signs
+standings.json by its hash), replays and re-judges every transcript against
+the log's entry of its game, and recomputes the standings from the games.
+With --since OLD it also
 checks that this log extends an older checkpoint you kept (none of its
 entries was changed or dropped); with --partial it checks a final still in
 progress, whose pairings may lack their games yet. A team's inclusion proof of one of its games

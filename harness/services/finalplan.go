@@ -243,7 +243,12 @@ func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
 	// the event's are recorded now.
 	err = errors.Join(err, rec.err, s.RecordFinalGames(context.WithoutCancel(ctx), dir, rec.sides))
 	err = errors.Join(err, s.SyncFinalLog(context.WithoutCancel(ctx)))
-	return sum, errors.Join(err, s.EndFinal(context.WithoutCancel(ctx), err))
+	err = errors.Join(err, s.EndFinal(context.WithoutCancel(ctx), err))
+	if err != nil {
+		return sum, err
+	}
+	// Ended: the log says so, with the standings' hash.
+	return sum, s.SyncFinalLog(context.WithoutCancel(ctx))
 }
 
 func sides(entries []event.FinalEntry) []event.Side {

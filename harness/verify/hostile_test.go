@@ -2,6 +2,8 @@ package verify_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,7 +120,7 @@ func TestALinkOutOfTheBundleIsNotFollowed(t *testing.T) {
 	if err := os.Symlink("kept", checkpoint); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := verify.Bundle(context.Background(), verify.Dir(dir), verify.Options{Key: key}); err != nil {
+	if _, err := verify.Bundle(context.Background(), verify.Dir(dir), verify.Options{Key: key, Partial: true}); err != nil {
 		t.Errorf("a checkpoint linked inside the bundle: %v", err)
 	}
 	outside := filepath.Join(t.TempDir(), "checkpoint")
@@ -249,7 +251,7 @@ func TestARedirectOutOfTheOriginIsRefused(t *testing.T) {
 	})
 	home := httptest.NewServer(mux)
 	defer home.Close()
-	if _, err := verify.Bundle(context.Background(), verify.URL(home.URL+"/moved/"), verify.Options{Key: key}); err != nil {
+	if _, err := verify.Bundle(context.Background(), verify.URL(home.URL+"/moved/"), verify.Options{Key: key, Partial: true}); err != nil {
 		t.Errorf("a bundle redirected within its origin: %v", err)
 	}
 	away := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -259,5 +261,55 @@ func TestARedirectOutOfTheOriginIsRefused(t *testing.T) {
 	_, err := verify.Bundle(context.Background(), verify.URL(away.URL), verify.Options{Key: key})
 	if want := "out of the bundle's origin " + away.URL + ": refused"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a bundle redirected to another origin: %v, want %q", err, want)
+	}
+}
+
+// A final that ended says so in its log, with its standings' hash: a
+// bundle cut back to an older checkpoint lacks the end and is refused
+// unless checked as a final in progress; standings.json other than the one
+// the end signs is refused; the end must count the games before it, and
+// nothing of the final comes after it.
+func TestTheFinalsEndSignsItsStandingsAndARollbackIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, key := bundle(t, final()...)
+	holding(t, dir, key)
+	standings, err := os.ReadFile(filepath.Join(dir, event.BundleStandings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.Bundle(ctx, verify.Dir(dir), verify.Options{Key: key}); err == nil || !strings.Contains(err.Error(), "the log does not say the final ended") {
+		t.Errorf("a log without its end (a rollback): %v", err)
+	}
+	sum := sha256.Sum256(standings)
+	end := event.LogEntry{Kind: event.LogEnd, End: &event.LoggedEnd{Games: 0, Standings: hex.EncodeToString(sum[:])}}
+	write := func(dir string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, event.BundleStandings), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended, key := bundle(t, append(final(), end)...)
+	write(ended, standings)
+	if r, err := verify.Bundle(ctx, verify.Dir(ended), verify.Options{Key: key}); err != nil || r.End == nil {
+		t.Errorf("a final that ended: %+v, %v", r, err)
+	}
+	write(ended, append([]byte(" "), standings...))
+	if _, err := verify.Bundle(ctx, verify.Dir(ended), verify.Options{Key: key}); err == nil || !strings.Contains(err.Error(), "the log's end signs "+end.End.Standings) {
+		t.Errorf("standings.json changed after the end: %v", err)
+	}
+	wrong := *end.End
+	wrong.Games = 3
+	for name, entries := range map[string][]event.LogEntry{
+		"an end that counts 3 games": append(final(), event.LogEntry{Kind: event.LogEnd, End: &wrong}),
+		"a pairing after the end":    append(append(final(), end), event.LogEntry{Kind: event.LogPairing, Pairing: &tournament.Game{ID: 9, White: 0, Black: 1}}),
+		"two ends":                   append(final(), end, end),
+	} {
+		dir, key := bundle(t, entries...)
+		write(dir, standings)
+		_, err := verify.Bundle(ctx, verify.Dir(dir), verify.Options{Key: key})
+		var p verify.Problems
+		if !errors.As(err, &p) || !strings.Contains(err.Error(), "field ") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

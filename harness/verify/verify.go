@@ -289,6 +289,9 @@ type Result struct {
 	// Others are the ladder and scrimmage games the log holds.
 	Others    int
 	Standings []tournament.Row
+	// End is the log's end of the final (nil: the log does not say it
+	// ended, which only Options.Partial accepts).
+	End *event.LoggedEnd
 }
 
 // Problems are every failure a check found, each naming its entry or file
@@ -451,6 +454,17 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, part
 			}
 			cfg.Bots[r.Players] = *e.Player
 			r.Players++
+		case e.Kind == event.LogEnd && e.End != nil:
+			if r.End != nil {
+				bad(n, "field kind: the final's end was logged already")
+				continue
+			}
+			r.End = e.End
+			if e.End.Games != r.Games || r.Games != r.Pairings {
+				bad(n, "field games: the end says %d games, the log holds %d of its %d pairings' before it", e.End.Games, r.Games, r.Pairings)
+			}
+		case r.End != nil && (e.Kind == event.LogPairing || e.Kind == event.LogGame):
+			bad(n, "field kind: a %s after the final's end", e.Kind)
 		case e.Kind == event.LogPairing && e.Pairing != nil:
 			g := *e.Pairing
 			if _, dup := byID[g.ID]; dup {
@@ -504,6 +518,9 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, part
 		if _, ok := played[rec.ID]; !ok {
 			missing = append(missing, fmt.Sprint(rec.ID))
 		}
+	}
+	if cfg != nil && r.End == nil && !partial {
+		*p = append(*p, "the log does not say the final ended (no end entry): a final in progress, or a bundle cut back to an older checkpoint (arena verify --partial checks a final in progress)")
 	}
 	if len(missing) > 0 && !partial {
 		shown := missing
@@ -575,6 +592,11 @@ func (r *Result) standings(ctx context.Context, src Source, cfg *tournament.Conf
 	if err != nil {
 		*p = append(*p, fmt.Sprintf("%s cannot be read: %v", event.BundleStandings, err))
 		return
+	}
+	if r.End != nil {
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != r.End.Standings {
+			*p = append(*p, fmt.Sprintf("%s: its SHA-256 is %x, the log's end signs %s: it is not the standings the final ended with", event.BundleStandings, sum, r.End.Standings))
+		}
 	}
 	var published tournament.StandingsFile
 	if err := json.Unmarshal(data, &published); err != nil {

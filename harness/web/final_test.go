@@ -751,6 +751,9 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 	if !slices.Equal(kinds[:4], want) || strings.Count(strings.Join(kinds, " "), event.LogGame) != len(state.Games) {
 		t.Errorf("the log's entries: %v, want the final, its 3 players, then pairings and %d games", kinds, len(state.Games))
 	}
+	if kinds[len(kinds)-1] != event.LogEnd || strings.Count(strings.Join(kinds, " "), event.LogEnd) != 1 {
+		t.Errorf("the log's entries: %v, want the final's end once, last", kinds)
+	}
 	if strings.Contains(strings.Join(func() []string {
 		var s []string
 		for _, r := range entries {

@@ -56,9 +56,9 @@ func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The final, its 4 players, 12 pairings and 12 games.
-	if size != 1+4+12+12 {
-		t.Fatalf("a log of %d entries, want 29", size)
+	// The final, its 4 players, 12 pairings, 12 games and its end.
+	if size != 1+4+12+12+1 {
+		t.Fatalf("a log of %d entries, want 30", size)
 	}
 	start := time.Now()
 	r, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key})
@@ -219,6 +219,36 @@ func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
 		}
 		tamper(t, func(string) {}, verify.Options{Key: otherKey}, "log/checkpoint", "signature")
 	})
+	t.Run("a bundle rolled back", func(t *testing.T) {
+		// An older checkpoint of the same log (its first entries, before
+		// the last games and the end) with the standings its games make:
+		// every pairing it holds has its game, but the final's end is not
+		// there.
+		signer, _, err := e.store.LogKeys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tamper(t, func(dir string) {
+			older := forkedLog(t, signer, entries[:size-3])
+			if err := os.RemoveAll(filepath.Join(dir, "log")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.CopyFS(filepath.Join(dir, "log"), os.DirFS(older)); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := verify.Bundle(ctx, verify.Dir(dir), verify.Options{Key: key, Partial: true})
+			if r == nil {
+				t.Fatal("the older log does not read")
+			}
+			data, err := json.Marshal(tournament.StandingsFile{Standings: r.Standings})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, event.BundleStandings), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, verify.Options{}, "the log does not say the final ended")
+	})
 	t.Run("a checkpoint forked", func(t *testing.T) {
 		// The organizer's own key signs a log in which the last game's
 		// winner is another: it does not extend the checkpoint a team
@@ -228,8 +258,9 @@ func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
 			t.Fatal(err)
 		}
 		tamper(t, func(dir string) {
-			last := bytes.Replace(entries[size-1], []byte(`"reason":"`), []byte(`"reason":"forfeit, `), 1)
-			fork := forkedLog(t, signer, append(append([][]byte{}, entries[:size-1]...), last))
+			// (The last game is the entry before the end.)
+			last := bytes.Replace(entries[size-2], []byte(`"reason":"`), []byte(`"reason":"forfeit, `), 1)
+			fork := forkedLog(t, signer, append(append(append([][]byte{}, entries[:size-2]...), last), entries[size-1]))
 			if err := os.RemoveAll(filepath.Join(dir, "log")); err != nil {
 				t.Fatal(err)
 			}
@@ -329,19 +360,19 @@ func TestTheFinalsLogCatchesUpOnceWhoeverSyncs(t *testing.T) {
 		t.Fatalf("the final: %+v", b)
 	}
 	_, size, err := e.store.FinalLogCheckpoint(ctx)
-	if err != nil || size != 1+3+6+6 {
-		t.Fatalf("the log holds %d entries (%v), want 16", size, err)
+	if err != nil || size != 1+3+6+6+1 {
+		t.Fatalf("the log holds %d entries (%v), want 17 (the end last)", size, err)
 	}
-	// The last game's entry lost, as if the server died between the
-	// game's record and its entry.
+	// The last game's entry and the end lost, as if the server died
+	// between the game's record and its entry.
 	db, err := sqlitedb.Open(filepath.Join(e.dir, event.DBFile), "_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DELETE FROM log_entries WHERE n = ?`, `DELETE FROM log_hashes WHERE i >= ?`, `DELETE FROM log_checkpoints WHERE size > ?`} {
-		arg := size - 1
+	for _, q := range []string{`DELETE FROM log_entries WHERE n >= ?`, `DELETE FROM log_hashes WHERE i >= ?`, `DELETE FROM log_checkpoints WHERE size > ?`} {
+		arg := size - 2
 		if strings.Contains(q, "log_hashes") {
-			arg = tlog.StoredHashCount(size - 1)
+			arg = tlog.StoredHashCount(size - 2)
 		}
 		if _, err := db.ExecContext(ctx, q, arg); err != nil {
 			t.Fatal(err)
