@@ -59,6 +59,10 @@ type LogEntry struct {
 	// 0) and its team.
 	Player *tournament.BotEntry `json:"player,omitempty"`
 	Seed   *int                 `json:"seed,omitempty"`
+	// Upload is the player's submission's SHA-256 as its team uploaded it
+	// and its pages show it (the Player's own SHA256 is the program's, as
+	// played: a script's line endings made Unix, a source built).
+	Upload string `json:"upload,omitempty"`
 	// pairing: a game as the final scheduled it.
 	Pairing *tournament.Game `json:"pairing,omitempty"`
 	// game: a game's outcome and its transcript's fingerprints.
@@ -246,9 +250,17 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 	public := *cfg
 	public.Bots = nil
 	entries := []LogEntry{{Kind: LogFinal, Config: &public, Bots: len(cfg.Bots)}}
+	seeds, err := s.FinalSeeds(ctx) // the bots' order, with the submissions' hashes
+	if err != nil {
+		return err
+	}
 	for i, b := range cfg.Bots {
 		b.Source = "" // the server's path
-		entries = append(entries, LogEntry{Kind: LogPlayer, Player: &b, Seed: &i})
+		e := LogEntry{Kind: LogPlayer, Player: &b, Seed: &i}
+		if len(seeds) == len(cfg.Bots) {
+			e.Upload = seeds[i].SHA256
+		}
+		entries = append(entries, e)
 	}
 	for _, r := range recs {
 		entries = append(entries, LogEntry{Kind: LogPairing, Pairing: &r.Game})

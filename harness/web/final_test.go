@@ -692,6 +692,16 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 			if le.Player.Source != "" || le.Player.SHA256 != state.Config.Bots[*le.Seed].SHA256 {
 				t.Errorf("a player's entry: %s", raw)
 			}
+			// The submission's hash as its team's page shows it, beside the
+			// program's as played.
+			seeds, err := e.store.FinalSeeds(ctx)
+			uploaded := map[string]string{}
+			for _, s := range seeds {
+				uploaded[s.Name] = s.SHA256
+			}
+			if err != nil || le.Upload == "" || le.Upload != uploaded[le.Player.Team] {
+				t.Errorf("a player's entry: %s; the teams' submissions %v (%v)", raw, uploaded, err)
+			}
 		case event.LogPairing:
 			paired[le.Pairing.ID] = true
 			roundOf[le.Pairing.ID] = le.Pairing.Round
