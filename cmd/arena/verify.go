@@ -24,8 +24,9 @@ home page: the checkpoint's signature, the log's tree rebuilt from its
 entries, every scheduled pairing with exactly its game and no other, every
 transcript replayed and re-judged against its game's entry, and the
 standings recomputed from the games. --since CHECKPOINT (a checkpoint file
-kept from earlier) checks that the log extends it: nothing in it was changed
-or dropped. --partial checks a final in progress: its pairings may lack
+kept from earlier, or a game's proof, which carries the checkpoint it was
+proven against; repeatable, each checked) checks that the log extends it:
+nothing in it was changed or dropped. --partial checks a final in progress: its pairings may lack
 their games, and it says how many have them. Every failure names the log
 entry (or the file) and the field; it exits 1 then. With --proof FILE it
 checks a team's inclusion proof of one of its games (downloaded from its
@@ -39,7 +40,7 @@ same origin (scheme, host and port), each file may take a minute and the
 whole check --timeout. See docs/verify.md.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "the log's public key, as the event's home page shows it (NAME+HASH+KEY; required)"},
-			&cli.StringFlag{Name: "since", Usage: "a checkpoint kept from earlier (its file): the log must extend it", TakesFile: true},
+			&cli.StringSliceFlag{Name: "since", Usage: "a checkpoint kept from earlier (its file, or a game's .tlog-proof, which carries one): the log must extend it (repeatable: every one is checked)", TakesFile: true},
 			&cli.BoolFlag{Name: "partial", Usage: "check a final in progress: its scheduled pairings may lack their games"},
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "the most the whole check may take"},
 			&cli.StringFlag{Name: "proof", Usage: "a game's inclusion proof (a .tlog-proof file from a team's page): check it alone", TakesFile: true},
@@ -86,12 +87,12 @@ func verifyAction(c *cli.Context) error {
 		return usagef("verify --timeout %v: the check needs some time", c.Duration("timeout"))
 	}
 	o := verify.Options{Key: key, Partial: c.Bool("partial"), Timeout: c.Duration("timeout")}
-	if f := c.String("since"); f != "" {
+	for _, f := range c.StringSlice("since") {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return err
 		}
-		o.Since = data
+		o.Since = append(o.Since, data)
 	}
 	r, err := verify.Bundle(c.Context, src, o)
 	var problems verify.Problems

@@ -259,9 +259,11 @@ type Options struct {
 	// Key is the log's public key (a note verifier key, from the event's
 	// home page before the final).
 	Key string
-	// Since is an older signed checkpoint of the same log: the bundle's
+	// Since are older signed checkpoints of the same log, each a
+	// checkpoint's file or a proof that carries one (a game's
+	// .tlog-proof): the bundle's log must extend every one.
 	// log must extend it.
-	Since []byte
+	Since [][]byte
 	// Partial checks a final in progress: its scheduled pairings may lack
 	// their games (Result says how many have them). Without it every
 	// pairing must have its game.
@@ -349,20 +351,20 @@ func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	if root != c.Hash {
 		return nil, Problems{fmt.Sprintf("log/tile/entries: the log's %d entries make the root %s, its checkpoint signs %s: an entry was changed, dropped or added", c.Size, root, c.Hash)}
 	}
-	if o.Since != nil {
-		old, err := eventlog.Verify(o.Since, o.Key)
-		if err != nil {
-			return nil, Problems{"the older checkpoint: " + err.Error()}
+	var p Problems
+	for i, since := range o.Since {
+		what := "the older checkpoint"
+		if len(o.Since) > 1 {
+			what = fmt.Sprintf("older checkpoint %d of %d", i+1, len(o.Since))
 		}
-		if old.Size > c.Size {
-			return nil, Problems{fmt.Sprintf("the older checkpoint holds %d entries, this log %d: the log was cut short (a fork)", old.Size, c.Size)}
-		}
-		if h, err := eventlog.RootOf(entries[:old.Size]); err != nil || h != old.Hash {
-			return nil, Problems{fmt.Sprintf("this log does not extend the older checkpoint of %d entries (its first %d entries make %s, the older checkpoint signs %s): the log was forked or rewritten", old.Size, old.Size, h, old.Hash)}
+		if why := extends(entries, c, since, o.Key); why != "" {
+			p = append(p, what+": "+why)
 		}
 	}
+	if len(p) > 0 {
+		return nil, p
+	}
 	r := &Result{Checkpoint: c}
-	var p Problems
 	cfg, recs := r.entries(ctx, src, entries, o.Partial, &p)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -374,6 +376,30 @@ func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 		return r, p
 	}
 	return r, nil
+}
+
+// extends says why the log of entries, signed by c, does not extend the
+// older checkpoint since (its file, or a proof that carries one), or "".
+func extends(entries [][]byte, c eventlog.Checkpoint, since []byte, key string) string {
+	if rest, ok := bytes.CutPrefix(since, []byte("c2sp.org/tlog-proof@v1\n")); ok {
+		// A proof: its checkpoint follows its first blank line.
+		_, signed, ok := bytes.Cut(rest, []byte("\n\n"))
+		if !ok {
+			return "a proof with no checkpoint after its blank line"
+		}
+		since = signed
+	}
+	old, err := eventlog.Verify(since, key)
+	if err != nil {
+		return err.Error()
+	}
+	if old.Size > c.Size {
+		return fmt.Sprintf("it holds %d entries, this log %d: the log was cut short (a fork)", old.Size, c.Size)
+	}
+	if h, err := eventlog.RootOf(entries[:old.Size]); err != nil || h != old.Hash {
+		return fmt.Sprintf("this log does not extend it (its first %d entries make %s, the older checkpoint signs %s): the log was forked or rewritten", old.Size, h, old.Hash)
+	}
+	return ""
 }
 
 // readEntries reads the log's size entries from its entry bundles, one

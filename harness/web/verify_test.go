@@ -90,7 +90,7 @@ func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
 		t.Errorf("%d checkpoints signed during a final of 12 games", len(history))
 	}
 	for i, old := range history {
-		if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key, Since: old}); err != nil {
+		if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key, Since: [][]byte{old}}); err != nil {
 			t.Errorf("the published log does not extend checkpoint %d of %d: %v", i+1, len(history), err)
 		}
 	}
@@ -267,7 +267,32 @@ func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
 			if err := os.CopyFS(filepath.Join(dir, "log"), os.DirFS(fork)); err != nil {
 				t.Fatal(err)
 			}
-		}, verify.Options{Since: original}, "does not extend", "forked")
+		}, verify.Options{Since: [][]byte{original}}, "does not extend", "forked")
+	})
+	t.Run("every kept checkpoint is checked, a game's proof as well", func(t *testing.T) {
+		// A team's proof of its game carries the checkpoint it was proven
+		// against: kept, it is a checkpoint like another. A fork shown to
+		// one team is caught whichever --since it comes as.
+		proof, ok, err := e.store.FinalLogProofOf(ctx, games[1].Dir)
+		if err != nil || !ok {
+			t.Fatalf("a game's proof: %v %v", ok, err)
+		}
+		if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key, Since: [][]byte{original, proof}}); err != nil {
+			t.Errorf("the published log against a checkpoint and a proof it extends: %v", err)
+		}
+		signer, _, err := e.store.LogKeys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := bytes.Replace(entries[size-2], []byte(`"reason":"`), []byte(`"reason":"forfeit, `), 1)
+		fork, err := os.ReadFile(filepath.Join(forkedLog(t, signer, append(append([][]byte{}, entries[:size-2]...), other)), "checkpoint"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: key, Since: [][]byte{proof, fork}})
+		if err == nil || !strings.Contains(err.Error(), "older checkpoint 2 of 2: ") || !strings.Contains(err.Error(), "forked or rewritten") {
+			t.Errorf("a second --since that the log does not extend: %v", err)
+		}
 	})
 }
 
