@@ -168,6 +168,12 @@ func NewStep(t transcript.Turn, lines bool) Step {
 		step.Before, step.Question, step.Answer, step.After = t.Before, t.State, t.Answer, t.After
 		step.Early, step.Late, step.Auto = t.Early, t.Late, t.Auto
 	}
+	if t.Verdict == string(rules.InvalidOutput) {
+		// No move was read from the answer: the record's move is the
+		// empty one the referee kept ("[0,0]-[0,0]"), which would read as
+		// a move played.
+		step.Move = ""
+	}
 	return step
 }
 

@@ -278,3 +278,16 @@ func TestDefaultOutputIsOutsideTheMatch(t *testing.T) {
 		}
 	}
 }
+
+// A turn whose answer could not be read shows no move: the empty move its
+// record keeps would read as one played.
+func TestAnUnreadableAnswerShowsNoMove(t *testing.T) {
+	t.Parallel()
+	bad := NewStep(transcript.Turn{Ply: 1, Side: "white", Phase: "setup", Move: "[0,0]-[0,0]", Verdict: string(rules.InvalidOutput)}, false)
+	if bad.Move != "" {
+		t.Errorf("an invalid answer's step shows the move %q", bad.Move)
+	}
+	if ok := NewStep(transcript.Turn{Ply: 2, Side: "black", Move: "[4,0]-[3,0]", Verdict: string(rules.OK)}, false); ok.Move != "[4,0]-[3,0]" {
+		t.Errorf("a played move shows as %q", ok.Move)
+	}
+}
