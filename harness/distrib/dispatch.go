@@ -564,6 +564,19 @@ func (q *Queue) Stats() Stats {
 	return Stats{Waiting: len(d.queue), Held: len(d.held), Stuck: d.stuck(time.Now()), HandedOut: d.n, Strikes: maps.Clone(d.struck), Results: maps.Clone(d.results)}
 }
 
+// Refused counts a result taken that its tournament then refused for what
+// it claimed (its worker suspended): the verdict "refused", beside
+// "taken", which counted it as it came in.
+func (q *Queue) Refused() {
+	d := q.dispatch
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	d.results["refused"]++
+	d.mu.Unlock()
+}
+
 // tally counts a result taken as what it was.
 func (d *dispatcher) tally(r Result) {
 	what := "taken"

@@ -143,7 +143,7 @@ var (
 	queueGamesDesc   = prometheus.NewDesc("arena_worker_queue_games", "Games of the worker queue: waiting for a worker, held by one now.", []string{"state"}, nil)
 	handedOutDesc    = prometheus.NewDesc("arena_worker_handouts_total", "Games handed to workers since the server started.", nil, nil)
 	strikesDesc      = prometheus.NewDesc("arena_worker_strikes_total", "What each worker sent that the protocol never sends, since the server started (ten within ten minutes suspend it).", []string{"worker"}, nil)
-	queueResultsDesc = prometheus.NewDesc("arena_worker_results_total", "Results workers handed in, by what they were: taken (judged by their tournament), stale, forged, lost (an archive that did not hold).", []string{"verdict"}, nil)
+	queueResultsDesc = prometheus.NewDesc("arena_worker_results_total", "Results workers handed in, by what they were: taken (judged by their tournament), stale, forged, lost (an archive that did not hold); refused counts those taken that their tournament refused for what they claimed (the worker suspended).", []string{"verdict"}, nil)
 )
 
 // WatchQueue adds a worker queue's figures, read at each scrape.

@@ -71,6 +71,7 @@ func (r *remoteRun) accept(ctx, chctx context.Context, res distrib.Result, archi
 			return err
 		}
 		j.Outcome = Refused
+		r.q.Refused()
 		err = r.st.Reject(wctx, g.ID)
 	case refused != "":
 		g.Worker = res.Worker

@@ -427,6 +427,9 @@ func TestALyingWorkerIsShutOutAndStarvesNoGame(t *testing.T) {
 	}
 
 	honestFinishes(t, ctx, c, &wg, done, want)
+	if n := coordinator.Stats().Results["refused"]; n < 1 {
+		t.Errorf("the queue counts %d results refused, want the liar's", n)
+	}
 	st, err := Load(context.Background(), ro.Dir)
 	if err != nil {
 		t.Fatal(err)
