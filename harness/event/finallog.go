@@ -573,19 +573,20 @@ The same paths can be served by any static web server: arena verify takes
 the site's URL as well as a directory.
 `
 
-// FinalLogProofOf is the inclusion proof (C2SP tlog-proof, the entry in
-// its extra line) of the entry of the final's game in dir (relative to the
-// event directory, as games record it), against the latest checkpoint that
-// may be shown now; ok is false while the game is not in that tree (not
-// logged yet, or logged after a freeze).
-func (s *Store) FinalLogProofOf(ctx context.Context, dir string) (proof []byte, ok bool, err error) {
+// LogProofOf is the inclusion proof (C2SP tlog-proof, the entry in its
+// extra line) of the entry of the game in dir (relative to the event
+// directory, as games record it: a final's game, or a ladder game the
+// event logs), against the latest checkpoint that may be shown now; ok is
+// false while the game is not in that tree (not logged, not yet, or
+// logged after a freeze).
+func (s *Store) LogProofOf(ctx context.Context, dir string) (proof []byte, ok bool, err error) {
 	signed, size, err := s.FinalLogCheckpoint(ctx)
 	if err != nil || signed == nil {
 		return nil, false, err
 	}
 	var n int64
 	var data []byte
-	err = s.r.QueryRowContext(ctx, `SELECT n, data FROM log_entries WHERE key LIKE 'game:%' AND json_extract(data, '$.game.dir') = ?`, filepath.ToSlash(dir)).Scan(&n, &data)
+	err = s.r.QueryRowContext(ctx, `SELECT n, data FROM log_entries WHERE (key LIKE 'game:%' OR key LIKE 'ladder:%') AND json_extract(data, '$.game.dir') = ?`, filepath.ToSlash(dir)).Scan(&n, &data)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && n >= size {
 		return nil, false, nil
 	}

@@ -45,24 +45,31 @@ func (s *Server) logTile(w http.ResponseWriter, r *http.Request, _ *event.Princi
 	return err
 }
 
+// logged says whether the event's log takes game g: a final's game, or a
+// ladder game when the event logs them.
+func (s *Server) logged(g event.Game) bool {
+	return g.Kind == event.FinalGame || g.Kind == event.LadderGame && s.Config.Log.Ladder
+}
+
 // isBadTilePath says whether err is a path that names no tile.
 func isBadTilePath(err error) bool {
 	var bad *eventlog.BadPathError
 	return errors.As(err, &bad)
 }
 
-// gameProof is a final game's inclusion proof in the final's log, for a
-// team that played it (or the organizer), as a file to keep: arena verify
-// --key KEY --proof FILE checks it offline.
+// gameProof is a game's inclusion proof in the event's log (a final's
+// game, or a ladder game when the event logs them), for a team that played
+// it (or the organizer), as a file to keep: arena verify --key KEY --proof
+// FILE checks it offline.
 func (s *Server) gameProof(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
 	g, err := s.ownGame(r, p)
 	if err != nil {
 		return err
 	}
-	if g.Kind != event.FinalGame {
-		return &httpError{http.StatusNotFound, "not_found", "only the final's games are in its log"}
+	if !s.logged(g) {
+		return &httpError{http.StatusNotFound, "not_found", "this game is not in the event's log: it logs the final's games, and the ladder's only when the event says so ([log] ladder)"}
 	}
-	proof, ok, err := s.Store.FinalLogProofOf(r.Context(), g.Dir)
+	proof, ok, err := s.Store.LogProofOf(r.Context(), g.Dir)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ type gameData struct {
 	// Opening is the turn the viewer opens at: the newest dispute's (the
 	// turn it proposes, or the one last run again), else the game's end.
 	Opening string
+	// Logged: the event's log takes the game (its inclusion proof).
+	Logged bool
 }
 
 func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Principal) error {
@@ -50,7 +52,7 @@ func (s *Server) gamePage(w http.ResponseWriter, r *http.Request, p *event.Princ
 		return err
 	}
 	d := gameData{Game: g, WhiteName: names.Of(g.White), BlackName: names.Of(g.Black),
-		CanDispute: !p.Admin && g.Involves(p.Team), MaxMessage: event.MaxDisputeMessage}
+		CanDispute: !p.Admin && g.Involves(p.Team), MaxMessage: event.MaxDisputeMessage, Logged: s.logged(g)}
 	if d.Disputes, err = s.disputeRows(r, list); err != nil {
 		return err
 	}

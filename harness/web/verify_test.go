@@ -273,7 +273,7 @@ func TestAPublishedFinalVerifiesAndTamperingIsCaught(t *testing.T) {
 		// A team's proof of its game carries the checkpoint it was proven
 		// against: kept, it is a checkpoint like another. A fork shown to
 		// one team is caught whichever --since it comes as.
-		proof, ok, err := e.store.FinalLogProofOf(ctx, games[1].Dir)
+		proof, ok, err := e.store.LogProofOf(ctx, games[1].Dir)
 		if err != nil || !ok {
 			t.Fatalf("a game's proof: %v %v", ok, err)
 		}
@@ -511,6 +511,18 @@ func TestLadderGamesJoinTheLogBehindTheSwitch(t *testing.T) {
 	}
 	if r.Others != len(ladderGames) || r.Games != 2 {
 		t.Errorf("verified %d ladder games and %d of the final's, want %d and 2", r.Others, r.Games, len(ladderGames))
+	}
+	// A ladder game's page links its inclusion proof, which holds; a
+	// scrimmage's has none.
+	if _, page := callAPI(t, e.http.URL, "GET", fmt.Sprintf("/games/%d", ladderGames[0].ID), e.a.Token, ""); !strings.Contains(page, `id="proof"`) {
+		t.Error("a logged ladder game's page links no inclusion proof")
+	}
+	res, proof := e.do(t, http.MethodGet, fmt.Sprintf("/games/%d/proof", ladderGames[0].ID), e.a.Token, nil, "")
+	if pe, _, err := verify.Proof([]byte(proof), key); res.StatusCode != http.StatusOK || err != nil || pe.Kind != event.LogLadder || pe.Game.ID != int(ladderGames[0].ID) {
+		t.Errorf("a ladder game's proof: %d %v %+v", res.StatusCode, err, pe)
+	}
+	if res, out := e.do(t, http.MethodGet, fmt.Sprintf("/games/%d/proof", scrimmageGames[0].ID), e.a.Token, nil, ""); res.StatusCode != http.StatusNotFound || !strings.Contains(out, "it logs the final") {
+		t.Errorf("a scrimmage's proof: %d %s", res.StatusCode, out)
 	}
 	// The scrimmage's games are in no tile the server serves, and in no
 	// file of the bundle; the ladder's are.
