@@ -159,10 +159,15 @@ func (b *Backend) admissionCheck(ctx context.Context) sandbox.Check {
 	}
 	c.Status = sandbox.OK
 	c.Detail = "a hardened Pod is admitted unchanged (server-side dry run, read back)"
-	if ns, err := b.cs.CoreV1().Namespaces().Get(ctx, b.place.Namespace, metav1.GetOptions{}); err == nil {
-		if lvl := ns.Labels["pod-security.kubernetes.io/enforce"]; lvl != "" {
-			c.Detail += "; the namespace enforces Pod Security " + lvl
-		}
+	ns, err := b.cs.CoreV1().Namespaces().Get(ctx, b.place.Namespace, metav1.GetOptions{})
+	switch {
+	case err != nil:
+		// arena's own rights read no namespace: the level is not said.
+		c.Detail += "; the namespace's Pod Security level is not read (these credentials may not read namespaces)"
+	case ns.Labels["pod-security.kubernetes.io/enforce"] != "":
+		c.Detail += "; the namespace enforces Pod Security " + ns.Labels["pod-security.kubernetes.io/enforce"]
+	default:
+		c.Detail += "; the namespace enforces no Pod Security level of its own"
 	}
 	return c
 }
@@ -259,8 +264,10 @@ wait
 `
 
 // networkCheck runs a bot in a second box that tries to reach the first
-// box's Pod, its node's kubelet, the API server and an address on the
-// internet. A connection made or refused (a packet came back) fails.
+// box's Pod, its node's kubelet, an address on the internet and the API
+// server where the kubeconfig names it by an address a Pod could try (the
+// row says when it does not). A connection made or refused (a packet came
+// back) fails.
 func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) sandbox.Check {
 	c := sandbox.Check{Name: "pod network"}
 	ob, ok := other.(*box)
@@ -275,13 +282,20 @@ func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) sandbox.C
 	}
 	type target struct{ what, host, port string }
 	targets := []target{{"another pod", pod.Status.PodIP, "80"}, {"its node's kubelet", pod.Status.HostIP, "10250"}, {"the internet", "8.8.8.8", "53"}}
+	apiServer := "the API server not probed: the kubeconfig names no address of it a Pod could try"
 	if u, err := url.Parse(b.rc.Host); err == nil && u.Hostname() != "" {
 		port := u.Port()
 		if port == "" {
 			port = "443"
 		}
-		if ip := net.ParseIP(u.Hostname()); ip != nil && !ip.IsLoopback() {
+		switch ip := net.ParseIP(u.Hostname()); {
+		case ip != nil && !ip.IsLoopback():
 			targets = append(targets, target{"the API server", ip.String(), port})
+			apiServer = ""
+		case ip != nil:
+			apiServer = "the API server not probed: the kubeconfig names it at " + ip.String() + ", a Pod's own loopback"
+		default:
+			apiServer = "the API server not probed: the kubeconfig names it by name (" + u.Hostname() + "), not by an address"
 		}
 	}
 	// The control: the bot's own loopback refuses, or the probe could not
@@ -340,6 +354,9 @@ func (b *Backend) networkCheck(ctx context.Context, other sandbox.Box) sandbox.C
 	}
 	c.Status = sandbox.OK
 	c.Detail = "a bot's Pod reached none of " + strings.Join(blocked, ", ")
+	if apiServer != "" {
+		c.Detail += "; " + apiServer
+	}
 	return c
 }
 
