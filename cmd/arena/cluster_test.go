@@ -169,6 +169,14 @@ func TestTheDoctorChecksTheCluster(t *testing.T) {
 		if c.Name == "pod network" && !strings.Contains(c.Detail, "another pod") {
 			t.Errorf("the network probe tried no other pod: %s", c.Detail)
 		}
+		// Each row says what it could not check: the API server it did not
+		// probe, the Pod Security level arena's rights cannot read.
+		if c.Name == "pod network" && !strings.Contains(c.Detail, "the API server") {
+			t.Errorf("the network row says nothing of the API server: %s", c.Detail)
+		}
+		if c.Name == "admission" && !strings.Contains(c.Detail, "Pod Security") {
+			t.Errorf("the admission row says nothing of the namespace's Pod Security level: %s", c.Detail)
+		}
 	}
 
 	// A cluster whose Pods reach each other fails the network row, and so
