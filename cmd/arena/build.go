@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -14,18 +15,18 @@ import (
 func buildFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "languages", Usage: "languages file: how each kind of source is built and run (default: the built-in table, docs/languages.md; arena languages prints it)", TakesFile: true},
-		&cli.DurationFlag{Name: "build-timeout", Value: build.DefaultTimeout, Usage: "wall-clock limit of one bot's build"},
+		&cli.DurationFlag{Name: "build-timeout", Value: langs.BuildTimeout, Usage: "wall-clock limit of one bot's build"},
 		&cli.StringFlag{Name: "build-cache", Usage: "directory of built bots, reused while source, language and image are unchanged (default: arena/builds in the user cache directory; \"none\": no cache)"},
 	}
 }
 
 // languages is the table --languages names, or the built-in one.
-func languages(c *cli.Context) (build.Languages, error) {
+func languages(c *cli.Context) (langs.Languages, error) {
 	f := c.String("languages")
 	if f == "" {
-		return build.Default(), nil
+		return langs.Default(), nil
 	}
-	l, err := build.Load(f)
+	l, err := langs.Load(f)
 	if err != nil {
 		return nil, usagef("--languages: %v", err)
 	}
@@ -70,7 +71,7 @@ format a languages file takes: copy it, change a line, pass it with
 		Flags: []cli.Flag{&cli.StringFlag{Name: "languages", Usage: "a languages file to check and print", TakesFile: true}},
 		Action: func(c *cli.Context) error {
 			if c.String("languages") == "" {
-				fmt.Fprint(c.App.Writer, build.DefaultTable())
+				fmt.Fprint(c.App.Writer, langs.DefaultTable())
 				return nil
 			}
 			l, err := languages(c)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/internal/gobuild"
 )
@@ -32,9 +32,9 @@ func TestSourceBotsAreBuiltOncePerTournament(t *testing.T) {
 		os.WriteFile(filepath.Join(bots, name+".py"), append([]byte("# "+name+"\n"), walker...), 0o644)
 	}
 	os.WriteFile(filepath.Join(bots, "dud.bad"), []byte("nothing\n"), 0o644)
-	langs := filepath.Join(dir, "languages.txt")
-	os.WriteFile(langs, []byte(build.DefaultTable()+".bad | echo 'dud.bad:1: error: this never builds'; exit 2 | bot | {dir}/bot | - | echo bad 1.0\n"), 0o644)
-	common := []string{"--image", image, "--game", "tiles", "--rule", "turns=20", "--languages", langs, "--build-cache", cache}
+	langsFile := filepath.Join(dir, "languages.txt")
+	os.WriteFile(langsFile, []byte(langs.DefaultTable()+".bad | echo 'dud.bad:1: error: this never builds'; exit 2 | bot | {dir}/bot | - | echo bad 1.0\n"), 0o644)
+	common := []string{"--image", image, "--game", "tiles", "--rule", "turns=20", "--languages", langsFile, "--build-cache", cache}
 	env := append(os.Environ(), "ARENA_SIGNING_KEY=none")
 	arenaRun := func(args ...string) (string, error) {
 		cmd := exec.Command(arena, args...)
@@ -62,12 +62,12 @@ func TestSourceBotsAreBuiltOncePerTournament(t *testing.T) {
 	if err != nil || strings.Count(out, "from the build cache") != 2 {
 		t.Fatalf("arena match: %v\n%s", err, out)
 	}
-	out, err = arenaRun("rerun", m, "--ply", "5", "--bot", filepath.Join(bots, "ann.py"), "--languages", langs, "--build-cache", cache)
+	out, err = arenaRun("rerun", m, "--ply", "5", "--bot", filepath.Join(bots, "ann.py"), "--languages", langsFile, "--build-cache", cache)
 	if err != nil || !strings.Contains(out, "the run reproduces the recorded move and verdict") {
 		t.Fatalf("arena rerun: %v\n%s", err, out)
 	}
 	os.WriteFile(filepath.Join(bots, "ann.py"), append([]byte("# changed\n"), walker...), 0o644)
-	out, err = arenaRun("rerun", m, "--ply", "5", "--bot", filepath.Join(bots, "ann.py"), "--languages", langs, "--build-cache", cache)
+	out, err = arenaRun("rerun", m, "--ply", "5", "--bot", filepath.Join(bots, "ann.py"), "--languages", langsFile, "--build-cache", cache)
 	if err == nil || !strings.Contains(out, "sha256") {
 		t.Fatalf("a changed source was re-run: %v\n%s", err, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/harness/duel"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/stats"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
@@ -100,7 +101,7 @@ func runDuel(c *cli.Context) error {
 		o.Progress = func(s duel.Status) { fmt.Fprintln(w, s) }
 	}
 	st, err := duel.Run(c.Context, o)
-	if errors.Is(err, tournament.ErrConfigChanged) {
+	if errors.Is(err, runner.ErrConfigChanged) {
 		return usagef("%v\nuse another --out directory for a new duel", err)
 	}
 	if c.Bool("quiet") || err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/words"
@@ -120,7 +121,7 @@ func eventFinal(c *cli.Context) error {
 		given = &s
 	}
 	final := filepath.Join(dir, event.FinalDir)
-	seed, err := tournament.SeedFor(c.Context, final, given)
+	seed, err := runner.SeedFor(c.Context, final, given)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func eventFinal(c *cli.Context) error {
 	defer closer()
 	var sum *tournament.Summary
 	err = withEvent(dir, func(st *event.Store) error {
-		builder, err := cfg.Builder(dir, backend, resolved.Limits, cache)
+		builder, err := services.NewBuilder(cfg, dir, backend, resolved.Limits, cache)
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,8 @@
 // keeps the evidence to settle disputes.
 //
 // This package is wiring: each command reads its flags into the config value
-// of the package that owns the work (sandbox.Config, match.Settings,
-// tournament.Config, tournament.Remote and tournament.Join, the build and
+// of the package that owns the work (sandbox.Config, settings.Settings,
+// tournament.Config, runner.Remote and runner.Join, the build and
 // validate packages), makes one call, and prints what came back. It must
 // never decide anything a server or a test would have to decide again: which
 // backend, which rules, whether a configuration may resume, whether a worker
@@ -27,7 +27,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arenabots/arena/internal/setting"
-
 	"github.com/arenabots/arena/sandbox/docker"
 	_ "github.com/arenabots/arena/sandbox/local" // registers the local backend
 )

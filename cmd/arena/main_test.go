@@ -338,7 +338,7 @@ func TestAnExplicitTurnTimeoutSetsALineGamesMoveTime(t *testing.T) {
 		}
 		return code, errs, h
 	}
-	// The flag reaches match.Settings only when it is given: 5s is also its
+	// The flag reaches settings.Settings only when it is given: 5s is also its
 	// default, and set explicitly it still sets the line game's move time
 	// (the rule itself is TestSettingsResolve's).
 	code, errs, h := play(t, "--turn-timeout", "5s")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/referee"
+	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/words"
@@ -71,23 +72,23 @@ func readEvidence(c *cli.Context) (transcript.Evidence, error) {
 
 // matchSettings is what matchFlags configure.
 type matchSettings struct {
-	match.Resolved
+	settings.Resolved
 	backend sandbox.Backend
 	closer  func()
 }
 
-// settingFlags name the flag each setting of match.Settings comes from.
+// settingFlags name the flag each setting of settings.Settings comes from.
 var settingFlags = map[string]string{"game": "--game", "rule": "--rule", "max plies": "--max-plies",
 	"turn timeout": "--turn-timeout", "on fault": "--on-fault"}
 
-// readMatchSettings reads matchFlags into match.Settings, resolves them and
+// readMatchSettings reads matchFlags into settings.Settings, resolves them and
 // opens the backend.
 func readMatchSettings(c *cli.Context) (*matchSettings, error) {
 	opts, err := ruleOptions(c)
 	if err != nil {
 		return nil, err
 	}
-	s := match.Settings{Game: c.String("game"), Rules: opts, MaxPlies: c.Int("max-plies"),
+	s := settings.Settings{Game: c.String("game"), Rules: opts, MaxPlies: c.Int("max-plies"),
 		Limits: sandbox.DefaultLimits(), OnFault: c.String("on-fault")}
 	if c.IsSet("max-plies") && s.MaxPlies < 1 {
 		return nil, usagef("--max-plies: want 1 or more, got %d", s.MaxPlies)
@@ -101,7 +102,7 @@ func readMatchSettings(c *cli.Context) (*matchSettings, error) {
 	s.Limits.CPUs = c.Float64("cpus")
 	s.Limits.Pids = c.Int64("pids")
 	r, err := s.Resolve()
-	var bad *match.SettingError
+	var bad *settings.SettingError
 	if errors.As(err, &bad) {
 		if flag := settingFlags[bad.Setting]; flag != "" {
 			return nil, usagef("%s: %v", flag, bad.Err)
@@ -278,7 +279,7 @@ aborted (a fault of the host or sandbox, or Ctrl-C), 2 for bad usage.`,
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(res); err != nil {
-					return fmt.Errorf("print the result (it is in %s): %w", filepath.Join(dir, match.ResultFile), err)
+					return fmt.Errorf("print the result (it is in %s): %w", filepath.Join(dir, transcript.ResultFile), err)
 				}
 			} else if !c.Bool("quiet") {
 				fmt.Fprintf(c.App.Writer, "transcript: %s\n", filepath.Join(dir, transcript.FileName))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games" // registers every game
 	"github.com/arenabots/arena/sandbox"
@@ -43,14 +43,14 @@ func ruleOptions(c *cli.Context) (map[string]string, error) {
 }
 
 // gameAndOptions reads --game and --rule, checked as a match would check
-// them (match.Settings).
+// them (settings.Settings).
 func gameAndOptions(c *cli.Context) (rules.Game, map[string]string, error) {
 	opts, err := ruleOptions(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := match.Settings{Game: c.String("game"), Rules: opts, Limits: sandbox.DefaultLimits()}.Resolve()
-	var bad *match.SettingError
+	r, err := settings.Settings{Game: c.String("game"), Rules: opts, Limits: sandbox.DefaultLimits()}.Resolve()
+	var bad *settings.SettingError
 	if errors.As(err, &bad) {
 		return nil, nil, usagef("--%s: %v", bad.Setting, bad.Err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
@@ -168,12 +169,12 @@ func runTournament(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var remote *tournament.Exchange
+	var remote *runner.Exchange
 	if co != nil {
 		defer co.Close()
 		remote = co.Sole()
 	}
-	var prog tournament.Progress
+	var prog runner.Progress
 	if !c.Bool("quiet") {
 		if isTerminal(c.App.Writer) {
 			prog = &barProgress{w: c.App.Writer}
@@ -181,17 +182,17 @@ func runTournament(c *cli.Context) error {
 			prog = &lineProgress{w: c.App.Writer, start: time.Now()}
 		}
 	}
-	o.MinFree, o.Progress, o.Remote, o.WorkerKey = minFree, prog, remote, tournament.WorkerKey(dir)
+	o.MinFree, o.Progress, o.Remote, o.WorkerKey = minFree, prog, remote, runner.WorkerKey(dir)
 	if addr := c.String("metrics-listen"); addr != "" {
-		m, stop, err := tournament.ServeMetrics(c.Context, addr, dir, remote, slog.Default())
+		m, stop, err := runner.ServeMetrics(c.Context, addr, dir, remote, slog.Default())
 		if err != nil {
 			return err
 		}
 		defer stop()
 		o.Metrics = m
 	}
-	sum, err := tournament.Run(c.Context, o)
-	if errors.Is(err, tournament.ErrConfigChanged) {
+	sum, err := runner.Run(c.Context, o)
+	if errors.Is(err, runner.ErrConfigChanged) {
 		return usagef("%v\nuse another --out directory for a new tournament", err)
 	}
 	if err != nil {
@@ -455,29 +456,29 @@ func readOpenings(c *cli.Context, g rules.Game, opts map[string]string, seed uin
 // match settings, the openings, then shape's part of the configuration
 // (checked before anything is built), and the bots built once if handed in
 // as source. The closer releases the sandbox.
-func runnerOptions(c *cli.Context, dir string, bots []*submission.Bot, evidence transcript.Evidence, shape func(*tournament.Config) error) (tournament.Options, func(), error) {
+func runnerOptions(c *cli.Context, dir string, bots []*submission.Bot, evidence transcript.Evidence, shape func(*tournament.Config) error) (runner.Options, func(), error) {
 	var given *uint64
 	if c.IsSet("seed") {
 		s := c.Uint64("seed")
 		given = &s
 	}
-	seed, err := tournament.SeedFor(c.Context, dir, given)
+	seed, err := runner.SeedFor(c.Context, dir, given)
 	if err != nil {
-		return tournament.Options{}, nil, err
+		return runner.Options{}, nil, err
 	}
 	key, err := signer(c)
 	if err != nil {
-		return tournament.Options{}, nil, err
+		return runner.Options{}, nil, err
 	}
 	ms, err := readMatchSettings(c)
 	if err != nil {
-		return tournament.Options{}, nil, err
+		return runner.Options{}, nil, err
 	}
-	fail := func(err error) (tournament.Options, func(), error) {
+	fail := func(err error) (runner.Options, func(), error) {
 		ms.closer()
-		return tournament.Options{}, nil, err
+		return runner.Options{}, nil, err
 	}
-	cfg := tournament.NewConfig(bots, ms.Resolved, ms.backend, c.String("image"))
+	cfg := runner.NewConfig(bots, ms.Resolved, ms.backend, c.String("image"))
 	cfg.Seed, cfg.Evidence = seed, evidence
 	if cfg.Openings, err = readOpenings(c, ms.Game, cfg.Rules, seed); err != nil {
 		return fail(err)
@@ -492,8 +493,8 @@ func runnerOptions(c *cli.Context, dir string, bots []*submission.Bot, evidence 
 	if err := readyBots(c, b, bots); err != nil {
 		return fail(err)
 	}
-	cfg.Bots = tournament.Entries(bots)
-	return tournament.Options{Dir: dir, Config: cfg, Bots: bots, Game: ms.Game, Backend: ms.backend,
+	cfg.Bots = runner.Entries(bots)
+	return runner.Options{Dir: dir, Config: cfg, Bots: bots, Game: ms.Game, Backend: ms.backend,
 		Concurrency: c.Int("concurrency"), MaxAttempts: c.Int("max-attempts"),
 		ArenaVersion: arenaVersion(), Signer: key}, ms.closer, nil
 }

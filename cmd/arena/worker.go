@@ -15,6 +15,8 @@ import (
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/doctor"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/roster"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -31,7 +33,7 @@ func distribFlags() []cli.Flag {
 		&cli.StringFlag{Name: "nats-creds", Usage: "with --nats: the coordinator's NATS credentials file", TakesFile: true},
 		&cli.StringFlag{Name: "nats-ca", Usage: "with --nats: the CA certificate the cluster's TLS certificate chains to (default: the system's)", TakesFile: true},
 		&cli.DurationFlag{Name: "ack-wait", Value: distrib.DefaultAckWait, Usage: "with workers: how long a game may go without news from its worker before another worker gets it"},
-		&cli.Float64Flag{Name: "check-fraction", Value: tournament.DefaultCheckFraction, Usage: fmt.Sprintf("with workers: the fraction of each worker's results this machine checks by playing the game again itself, after its first %d (always checked); 0 to 1 (docs/scale.md)", tournament.FirstChecked)},
+		&cli.Float64Flag{Name: "check-fraction", Value: runner.DefaultCheckFraction, Usage: fmt.Sprintf("with workers: the fraction of each worker's results this machine checks by playing the game again itself, after its first %d (always checked); 0 to 1 (docs/scale.md)", runner.FirstChecked)},
 	}
 }
 
@@ -42,25 +44,25 @@ func metricsFlag() cli.Flag {
 
 // remoteOf is what distribFlags say of the workers of the tournament or
 // event in dir.
-func remoteOf(c *cli.Context, dir string) (tournament.Remote, error) {
-	checks := tournament.Checks{Fraction: c.Float64("check-fraction")}
+func remoteOf(c *cli.Context, dir string) (runner.Remote, error) {
+	checks := runner.Checks{Fraction: c.Float64("check-fraction")}
 	if err := checks.Validate(); err != nil {
-		return tournament.Remote{}, usagef("--check-fraction: %v", err)
+		return runner.Remote{}, usagef("--check-fraction: %v", err)
 	}
-	return tournament.Remote{Dir: dir, Listen: c.String("listen"), Cert: c.String("nats-cert"), Key: c.String("nats-key"),
+	return runner.Remote{Dir: dir, Listen: c.String("listen"), Cert: c.String("nats-cert"), Key: c.String("nats-key"),
 		Names: c.StringSlice("nats-name"), URL: c.String("nats"), Creds: c.String("nats-creds"), CA: c.String("nats-ca"),
 		AckWait: c.Duration("ack-wait"), Checks: checks,
 		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}, nil
 }
 
 // coordinator opens the tournament's queue when --listen or --nats asks for
-// workers (tournament.Coordinate); nil when the games are played here.
-func coordinator(c *cli.Context, dir string) (*tournament.Coordinator, error) {
+// workers (runner.Coordinate); nil when the games are played here.
+func coordinator(c *cli.Context, dir string) (*runner.Coordinator, error) {
 	r, err := remoteOf(c, dir)
 	if err != nil || !r.Enabled() {
 		return nil, err
 	}
-	co, err := tournament.Coordinate(c.Context, r)
+	co, err := runner.Coordinate(c.Context, r)
 	var bad *tournament.ConfigError
 	if errors.As(err, &bad) {
 		return nil, usagef("--listen/--nats: %v", err)
@@ -94,7 +96,7 @@ removing DIR/workers/NAME.pub revokes one.`,
 				return usagef("want one worker NAME")
 			}
 			name := c.Args().First()
-			if err := distrib.CheckName(name); err != nil {
+			if err := roster.CheckName(name); err != nil {
 				return usagef("%v", err)
 			}
 			path := c.String("creds")
@@ -105,7 +107,7 @@ removing DIR/workers/NAME.pub revokes one.`,
 				return usagef("%s exists; give another --creds file", path)
 			}
 			dir := c.String("out")
-			cr, err := distrib.Enroll(tournament.WorkersDir(dir), tournament.QueueName(dir), name, c.String("url"))
+			cr, err := distrib.Enroll(tournament.WorkersDir(dir), runner.QueueName(dir), name, c.String("url"))
 			if err != nil {
 				return err
 			}
@@ -115,7 +117,7 @@ removing DIR/workers/NAME.pub revokes one.`,
 				return err
 			}
 			fmt.Fprintf(c.App.Writer, "enrolled %s in %s; its credentials: %s (keep them secret; on its machine: arena worker --creds %s --join URL)\n",
-				name, tournament.QueueName(dir), path, filepath.Base(path))
+				name, runner.QueueName(dir), path, filepath.Base(path))
 			return nil
 		},
 	}
@@ -174,27 +176,27 @@ func runWorker(c *cli.Context) error {
 		return err
 	}
 	defer closer()
-	j := tournament.Join{Creds: creds, URL: c.String("join"), NATSCreds: c.String("nats-creds"), NATSCA: c.String("nats-ca"),
+	j := runner.Join{Creds: creds, URL: c.String("join"), NATSCreds: c.String("nats-creds"), NATSCA: c.String("nats-ca"),
 		Backend: backend, Slots: c.Int("concurrency"), ArenaVersion: arenaVersion(),
 		Notify: func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }}
 	if backend.Name() == "docker" {
 		j.Check, j.Bench = doctorChecks(c), benchFigures(c, c.Int("bench-runs"))
 	}
 	if addr := c.String("metrics-listen"); addr != "" {
-		m, stop, err := tournament.ServeWorkerMetrics(c.Context, addr, j.Slots, slog.Default())
+		m, stop, err := runner.ServeWorkerMetrics(c.Context, addr, j.Slots, slog.Default())
 		if err != nil {
 			return err
 		}
 		defer stop()
 		j.Metrics = m
 	}
-	over, err := tournament.Work(c.Context, j)
+	over, err := runner.Work(c.Context, j)
 	var bad *tournament.ConfigError
-	var suspended *tournament.SuspendedError
+	var suspended *runner.SuspendedError
 	switch {
 	case errors.As(err, &bad):
 		return usagef("%v", err)
-	case errors.Is(err, tournament.ErrNotAdmitted), errors.As(err, &suspended):
+	case errors.Is(err, runner.ErrNotAdmitted), errors.As(err, &suspended):
 		return failf("%v", err)
 	case err != nil:
 		return err
@@ -259,17 +261,17 @@ func workersCommand() *cli.Command {
 					if _, err := os.Stat(filepath.Join(dir, event.ConfigFile)); err == nil {
 						game = event.JobName // an event's jobs, by kind and pair
 					}
-					enrolled, err := distrib.Enrolled(wdir)
+					enrolled, err := roster.Enrolled(wdir)
 					if err != nil {
 						return err
 					}
-					out, err := distrib.Suspended(wdir)
+					out, err := roster.Suspended(wdir)
 					if err != nil {
 						return err
 					}
 					tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintln(tw, "WORKER\tSTATE")
-					for _, w := range distrib.Names(enrolled) {
+					for _, w := range roster.Names(enrolled) {
 						state := "admitted"
 						if s, ok := out[w]; ok {
 							state = s.Named(game)
@@ -296,7 +298,7 @@ within seconds.`,
 					if c.NArg() != 2 {
 						return usagef("workers readmit takes two arguments: the tournament's or the event's directory, and the worker's name")
 					}
-					s, err := distrib.Readmit(tournament.WorkersDir(c.Args().Get(0)), c.Args().Get(1))
+					s, err := roster.Readmit(tournament.WorkersDir(c.Args().Get(0)), c.Args().Get(1))
 					if err != nil {
 						return failf("%v", err)
 					}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/roster"
 	"github.com/arenabots/arena/harness/tournament"
 )
 
@@ -232,7 +232,7 @@ func TestWorkersAreListedAndReadmitted(t *testing.T) {
 	if code, stdout, stderr := runArena("enroll", "--out", out, "--creds", filepath.Join(t.TempDir(), "w1.creds"), "w1"); code != 0 {
 		t.Fatalf("enroll: %d\n%s%s", code, stdout, stderr)
 	}
-	if err := distrib.Suspend(filepath.Join(out, "workers"), distrib.Suspension{Worker: "w1", At: time.Now(), Game: 4, Reason: "it does not replay: ply 3"}); err != nil {
+	if err := roster.Suspend(filepath.Join(out, "workers"), roster.Suspension{Worker: "w1", At: time.Now(), Game: 4, Reason: "it does not replay: ply 3"}); err != nil {
 		t.Fatal(err)
 	}
 	if code, stdout, _ := runArena("workers", "list", out); code != 0 || !strings.Contains(stdout, "worker w1 suspended at") || !strings.Contains(stdout, "game 4, it does not replay") {
@@ -251,7 +251,7 @@ func TestWorkersAreListedAndReadmitted(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, event.ConfigFile), []byte("game = \"codeclash\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := distrib.Suspend(filepath.Join(out, "workers"), distrib.Suspension{Worker: "w1", At: time.Now(), Game: event.JobsLadder + 4*12 + 2, Reason: "it does not replay: ply 3"}); err != nil {
+	if err := roster.Suspend(filepath.Join(out, "workers"), roster.Suspension{Worker: "w1", At: time.Now(), Game: event.JobsLadder + 4*12 + 2, Reason: "it does not replay: ply 3"}); err != nil {
 		t.Fatal(err)
 	}
 	if code, stdout, _ := runArena("workers", "list", out); code != 0 || !strings.Contains(stdout, "ladder pair 12, game 2, it does not replay") {

@@ -1,3 +1,11 @@
+// Package build turns a bot handed in as source (.py, .c, .cpp, .java, .js,
+// or any language of an organizer's languages file) into a program the
+// sandbox runs: the build runs in a box of the runtime image, hardened like a
+// bot's, with its own time limit, and its artifact comes back through the
+// backend, so a remote engine works. Artifacts are cached by the source's
+// hash, the language's line and the image.
+//
+// It must never run a compiler, or anything a submission holds, on the host.
 package build
 
 import (
@@ -8,18 +16,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/sandbox"
 )
-
-// DefaultTimeout is a build's wall-clock limit.
-const DefaultTimeout = 60 * time.Second
 
 // MaxArtifact caps what a build may leave.
 const MaxArtifact = 64 << 20
@@ -30,9 +38,9 @@ const errorLines = 20
 // Builder builds source submissions in the sandbox.
 type Builder struct {
 	Backend sandbox.Backend
-	Langs   Languages
+	Langs   langs.Languages
 	// Limits are the bots' limits; a build runs under them with its own
-	// wall-clock limit, Timeout (default DefaultTimeout).
+	// wall-clock limit, Timeout (default langs.BuildTimeout).
 	Limits  sandbox.Limits
 	Timeout time.Duration
 	// Cache is a directory for artifacts ("": no cache).
@@ -120,7 +128,7 @@ func (b *Builder) imageID(ctx context.Context) (string, error) {
 	return id, nil
 }
 
-func cacheKey(bot *submission.Bot, lang Language, image string) string {
+func cacheKey(bot *submission.Bot, lang langs.Language, image string) string {
 	h := sha256.New()
 	for _, f := range bot.Program.Files {
 		fmt.Fprintf(h, "%s %o %s\n", f.Name, f.Mode.Perm(), submission.Sum(f.Data))
@@ -191,35 +199,35 @@ const collectedName = "arena-artifact"
 
 // collected is the file the box collects after the build: the artifact, or
 // for a source in a folder the copy the script leaves at the top.
-func collected(bot *submission.Bot, lang Language) string {
+func collected(bot *submission.Bot, lang langs.Language) string {
 	dir, name, _ := sourcePath(bot.SourceEntry)
 	if dir != "" {
 		return collectedName
 	}
-	return expand(lang.Artifact, name, 0)
+	return langs.Expand(lang.Artifact, name, 0)
 }
 
 // script is the build, as the box runs it: copy the submission into the work
 // directory, print the toolchain's version, build in the source's folder with
 // the output kept in a file, then show the output's start (the compiler's
 // first errors) on stderr.
-func script(bot *submission.Bot, lang Language) string {
+func script(bot *submission.Bot, lang langs.Language) string {
 	dir, src, _ := sourcePath(bot.SourceEntry)
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\nd=$(dirname \"$0\")\n")
 	fmt.Fprintf(&b, "cp -R \"$d\"/. . && rm -f %s || exit %d\n", scriptName, exitCopy)
 	if dir != "" {
-		fmt.Fprintf(&b, "top=$(pwd) && cd %s || exit %d\n", shellWord(dir), exitCopy)
+		fmt.Fprintf(&b, "top=$(pwd) && cd %s || exit %d\n", langs.ShellWord(dir), exitCopy)
 	}
 	fmt.Fprintf(&b, "(%s) 2>&1 | head -n 1\n", lang.Version)
-	build := expand(lang.Build, src, 0)
+	build := langs.Expand(lang.Build, src, 0)
 	if build == "" {
 		build = "true"
 	}
 	fmt.Fprintf(&b, "(%s) >build.log 2>&1\ncode=$?\n", build)
 	fmt.Fprintf(&b, "head -c 16384 build.log >&2\n")
 	b.WriteString("[ $code -eq 0 ] || exit $code\n")
-	art := expand(lang.Artifact, src, 0)
+	art := langs.Expand(lang.Artifact, src, 0)
 	fmt.Fprintf(&b, "[ -f %s ] || { echo \"the build left no %s\" >&2; exit %d; }\n", art, art, exitNoArtifact)
 	if dir != "" {
 		fmt.Fprintf(&b, "cp -p %s \"$top\"/%s || exit %d\n", art, collectedName, exitCopy)
@@ -231,11 +239,11 @@ const scriptName = "arena-build.sh"
 
 // run builds in a fresh box and returns the artifact and the version, or why
 // the build failed.
-func (b *Builder) run(ctx context.Context, bot *submission.Bot, lang Language) (art []byte, version, fail string, err error) {
+func (b *Builder) run(ctx context.Context, bot *submission.Bot, lang langs.Language) (art []byte, version, fail string, err error) {
 	b.builds.Add(1)
 	timeout := b.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = langs.BuildTimeout
 	}
 	lim := b.Limits
 	lim.TurnTimeout = timeout
@@ -301,12 +309,12 @@ func HeapMiB(memory int64) int64 { return max(memory/2>>20, 16) }
 
 // program is what runs: the submission's files, the artifact, and a launcher
 // that starts it with the language's run command.
-func (b *Builder) program(bot *submission.Bot, lang Language, art []byte) sandbox.Program {
+func (b *Builder) program(bot *submission.Bot, lang langs.Language, art []byte) sandbox.Program {
 	src := bot.SourceEntry
 	// The artifact's path, not a shell word: an interpreted source is its
 	// own artifact and stays where it was.
 	name := strings.ReplaceAll(lang.Artifact, "{src}", src)
-	run := strings.ReplaceAll(expand(lang.Run, src, HeapMiB(b.Limits.Memory)), "{dir}", "\"$d\"")
+	run := strings.ReplaceAll(langs.Expand(lang.Run, src, HeapMiB(b.Limits.Memory)), "{dir}", "\"$d\"")
 	launcher := "#!/bin/sh\nd=$(dirname \"$0\")\nexec " + run + " \"$@\"\n"
 	files := []sandbox.File{}
 	for _, f := range bot.Program.Files {
@@ -323,7 +331,7 @@ func (b *Builder) program(bot *submission.Bot, lang Language, art []byte) sandbo
 const launcherName = "arena-run"
 
 // artifactMode is the artifact's mode: executable when it was built.
-func artifactMode(lang Language) os.FileMode {
+func artifactMode(lang langs.Language) os.FileMode {
 	if lang.Build == "" {
 		return 0o644
 	}
@@ -338,7 +346,26 @@ func (b *Builder) Check(ctx context.Context, bot *submission.Bot) (string, error
 	if _, _, named := sourcePath(bot.SourceEntry); !ok || lang.Check == "" || !named {
 		return "", nil
 	}
-	check := Language{Ext: lang.Ext, Build: lang.Check, Artifact: "{src}", Version: lang.Version}
+	check := langs.Language{Ext: lang.Ext, Build: lang.Check, Artifact: "{src}", Version: lang.Version}
 	_, _, fail, err := b.run(ctx, bot, check)
 	return fail, err
 }
+
+// sourceName is what a source file may be called: it becomes a word of shell
+// commands and, for Java, a class name.
+var sourceName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z0-9]+$`)
+
+// sourcePath splits a source entry into its folder ("" at the top of the
+// submission) and its name, and says whether it can be built: a name that
+// sourceName allows, in a folder whose path holds no quote or control
+// character (a folder zipped on Windows, "New folder/main.cpp", builds). The
+// build runs in that folder.
+func sourcePath(entry string) (dir, name string, ok bool) {
+	dir, name = path.Split(entry)
+	dir = strings.TrimSuffix(dir, "/")
+	bad := strings.ContainsFunc(dir, func(r rune) bool { return r == '\'' || r < 0x20 || r == 0x7f })
+	return dir, name, sourceName.MatchString(name) && !bad
+}
+
+// sourceRule says what sourcePath allows, for a build error.
+const sourceRule = "a source file's name must be letters, digits and _ then its extension (it names the program, or the Java class), in a folder whose name holds no quote"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/submission"
@@ -23,7 +24,7 @@ import (
 )
 
 // source writes a one-file submission and loads it as source.
-func source(t *testing.T, langs build.Languages, name, text string) *submission.Bot {
+func source(t *testing.T, table langs.Languages, name, text string) *submission.Bot {
 	t.Helper()
 	// A name with a folder is handed in as a directory that holds it.
 	root := t.TempDir()
@@ -37,7 +38,7 @@ func source(t *testing.T, langs build.Languages, name, text string) *submission.
 	if dir, _ := filepath.Split(name); dir != "" {
 		p = root
 	}
-	b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: langs.Knows})
+	b, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: table.Knows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +67,9 @@ func TestAPythonSourcePlaysAndIsCached(t *testing.T) {
 	}
 	// Without its #! line it is not an executable script: only source.
 	_, body, _ := strings.Cut(string(text), "\n")
-	langs := build.Default()
-	b := &build.Builder{Backend: be, Langs: langs, Limits: sandbox.DefaultLimits(), Cache: t.TempDir(), Labels: labels}
-	bot, err := b.Ready(context.Background(), source(t, langs, "random_bot.py", body))
+	table := langs.Default()
+	b := &build.Builder{Backend: be, Langs: table, Limits: sandbox.DefaultLimits(), Cache: t.TempDir(), Labels: labels}
+	bot, err := b.Ready(context.Background(), source(t, table, "random_bot.py", body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestAPythonSourcePlaysAndIsCached(t *testing.T) {
 	if h.White.Language != ".py" || h.White.Toolchain != bot.Toolchain || h.White.SHA256 != bot.SHA256 {
 		t.Fatalf("the header records %+v", h.White)
 	}
-	again, err := b.Ready(context.Background(), source(t, langs, "random_bot.py", body))
+	again, err := b.Ready(context.Background(), source(t, table, "random_bot.py", body))
 	if err != nil || again.SHA256 != bot.SHA256 || b.Builds() != 1 {
 		t.Fatalf("second build: %v, sha256 %s (was %s), %d builds", err, again.SHA256, bot.SHA256, b.Builds())
 	}
@@ -100,7 +101,7 @@ func TestBrokenAndHostileBuilds(t *testing.T) {
 	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
-	langs, err := build.Parse(`
+	table, err := langs.Parse(`
 .fail  | echo "first: error here"; echo second; exit 3 | bot | {dir}/bot | - | echo v1
 .flood | yes "flood flood flood flood"                   | bot | {dir}/bot | - | echo v1
 .slow  | sleep 600                                       | bot | {dir}/bot | - | echo v1
@@ -110,7 +111,7 @@ func TestBrokenAndHostileBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &build.Builder{Backend: docker.New(cli, image), Langs: langs, Limits: sandbox.DefaultLimits(), Timeout: 3 * time.Second, Labels: labels}
+	b := &build.Builder{Backend: docker.New(cli, image), Langs: table, Limits: sandbox.DefaultLimits(), Timeout: 3 * time.Second, Labels: labels}
 	for _, c := range []struct{ ext, want string }{
 		{".fail", "exit status 3:\nfirst: error here\nsecond"},
 		{".flood", "flood flood"},
@@ -120,7 +121,7 @@ func TestBrokenAndHostileBuilds(t *testing.T) {
 	} {
 		t.Run(c.ext, func(t *testing.T) {
 			t0 := time.Now()
-			bot, err := b.Ready(context.Background(), source(t, langs, "bot"+c.ext, "int main() {}\n"))
+			bot, err := b.Ready(context.Background(), source(t, table, "bot"+c.ext, "int main() {}\n"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,14 +185,14 @@ func TestEveryLanguagePlaysFromSource(t *testing.T) {
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
 	be := docker.New(cli, image)
-	langs := build.Default()
-	b := &build.Builder{Backend: be, Langs: langs, Limits: sandbox.DefaultLimits(), Cache: t.TempDir(), Labels: labels}
+	table := langs.Default()
+	b := &build.Builder{Backend: be, Langs: table, Limits: sandbox.DefaultLimits(), Cache: t.TempDir(), Labels: labels}
 	opponent := lineFixture(t, "tiles.legal")
 	// Two of them in a folder, as a folder zipped as it is holds them (on
 	// Windows, "New folder"): built there, run from there.
 	for _, src := range []string{"New folder/walker.c", "walker.cpp", "Main.java", "bot/walker.js", "walker.py"} {
 		t.Run(src, func(t *testing.T) {
-			bot, err := b.Ready(context.Background(), source(t, langs, src, testdata(t, filepath.Base(src))))
+			bot, err := b.Ready(context.Background(), source(t, table, src, testdata(t, filepath.Base(src))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,10 +221,10 @@ func TestCompilersRefuseBrokenAndHostileSources(t *testing.T) {
 	t.Parallel()
 	cli, image := dockertest.Engine(t)
 	labels := dockertest.Labels(t)
-	langs := build.Default()
+	table := langs.Default()
 	lim := sandbox.DefaultLimits()
 	lim.Memory = 512 * sandbox.MiB
-	b := &build.Builder{Backend: docker.New(cli, image), Langs: langs, Limits: lim, Timeout: 20 * time.Second, Labels: labels}
+	b := &build.Builder{Backend: docker.New(cli, image), Langs: table, Limits: lim, Timeout: 20 * time.Second, Labels: labels}
 	for _, c := range []struct{ src, want string }{
 		{"broken.c", "error:"},
 		{"broken.cpp", "error:"},
@@ -234,7 +235,7 @@ func TestCompilersRefuseBrokenAndHostileSources(t *testing.T) {
 	} {
 		t.Run(c.src, func(t *testing.T) {
 			t0 := time.Now()
-			bot, err := b.Ready(context.Background(), source(t, langs, c.src, testdata(t, c.src)))
+			bot, err := b.Ready(context.Background(), source(t, table, c.src, testdata(t, c.src)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,15 +251,15 @@ func TestCompilersRefuseBrokenAndHostileSources(t *testing.T) {
 // look-up, the artifact's hash and the launcher.
 func BenchmarkReadyCached(b *testing.B) {
 	cli, image := dockertest.Engine(b)
-	langs := build.Default()
-	bl := &build.Builder{Backend: docker.New(cli, image), Langs: langs, Limits: sandbox.DefaultLimits(), Cache: b.TempDir()}
+	table := langs.Default()
+	bl := &build.Builder{Backend: docker.New(cli, image), Langs: table, Limits: sandbox.DefaultLimits(), Cache: b.TempDir()}
 	p := filepath.Join(b.TempDir(), "walker.py")
 	data, err := os.ReadFile(filepath.Join("testdata", "walker.py"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	os.WriteFile(p, data, 0o644)
-	bot, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: langs.Knows})
+	bot, err := submission.Load(p, submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: table.Knows})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -288,9 +289,9 @@ func TestAPythonSourcePlaysCodeClash(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body, _ := strings.Cut(string(text), "\n") // no #! line: source, not a script
-	langs := build.Default()
-	b := &build.Builder{Backend: be, Langs: langs, Limits: sandbox.DefaultLimits(), Labels: labels}
-	py, err := b.Ready(context.Background(), source(t, langs, "random_bot.py", body))
+	table := langs.Default()
+	b := &build.Builder{Backend: be, Langs: table, Limits: sandbox.DefaultLimits(), Labels: labels}
+	py, err := b.Ready(context.Background(), source(t, table, "random_bot.py", body))
 	if err != nil || py.BuildError != "" {
 		t.Fatalf("%v %q", err, py.BuildError)
 	}

@@ -17,13 +17,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/arenabots/arena/harness/roster"
+	"github.com/arenabots/arena/internal/files"
 )
 
 // A worker is admitted by enrolling it: a user key (an NATS nkey, which is an
@@ -32,18 +33,6 @@ import (
 // with the coordinator's certificate authority. The same key authenticates
 // the worker to the queue and signs every transcript it plays, so the
 // coordinator can tell which registered machine produced each result.
-
-// validName is a worker's or a tournament's name: one token of a subject and
-// of a stream name.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-
-// CheckName says why name cannot name a worker, or nil.
-func CheckName(name string) error {
-	if !validName.MatchString(name) {
-		return fmt.Errorf("worker name %q: use 1 to 64 letters, digits, '-' or '_', starting with a letter or digit", name)
-	}
-	return nil
-}
 
 // credentialsKind marks a credentials file, so that another JSON file given
 // by mistake is named as such.
@@ -74,7 +63,7 @@ func ReadCredentials(path string) (*Credentials, error) {
 	if err := json.Unmarshal(data, &c); err != nil || c.Kind != credentialsKind {
 		return nil, fmt.Errorf("%s is not an arena worker credentials file (arena enroll writes one)", path)
 	}
-	if err := CheckName(c.Worker); err != nil {
+	if err := roster.CheckName(c.Worker); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if c.Tournament == "" {
@@ -98,7 +87,7 @@ func (c *Credentials) Write(path string) error {
 		return err
 	}
 	// Never left half written: whoever holds half a key holds nothing.
-	return writeNew(path, append(data, '\n'), 0o600)
+	return files.WriteNew(path, append(data, '\n'), 0o600)
 }
 
 // SigningKey is the worker's key as the ed25519 key transcripts are signed
@@ -206,14 +195,13 @@ func KeyHex(userKey string) (string, error) {
 const (
 	caCertFile = "ca.pem"
 	caKeyFile  = "ca-key.pem"
-	pubSuffix  = ".pub"
 )
 
 // Enroll admits a worker to the tournament whose workers directory is dir:
 // it keeps the worker's public key there and returns its credentials, to be
 // handed to the worker's machine. A name is enrolled once.
 func Enroll(dir, tournament, worker, url string) (*Credentials, error) {
-	if err := CheckName(worker); err != nil {
+	if err := roster.CheckName(worker); err != nil {
 		return nil, err
 	}
 	ca, err := LoadOrCreateCA(dir)
@@ -232,55 +220,13 @@ func Enroll(dir, tournament, worker, url string) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, worker+pubSuffix)
-	if err := writeNew(path, []byte(pub+"\n"), 0o644); errors.Is(err, os.ErrExist) {
+	path := roster.KeyFile(dir, worker)
+	if err := files.WriteNew(path, []byte(pub+"\n"), 0o644); errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("worker %s is enrolled already (remove %s to revoke it, then enroll it again)", worker, path)
 	} else if err != nil {
 		return nil, err
 	}
 	return &Credentials{Kind: credentialsKind, Tournament: tournament, Worker: worker, URL: url, Seed: string(seed), CA: string(ca.certPEM)}, nil
-}
-
-// Enrolled reads the workers directory: each enrolled worker's public user
-// key by name. A directory that does not exist enrolls nobody.
-func Enrolled(dir string) (map[string]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), pubSuffix)
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		if err := CheckName(name); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, e.Name()), err)
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		key := strings.TrimSpace(string(data))
-		if !nkeys.IsValidPublicUserKey(key) {
-			return nil, fmt.Errorf("%s does not hold a worker's public key", filepath.Join(dir, e.Name()))
-		}
-		out[name] = key
-	}
-	return out, nil
-}
-
-// Names lists a map's keys in order.
-func Names(workers map[string]string) []string {
-	out := make([]string, 0, len(workers))
-	for n := range workers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // CA is a tournament's own certificate authority: it signs the coordinator's
@@ -350,34 +296,13 @@ func createCA(dir string) (*CA, error) {
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	// The key first: a certificate without its key on disk would be an
 	// authority nobody can sign with.
-	if err := writeNew(filepath.Join(dir, caKeyFile), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+	if err := files.WriteNew(filepath.Join(dir, caKeyFile), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
 		return nil, err
 	}
-	if err := writeNew(filepath.Join(dir, caCertFile), certPEM, 0o644); err != nil {
+	if err := files.WriteNew(filepath.Join(dir, caCertFile), certPEM, 0o644); err != nil {
 		return nil, err
 	}
 	return &CA{cert: cert, key: key, certPEM: certPEM}, nil
-}
-
-// writeNew writes data to a new file and syncs it; a file it could not
-// write wholly is removed.
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 func serial() *big.Int {
@@ -444,10 +369,10 @@ func LocalHosts(host string) []string {
 // SigningKeyOf is the key (hex ed25519) worker was enrolled with in the
 // workers directory dir: what its transcripts must be signed with.
 func SigningKeyOf(dir, worker string) (string, error) {
-	if err := CheckName(worker); err != nil {
+	if err := roster.CheckName(worker); err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, worker+pubSuffix))
+	data, err := os.ReadFile(roster.KeyFile(dir, worker))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("worker %s is not enrolled (or was revoked)", worker)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/distrib/distribtest"
+	"github.com/arenabots/arena/harness/roster"
 )
 
 // try runs op with a short deadline: a request the server refuses for want
@@ -261,7 +262,7 @@ func TestOnlyEnrolledWorkersOverTLSGetIn(t *testing.T) {
 	if err := os.Remove(filepath.Join(c.Workers, "w2.pub")); err != nil {
 		t.Fatal(err)
 	}
-	enrolled, err := distrib.Enrolled(c.Workers)
+	enrolled, err := roster.Enrolled(c.Workers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestCredentialsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrolled, err := distrib.Enrolled(filepath.Join(dir, "workers"))
+	enrolled, err := roster.Enrolled(filepath.Join(dir, "workers"))
 	if err != nil {
 		t.Fatal(err)
 	}

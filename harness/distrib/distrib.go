@@ -33,6 +33,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/arenabots/arena/harness/roster"
 )
 
 // Job is one game to play.
@@ -170,7 +172,7 @@ func newQueue(nc *nats.Conn, tournament string) (*Queue, error) {
 
 // Join binds a worker to a tournament's queue, which its coordinator made.
 func Join(ctx context.Context, nc *nats.Conn, tournament, worker string) (*Queue, error) {
-	if err := CheckName(worker); err != nil {
+	if err := roster.CheckName(worker); err != nil {
 		return nil, err
 	}
 	q, err := newQueue(nc, tournament)
@@ -254,7 +256,7 @@ func (q *Queue) Tournament() string { return q.tournament }
 // AddWorkers makes an upload bucket for each worker that has none.
 func (q *Queue) AddWorkers(ctx context.Context, workers []string) error {
 	for _, w := range workers {
-		if err := CheckName(w); err != nil {
+		if err := roster.CheckName(w); err != nil {
 			return err
 		}
 		if _, err := q.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
@@ -422,7 +424,7 @@ func (q *Queue) Finished() error {
 
 // TellSuspended tells a worker it is suspended, and why, before the queue
 // shuts it out.
-func (q *Queue) TellSuspended(s Suspension) error {
+func (q *Queue) TellSuspended(s roster.Suspension) error {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -437,7 +439,7 @@ func (q *Queue) TellSuspended(s Suspension) error {
 // over, or a worker is suspended.
 type Control struct {
 	Finished  bool
-	Suspended *Suspension
+	Suspended *roster.Suspension
 }
 
 // OnControl calls fn with each word from the coordinator, until stop.
@@ -447,7 +449,7 @@ func (q *Queue) OnControl(fn func(Control)) (stop func(), err error) {
 			fn(Control{Finished: true})
 			return
 		}
-		var s Suspension
+		var s roster.Suspension
 		if json.Unmarshal(m.Data, &s) == nil && s.Worker != "" {
 			fn(Control{Suspended: &s})
 		}
@@ -463,8 +465,8 @@ func (q *Queue) OnControl(fn func(Control)) (stop func(), err error) {
 // to the queue at once, and the server (nil: an
 // organizer's own, whose rights arena does not set) lets it in no more,
 // closing its connection.
-func Shut(q *Queue, srv *Server, dir string, s Suspension) error {
-	if err := Suspend(dir, s); err != nil {
+func Shut(q *Queue, srv *Server, dir string, s roster.Suspension) error {
+	if err := roster.Suspend(dir, s); err != nil {
 		return err
 	}
 	// Told first: once shut out, it hears nothing.
@@ -478,7 +480,7 @@ func Shut(q *Queue, srv *Server, dir string, s Suspension) error {
 	if srv == nil {
 		return nil
 	}
-	admitted, err := Admitted(dir)
+	admitted, err := roster.Admitted(dir)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package distrib
 
-import "time"
+import (
+	"time"
+)
 
 // SetSweep shortens the upload sweep for a test, until its cleanup.
 func SetSweep(every, after time.Duration) (restore func()) {

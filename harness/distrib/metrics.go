@@ -1,6 +1,8 @@
 package distrib
 
-import "github.com/arenabots/arena/harness/metrics"
+import (
+	"github.com/arenabots/arena/harness/metrics"
+)
 
 // QueueStats are the queue's figures as its coordinator's metrics expose
 // them (metrics.Event and metrics.Tournament's WatchQueue).

@@ -17,6 +17,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/arenabots/arena/harness/roster"
 )
 
 // Server is an embedded NATS server with JetStream, its store in a directory
@@ -153,8 +155,8 @@ func StartServer(o ServerOptions) (*Server, error) {
 // admitted checks the workers' names and keys and indexes them by key.
 func admitted(workers map[string]string) (map[string]string, error) {
 	byKey := make(map[string]string, len(workers))
-	for _, name := range Names(workers) {
-		if err := CheckName(name); err != nil {
+	for _, name := range roster.Names(workers) {
+		if err := roster.CheckName(name); err != nil {
 			return nil, err
 		}
 		if !nkeys.IsValidPublicUserKey(workers[name]) {
@@ -242,7 +244,7 @@ func (s *Server) lookup(nkey string) bool {
 // admitNew admits the workers enrolled since the server last looked, and
 // tells Joined.
 func (s *Server) admitNew() error {
-	now, err := Admitted(s.enrolment)
+	now, err := roster.Admitted(s.enrolment)
 	if err != nil {
 		return err
 	}

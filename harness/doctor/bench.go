@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -156,7 +157,7 @@ func helloBot(ext string) (*submission.Bot, bool) {
 // in ms, gives the turn rows their ratio. A language arena has no hello
 // world in is named in unknown; one whose hello world does not build or
 // run, in failed.
-func benchLanguages(ctx context.Context, sc sandbox.Config, langs build.Languages, runs int, bare float64) (out []sandbox.Timing, unknown, failed []string, err error) {
+func benchLanguages(ctx context.Context, sc sandbox.Config, langs langs.Languages, runs int, bare float64) (out []sandbox.Timing, unknown, failed []string, err error) {
 	backend, release, err := sandbox.Open(ctx, sc)
 	if err != nil {
 		return nil, nil, nil, err

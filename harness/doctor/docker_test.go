@@ -12,7 +12,7 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/internal/dockertest"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -49,7 +49,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 
 	// Every row, in the order arena doctor prints them.
 	want := []string{"engine", "versions", "cgroups", "storage driver", "runtime", "runtime image", imageOffersCheck}
-	for _, ext := range build.Default().Exts() {
+	for _, ext := range langs.Default().Exts() {
 		want = append(want, "language "+ext)
 	}
 	want = append(want, "hardened container", "out-of-memory detection", "turn deadline", "host timers", "load headroom", "free space")
@@ -73,7 +73,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 	}
 	// Every language of the table, with the version its toolchain prints in
 	// the test base.
-	for i, ext := range build.Default().Exts() {
+	for i, ext := range langs.Default().Exts() {
 		row := checks[7+i]
 		if want := toolchainVersions[ext]; row.Status != sandbox.OK || !want.MatchString(row.Detail) {
 			t.Errorf("%s: %s %q, want ok with %v", row.Name, row.Status, row.Detail, want)
@@ -82,7 +82,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 
 	// The same image without pandas and tabulate: the doctor warns and names them.
 	bare := withoutModules(t, cli, img, "pandas", "tabulate")
-	got := probeImageOffers(ctx, sandbox.Config{Image: bare}, build.Default())
+	got := probeImageOffers(ctx, sandbox.Config{Image: bare}, langs.Default())
 	if got[0].Status != sandbox.Warn || !strings.Contains(got[0].Detail, "; no pandas, tabulate;") || !strings.Contains(got[0].Detail, "with numpy ") || got[0].Fix == "" {
 		t.Fatalf("without pandas and tabulate: %+v", got[0])
 	}
@@ -95,7 +95,7 @@ func TestCheckWarnsWhenAToolchainIsMissing(t *testing.T) {
 	t.Parallel()
 	cli, img := dockertest.Engine(t)
 	without := withoutFiles(t, cli, img, "/usr/bin/node", "/usr/bin/nodejs", "/usr/bin/jar", "/etc/alternatives/jar")
-	langs, err := build.Parse(build.DefaultTable() + ".rs | rustc -O -o bot {src} | bot | {dir}/bot | - | rustc --version\n")
+	langs, err := langs.Parse(langs.DefaultTable() + ".rs | rustc -O -o bot {src} | bot | {dir}/bot | - | rustc --version\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestBenchStartsAHelloWorldOfEachLanguage(t *testing.T) {
 	if r.Timings[0].Runs != 10 || r.Timings[0].XBare != 0 {
 		t.Errorf("the first row is not the bare one of 10 runs: %+v", r.Timings[0])
 	}
-	for _, ext := range build.Default().Exts() {
+	for _, ext := range langs.Default().Exts() {
 		b, turn := byName[ext+" hello world build"], byName[ext+" hello world turn"]
 		if b.Runs != 1 || b.P50Ms <= 0 || turn.Runs != 3 || turn.P50Ms <= 0 || turn.XBare <= 0 {
 			t.Errorf("%s: build %+v, turn %+v\nall: %+v", ext, b, turn, r.Timings)
@@ -209,7 +209,7 @@ func TestBenchStartsAHelloWorldOfEachLanguage(t *testing.T) {
 // has no hello world in is named as unknown; the others are measured.
 func TestBenchNamesWhatItCouldNotMeasure(t *testing.T) {
 	_, img := dockertest.Engine(t)
-	langs, err := build.Parse(".c | gcc -O2 {src} -o bot -lnonesuch | bot | {dir}/bot | - | gcc --version\n" +
+	langs, err := langs.Parse(".c | gcc -O2 {src} -o bot -lnonesuch | bot | {dir}/bot | - | gcc --version\n" +
 		".py | - | {src} | python3 {dir}/{src} | - | python3 --version\n" +
 		".rs | rustc -O -o bot {src} | bot | {dir}/bot | - | rustc --version\n")
 	if err != nil {

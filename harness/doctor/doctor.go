@@ -39,9 +39,9 @@ import (
 
 	units "github.com/docker/go-units"
 
-	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/langs"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
 	_ "github.com/arenabots/arena/rules/games" // the image is checked for every game's needs
@@ -64,7 +64,7 @@ type Config struct {
 	Cluster sandbox.Cluster
 	// Languages is the table whose toolchains are checked and whose hello
 	// worlds the bench builds. Nil: the built-in table.
-	Languages build.Languages
+	Languages langs.Languages
 	// Out is the directory matches and tournaments will write to: its free
 	// space is checked.
 	Out string
@@ -85,9 +85,9 @@ const (
 // minRuns is the fewest turns a measurement's p99 means something with.
 const minRuns = 10
 
-func (cfg Config) languages() build.Languages {
+func (cfg Config) languages() langs.Languages {
 	if cfg.Languages == nil {
-		return build.Default()
+		return langs.Default()
 	}
 	return cfg.Languages
 }
@@ -218,7 +218,7 @@ const imageOffersCheck = "image offers"
 // backend of sc when the row is ok, skips otherwise. Checks without a
 // runtime image's row (a backend that could not be reached, a cluster) are
 // left as they are.
-func withImageOffers(ctx context.Context, sc sandbox.Config, langs build.Languages, checks []sandbox.Check) []sandbox.Check {
+func withImageOffers(ctx context.Context, sc sandbox.Config, langs langs.Languages, checks []sandbox.Check) []sandbox.Check {
 	at := slices.IndexFunc(checks, func(c sandbox.Check) bool { return c.Name == "runtime image" })
 	if at < 0 {
 		return checks
@@ -234,7 +234,7 @@ func withImageOffers(ctx context.Context, sc sandbox.Config, langs build.Languag
 // probeImageOffers runs the image probe of arena validate in a sandbox of
 // the backend sc names, asking it about the toolchain of each language of
 // langs too: the image offers row, then one row per language.
-func probeImageOffers(ctx context.Context, sc sandbox.Config, langs build.Languages) []sandbox.Check {
+func probeImageOffers(ctx context.Context, sc sandbox.Config, langs langs.Languages) []sandbox.Check {
 	b, release, err := sandbox.Open(ctx, sc)
 	var facts *validate.ImageFacts
 	if err == nil {
@@ -356,7 +356,7 @@ func timerCheck() sandbox.Check {
 // tournament keeps up to 64 MiB of data files per game and waits below 1 GiB.
 func spaceCheck(dir string) sandbox.Check {
 	c := sandbox.Check{Name: "free space", Status: sandbox.OK}
-	free, err := tournament.FreeSpace(dir)
+	free, err := runner.FreeSpace(dir)
 	if err != nil {
 		c.Status, c.Detail, c.Fix = sandbox.Warn, err.Error(), "name the output directory with --out"
 		return c

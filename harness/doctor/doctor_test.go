@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
@@ -81,7 +81,7 @@ func TestPackagersAreTheRegisteredGames(t *testing.T) {
 func TestImageOffersFollowsTheRuntimeImageRow(t *testing.T) {
 	t.Parallel()
 	checks := []sandbox.Check{{Name: "engine", Status: sandbox.OK}, {Name: "runtime image", Status: sandbox.Fail}, {Name: "hardened container", Status: sandbox.Skip}}
-	got := withImageOffers(context.Background(), sandbox.Config{Image: "none"}, build.Default(), checks)
+	got := withImageOffers(context.Background(), sandbox.Config{Image: "none"}, langs.Default(), checks)
 	if want := "engine=ok runtime image=fail image offers=skip language .c=skip language .cpp=skip language .java=skip language .js=skip language .py=skip hardened container=skip"; rowsOf(got) != want {
 		t.Fatalf("rows %s, want %s", rowsOf(got), want)
 	}
@@ -101,7 +101,7 @@ func rowsOf(checks []sandbox.Check) string {
 func TestCheckWithoutAnEngineSkipsWhatNeedsIt(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	langs, err := build.Parse(".c | gcc -O2 {src} -o bot | bot | {dir}/bot | - | gcc --version\n.rs | rustc -O -o bot {src} | bot | {dir}/bot | - | rustc --version\n")
+	langs, err := langs.Parse(".c | gcc -O2 {src} -o bot | bot | {dir}/bot | - | gcc --version\n.rs | rustc -O -o bot {src} | bot | {dir}/bot | - | rustc --version\n")
 	if err != nil {
 		t.Fatal(err)
 	}

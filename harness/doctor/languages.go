@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -25,7 +25,7 @@ var imagePackages = map[string]string{
 // languageRow says what the image offers a language: its toolchain's
 // version, or what is missing with a fix. A missing toolchain is a
 // warning: bots handed in as that language would not build or run.
-func languageRow(l build.Language, tc validate.Toolchain, found bool) sandbox.Check {
+func languageRow(l langs.Language, tc validate.Toolchain, found bool) sandbox.Check {
 	c := sandbox.Check{Name: languageCheck(l.Ext), Status: sandbox.OK, Detail: tc.Version}
 	if found && tc.OK() {
 		return c
@@ -46,7 +46,7 @@ func languageRow(l build.Language, tc validate.Toolchain, found bool) sandbox.Ch
 		}
 	}
 	c.Detail = strings.Join(parts, "; ")
-	def, builtIn := build.Default()[l.Ext]
+	def, builtIn := langs.Default()[l.Ext]
 	if pkgs := imagePackages[l.Ext]; builtIn && pkgs != "" && def.Version == l.Version {
 		c.Fix = fmt.Sprintf("bots handed in as %s source would not build or run: rebuild the runtime image with arena image build (its Dockerfile installs %s)", l.Ext, pkgs)
 	} else {
@@ -58,7 +58,7 @@ func languageRow(l build.Language, tc validate.Toolchain, found bool) sandbox.Ch
 // languageRows are the rows of every language of the table, from what the
 // image probe found (f nil: the probe did not run, the rows are skipped
 // with why).
-func languageRows(langs build.Languages, f *validate.ImageFacts, why string) []sandbox.Check {
+func languageRows(langs langs.Languages, f *validate.ImageFacts, why string) []sandbox.Check {
 	var out []sandbox.Check
 	for _, ext := range langs.Exts() {
 		if f == nil {

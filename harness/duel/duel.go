@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/stats"
 	"github.com/arenabots/arena/harness/tournament"
 )
@@ -24,7 +25,7 @@ import (
 type Options struct {
 	// Tournament is the runner's options; Run sets the schedule (two bots,
 	// 2·Pairs games in side-swapped pairs) and the stop.
-	Tournament tournament.Options
+	Tournament runner.Options
 	// Pairs is the most pairs played.
 	Pairs int
 	// SPRT, when set, stops the duel as soon as it decides.
@@ -140,7 +141,7 @@ func Run(ctx context.Context, o Options) (Status, error) {
 		t.status.Lower, t.status.Upper = o.SPRT.Bounds()
 	}
 	to.Settled, to.Progress = t.settled, progress{t}
-	sum, err := tournament.Run(ctx, to)
+	sum, err := runner.Run(ctx, to)
 	t.mu.Lock()
 	st := t.status
 	t.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/stats"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/submission/submissiontest"
@@ -23,8 +24,8 @@ func options(t testing.TB, a, b *submission.Bot, sprt stats.SPRT, pairs int, max
 	lim.TurnTimeout = 5 * time.Second
 	cfg := tournament.Config{Seed: 5, Game: "codeclash", Rules: map[string]string{"maxPlies": maxPlies}, Limits: lim,
 		OnFault: "forfeit", Sandbox: "local", Scoring: tournament.DefaultScoring(), TieBreaks: tournament.DefaultTieBreaks(),
-		Bots: tournament.Entries([]*submission.Bot{a, b})}
-	return Options{Pairs: pairs, SPRT: &sprt, Tournament: tournament.Options{
+		Bots: runner.Entries([]*submission.Bot{a, b})}
+	return Options{Pairs: pairs, SPRT: &sprt, Tournament: runner.Options{
 		Dir: t.TempDir(), Config: cfg, Bots: []*submission.Bot{a, b}, Game: codeclash.Game{},
 		Backend: &local.Backend{Dir: t.TempDir()}, Concurrency: 2, ArenaVersion: "test"}}
 }

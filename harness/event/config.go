@@ -17,9 +17,10 @@ import (
 	"github.com/BurntSushi/toml"
 	units "github.com/docker/go-units"
 
-	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/ladder"
-	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/langs"
+	"github.com/arenabots/arena/harness/referee"
+	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/rules"
@@ -131,8 +132,8 @@ type Quotas struct {
 func DefaultConfig(game string) Config {
 	lim := sandbox.DefaultLimits()
 	return Config{Game: game, Rules: map[string]string{}, Limits: Limits{
-		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(match.Forfeit),
-		BuildTimeout: Duration(build.DefaultTimeout), UploadSize: 64 << 20,
+		Memory: Size(lim.Memory), CPUs: lim.CPUs, Pids: lim.Pids, OnFault: string(referee.Forfeit),
+		BuildTimeout: Duration(langs.BuildTimeout), UploadSize: 64 << 20,
 	}, Quotas: Quotas{UploadsPerHour: 12, PendingValidations: 3,
 		ScrimmagesPerHour: 6, PendingScrimmages: 2},
 		Ladder:     Ladder{Enabled: true, Share: 1, Far: ladder.DefaultOptions.Far, KeepDataFiles: transcript.KeepChanged, EvidenceBudget: 16 << 20},
@@ -316,7 +317,7 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		return bad(keyLine(text, "ladder", "opening_plies"), errors.New("opening_plies is for openings: set openings too"))
 	}
 	if cfg.Languages != "" {
-		if _, err := build.Load(cfg.LanguagesFile(filepath.Dir(path))); err != nil {
+		if _, err := langs.Load(cfg.LanguagesFile(filepath.Dir(path))); err != nil {
 			return bad(keyLine(text, "", "languages"), err)
 		}
 	}
@@ -343,10 +344,10 @@ func (c Config) LadderOpenings(dir string) ([]rules.Opening, error) {
 }
 
 // Settings are the event's match settings, before they are checked.
-func (c Config) Settings() match.Settings {
+func (c Config) Settings() settings.Settings {
 	lim := sandbox.DefaultLimits()
 	lim.Memory, lim.CPUs, lim.Pids = int64(c.Limits.Memory), c.Limits.CPUs, c.Limits.Pids
-	return match.Settings{Game: c.Game, Rules: c.Rules, MaxPlies: c.Limits.MaxPlies, Limits: lim,
+	return settings.Settings{Game: c.Game, Rules: c.Rules, MaxPlies: c.Limits.MaxPlies, Limits: lim,
 		TurnTimeout: time.Duration(c.Limits.TurnTimeout), OnFault: c.Limits.OnFault}
 }
 
@@ -369,20 +370,6 @@ func (c Config) Intake() submission.Limits {
 	return l
 }
 
-// Builder builds the event's source submissions on backend under lim, with
-// the event's languages (dir is the event's directory) and build timeout,
-// keeping builds in cache ("" for none).
-func (c Config) Builder(dir string, backend sandbox.Backend, lim sandbox.Limits, cache string) (*build.Builder, error) {
-	langs := build.Default()
-	if f := c.LanguagesFile(dir); f != "" {
-		var err error
-		if langs, err = build.Load(f); err != nil {
-			return nil, fmt.Errorf("%s: languages: %w", filepath.Join(dir, ConfigFile), err)
-		}
-	}
-	return &build.Builder{Backend: backend, Langs: langs, Limits: lim, Timeout: time.Duration(c.Limits.BuildTimeout), Cache: cache}, nil
-}
-
 // LanguagesFile is the languages file's path, "" for the built-in table.
 func (c Config) LanguagesFile(dir string) string {
 	if c.Languages == "" || filepath.IsAbs(c.Languages) {
@@ -398,7 +385,7 @@ func (c Config) Open(t time.Time) bool {
 
 // settingLine is the line of the option a SettingError is about.
 func settingLine(text []byte, c Config, err error) int {
-	var se *match.SettingError
+	var se *settings.SettingError
 	if !errors.As(err, &se) {
 		return 0
 	}

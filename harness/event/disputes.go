@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/transcript"
 )
 
@@ -149,10 +147,11 @@ func cleanText(what, text string, n int) (string, error) {
 	return text, nil
 }
 
-// FileDispute records team's dispute of game g with message, with the
-// replay's verdict of the game's transcript; a team has at most
-// MaxOpenDisputes open at once.
-func (s *Store) FileDispute(ctx context.Context, team int64, g Game, message string) (Dispute, error) {
+// FileDispute records team's dispute of game g with message, with judge's
+// verdict of the game's transcript (in the match directory dir, for the
+// disputing team's side) and the turn a rerun would start from; a team has
+// at most MaxOpenDisputes open at once.
+func (s *Store) FileDispute(ctx context.Context, team int64, g Game, message string, judge func(dir, side string) (verdict string, ply int)) (Dispute, error) {
 	if !g.Involves(team) {
 		return Dispute{}, &RefusedError{Msg: "a team disputes only its own games"}
 	}
@@ -182,40 +181,6 @@ func (s *Store) FileDispute(ctx context.Context, team int64, g Game, message str
 		return Dispute{}, err
 	}
 	return s.Dispute(ctx, id)
-}
-
-// judge is arena replay's verdict of the match in dir, in words, and the
-// turn a rerun would start from: side's first fault, else side's last
-// turn (the disputing team's own, never its rival's).
-func judge(dir, side string) (string, int) {
-	rep, err := replay.File(dir)
-	if err != nil {
-		return "the transcript cannot be read: " + err.Error(), 0
-	}
-	if !rep.Consistent {
-		return "INCONSISTENT: " + rep.Problem(), 0
-	}
-	res := rep.Result
-	v := fmt.Sprintf("consistent: the rules engine, replaying all %d turns, reaches the recorded result (%s: %s)", rep.Turns, res.Winner, res.Reason)
-	if rep.SignedBy != "" {
-		v += "; signed by " + rep.SignedBy
-	}
-	ply := rep.Turns
-	if lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName)); err == nil {
-		for _, l := range lines {
-			var t transcript.Turn
-			if l.Type == transcript.TypeTurn && l.Decode(&t) == nil && t.Side == side {
-				ply = t.Ply
-			}
-		}
-	}
-	for _, f := range res.Faults {
-		if f.Side == side {
-			ply = f.Ply
-			break
-		}
-	}
-	return v, ply
 }
 
 // Dispute is the dispute with that id.

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/words"
@@ -90,13 +89,13 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	if err != nil {
 		return Game{}, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, match.ResultFile))
+	data, err := os.ReadFile(filepath.Join(dir, transcript.ResultFile))
 	if err != nil {
 		return Game{}, err
 	}
 	var res transcript.Result
 	if err := json.Unmarshal(data, &res); err != nil {
-		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, match.ResultFile), err)
+		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, transcript.ResultFile), err)
 	}
 	if white.Team != 0 && white.Team == black.Team {
 		// The game lists count a team's games as its white ones and its

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/validate"
 )
@@ -294,7 +293,7 @@ func writeGame(t *testing.T, dir string, seed uint64, moves []string, winner str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, match.ResultFile), data, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, transcript.ResultFile), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/api"
-	"github.com/arenabots/arena/harness/validate"
 )
 
 // Submission is one upload of a team and where its validation stands, as
@@ -400,8 +399,8 @@ const MaxAdmission = 2000
 
 // Admit lets a submission that failed its validation play as if it had
 // passed, for the organizer's reason (which the team sees). A submission
-// with nothing that could play (validate.Report.CannotPlay: nothing to
-// run, a build or syntax error) cannot be admitted.
+// with nothing that could play (its validation recorded why, SetValidated's
+// cannotPlay: nothing to run, a build or syntax error) cannot be admitted.
 func (s *Store) Admit(ctx context.Context, id int64, reason string) (Submission, error) {
 	reason, err := cleanText("reason", reason, MaxAdmission)
 	if err != nil {
@@ -420,11 +419,7 @@ func (s *Store) Admit(ctx context.Context, id int64, reason string) (Submission,
 	default:
 		return Submission{}, &RefusedError{fmt.Sprintf("submission %d is %s: wait for its validation to end", id, sub.State)}
 	}
-	rep, err := validate.LoadReport(s.ValidationDir(id))
-	if err != nil {
-		return Submission{}, fmt.Errorf("read the report of submission %d: %w", id, err)
-	}
-	if why := rep.CannotPlay(); why != "" {
+	if why := sub.CannotPlay; why != "" {
 		return Submission{}, &RefusedError{fmt.Sprintf("submission %d has nothing that could play (%s): admitted, it still could not play", id, why)}
 	}
 	team, err := s.Team(ctx, sub.Team)

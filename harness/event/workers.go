@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/roster"
 	"github.com/arenabots/arena/harness/tournament"
 )
 
@@ -23,8 +23,8 @@ const (
 // EventWorker is a worker machine enrolled in the event, and its
 // suspension if it has one.
 type EventWorker struct {
-	Name      string              `json:"name"`
-	Suspended *distrib.Suspension `json:"suspended,omitempty"`
+	Name      string             `json:"name"`
+	Suspended *roster.Suspension `json:"suspended,omitempty"`
 	// Game names the game of the suspension as the event's pages do
 	// ("ladder pair 12, game 2"), not by its job number.
 	Game string `json:"game,omitempty"`
@@ -51,16 +51,16 @@ func JobName(job int) string {
 // --out DIR), each with its suspension.
 func (s *Store) EventWorkers() ([]EventWorker, error) {
 	wdir := tournament.WorkersDir(s.Dir)
-	enrolled, err := distrib.Enrolled(wdir)
+	enrolled, err := roster.Enrolled(wdir)
 	if err != nil {
 		return nil, err
 	}
-	out, err := distrib.Suspended(wdir)
+	out, err := roster.Suspended(wdir)
 	if err != nil {
 		return nil, err
 	}
 	var list []EventWorker
-	for _, name := range distrib.Names(enrolled) {
+	for _, name := range roster.Names(enrolled) {
 		w := EventWorker{Name: name}
 		if su, ok := out[name]; ok {
 			w.Suspended = &su
@@ -77,7 +77,7 @@ func (s *Store) EventWorkers() ([]EventWorker, error) {
 // within seconds).
 func (s *Store) Readmit(ctx context.Context, worker string) error {
 	return s.act(ctx, ActionReadmit, func(*sql.Tx) (string, error) {
-		su, err := distrib.Readmit(tournament.WorkersDir(s.Dir), worker)
+		su, err := roster.Readmit(tournament.WorkersDir(s.Dir), worker)
 		if err != nil {
 			return "", &RefusedError{err.Error()}
 		}

@@ -84,9 +84,6 @@ type Config struct {
 	Job *transcript.Job
 }
 
-// ResultFile is the name of the result inside the match directory.
-const ResultFile = "result.json"
-
 // RandomSeed returns a seed below 2^53, so that it survives any JSON reader.
 func RandomSeed() uint64 {
 	var b [8]byte
@@ -526,14 +523,14 @@ func (m *runner) finish(abortReason string) (transcript.Result, error) {
 func writeResult(dir string, res transcript.Result) error {
 	data, err := transcript.EncodeResult(res)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", ResultFile, err)
+		return fmt.Errorf("encode %s: %w", transcript.ResultFile, err)
 	}
-	tmp := filepath.Join(dir, ResultFile+".tmp")
+	tmp := filepath.Join(dir, transcript.ResultFile+".tmp")
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", ResultFile, err)
+		return fmt.Errorf("write %s: %w", transcript.ResultFile, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, ResultFile)); err != nil {
-		return fmt.Errorf("write %s: %w", ResultFile, err)
+	if err := os.Rename(tmp, filepath.Join(dir, transcript.ResultFile)); err != nil {
+		return fmt.Errorf("write %s: %w", transcript.ResultFile, err)
 	}
 	return nil
 }

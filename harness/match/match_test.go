@@ -79,7 +79,7 @@ func play(t *testing.T, white, black *submission.Bot, s setup) (transcript.Resul
 		t.Fatalf("transcript does not verify: %v", err)
 	}
 	var onDisk transcript.Result
-	data, err := os.ReadFile(filepath.Join(dir, match.ResultFile))
+	data, err := os.ReadFile(filepath.Join(dir, transcript.ResultFile))
 	if err != nil || json.Unmarshal(data, &onDisk) != nil || onDisk.Winner != res.Winner || onDisk.Reason != res.Reason {
 		t.Fatalf("result.json %s does not match the result %+v (%v)", data, res, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
@@ -21,12 +22,12 @@ import (
 func script(t *testing.T, backend sandbox.Backend, rel string) *submission.Bot {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	langs := build.Default()
-	b, err := submission.Load(filepath.Join(filepath.Dir(here), "..", "..", rel), submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: langs.Knows})
+	table := langs.Default()
+	b, err := submission.Load(filepath.Join(filepath.Dir(here), "..", "..", rel), submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: table.Knows})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = (&build.Builder{Backend: backend, Langs: langs, Limits: sandbox.DefaultLimits()}).Ready(context.Background(), b)
+	b, err = (&build.Builder{Backend: backend, Langs: table, Limits: sandbox.DefaultLimits()}).Ready(context.Background(), b)
 	if err != nil || b.BuildError != "" {
 		t.Fatalf("build %s: %v %s", rel, err, b.BuildError)
 	}

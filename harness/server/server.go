@@ -27,10 +27,10 @@ import (
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
-	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/metrics"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/services"
-	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/harness/web"
 	"github.com/arenabots/arena/internal/setting"
@@ -57,7 +57,7 @@ type Options struct {
 	Games int
 	// Workers, when enabled, sends every game (scrimmages, the ladder, the
 	// final) to arena workers enrolled in EventDir (its Dir is EventDir).
-	Workers tournament.Remote
+	Workers runner.Remote
 	// Sandbox is the backend validations and games run on.
 	Sandbox sandbox.Config
 	// BuildCache is the directory of built bots ("" for none).
@@ -224,8 +224,8 @@ func openSandbox(ctx context.Context, o Options) (sb sandbox.Config, backend san
 // equipValidation makes the options validations run with: the event's
 // game, rules, intake and limits on backend, its builder, and what
 // validate.Equip adds (a warning it has is logged).
-func equipValidation(ctx context.Context, o Options, cfg event.Config, resolved match.Resolved, backend sandbox.Backend) (validate.Options, error) {
-	builder, err := cfg.Builder(o.EventDir, backend, resolved.Limits, o.BuildCache)
+func equipValidation(ctx context.Context, o Options, cfg event.Config, resolved settings.Resolved, backend sandbox.Backend) (validate.Options, error) {
+	builder, err := services.NewBuilder(cfg, o.EventDir, backend, resolved.Limits, o.BuildCache)
 	if err != nil {
 		return validate.Options{}, err
 	}
@@ -252,7 +252,7 @@ func newSite(st *event.Store, cfg event.Config, builder *build.Builder, log *slo
 
 // finalRunner makes the runner of the event's final, its games sent to
 // workers when they play and watched on s, and lets s start it.
-func finalRunner(ctx context.Context, o Options, st *event.Store, cfg event.Config, resolved match.Resolved, backend sandbox.Backend,
+func finalRunner(ctx context.Context, o Options, st *event.Store, cfg event.Config, resolved settings.Resolved, backend sandbox.Backend,
 	image string, builder *build.Builder, workers *services.Workers, s *web.Server) (*services.FinalRunner, error) {
 	final, err := services.NewFinal(st, cfg, resolved, backend, image, builder, o.ArenaVersion)
 	if err != nil {
@@ -322,12 +322,12 @@ func coordinate(ctx context.Context, o Options, s *web.Server) (w *services.Work
 	}
 	r := o.Workers
 	r.Dir = o.EventDir
-	co, err := tournament.Coordinate(ctx, r)
+	co, err := runner.Coordinate(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}
-	w = &services.Workers{Exchange: co.Shared(), Key: tournament.WorkerKey(o.EventDir)}
-	s.Queue, s.Tally = w.Exchange.Queue, &event.Tally{}
+	w = &services.Workers{Exchange: co.Shared(), Key: runner.WorkerKey(o.EventDir)}
+	s.Queue, s.Tally = w.Exchange.Queue, &services.Tally{}
 	w.Exchange.Judged = s.Tally.Judged
 	return w, co.Close, nil
 }
@@ -408,7 +408,7 @@ func serveMetrics(ctx context.Context, o Options, st *event.Store, s *web.Server
 		if !o.Workers.Enabled() {
 			return g, nil
 		}
-		g.Workers, err = tournament.WorkerCounts(o.EventDir)
+		g.Workers, err = runner.WorkerCounts(o.EventDir)
 		return g, err
 	}, o.Log)
 	if queue != nil {

@@ -3,10 +3,11 @@ package services
 import (
 	"crypto/ed25519"
 
-	"github.com/arenabots/arena/harness/event"
-
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/runner"
+	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/sandbox"
@@ -14,7 +15,7 @@ import (
 
 // Final is how the final is played: the options of arena tournament.
 type Final struct {
-	Settings match.Resolved
+	Settings settings.Resolved
 	Backend  sandbox.Backend
 	Image    string
 	Builder  *build.Builder
@@ -25,7 +26,7 @@ type Final struct {
 	MaxAttempts  int
 	ArenaVersion string
 	Signer       ed25519.PrivateKey
-	Progress     tournament.Progress
+	Progress     runner.Progress
 	// Workers, when set, play the games instead of this machine.
 	Workers *Workers
 	// Watch, when set, follows each game this machine plays (Watch).
@@ -57,7 +58,7 @@ func (w Watch) watcher(kind string, sides []event.Side) func(tournament.Record) 
 // the transcripts signed with the event's key. arena event final and arena
 // serve both start from it; each then sets the run's shape and seed, and
 // where the games are played and watched.
-func NewFinal(st *event.Store, cfg event.Config, settings match.Resolved, backend sandbox.Backend, image string, builder *build.Builder, arenaVersion string) (Final, error) {
+func NewFinal(st *event.Store, cfg event.Config, settings settings.Resolved, backend sandbox.Backend, image string, builder *build.Builder, arenaVersion string) (Final, error) {
 	key, err := st.Signer()
 	if err != nil {
 		return Final{}, err

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/arenabots/arena/harness/event"
-
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 )
@@ -210,7 +210,7 @@ func (p *FinalPlan) config() (tournament.Config, error) {
 	if err := p.f.Check(); err != nil {
 		return tournament.Config{}, err
 	}
-	cfg := tournament.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
+	cfg := runner.NewConfig(p.bots, p.f.Settings, p.f.Backend, p.f.Image)
 	// Every format but a round robin plays the teams in the ladder's
 	// order: a bracket's seeds, a Swiss first round's halves.
 	shape := p.f.Config(len(p.bots))
@@ -230,12 +230,12 @@ func (p *FinalPlan) Play(ctx context.Context) (*tournament.Summary, error) {
 	}
 	dir := filepath.Join(s.Dir, event.FinalDir)
 	rec := &finalRecorder{store: s, dir: dir, sides: sides(p.entries), next: f.Progress}
-	o := tournament.Options{Dir: dir, Config: p.cfg, Bots: p.bots,
+	o := runner.Options{Dir: dir, Config: p.cfg, Bots: p.bots,
 		Game: f.Settings.Game, Backend: f.Backend, Concurrency: f.Concurrency, MaxAttempts: f.MaxAttempts,
 		ArenaVersion: f.ArenaVersion, Signer: f.Signer, Progress: rec, BlobStore: filepath.Join(s.Dir, event.EvidenceDir),
 		Watch: f.Watch.watcher(event.FinalGame, rec.sides)}
 	f.Workers.apply(&o, event.JobsFinal)
-	sum, err := tournament.Run(ctx, o)
+	sum, err := runner.Run(ctx, o)
 	if ctx.Err() != nil {
 		return sum, errors.Join(err, ctx.Err()) // not ended: resumed by the next run
 	}
@@ -265,7 +265,7 @@ type finalRecorder struct {
 	store *event.Store
 	dir   string
 	sides []event.Side
-	next  tournament.Progress
+	next  runner.Progress
 	err   error // the first game that could not be recorded
 }
 

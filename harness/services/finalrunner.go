@@ -8,8 +8,7 @@ import (
 	"sync"
 
 	"github.com/arenabots/arena/harness/event"
-
-	"github.com/arenabots/arena/harness/tournament"
+	"github.com/arenabots/arena/harness/runner"
 )
 
 // FinalRunner plays the final in a server that runs the event, one run at
@@ -44,7 +43,7 @@ func (f *FinalRunner) Start(run event.FinalRun) error {
 		return &event.RefusedError{Msg: "the final is already playing"}
 	}
 	ctx := f.ctx
-	seed, err := tournament.SeedFor(ctx, filepath.Join(f.st.Dir, event.FinalDir), nil)
+	seed, err := runner.SeedFor(ctx, filepath.Join(f.st.Dir, event.FinalDir), nil)
 	if err != nil {
 		return err
 	}

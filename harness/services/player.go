@@ -13,11 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arenabots/arena/harness/event"
-
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/ladder"
-	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/runner"
+	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
@@ -31,7 +31,7 @@ import (
 // resumes it like any tournament).
 type Player struct {
 	Store    *event.Store
-	Settings match.Resolved
+	Settings settings.Resolved
 	Backend  sandbox.Backend
 	Image    string
 	Builder  *build.Builder
@@ -366,7 +366,7 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 		bots[1] = &r
 	}
 	list := bots[:]
-	cfg := tournament.NewConfig(list, p.Settings, p.Backend, p.Image)
+	cfg := runner.NewConfig(list, p.Settings, p.Backend, p.Image)
 	cfg.GamesPerPair, cfg.Seed, cfg.Openings = 2, seed, openings
 	if kind == event.LadderGame {
 		cfg.Evidence = p.LadderEvidence
@@ -374,13 +374,13 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, 0, err
 	}
-	o := tournament.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
+	o := runner.Options{Dir: dir, Config: cfg, Bots: list, Game: p.Settings.Game,
 		Backend: p.Backend, Concurrency: 1, MaxAttempts: 3, ArenaVersion: p.ArenaVersion, Signer: p.Signer,
 		Labels: map[string]string{"org.arenabots.arena.event-games": kind}, NoViews: true,
 		BlobStore: filepath.Join(p.Store.Dir, event.EvidenceDir), Watch: p.Watch.watcher(kind, sides[:])}
 	p.Workers.apply(&o, job)
-	_, err = tournament.Run(ctx, o)
-	if errors.Is(err, tournament.ErrConfigChanged) {
+	_, err = runner.Run(ctx, o)
+	if errors.Is(err, runner.ErrConfigChanged) {
 		// The database is the truth: a directory of this number holding
 		// another tournament is what a restored backup (its files copied
 		// after its database) or a lost row left. It is kept aside, and
@@ -391,7 +391,7 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 		}
 		p.Log.Warn("a directory held another tournament than the event's database records: kept aside, and the games played anew",
 			"dir", dir, "asideIn", aside, "why", err)
-		_, err = tournament.Run(ctx, o)
+		_, err = runner.Run(ctx, o)
 	}
 	if err != nil {
 		return nil, 0, err

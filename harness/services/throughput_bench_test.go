@@ -16,9 +16,10 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/langs"
+	"github.com/arenabots/arena/harness/runner"
+	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/harness/submission"
-	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/gobuild"
 	_ "github.com/arenabots/arena/rules/games"
@@ -83,7 +84,7 @@ type throughputEvent struct {
 	store    *event.Store
 	cfg      event.Config
 	subs     []event.Submission
-	settings match.Resolved
+	settings settings.Resolved
 	backend  *local.Backend
 	builder  *build.Builder
 	signer   ed25519.PrivateKey
@@ -134,7 +135,7 @@ func newEventOf(b *testing.B, pkgs ...string) *throughputEvent {
 		b.Fatal(err)
 	}
 	e.backend = &local.Backend{Dir: b.TempDir()}
-	e.builder = &build.Builder{Backend: e.backend, Langs: build.Default(), Limits: e.settings.Limits, Timeout: time.Minute}
+	e.builder = &build.Builder{Backend: e.backend, Langs: langs.Default(), Limits: e.settings.Limits, Timeout: time.Minute}
 	if _, e.signer, err = ed25519.GenerateKey(nil); err != nil {
 		b.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func (e *throughputEvent) playLadder(b *testing.B, pairs int) (wall, cpu time.Du
 }
 
 // playTournament plays rounds round robins of the 4 submissions through
-// tournament.Run, as arena tournament does: the bots loaded as the player
+// runner.Run, as arena tournament does: the bots loaded as the player
 // loads them, each pair twice with sides swapped, two games at a time. It
 // returns how long that took, the CPU time it used and the games played.
 func (e *throughputEvent) playTournament(b *testing.B, rounds int) (wall, cpu time.Duration, games int) {
@@ -224,9 +225,9 @@ func (e *throughputEvent) playTournament(b *testing.B, rounds int) (wall, cpu ti
 			}
 			bots = append(bots, bot)
 		}
-		cfg := tournament.NewConfig(bots, e.settings, e.backend, "")
+		cfg := runner.NewConfig(bots, e.settings, e.backend, "")
 		cfg.GamesPerPair, cfg.Seed = 2, uint64(r+1)
-		sum, err := tournament.Run(ctx, tournament.Options{Dir: filepath.Join(dir, fmt.Sprint(r)),
+		sum, err := runner.Run(ctx, runner.Options{Dir: filepath.Join(dir, fmt.Sprint(r)),
 			Config: cfg, Bots: bots, Game: e.settings.Game, Backend: e.backend, Concurrency: 2, MaxAttempts: 3,
 			ArenaVersion: "bench", Signer: e.signer})
 		if err != nil {

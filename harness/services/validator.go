@@ -10,10 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arenabots/arena/harness/event"
-
 	"github.com/arenabots/arena/harness/api"
-	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
 )
@@ -189,7 +188,7 @@ func (v *Validator) validate(ctx context.Context, sub event.Submission) error {
 func (v *Validator) recordGames(ctx context.Context, sub event.Submission, dir string) error {
 	for _, side := range []rules.Side{rules.White, rules.Black} {
 		mdir := validate.MatchDir(dir, side)
-		if _, err := os.Stat(filepath.Join(mdir, match.ResultFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(mdir, transcript.ResultFile)); err != nil {
 			continue // not played: the bot never ran
 		}
 		me, rival := event.Side{Team: sub.Team, Submission: sub.ID}, event.Side{}

@@ -13,6 +13,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // z95 is the two-sided 95% quantile of the normal distribution.
@@ -168,3 +169,16 @@ func LOS(diff, se float64) float64 { return phi(diff / se) }
 
 // phi is the standard normal distribution function.
 func phi(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+// Median of xs (0 for none); xs are left as they were.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}

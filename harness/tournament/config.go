@@ -1,103 +1,72 @@
 package tournament
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/arenabots/arena/harness/match"
-	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/internal/words"
-	"github.com/arenabots/arena/sandbox"
 )
-
-// NewConfig describes a tournament of bots played under resolved match
-// settings on a backend; the schedule's fields (format, games per pair,
-// seed, scoring, tie-breaks, evidence) are the caller's to set.
-func NewConfig(bots []*submission.Bot, s match.Resolved, backend sandbox.Backend, image string) Config {
-	cfg := Config{Format: RoundRobin, GamesPerPair: 2, Game: s.Game.Name(), Rules: s.Rules, Limits: s.Limits,
-		OnFault: string(s.OnFault), Sandbox: backend.Name(), Scoring: DefaultScoring(), TieBreaks: DefaultTieBreaks()}
-	if backend.Name() == "docker" {
-		cfg.Image = image
-	}
-	cfg.Bots = Entries(bots)
-	return cfg
-}
-
-// Entries are the bots as a configuration lists them: ready (built) bots,
-// so that a changed build is another tournament.
-func Entries(bots []*submission.Bot) []BotEntry {
-	var out []BotEntry
-	for _, b := range bots {
-		out = append(out, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
-	}
-	return out
-}
 
 // ConfigError is a configuration that cannot be played.
 type ConfigError struct{ msg string }
 
 func (e *ConfigError) Error() string { return e.msg }
 
-func configErrorf(format string, a ...any) error { return &ConfigError{fmt.Sprintf(format, a...)} }
+func ConfigErrorf(format string, a ...any) error { return &ConfigError{fmt.Sprintf(format, a...)} }
 
 // Validate checks a configuration before its first game: at least two bots
 // with distinct names, a known format (a gauntlet with a challenger among
 // the bots), games per pair, scoring and tie-breaks that make sense.
 func (c Config) Validate() error {
 	if len(c.Bots) < 2 {
-		return configErrorf("a tournament needs at least 2 bots, got %d", len(c.Bots))
+		return ConfigErrorf("a tournament needs at least 2 bots, got %d", len(c.Bots))
 	}
 	seen := map[string]bool{}
 	for _, b := range c.Bots {
 		if seen[b.Name] {
-			return configErrorf("two bots are named %q; rename one", b.Name)
+			return ConfigErrorf("two bots are named %q; rename one", b.Name)
 		}
 		seen[b.Name] = true
 	}
 	switch c.Format {
 	case Gauntlet:
 		if c.Challenger == "" {
-			return configErrorf("the %s format needs a challenger", Gauntlet)
+			return ConfigErrorf("the %s format needs a challenger", Gauntlet)
 		}
 		if !seen[c.Challenger] {
-			return configErrorf("the challenger %q is not one of the bots", c.Challenger)
+			return ConfigErrorf("the challenger %q is not one of the bots", c.Challenger)
 		}
 	case RoundRobin, Swiss, Knockout, DoubleElimination, Stages, Rating:
 		if c.Challenger != "" {
-			return configErrorf("a challenger is for the %s format, not %s", Gauntlet, c.Format)
+			return ConfigErrorf("a challenger is for the %s format, not %s", Gauntlet, c.Format)
 		}
 	default:
-		return configErrorf("format: want %s, got %q", words.Or(Formats()), c.Format)
+		return ConfigErrorf("format: want %s, got %q", words.Or(Formats()), c.Format)
 	}
 	if c.Rounds < 0 || c.Rounds > 0 && c.Format != Swiss && c.Format != Stages {
-		return configErrorf("rounds: for the %s and %s formats only, 1 or more (0: the default), got %d", Swiss, Stages, c.Rounds)
+		return ConfigErrorf("rounds: for the %s and %s formats only, 1 or more (0: the default), got %d", Swiss, Stages, c.Rounds)
 	}
 	if c.Format == Stages {
 		if c.Advance < 2 || c.Advance > len(c.Bots) {
-			return configErrorf("advance: the %s format's qualifier sends 2 to %d bots (all of them) to its second stage, got %d", Stages, len(c.Bots), c.Advance)
+			return ConfigErrorf("advance: the %s format's qualifier sends 2 to %d bots (all of them) to its second stage, got %d", Stages, len(c.Bots), c.Advance)
 		}
 		if !slices.Contains(SecondStages(), c.Then) {
-			return configErrorf("then: the second stage is %s, got %q", words.Or(SecondStages()), c.Then)
+			return ConfigErrorf("then: the second stage is %s, got %q", words.Or(SecondStages()), c.Then)
 		}
 	} else if c.Advance != 0 || c.Then != "" {
-		return configErrorf("advance and then: for the %s format only", Stages)
+		return ConfigErrorf("advance and then: for the %s format only", Stages)
 	}
 	if c.Budget < 0 || c.Budget > 0 && c.Format != Rating {
-		return configErrorf("budget: for the %s format only, 1 or more games (0: the default), got %d", Rating, c.Budget)
+		return ConfigErrorf("budget: for the %s format only, 1 or more games (0: the default), got %d", Rating, c.Budget)
 	}
 	if c.GamesPerPair < 1 {
-		return configErrorf("games per pair: want 1 or more, got %d", c.GamesPerPair)
+		return ConfigErrorf("games per pair: want 1 or more, got %d", c.GamesPerPair)
 	}
 	for _, p := range []float64{c.Scoring.Win, c.Scoring.Draw, c.Scoring.Loss} {
 		if math.IsNaN(p) || math.IsInf(p, 0) {
-			return configErrorf("points: want finite numbers, got %g,%g,%g", c.Scoring.Win, c.Scoring.Draw, c.Scoring.Loss)
+			return ConfigErrorf("points: want finite numbers, got %g,%g,%g", c.Scoring.Win, c.Scoring.Draw, c.Scoring.Loss)
 		}
 	}
 	if err := CheckTieBreaks(c.TieBreaks); err != nil {
@@ -122,20 +91,4 @@ func ParseScoring(s string) (Scoring, error) {
 		return sc, fmt.Errorf("want WIN,DRAW,LOSS such as 3,1,0, got %q", s)
 	}
 	return sc, nil
-}
-
-// SeedFor is the seed of the tournament in dir: the one given, else the one
-// it was started with (a resume), else a new random one.
-func SeedFor(ctx context.Context, dir string, given *uint64) (uint64, error) {
-	if given != nil {
-		return *given, nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, DBFile)); errors.Is(err, fs.ErrNotExist) {
-		return match.RandomSeed(), nil
-	}
-	prev, err := Load(ctx, dir)
-	if err != nil {
-		return 0, fmt.Errorf("resume the tournament in %s: %w", dir, err)
-	}
-	return prev.Config.Seed, nil
 }

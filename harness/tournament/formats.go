@@ -59,7 +59,7 @@ func (c Config) Describe() string {
 
 // adaptive says the format pairs its rounds from the results of the rounds
 // before, rather than storing its whole schedule at the start.
-func (c Config) adaptive() bool {
+func (c Config) Adaptive() bool {
 	switch c.Format {
 	case Swiss, Knockout, DoubleElimination, Stages, Rating:
 		return true
@@ -116,7 +116,7 @@ func (c Config) unpaired(recs []Record) int {
 			return planned - len(recs)
 		}
 	}
-	if len(c.next(recs)) == 0 {
+	if len(c.Next(recs)) == 0 {
 		return 0 // over
 	}
 	return planned - len(recs)
@@ -124,9 +124,9 @@ func (c Config) unpaired(recs []Record) int {
 
 // firstGames are the games a tournament starts with: its whole schedule,
 // or an adaptive format's first round.
-func (c Config) firstGames() ([]Game, error) {
-	if c.adaptive() {
-		return c.next(nil), nil
+func (c Config) FirstGames() ([]Game, error) {
+	if c.Adaptive() {
+		return c.Next(nil), nil
 	}
 	challenger := -1
 	for i, b := range c.Bots {
@@ -141,7 +141,7 @@ func (c Config) firstGames() ([]Game, error) {
 // finished (none: it is over). It is a pure function of the configuration
 // and the results, so a resumed tournament pairs as the first run did, and
 // a coordinator as a local run.
-func (c Config) next(recs []Record) []Game {
+func (c Config) Next(recs []Record) []Game {
 	round, pair := 0, 0
 	for _, r := range recs {
 		round, pair = max(round, r.Round), max(pair, r.Pair)
@@ -278,7 +278,7 @@ func scored(c Config, recs, all []Record) []Outcome {
 // places them: by points and tie-breaks; a bracket by how far each bot
 // went; a stages tournament's qualified bots by their second stage, the
 // rest by the qualifier; a rating tournament by fitted strength.
-func (c Config) standings(recs, all []Record) []Row {
+func (c Config) Standings(recs, all []Record) []Row {
 	rows := Standings(names(c.Bots), scored(c, recs, all), c.Scoring, c.TieBreaks, c.Seed)
 	switch c.Format {
 	case Knockout, DoubleElimination:

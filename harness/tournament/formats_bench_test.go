@@ -49,12 +49,12 @@ func BenchmarkSwissRound1000(b *testing.B) {
 	result := drawn(rng, s)
 	var recs []Record
 	for round := 0; round < 5; round++ {
-		for _, g := range c.next(recs) {
+		for _, g := range c.Next(recs) {
 			recs = append(recs, Record{Game: g, Status: Done, Winner: result(g.White, g.Black)})
 		}
 	}
 	for b.Loop() {
-		if games := c.next(recs); len(games) != 1000 {
+		if games := c.Next(recs); len(games) != 1000 {
 			b.Fatalf("%d games paired", len(games))
 		}
 	}
@@ -83,7 +83,7 @@ func simulate(t testing.TB, c Config, trials int, seed uint64) simulated {
 		result := drawn(rng, s)
 		c.Seed = uint64(trial) + 1
 		var recs []Record
-		games, err := c.firstGames()
+		games, err := c.FirstGames()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,11 +92,11 @@ func simulate(t testing.TB, c Config, trials int, seed uint64) simulated {
 				recs = append(recs, Record{Game: g, Status: Done, Winner: result(g.White, g.Black)})
 			}
 			games = nil
-			if c.adaptive() {
-				games = c.next(recs)
+			if c.Adaptive() {
+				games = c.Next(recs)
 			}
 		}
-		rows := c.standings(recs, recs)
+		rows := c.Standings(recs, recs)
 		order := make([]int, n)
 		for i := range order {
 			order[i] = i

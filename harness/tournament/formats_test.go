@@ -38,7 +38,7 @@ func TestADoubleEliminationPlacesByTheRoundEachWentOut(t *testing.T) {
 	if len(recs) != 14*2 {
 		t.Errorf("%d games, want 14 matches of 2", len(recs))
 	}
-	if got, want := placesOf(c.standings(recs, recs)), "1:0 2:1 3:2 4:3 5:4 5:5 7:6 7:7"; got != want {
+	if got, want := placesOf(c.Standings(recs, recs)), "1:0 2:1 3:2 4:3 5:4 5:5 7:6 7:7"; got != want {
 		t.Errorf("places %s, want %s (rank:bot)", got, want)
 	}
 	ms := c.matches(recs)
@@ -64,8 +64,8 @@ func TestADoubleEliminationPlacesByTheRoundEachWentOut(t *testing.T) {
 	if len(recs) != 15*2 {
 		t.Errorf("%d games, want 15 matches of 2 (the grand final twice)", len(recs))
 	}
-	if got, want := placesOf(c.standings(recs, recs))[:7], "1:1 2:0"; got != want {
-		t.Errorf("places %s, want %s first", placesOf(c.standings(recs, recs)), want)
+	if got, want := placesOf(c.Standings(recs, recs))[:7], "1:1 2:0"; got != want {
+		t.Errorf("places %s, want %s first", placesOf(c.Standings(recs, recs)), want)
 	}
 }
 
@@ -100,7 +100,7 @@ func TestADoubleEliminationOfAnyFieldEnds(t *testing.T) {
 					seen[[2]int{m.Round, b}] = true
 				}
 			}
-			rows := c.standings(recs, recs)
+			rows := c.Standings(recs, recs)
 			champion := rows[0].Bot
 			for b := range n {
 				want := 2
@@ -155,7 +155,7 @@ func TestAStagesTournamentSendsTheQualifiersTopOn(t *testing.T) {
 		if n != want {
 			t.Errorf("then %s: %d games in the second stage, want %d", then, n, want)
 		}
-		rows := c.standings(recs, recs)
+		rows := c.Standings(recs, recs)
 		if got := placesOf(rows); !strings.HasPrefix(got, "1:0 2:1 3:2 4:3 5:") {
 			t.Errorf("then %s: places %s", then, got)
 		}
@@ -181,7 +181,7 @@ func TestARatingTournamentPlaysWhereRanksAreUnsure(t *testing.T) {
 	if len(recs) >= c.Budget {
 		t.Errorf("%d games, the whole budget: it never told them apart", len(recs))
 	}
-	rows := c.standings(recs, recs)
+	rows := c.Standings(recs, recs)
 	if got, want := placesOf(rows), "1:0 2:1 3:2 4:3 5:4 6:5"; got != want {
 		t.Errorf("places %s, want %s", got, want)
 	}
@@ -202,49 +202,10 @@ func TestARatingTournamentPlaysWhereRanksAreUnsure(t *testing.T) {
 	if len(recs) != c.Budget {
 		t.Errorf("%d games of all draws, want the budget of %d", len(recs), c.Budget)
 	}
-	for _, r := range c.standings(recs, recs) {
+	for _, r := range c.Standings(recs, recs) {
 		if r.Separated {
 			t.Errorf("equal bots told apart: %+v", r)
 		}
-	}
-}
-
-// Double elimination, stages and rating tournaments stopped twice and
-// resumed are paired game for game as ones played through, with the same
-// standings.
-func TestTheAdaptiveFormatsResumeAsTheyWerePaired(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		edit func(*Config)
-	}{
-		{DoubleElimination, func(c *Config) { c.Format, c.GamesPerPair = DoubleElimination, 1 }},
-		{Stages, func(c *Config) {
-			c.Format, c.Rounds, c.Advance, c.Then, c.GamesPerPair = Stages, 2, 3, DoubleElimination, 1
-		}},
-		{Rating, func(c *Config) { c.Format, c.Budget = Rating, 16 }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			field := fiveBots(t, "%s-%d")
-			build := func(dir string) Options {
-				o := field(dir)
-				tc.edit(&o.Config)
-				return o
-			}
-			_, _, a, b := playedAndResumed(t, build, 3, 5)
-			if len(a.Games) != len(b.Games) || len(a.Games) < 7 {
-				t.Fatalf("%d games played through, %d resumed", len(a.Games), len(b.Games))
-			}
-			for i := range a.Games {
-				if a.Games[i].Game != b.Games[i].Game {
-					t.Errorf("game %d: %+v played through, %+v resumed", i+1, a.Games[i].Game, b.Games[i].Game)
-				}
-			}
-			if String(a.Summary.Standings, SwissTieBreaks()) != String(b.Summary.Standings, SwissTieBreaks()) {
-				t.Errorf("standings differ:\n%s\n%s", String(a.Summary.Standings, SwissTieBreaks()), String(b.Summary.Standings, SwissTieBreaks()))
-			}
-		})
 	}
 }
 
@@ -274,7 +235,7 @@ func TestATournamentPlayedToItsEndHasNothingLeftToPlay(t *testing.T) {
 			if n := c.config.unpaired(recs); n != 0 {
 				t.Errorf("played to its end in %d games, it still has %d to play (planned %d)", len(recs), n, c.config.Planned())
 			}
-			first := c.config.next(nil)
+			first := c.config.Next(nil)
 			if len(first) < len(recs) && c.config.unpaired(recs[:len(first)]) == 0 && c.config.Planned() > len(first) {
 				t.Errorf("after its first round it has nothing left to play")
 			}

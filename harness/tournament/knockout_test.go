@@ -37,7 +37,7 @@ func playFormat(t testing.TB, c Config, result func(white, black int) string) []
 	t.Helper()
 	var recs []Record
 	for range 10000 {
-		games := c.next(recs)
+		games := c.Next(recs)
 		if len(games) == 0 {
 			return recs
 		}
@@ -100,11 +100,11 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	if len(recs) != 5*2 {
 		t.Errorf("%d games; 5 matches of 2 games and no decider", len(recs))
 	}
-	if got, want := placesOf(formatOf(Knockout, 6, 2).standings(recs, recs)), "1:0 2:1 3:2 3:4 5:3 5:5"; got != want {
+	if got, want := placesOf(formatOf(Knockout, 6, 2).Standings(recs, recs)), "1:0 2:1 3:2 3:4 5:3 5:5"; got != want {
 		t.Errorf("places %s, want %s (rank:bot)", got, want)
 	}
 	// Every bot but the winner went out; before the final, its two are in.
-	for _, r := range formatOf(Knockout, 6, 2).standings(recs, recs) {
+	for _, r := range formatOf(Knockout, 6, 2).Standings(recs, recs) {
 		if r.Out != (r.Bot != 0) {
 			t.Errorf("over: bot %d out %v", r.Bot, r.Out)
 		}
@@ -115,7 +115,7 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 			beforeFinal = append(beforeFinal, r)
 		}
 	}
-	for _, r := range formatOf(Knockout, 6, 2).standings(beforeFinal, beforeFinal) {
+	for _, r := range formatOf(Knockout, 6, 2).Standings(beforeFinal, beforeFinal) {
 		if r.Out != (r.Bot != 0 && r.Bot != 1) {
 			t.Errorf("before the final: bot %d out %v", r.Bot, r.Out)
 		}
@@ -138,7 +138,7 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 	// The places say the seeds decided the final, and the deciders are
 	// single games, not pairs left incomplete.
 	c := formatOf(Knockout, 4, 2)
-	rows := c.standings(recs, recs)
+	rows := c.Standings(recs, recs)
 	if rows[0].Bot != 0 || rows[0].DecidedBy != DecidedBySeed || rows[len(rows)-1].DecidedBy != "" {
 		t.Errorf("the final decided on seed: %+v", rows)
 	}
@@ -154,37 +154,6 @@ func TestAKnockoutPlaysItsBracket(t *testing.T) {
 		if p.Incomplete != 0 || p.Singles != maxDeciders || p.Pentanomial[2] != 1 {
 			t.Errorf("%s against %s: %d incomplete, %d single games, %v", p.A, p.B, p.Incomplete, p.Singles, p.Pentanomial)
 		}
-	}
-}
-
-// A knockout stopped midway and resumed is paired game for game as one
-// played through; its report draws the bracket, names as text.
-func TestAKnockoutResumesAsItWasPaired(t *testing.T) {
-	t.Parallel()
-	field := fiveBots(t, "%s<%d>")
-	build := func(dir string) Options {
-		o := field(dir)
-		o.Config.Format = Knockout
-		return o
-	}
-	_, _, a, b := playedAndResumed(t, build, 3)
-	if len(a.Games) != len(b.Games) || len(a.Games) < 4*2 {
-		t.Fatalf("%d games played through, %d resumed", len(a.Games), len(b.Games))
-	}
-	for i := range a.Games {
-		if a.Games[i].Game != b.Games[i].Game {
-			t.Errorf("game %d: %+v played through, %+v resumed", i+1, a.Games[i].Game, b.Games[i].Game)
-		}
-	}
-	if a.Summary.Standings[0].Rank != 1 || a.Summary.Standings[1].Rank != 2 {
-		t.Errorf("the places: %+v", a.Summary.Standings)
-	}
-	svg := a.BracketSVG()
-	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "legal&lt;0&gt;") || strings.Contains(svg, "legal<0>") || strings.Count(svg, `class="m"`) != 4+2+1 {
-		t.Errorf("the bracket drawn: %.400s", svg)
-	}
-	if html := string(a.HTML()); !strings.Contains(html, "<h2>Bracket</h2>") {
-		t.Error("the report draws no bracket")
 	}
 }
 

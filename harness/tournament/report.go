@@ -17,7 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/roster"
+	"github.com/arenabots/arena/harness/stats"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/words"
 )
@@ -37,7 +38,7 @@ type State struct {
 	Summary Summary
 	// Suspensions are the workers shut out for a result they handed in
 	// that was refused (the tournament's workers directory).
-	Suspensions []distrib.Suspension `json:"suspensions,omitempty"`
+	Suspensions []roster.Suspension `json:"suspensions,omitempty"`
 	// Workers are the machines that played games for a coordinator, in name
 	// order ("" for the coordinator's own machine is left out).
 	Workers []WorkerRow
@@ -69,7 +70,7 @@ func workerRows(recs []Record, machines map[string]Machine) []WorkerRow {
 	}
 	var out []WorkerRow
 	for name, ts := range turns {
-		out = append(out, WorkerRow{Name: name, Games: len(ts), TurnMs: median(ts), Machine: machines[name]})
+		out = append(out, WorkerRow{Name: name, Games: len(ts), TurnMs: stats.Median(ts), Machine: machines[name]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -96,7 +97,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 		return nil, err
 	}
 	defer st.Close() // read-only: nothing to lose if closing fails
-	if ok, err := st.initialized(ctx); err != nil || !ok {
+	if ok, err := st.Initialized(ctx); err != nil || !ok {
 		if err == nil {
 			err = notStarted(dir + ": the tournament has no configuration yet")
 		}
@@ -117,7 +118,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	suspended, err := distrib.SuspensionList(WorkersDir(dir))
+	suspended, err := roster.SuspensionList(WorkersDir(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	s.Summary.BotTime = time.Duration(bot * float64(time.Millisecond))
 	s.Summary.GameTime = time.Duration(game * float64(time.Millisecond))
-	s.Summary.Standings = cfg.standings(recs, recs)
+	s.Summary.Standings = cfg.Standings(recs, recs)
 	for i, r := range s.Summary.Standings {
 		for _, b := range cfg.Bots {
 			if b.Name == r.Name {
@@ -163,7 +164,7 @@ func (s *State) StandingsOf(keep func(Record) bool) []Row {
 			recs = append(recs, r)
 		}
 	}
-	return s.Config.standings(recs, s.Games)
+	return s.Config.Standings(recs, s.Games)
 }
 
 // StandingsFile is standings.json.

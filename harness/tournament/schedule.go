@@ -1,10 +1,13 @@
-// Package tournament runs an event: a deterministic schedule of matches played
-// concurrently in the sandbox, every result stored in SQLite as it happens so
-// that an interrupted tournament resumes where it stopped, and standings by the
-// competition's scoring and tie-break rules.
+// Package tournament is a tournament as data: its configuration, the
+// schedule and pairing of every format (a deterministic function of the
+// seed and the results so far), the store that keeps every result in SQLite
+// as it happens, and the standings by the competition's scoring and
+// tie-break rules, with the reports drawn from them.
 //
-// A game aborted by the host or sandbox is retried a bounded number of times and
-// otherwise reported unplayed; it is never scored as anybody's loss.
+// It must never play a game: harness/runner plays the schedule it makes,
+// and harness/event reads its store without importing anything that plays.
+// A game aborted by the host or sandbox is recorded unplayed, never scored
+// as anybody's loss.
 package tournament
 
 import (

@@ -119,7 +119,7 @@ func BenchmarkStandingsOf300TeamFinal(b *testing.B) {
 			}
 			res := transcript.Result{Winner: winner, Reason: "points", Plies: 40, Turns: 42, DurationMs: 120}
 			rec := Record{Game: g}
-			if err := st.Finish(ctx, g.ID, res, gameDir(rec, cfg.Bots), Times{BotMs: 80, TurnMs: 2}, ""); err != nil {
+			if err := st.Finish(ctx, g.ID, res, fmt.Sprintf("game-%d", rec.ID), Times{BotMs: 80, TurnMs: 2}, ""); err != nil {
 				b.Fatal(err)
 			}
 		}

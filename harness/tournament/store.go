@@ -318,7 +318,7 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // initialized says whether the schema exists: a reader may open the file
 // between its creation and the writer's first transaction.
-func (s *Store) initialized(ctx context.Context) (bool, error) {
+func (s *Store) Initialized(ctx context.Context) (bool, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&n)
 	return n > 0, err
@@ -410,7 +410,7 @@ func (s *Store) Claim(ctx context.Context, dirFor func(Record) string) (Record, 
 	if err != nil {
 		return Record{}, false, err
 	}
-	r, err := s.game(ctx, id)
+	r, err := s.Game(ctx, id)
 	if err != nil {
 		return r, false, err
 	}
@@ -473,7 +473,7 @@ func (s *Store) Machines(ctx context.Context) (map[string]Machine, error) {
 // Abort records an attempt aborted by the host or sandbox: the game goes back
 // to pending, or is marked unplayed after maxAttempts.
 func (s *Store) Abort(ctx context.Context, id int, reason string, maxAttempts int, host string) (status string, err error) {
-	r, err := s.game(ctx, id)
+	r, err := s.Game(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -615,7 +615,7 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 	return r, nil
 }
 
-func (s *Store) game(ctx context.Context, id int) (Record, error) {
+func (s *Store) Game(ctx context.Context, id int) (Record, error) {
 	return scan(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM games WHERE id = ?`, id))
 }
 
@@ -636,4 +636,23 @@ func (s *Store) Games(ctx context.Context) ([]Record, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, rows.Err()
+}
+
+// CountByStatus is how many games the store holds in each status.
+func (s *Store) CountByStatus(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM games GROUP BY status`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var status string
+		var n int
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, err
+		}
+		counts[status] = n
+	}
+	return counts, rows.Err()
 }

@@ -1,15 +1,11 @@
 package tournament
 
 import (
-	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/arenabots/arena/harness/transcript"
-	"github.com/arenabots/arena/sandbox/local"
 )
 
 // The first round pairs the top half against the bottom half in order; an
@@ -149,105 +145,5 @@ func TestSwissPairingsHoldTheirRules(t *testing.T) {
 		if s.points[p[0]] != s.points[p[1]] {
 			t.Errorf("round two pairs %v of %v and %v points", p, s.points[p[0]], s.points[p[1]])
 		}
-	}
-}
-
-// stopAfter stops a run once it has seen n games finish.
-type stopAfter struct {
-	n      int32
-	seen   atomic.Int32
-	cancel context.CancelFunc
-}
-
-func (s *stopAfter) Start(int, int) {}
-func (s *stopAfter) Finish()        {}
-func (s *stopAfter) GameDone(Record, string, string, string) {
-	if s.seen.Add(1) == s.n {
-		s.cancel()
-	}
-}
-
-// fiveBots makes the options of a tournament of five bots, the legal and
-// the shuffling fixture in turn, named by name (a format of the fixture's
-// mode and the bot's number), in a directory of its own.
-func fiveBots(t *testing.T, name string) func(dir string) Options {
-	legal, shuffle := fixtureBot(t, "legal"), fixtureBot(t, "shuffle")
-	return func(dir string) Options {
-		o := options(t, dir, nil, &local.Backend{Dir: t.TempDir()}, "local")
-		for i, mode := range []string{"legal", "shuffle", "legal", "shuffle", "legal"} {
-			b := *legal
-			if mode == "shuffle" {
-				b = *shuffle
-			}
-			b.Name = fmt.Sprintf(name, mode, i)
-			o.Bots = append(o.Bots, &b)
-			o.Config.Bots = append(o.Config.Bots, BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
-		}
-		return o
-	}
-}
-
-// playedAndResumed runs the tournament build makes twice: once through,
-// and once stopped after each of stops games (one game at a time) then
-// resumed to its end. It returns each run's last summary and its state.
-func playedAndResumed(t *testing.T, build func(dir string) Options, stops ...int32) (whole, resumed *Summary, a, b *State) {
-	t.Helper()
-	wholeDir, dir := t.TempDir(), t.TempDir()
-	whole, err := Run(context.Background(), build(wholeDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stop := range stops {
-		ctx, cancel := context.WithCancel(context.Background())
-		o := build(dir)
-		o.Concurrency, o.Progress = 1, &stopAfter{n: stop, cancel: cancel}
-		if _, err := Run(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-	}
-	if resumed, err = Run(context.Background(), build(dir)); err != nil {
-		t.Fatal(err)
-	}
-	if a, err = Load(context.Background(), wholeDir); err != nil {
-		t.Fatal(err)
-	}
-	if b, err = Load(context.Background(), dir); err != nil {
-		t.Fatal(err)
-	}
-	return whole, resumed, a, b
-}
-
-// A Swiss tournament stopped in the middle of a round, and again later,
-// then resumed, pairs every round exactly as one played through does, and
-// ends with the same standings: the pairing is a pure function of the
-// seed and the results.
-func TestASwissTournamentResumesAsItWasPaired(t *testing.T) {
-	t.Parallel()
-	field := fiveBots(t, "%s-%d")
-	build := func(dir string) Options {
-		o := field(dir)
-		o.Config.Format, o.Config.TieBreaks, o.Config.Rounds = Swiss, SwissTieBreaks(), 4
-		return o
-	}
-	whole, resumed, a, b := playedAndResumed(t, build, 3, 7)
-	if whole.Total != 4*2*2 || resumed.Total != whole.Total || resumed.Done != whole.Done {
-		t.Fatalf("games: whole %d of %d, resumed %d of %d", whole.Done, whole.Total, resumed.Done, resumed.Total)
-	}
-	for i := range a.Games {
-		x, y := a.Games[i].Game, b.Games[i].Game
-		if x != y {
-			t.Errorf("game %d: %+v played through, %+v resumed", i+1, x, y)
-		}
-	}
-	if String(a.Summary.Standings, SwissTieBreaks()) != String(b.Summary.Standings, SwissTieBreaks()) {
-		t.Errorf("standings differ:\n%s\n%s", String(a.Summary.Standings, SwissTieBreaks()), String(b.Summary.Standings, SwissTieBreaks()))
-	}
-	byes := 0
-	for _, r := range a.Summary.Standings {
-		byes += r.Byes
-	}
-	if byes != 4 {
-		t.Errorf("%d byes in 4 rounds of 5 bots", byes)
 	}
 }

@@ -32,6 +32,8 @@ import (
 const (
 	FileName = "transcript.jsonl"
 	BlobDir  = "blobs"
+	// ResultFile is the game's Result as JSON, written once it ends.
+	ResultFile = "result.json"
 )
 
 // Record types.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/sandbox"
 )
 
@@ -262,7 +262,7 @@ func parseFacts(data []byte, tcs ...ToolchainQuery) *ImageFacts {
 
 // ToolchainQueries asks the image probe, for each language of the table,
 // for the programs its commands start and its version.
-func ToolchainQueries(langs build.Languages) []ToolchainQuery {
+func ToolchainQueries(langs langs.Languages) []ToolchainQuery {
 	var out []ToolchainQuery
 	for _, ext := range langs.Exts() {
 		l := langs[ext]
@@ -275,7 +275,7 @@ func ToolchainQueries(langs build.Languages) []ToolchainQuery {
 // command's, the build's, the syntax check's, then the run's): the first
 // word of each simple command, leaving out what the build leaves itself
 // ({dir}/bot, ./bot) and variable assignments.
-func Programs(l build.Language) []string {
+func Programs(l langs.Language) []string {
 	var out []string
 	for _, cmd := range []string{l.Version, l.Build, l.Check, l.Run} {
 		for _, part := range strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune("&|;()", r) }) {

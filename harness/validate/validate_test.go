@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/build"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/referee"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/submission/submissiontest"
@@ -406,7 +407,7 @@ func TestValidateASourceSubmission(t *testing.T) {
 	cli, image := dockertest.Engine(t)
 	be := docker.New(cli, image)
 	lim := sandbox.DefaultLimits()
-	b := &build.Builder{Backend: be, Langs: build.Default(), Limits: lim, Cache: t.TempDir()}
+	b := &build.Builder{Backend: be, Langs: langs.Default(), Limits: lim, Cache: t.TempDir()}
 	root, _ := gobuild.ModuleRoot()
 	text, err := os.ReadFile(filepath.Join(root, "examples", "tiles", "random_bot.py"))
 	if err != nil {
@@ -598,7 +599,7 @@ func TestTheFirstFailureIsTheOneToFixFirst(t *testing.T) {
 	backend := &local.Backend{Dir: t.TempDir()}
 	lim := sandbox.DefaultLimits()
 	lim.TurnTimeout = 5 * time.Second
-	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: lim, Timeout: time.Minute}
+	builder := &build.Builder{Backend: backend, Langs: langs.Default(), Limits: lim, Timeout: time.Minute}
 	for _, c := range []struct {
 		name, file, src  string
 		check, says, fix string

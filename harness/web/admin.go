@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/roster"
 )
 
 type adminData struct {
@@ -415,7 +415,7 @@ func (s *Server) apiOutlook(w http.ResponseWriter, r *http.Request, _ *event.Pri
 // readmit lets a suspended worker in again.
 func (s *Server) readmit(r *http.Request) error {
 	name := r.PathValue("name")
-	if distrib.CheckName(name) != nil {
+	if roster.CheckName(name) != nil {
 		return &httpError{http.StatusNotFound, "not_found", "no such worker"}
 	}
 	return s.Store.Readmit(r.Context(), name)

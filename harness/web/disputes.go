@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/services"
 )
 
 // fields reads named fields of a request: a JSON object's (strings or
@@ -60,7 +61,7 @@ func (s *Server) fileDispute(r *http.Request, p *event.Principal) (event.Dispute
 	if err != nil {
 		return event.Dispute{}, err
 	}
-	d, err := s.Store.FileDispute(r.Context(), p.Team, g, f["message"])
+	d, err := s.Store.FileDispute(r.Context(), p.Team, g, f["message"], services.Judge)
 	if err != nil {
 		return d, err
 	}

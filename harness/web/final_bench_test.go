@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 )
@@ -194,7 +193,7 @@ func (f *liveFinal) finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, match.ResultFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, transcript.ResultFile), data, 0o644); err != nil {
 		return err
 	}
 	if err := f.final.Finish(ctx, g.ID, res, rel, tournament.Times{BotMs: 80, TurnMs: 2}, ""); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/eventlog"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
@@ -37,7 +38,7 @@ func playsFinals(t *testing.T, ctx context.Context, e *testEvent, opponent *subm
 	}
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, key, _ := ed25519.GenerateKey(nil)
-	builder := &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}
+	builder := &build.Builder{Backend: backend, Langs: langs.Default(), Limits: resolved.Limits, Timeout: time.Minute}
 	fr := services.NewFinalRunner(ctx, e.store, services.Final{Settings: resolved, Backend: backend,
 		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.Watch}, e.server.Log)
 	t.Cleanup(fr.Wait)
@@ -557,7 +558,7 @@ func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
 	}
 	backend := &local.Backend{Dir: t.TempDir()}
 	f := services.Final{Settings: resolved, Backend: backend, Intake: submission.DefaultLimits(), Shape: event.Shape{GamesPerPair: 2},
-		Builder: &build.Builder{Backend: backend, Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}}
+		Builder: &build.Builder{Backend: backend, Langs: langs.Default(), Limits: resolved.Limits, Timeout: time.Minute}}
 	plan, err := services.PrepareFinal(ctx, e.store, f)
 	if err != nil {
 		t.Fatal(err)

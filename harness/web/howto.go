@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/examples"
-	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
 )
@@ -101,17 +101,17 @@ func (s *Server) howTo(w http.ResponseWriter, r *http.Request, p *event.Principa
 	if f := s.Game.Protocol().Files; f != nil {
 		d.Limits.DataFiles, d.Limits.DataFileMax = f.DataFiles, f.MaxDataFileBytes
 	}
-	langs := s.Languages
-	if langs == nil {
-		langs = build.Default()
+	table := s.Languages
+	if table == nil {
+		table = langs.Default()
 	}
 	s.tools.mu.Lock()
 	found, libs := s.tools.found, s.tools.libs
 	d.OS = s.tools.os
 	s.tools.mu.Unlock()
 	d.Probed = found != nil
-	for _, ext := range langs.Exts() {
-		l := langs[ext]
+	for _, ext := range table.Exts() {
+		l := table[ext]
 		row := languageRow{Ext: ext, Run: l.Run, Build: l.Build, Libraries: libs[ext]}
 		if tc, ok := found[ext]; ok {
 			row.Version, row.Missing = tc.Version, tc.Missing

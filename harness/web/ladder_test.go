@@ -1,9 +1,6 @@
 package web
 
 import (
-	"github.com/arenabots/arena/harness/ladder"
-	"github.com/arenabots/arena/harness/services"
-
 	"context"
 	"crypto/ed25519"
 	"io"
@@ -19,6 +16,9 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/ladder"
+	"github.com/arenabots/arena/harness/langs"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/gobuild"
@@ -79,7 +79,7 @@ func TestTheLadderRatesItsGames(t *testing.T) {
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, key, _ := ed25519.GenerateKey(nil)
 	p := &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
-		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		Langs: langs.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Changed: e.server.TeamChanged, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 4,
 		Matchmaking: &ladder.Options{Near: ladder.DefaultOptions.Near, Far: e.server.Config.Ladder.Far}}
@@ -213,7 +213,7 @@ func TestAPairsNumberHeldByAnotherTournamentIsPlayedAnew(t *testing.T) {
 	var logs strings.Builder
 	var logsMu sync.Mutex
 	p := &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
-		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		Langs: langs.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Log: slog.New(slog.NewTextHandler(lockedWriter{&logsMu, &logs}, nil)),
 		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 1}
 	done := make(chan error, 1)

@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/roster"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/tournament"
 )
 
@@ -34,11 +36,11 @@ func TestPagesFitA1280PixelWindow(t *testing.T) {
 	seedGames(t, e.store, e.a, e.b, 3)
 	wdir := tournament.WorkersDir(e.dir)
 	for _, w := range []string{"volunteer-machine-in-room-b-17", "mended"} {
-		if _, err := distrib.Enroll(wdir, tournament.QueueName(e.dir), w, ""); err != nil {
+		if _, err := distrib.Enroll(wdir, runner.QueueName(e.dir), w, ""); err != nil {
 			t.Fatal(err)
 		}
-		reason, detail := distrib.Why(longestRefusal())
-		if err := distrib.Suspend(wdir, distrib.Suspension{Worker: w, At: time.Now().UTC(), Game: 2<<40 + 4*12 + 2, Reason: reason, Detail: detail}); err != nil {
+		reason, detail := roster.Why(longestRefusal())
+		if err := roster.Suspend(wdir, roster.Suspension{Worker: w, At: time.Now().UTC(), Game: 2<<40 + 4*12 + 2, Reason: reason, Detail: detail}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/metrics/metricstest"
 	"github.com/arenabots/arena/harness/services"
@@ -147,7 +148,7 @@ func ladderPlayer(t *testing.T, e *testEvent) *services.Player {
 	backend := &local.Backend{Dir: t.TempDir()}
 	_, signer, _ := ed25519.GenerateKey(nil)
 	return &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
-		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		Langs: langs.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: signer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ladder: true, LogGames: e.server.Config.Log.Ladder, Open: e.server.Config.Open, Seed: 7, Slots: 1}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/services"
 )
 
 // The organizer's view of the queue: what waits and what plays, where and
@@ -87,7 +88,7 @@ type stuckNote struct {
 // healthRow is a worker's health since the server started.
 type healthRow struct {
 	Name string `json:"name"`
-	event.WorkerTally
+	services.WorkerTally
 	// Strikes are what it sent that the protocol never sends.
 	Strikes int `json:"strikes"`
 	// Holding are the games it holds now.
@@ -249,7 +250,7 @@ func (s *Server) healthOf(held []distrib.Holding, now time.Time) ([]healthRow, e
 	if err != nil {
 		return nil, err
 	}
-	var tallies map[string]event.WorkerTally
+	var tallies map[string]services.WorkerTally
 	var others map[string]float64
 	if s.Tally != nil {
 		tallies, others = s.Tally.Workers()

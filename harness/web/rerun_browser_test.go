@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/match"
 	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
@@ -50,7 +51,7 @@ func TestALadderDisputeRerunsAnyTurn(t *testing.T) {
 	_, key, _ := ed25519.GenerateKey(nil)
 	pctx, stop := context.WithCancel(ctx)
 	p := &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
-		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		Langs: langs.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Changed: e.server.TeamChanged, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ladder: true, Open: e.server.Config.Open, Seed: 7, Slots: 1, LadderEvidence: e.server.Config.LadderEvidence()}
 	done := make(chan error, 1)

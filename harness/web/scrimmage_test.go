@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/internal/gobuild"
@@ -79,7 +80,7 @@ func TestAScrimmageIsAPairOfGamesThroughTheTournamentRunner(t *testing.T) {
 	}
 	changed := make(chan int64, 4)
 	p := &services.Player{Store: e.store, Settings: resolved, Backend: backend, Builder: &build.Builder{Backend: backend,
-		Langs: build.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
+		Langs: langs.Default(), Limits: resolved.Limits, Timeout: time.Minute}, Intake: submission.DefaultLimits(),
 		ArenaVersion: "test", Signer: key, Changed: func(team int64) { changed <- team },
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	done := make(chan error, 1)

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/arenabots/arena/harness/api"
-	"github.com/arenabots/arena/harness/build"
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
+	"github.com/arenabots/arena/harness/langs"
 	"github.com/arenabots/arena/harness/live"
 	"github.com/arenabots/arena/harness/metrics"
 	"github.com/arenabots/arena/harness/services"
@@ -49,10 +49,10 @@ type Server struct {
 	// Queue, when workers play, is the queue their games go through, and
 	// Tally what their results came to: the organizer's page shows both.
 	Queue *distrib.Queue
-	Tally *event.Tally
+	Tally *services.Tally
 	// Languages are how the event builds source ("How to submit" lists
 	// them); nil: the built-in table.
-	Languages build.Languages
+	Languages langs.Languages
 	// Live are the games this machine plays now, followed turn by turn.
 	Live *live.Hub
 

@@ -16,6 +16,7 @@ import (
 	"github.com/arenabots/arena/harness/distrib"
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/replay"
+	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/gobuild"
@@ -236,7 +237,7 @@ func liar(t *testing.T, url, credsFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw := &tournament.Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}
+	tw := &runner.Worker{Queue: q, Backend: &local.Backend{Dir: t.TempDir()}, Scratch: t.TempDir(), Signer: key}
 	w := &distrib.Worker{Queue: q, Slots: 2, Machine: json.RawMessage(`{"host":"liar","cpus":2,"sandbox":"local"}`),
 		Play: func(ctx context.Context, j distrib.Job) ([]byte, error) {
 			var sp map[string]json.RawMessage

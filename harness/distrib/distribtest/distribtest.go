@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/arenabots/arena/harness/distrib"
+	"github.com/arenabots/arena/harness/roster"
 )
 
 // Cluster is a running server with its enrolled workers.
@@ -54,7 +55,7 @@ func (c *Cluster) Restart(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrolled, err := distrib.Enrolled(c.Workers)
+	enrolled, err := roster.Enrolled(c.Workers)
 	if err != nil {
 		t.Fatal(err)
 	}
