@@ -8,17 +8,6 @@ import (
 	"sync"
 )
 
-// Engine says how to reach a container engine.
-type Engine struct {
-	// Host is the engine address (unix:///var/run/docker.sock, tcp://host:2376).
-	// Empty means DOCKER_HOST, then the platform default.
-	Host string
-	// TLS settings for a remote engine. TLS is used when any file is set or
-	// Verify is true.
-	CACert, Cert, Key string
-	Verify            bool
-}
-
 // Config names a backend and says how to open it: what a command's flags or
 // an event's settings say about where bots run.
 type Config struct {
@@ -26,8 +15,6 @@ type Config struct {
 	Kind string
 	// Image is a container backend's runtime image (default: the backend's).
 	Image string
-	// Engine is how a container backend reaches its engine.
-	Engine Engine
 	// Runtime is the engine's runtime a container backend runs boxes under
 	// (runc; runsc for gVisor). Empty: the engine's default. Other backends
 	// refuse one.
@@ -36,35 +23,16 @@ type Config struct {
 	// again when it closes, what runs of arena that were killed left on the
 	// engine (their last create request may complete after the first sweep).
 	Sweep bool
-	// Cluster is how the kubernetes backend reaches its cluster and places
-	// its Pods.
-	Cluster Cluster
+	// Backend is the kind's own settings, which only that kind reads: how
+	// the docker backend reaches its engine (docker.Conn), how the
+	// kubernetes backend reaches its cluster and places its Pods
+	// (kubernetes.Cluster). Nil: the kind's defaults. A kind refuses
+	// another kind's settings.
+	Backend any
 	// Notify is told, in a sentence, what the user of a backend should know:
 	// that it is no security boundary, or what a sweep removed. Nil: nothing
 	// is said.
 	Notify func(msg string)
-}
-
-// Cluster is where a cluster backend runs boxes. Runtime is its
-// RuntimeClass.
-type Cluster struct {
-	// Kubeconfig is the file of the cluster's address and credentials; ""
-	// is $KUBECONFIG, else the in-cluster configuration, else
-	// ~/.kube/config.
-	Kubeconfig string
-	// Namespace is where the Pods go ("arena" when empty).
-	Namespace string
-	// NodeSelector places them on these nodes only.
-	NodeSelector map[string]string
-	// PullSecret names the namespace's Secret for a private registry.
-	PullSecret string
-	// PullNever: the image is on the nodes already (imported, as in tests),
-	// never pulled; PullAlways: pulled for every Pod. Neither: pulled where
-	// a node lacks it.
-	PullNever, PullAlways bool
-	// Warm is how many Pods of each shape are kept running ahead of
-	// demand, each handed out once (0: none).
-	Warm int
 }
 
 // DefaultKind is the backend a Config without a Kind opens.
@@ -125,4 +93,18 @@ type UnknownKindError struct{ Kind string }
 
 func (e *UnknownKindError) Error() string {
 	return fmt.Sprintf("no sandbox backend %q (want %s)", e.Kind, strings.Join(Kinds(), " or "))
+}
+
+// SettingsOf reads cfg's Backend as the settings of kind, T: the zero T
+// when there are none, an error when they are another kind's.
+func SettingsOf[T any](kind string, cfg Config) (T, error) {
+	var zero T
+	switch v := cfg.Backend.(type) {
+	case nil:
+		return zero, nil
+	case T:
+		return v, nil
+	default:
+		return zero, fmt.Errorf("the %s backend cannot take settings of type %T (another kind's?)", kind, cfg.Backend)
+	}
 }

@@ -59,3 +59,20 @@ func TestDoctorOfFindsAKindsChecks(t *testing.T) {
 		t.Fatalf("an unknown kind: %v", err)
 	}
 }
+
+// A kind reads its own settings, the zero value when there are none, and
+// refuses another kind's.
+func TestAKindReadsOnlyItsOwnSettings(t *testing.T) {
+	t.Parallel()
+	type mine struct{ Host string }
+	type theirs struct{ Namespace string }
+	if got, err := sandbox.SettingsOf[mine]("k", sandbox.Config{Backend: mine{"h"}}); err != nil || got.Host != "h" {
+		t.Errorf("its own: %+v, %v", got, err)
+	}
+	if got, err := sandbox.SettingsOf[mine]("k", sandbox.Config{}); err != nil || got != (mine{}) {
+		t.Errorf("none: %+v, %v", got, err)
+	}
+	if _, err := sandbox.SettingsOf[mine]("k", sandbox.Config{Backend: theirs{"ns"}}); err == nil || !strings.Contains(err.Error(), "the k backend cannot take settings of type") {
+		t.Errorf("another kind's: %v", err)
+	}
+}

@@ -140,6 +140,8 @@ func (s *stubBackend) Name() string { return "stub" }
 func (s *stubBackend) Capabilities() sandbox.Capabilities {
 	return sandbox.Capabilities{Reusable: true}
 }
+func (s *stubBackend) Where() string { return "nowhere" }
+
 func (s *stubBackend) Describe(context.Context) (map[string]string, error) {
 	return nil, nil
 }
@@ -271,6 +273,7 @@ func TestAPooledBoxIsOutOfReachOnceReturned(t *testing.T) {
 type freshBackend struct{ stubBackend }
 
 func (f *freshBackend) Capabilities() sandbox.Capabilities { return sandbox.Capabilities{} }
+func (f *freshBackend) Where() string                      { return "nowhere" }
 
 // A box that is not reusable serves one game: it is destroyed, never reset
 // and handed to the next.

@@ -257,6 +257,10 @@ type Backend interface {
 	// they may be used. A backend that cannot tell yet (it has not asked its
 	// engine) claims the least it may turn out to have.
 	Capabilities() Capabilities
+	// Where says in words, for the organizer's page, where the boxes run:
+	// "on this machine, in Docker containers under runsc", "in Pods on the
+	// cluster (namespace arena)".
+	Where() string
 }
 
 // Capabilities are what a Backend declares about its boxes. Nothing else

@@ -81,11 +81,11 @@ Exits 1 when a check that official matches need fails.`,
 			if kind != "docker" && kind != "kubernetes" {
 				return usagef("--sandbox: %q is not docker or kubernetes", kind)
 			}
-			cluster, err := clusterConf(appContext(c))
+			settings, err := backendSettings(appContext(c), kind)
 			if err != nil {
 				return err
 			}
-			cfg := doctor.Config{Engine: dockerConn(c), Image: c.String("image"), Runtime: c.String("runtime"), Sandbox: kind, Cluster: cluster,
+			cfg := doctor.Config{Sandbox: sandbox.Config{Kind: kind, Image: c.String("image"), Runtime: c.String("runtime"), Backend: settings},
 				Languages: langs, Out: c.String("out"), Runs: c.Int("runs"), HelloRuns: c.Int("hello-runs")}
 			if c.Bool("bench") {
 				return benchAction(c, cfg)

@@ -26,6 +26,7 @@ import (
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/server"
 	"github.com/arenabots/arena/internal/gobuild"
+	"github.com/arenabots/arena/sandbox/docker"
 )
 
 // These tests run arena in-process and share slog's default logger: none of
@@ -239,7 +240,7 @@ func TestServeWiring(t *testing.T) {
 	t.Cleanup(func() { serveEvent = server.Serve })
 	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--docker-tls-cert", "engine.pem", "--docker-tls-key", "engine.key",
 		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy", "1",
-		"--validators", "3", "--sandbox", "local", "--image", "img:1", "--build-cache", "none")
+		"--validators", "3", "--sandbox", "docker", "--image", "img:1", "--build-cache", "none")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
@@ -247,8 +248,8 @@ func TestServeWiring(t *testing.T) {
 		got.TrustProxy != "1" || got.Validators != 3 || got.BuildCache != "" || got.Log == nil || got.Ready == nil {
 		t.Errorf("options %+v", got)
 	}
-	if s := got.Sandbox; s.Kind != "local" || s.Image != "img:1" || s.Engine.Host != "tcp://engine:2376" ||
-		s.Engine.Cert != "engine.pem" || s.Engine.Key != "engine.key" {
+	if s, engine := got.Sandbox, got.Sandbox.Backend.(docker.Conn); s.Kind != "docker" || s.Image != "img:1" || engine.Host != "tcp://engine:2376" ||
+		engine.Cert != "engine.pem" || engine.Key != "engine.key" {
 		t.Errorf("sandbox %+v: want the engine of the global flags", s)
 	}
 

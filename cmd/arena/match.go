@@ -125,15 +125,25 @@ func sandboxConfig(c *cli.Context) sandbox.Config {
 	return sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime")}
 }
 
+// backendSettings are the settings the flags give the backend kind names
+// (sandbox.Config.Backend): the Docker engine's for docker, the cluster's
+// for kubernetes (the organizer's build), none for the others.
+func backendSettings(c *cli.Context, kind string) (any, error) {
+	if kind == "" || kind == sandbox.DefaultKind {
+		return dockerConn(c), nil
+	}
+	return otherSettings(c, kind)
+}
+
 // openBackend opens the sandbox backend cfg names (sandbox.Open) with the
 // engine the global flags name; sweep removes what a killed arena left.
 // The closer releases it.
 func openBackend(c *cli.Context, cfg sandbox.Config, sweep bool) (sandbox.Backend, func(), error) {
-	cl, err := clusterConf(c)
-	if err != nil {
+	var err error
+	if cfg.Backend, err = backendSettings(c, cfg.Kind); err != nil {
 		return nil, nil, err
 	}
-	cfg.Engine, cfg.Sweep, cfg.Cluster = dockerConn(c), sweep, cl
+	cfg.Sweep = sweep
 	cfg.Notify = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "arena:", msg) }
 	b, release, err := sandbox.Open(c.Context, cfg)
 	var unknown *sandbox.UnknownKindError

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/kubernetes"
 	_ "github.com/arenabots/arena/sandbox/kubernetes" // registers the kubernetes backend
 )
 
@@ -36,9 +36,22 @@ func clusterFlags() []cli.Flag {
 	}
 }
 
+// otherSettings are the settings of a backend kind other than docker that
+// this build has: the cluster's for kubernetes.
+func otherSettings(c *cli.Context, kind string) (any, error) {
+	if kind != "kubernetes" {
+		return nil, nil
+	}
+	cl, err := clusterConf(c)
+	if err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
 // clusterConf reads the global cluster flags.
-func clusterConf(c *cli.Context) (sandbox.Cluster, error) {
-	cl := sandbox.Cluster{Kubeconfig: c.String("kubeconfig"), Namespace: c.String("namespace"), PullSecret: c.String("image-pull-secret"), Warm: c.Int("warm-pods")}
+func clusterConf(c *cli.Context) (kubernetes.Cluster, error) {
+	cl := kubernetes.Cluster{Kubeconfig: c.String("kubeconfig"), Namespace: c.String("namespace"), PullSecret: c.String("image-pull-secret"), Warm: c.Int("warm-pods")}
 	if cl.Warm < 0 {
 		return cl, usagef("--warm-pods must not be negative")
 	}

@@ -101,7 +101,7 @@ func serveOptions(c *cli.Context) (server.Options, error) {
 		return server.Options{}, fmt.Errorf("%w (--build-cache)", err)
 	}
 	secure := c.String("tls-cert") != ""
-	cluster, err := clusterConf(appContext(c))
+	settings, err := backendSettings(appContext(c), c.String("sandbox"))
 	if err != nil {
 		return server.Options{}, err
 	}
@@ -112,8 +112,8 @@ func serveOptions(c *cli.Context) (server.Options, error) {
 	return server.Options{
 		EventDir: dir, Addr: c.String("http"), MetricsAddr: c.String("metrics-listen"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		TrustProxy: c.String("trust-proxy"), Validators: c.Int("validators"), Games: c.Int("games"), Workers: workers,
-		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Engine: dockerConn(appContext(c)),
-			Cluster: cluster, Notify: func(msg string) { slog.Warn(msg) }},
+		Sandbox: sandbox.Config{Kind: c.String("sandbox"), Image: c.String("image"), Runtime: c.String("runtime"), Backend: settings,
+			Notify: func(msg string) { slog.Warn(msg) }},
 		BuildCache: cache, Log: slog.Default(), ArenaVersion: arenaVersion(),
 		Ready: func(addr string) {
 			scheme := "http"

@@ -12,8 +12,6 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/arenabots/arena/sandbox"
 )
 
 // organizerCommands are the commands only an organizer runs: none here.
@@ -32,5 +30,6 @@ func notInThisBuild(command string) string {
 // clusterFlags are the Kubernetes backend's global flags: none here.
 func clusterFlags() []cli.Flag { return nil }
 
-// clusterConf is no cluster: this build has no Kubernetes backend.
-func clusterConf(*cli.Context) (sandbox.Cluster, error) { return sandbox.Cluster{}, nil }
+// otherSettings are none: this build's backends other than docker (local)
+// take no settings.
+func otherSettings(*cli.Context, string) (any, error) { return nil, nil }

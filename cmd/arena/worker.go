@@ -19,6 +19,7 @@ import (
 	"github.com/arenabots/arena/harness/runner"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/internal/words"
+	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
@@ -211,7 +212,7 @@ func runWorker(c *cli.Context) error {
 // the failed ones are printed, and refuse the machine.
 func doctorChecks(c *cli.Context) func(context.Context) error {
 	return func(ctx context.Context) error {
-		err := doctor.EngineChecks(ctx, doctor.Config{Engine: dockerConn(c), Image: c.String("image"), Runtime: c.String("runtime")})
+		err := doctor.EngineChecks(ctx, doctor.Config{Sandbox: sandbox.Config{Image: c.String("image"), Runtime: c.String("runtime"), Backend: dockerConn(c)}})
 		var failed *doctor.FailedError
 		if errors.As(err, &failed) {
 			printChecks(c.App.ErrWriter, failed.Checks)

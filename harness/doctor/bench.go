@@ -55,14 +55,14 @@ func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 	if cfg.HelloRuns < 0 {
 		return nil, &ConfigError{Field: "HelloRuns", Problem: "must not be negative"}
 	}
-	d, err := sandbox.DoctorOf(cfg.Sandbox)
+	d, err := sandbox.DoctorOf(cfg.Sandbox.Kind)
 	if err != nil {
 		return nil, err
 	}
 	if !d.Host {
 		return benchBeside(ctx, cfg, d)
 	}
-	timings, err := d.Bench(ctx, cfg.sandbox(), cfg.Runs, true)
+	timings, err := d.Bench(ctx, cfg.Sandbox, cfg.Runs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func Bench(ctx context.Context, cfg Config) (*BenchReport, error) {
 	if cfg.HelloRuns > 0 {
 		bare, runtimes := timings[0].P50Ms, runtimesOf(timings)
 		for _, rt := range runtimes {
-			sc := cfg.sandbox()
+			sc := cfg.Sandbox
 			sc.Runtime = rt
 			more, unknown, failed, err := benchLanguages(ctx, sc, cfg.languages(), cfg.HelloRuns, bare)
 			if err != nil {
@@ -106,7 +106,7 @@ func runtimesOf(timings []sandbox.Timing) []string {
 // languages are not measured.
 func benchBeside(ctx context.Context, cfg Config, d sandbox.Doctor) (*BenchReport, error) {
 	r := &BenchReport{}
-	host := cfg.sandbox()
+	host := cfg.Sandbox
 	// This host's own runtime: a RuntimeClass names no runtime of the engine.
 	host.Kind, host.Runtime = sandbox.DefaultKind, ""
 	if hd, err := sandbox.DoctorOf(host.Kind); err == nil && hd.Host {
@@ -117,9 +117,9 @@ func benchBeside(ctx context.Context, cfg Config, d sandbox.Doctor) (*BenchRepor
 			}
 		}
 	}
-	more, err := d.Bench(ctx, cfg.sandbox(), cfg.Runs, true)
+	more, err := d.Bench(ctx, cfg.Sandbox, cfg.Runs, true)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Sandbox, err)
+		return nil, fmt.Errorf("%s: %w", cfg.Sandbox.Kind, err)
 	}
 	r.Timings = append(r.Timings, more...)
 	return r, nil

@@ -45,7 +45,7 @@ func TestCheckListsWhatTheRuntimeImageOffers(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	// No languages: the built-in table's.
-	checks := Check(ctx, Config{Image: img, Out: dir})
+	checks := Check(ctx, Config{Sandbox: sandbox.Config{Image: img}, Out: dir})
 
 	// Every row, in the order arena doctor prints them.
 	want := []string{"engine", "versions", "cgroups", "storage driver", "runtime", "runtime image", imageOffersCheck}
@@ -101,7 +101,7 @@ func TestCheckWarnsWhenAToolchainIsMissing(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	checks := Check(ctx, Config{Image: without, Languages: langs, Out: t.TempDir()})
+	checks := Check(ctx, Config{Sandbox: sandbox.Config{Image: without}, Languages: langs, Out: t.TempDir()})
 	rows := map[string]sandbox.Check{}
 	for _, r := range checks {
 		rows[r.Name] = r
@@ -135,7 +135,7 @@ func TestEngineChecksRefuseAMachineWithoutTheImage(t *testing.T) {
 	dockertest.Engine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err := EngineChecks(ctx, Config{Image: fmt.Sprintf("arena-runtime:none-%d", time.Now().UnixNano())})
+	err := EngineChecks(ctx, Config{Sandbox: sandbox.Config{Image: fmt.Sprintf("arena-runtime:none-%d", time.Now().UnixNano())}})
 	var failed *FailedError
 	if !errors.As(err, &failed) || failed.Failures() != 1 || !strings.Contains(err.Error(), "1 doctor check failed: runtime image") {
 		t.Fatalf("got %v", err)
@@ -152,7 +152,7 @@ func TestEngineChecksRefuseAMissingRuntime(t *testing.T) {
 	_, img := dockertest.Engine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err := EngineChecks(ctx, Config{Image: img, Runtime: "runsc-missing"})
+	err := EngineChecks(ctx, Config{Sandbox: sandbox.Config{Image: img, Runtime: "runsc-missing"}})
 	var failed *FailedError
 	if !errors.As(err, &failed) || failed.Failures() != 1 || !strings.Contains(err.Error(), "1 doctor check failed: runtime") {
 		t.Fatalf("got %v", err)
@@ -177,7 +177,7 @@ func TestBenchStartsAHelloWorldOfEachLanguage(t *testing.T) {
 	_, img := dockertest.Engine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	r, err := Bench(ctx, Config{Image: img, Runs: 10, HelloRuns: 3})
+	r, err := Bench(ctx, Config{Sandbox: sandbox.Config{Image: img}, Runs: 10, HelloRuns: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestBenchNamesWhatItCouldNotMeasure(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	r, err := Bench(ctx, Config{Image: img, Languages: langs, Runs: 10, HelloRuns: 3})
+	r, err := Bench(ctx, Config{Sandbox: sandbox.Config{Image: img}, Languages: langs, Runs: 10, HelloRuns: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,18 +50,10 @@ import (
 
 // Config says what the doctor checks and measures.
 type Config struct {
-	// Engine is how to reach the container engine.
-	Engine sandbox.Engine
-	// Image is the runtime image bots run in.
-	Image string
-	// Runtime is the engine's runtime bots run under ("": its default);
-	// on Kubernetes, the RuntimeClass.
-	Runtime string
-	// Sandbox is where bots run: "docker" (or "") or "kubernetes", on
-	// Cluster.
-	Sandbox string
-	// Cluster is the cluster bots run on when Sandbox is "kubernetes".
-	Cluster sandbox.Cluster
+	// Sandbox is where bots run and how it is reached: its kind ("" is
+	// docker, or "kubernetes"), the runtime image, the runtime (on
+	// Kubernetes, the RuntimeClass) and the kind's own settings.
+	Sandbox sandbox.Config
 	// Languages is the table whose toolchains are checked and whose hello
 	// worlds the bench builds. Nil: the built-in table.
 	Languages langs.Languages
@@ -99,22 +91,17 @@ func (cfg Config) languages() langs.Languages {
 // timers and load, then the free space of cfg.Out. A kind no backend
 // registered is one failed row.
 func Check(ctx context.Context, cfg Config) []sandbox.Check {
-	d, err := sandbox.DoctorOf(cfg.Sandbox)
+	d, err := sandbox.DoctorOf(cfg.Sandbox.Kind)
 	if err != nil {
 		return []sandbox.Check{{Name: "sandbox", Status: sandbox.Fail, Detail: err.Error()}, spaceCheck(cfg.Out)}
 	}
 	// A backend that could not be reached says so in its rows.
-	checks, _ := d.Preflight(ctx, cfg.sandbox())
-	checks = withImageOffers(ctx, cfg.sandbox(), cfg.languages(), checks)
+	checks, _ := d.Preflight(ctx, cfg.Sandbox)
+	checks = withImageOffers(ctx, cfg.Sandbox, cfg.languages(), checks)
 	if d.Host {
 		checks = append(checks, timerCheck(), loadCheck(readFile("/proc/loadavg"), readFile("/proc/pressure/cpu"), runtime.NumCPU(), sandbox.DefaultLimits().CPUs))
 	}
 	return append(checks, spaceCheck(cfg.Out))
-}
-
-// sandbox is the sandbox configuration of the backend cfg names.
-func (cfg Config) sandbox() sandbox.Config {
-	return sandbox.Config{Kind: cfg.Sandbox, Image: cfg.Image, Engine: cfg.Engine, Runtime: cfg.Runtime, Cluster: cfg.Cluster}
 }
 
 // readFile is a file's text, or "" when it cannot be read.
@@ -173,11 +160,11 @@ func Failures(checks []sandbox.Check) int {
 // engine's and the runtime image's). A backend that could not be reached is
 // an error; a failed check is a *FailedError holding every check, to show.
 func EngineChecks(ctx context.Context, cfg Config) error {
-	d, err := sandbox.DoctorOf(cfg.Sandbox)
+	d, err := sandbox.DoctorOf(cfg.Sandbox.Kind)
 	if err != nil {
 		return err
 	}
-	checks, err := d.Preflight(ctx, cfg.sandbox())
+	checks, err := d.Preflight(ctx, cfg.Sandbox)
 	if err != nil {
 		return err
 	}

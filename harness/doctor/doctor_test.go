@@ -11,6 +11,7 @@ import (
 	"github.com/arenabots/arena/harness/validate"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
+	"github.com/arenabots/arena/sandbox/docker"
 )
 
 // needs is a game adapter that needs what it lists of the image.
@@ -105,7 +106,7 @@ func TestCheckWithoutAnEngineSkipsWhatNeedsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks := Check(context.Background(), Config{Engine: sandbox.Engine{Host: "unix://" + filepath.Join(dir, "none.sock")}, Image: "none", Languages: langs, Out: dir})
+	checks := Check(context.Background(), Config{Sandbox: sandbox.Config{Backend: docker.Conn{Host: "unix://" + filepath.Join(dir, "none.sock")}, Image: "none"}, Languages: langs, Out: dir})
 	want := "engine=fail versions=skip cgroups=skip storage driver=skip runtime=skip runtime image=skip image offers=skip language .c=skip language .rs=skip " +
 		"hardened container=skip out-of-memory detection=skip turn deadline=skip host timers="
 	if got := rowsOf(checks); !strings.HasPrefix(got, want) || !strings.Contains(got, " free space=") {
@@ -132,7 +133,7 @@ func TestCheckWithoutAnEngineSkipsWhatNeedsIt(t *testing.T) {
 func TestCheckWithBadEngineSettings(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	checks := Check(context.Background(), Config{Engine: sandbox.Engine{Host: "nonsense"}, Out: dir})
+	checks := Check(context.Background(), Config{Sandbox: sandbox.Config{Backend: docker.Conn{Host: "nonsense"}}, Out: dir})
 	if got := rowsOf(checks); !strings.HasPrefix(got, "engine=fail host timers=") || !strings.Contains(got, " load headroom=") || len(checks) != 4 {
 		t.Fatalf("rows %s", got)
 	}
@@ -163,7 +164,7 @@ func TestFailuresCountsTheFailedChecks(t *testing.T) {
 // A worker whose engine does not answer is told so, not shown checks.
 func TestEngineChecksWithoutAnEngine(t *testing.T) {
 	t.Parallel()
-	err := EngineChecks(context.Background(), Config{Engine: sandbox.Engine{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}, Image: "none"})
+	err := EngineChecks(context.Background(), Config{Sandbox: sandbox.Config{Backend: docker.Conn{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}, Image: "none"}})
 	var failed *FailedError
 	if err == nil || errors.As(err, &failed) || !strings.Contains(err.Error(), "no Docker engine answered") {
 		t.Fatalf("got %v", err)
@@ -173,14 +174,14 @@ func TestEngineChecksWithoutAnEngine(t *testing.T) {
 // The bench refuses what it cannot measure with before it reaches an engine.
 func TestBenchRefusesABadConfig(t *testing.T) {
 	t.Parallel()
-	dead := sandbox.Engine{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}
+	dead := docker.Conn{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}
 	for _, c := range []struct {
 		cfg            Config
 		field, problem string
 	}{
-		{Config{Engine: dead}, "Runs", "must be at least 10"},
-		{Config{Engine: dead, Runs: 9}, "Runs", "must be at least 10"},
-		{Config{Engine: dead, Runs: 10, HelloRuns: -1}, "HelloRuns", "must not be negative"},
+		{Config{Sandbox: sandbox.Config{Backend: dead}}, "Runs", "must be at least 10"},
+		{Config{Sandbox: sandbox.Config{Backend: dead}, Runs: 9}, "Runs", "must be at least 10"},
+		{Config{Sandbox: sandbox.Config{Backend: dead}, Runs: 10, HelloRuns: -1}, "HelloRuns", "must not be negative"},
 	} {
 		r, err := Bench(context.Background(), c.cfg)
 		var bad *ConfigError
@@ -189,7 +190,7 @@ func TestBenchRefusesABadConfig(t *testing.T) {
 		}
 	}
 	// A good one goes on to the engine.
-	_, err := Bench(context.Background(), Config{Engine: dead, Runs: 10})
+	_, err := Bench(context.Background(), Config{Sandbox: sandbox.Config{Backend: dead}, Runs: 10})
 	var bad *ConfigError
 	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "no Docker engine answered") {
 		t.Errorf("with a good config: %v", err)

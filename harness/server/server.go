@@ -10,7 +10,6 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -142,7 +141,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	s := newSite(st, cfg, vo.Builder, o.Log)
-	s.PlaysOn = playsOn(sb)
+	s.PlaysOn = backend.Where()
 	// Before the backend is released.
 	defer probeLanguages(ctx, backend, resolved.Limits, vo.Builder, s, o.Log)()
 	if s.Proxies, err = web.ParseProxies(o.TrustProxy); err != nil {
@@ -437,19 +436,4 @@ func teamArena(log *slog.Logger) string {
 	}
 	log.Warn("the site offers teams the server's own arena, with the server and the cluster's client in it: build "+TeamBinary+" beside it (make)", "arena", self)
 	return self
-}
-
-// playsOn says where games play without workers, as the organizer's page
-// says it: "in Pods on the cluster (namespace arena)".
-func playsOn(sb sandbox.Config) string {
-	switch sb.Kind {
-	case "kubernetes":
-		return "in Pods on the cluster (namespace " + cmp.Or(sb.Cluster.Namespace, "arena") + ")"
-	case "local":
-		return "on this machine, as plain processes (the local sandbox: no isolation)"
-	}
-	if sb.Runtime != "" {
-		return "on this machine, in Docker containers under " + sb.Runtime
-	}
-	return "on this machine, in Docker containers"
 }

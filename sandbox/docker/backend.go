@@ -91,6 +91,26 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	return sandbox.Capabilities{Isolated: true, Reusable: !gvisor, OOMTakesTheBox: gvisor}
 }
 
+// Where implements sandbox.Backend.
+func (b *Backend) Where() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return where(b.cli.DaemonHost(), b.runtimeName)
+}
+
+// where says where boxes run: on this machine when the engine is reached
+// through a socket here, else on the engine at its address.
+func where(host, runtime string) string {
+	out := "on this machine, in Docker containers"
+	if !strings.HasPrefix(host, "unix://") && !strings.HasPrefix(host, "npipe://") {
+		out = "in Docker containers on the engine at " + host
+	}
+	if runtime != "" {
+		out += " under " + runtime
+	}
+	return out
+}
+
 // Image is the image reference boxes are started from.
 func (b *Backend) Image() string { return b.image }
 

@@ -61,7 +61,7 @@ func Bench(ctx context.Context, cli *client.Client, image, runtime string, runs 
 // organizer sees what the second wall costs before choosing it. An engine
 // that does not answer is Dial's error.
 func benchSideBySide(ctx context.Context, cfg sandbox.Config, runs int, others bool) ([]sandbox.Timing, error) {
-	cli, err := Dial(ctx, cfg.Engine)
+	cli, err := dialOf(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,29 @@ import (
 	"github.com/arenabots/arena/sandbox"
 )
 
-// Conn says how to reach a Docker engine.
-type Conn = sandbox.Engine
+// Conn says how to reach a Docker engine: the docker backend's own
+// settings (sandbox.Config.Backend).
+type Conn struct {
+	// Host is the engine address (unix:///var/run/docker.sock, tcp://host:2376).
+	// Empty means DOCKER_HOST, then the platform default.
+	Host string
+	// TLS settings for a remote engine. TLS is used when any file is set or
+	// Verify is true.
+	CACert, Cert, Key string
+	Verify            bool
+}
+
+// connOf is the engine cfg names for the docker backend.
+func connOf(cfg sandbox.Config) (Conn, error) { return sandbox.SettingsOf[Conn]("docker", cfg) }
+
+// dialOf dials the engine cfg names (Dial).
+func dialOf(ctx context.Context, cfg sandbox.Config) (*client.Client, error) {
+	c, err := connOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return Dial(ctx, c)
+}
 
 func usesTLS(c Conn) bool { return c.CACert != "" || c.Cert != "" || c.Key != "" || c.Verify }
 

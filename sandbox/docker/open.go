@@ -28,7 +28,7 @@ func Open(ctx context.Context, cfg sandbox.Config) (sandbox.Backend, func() erro
 	if cfg.Image == "" {
 		cfg.Image = sandbox.DefaultImage
 	}
-	cl, err := Dial(ctx, cfg.Engine)
+	cl, err := dialOf(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}

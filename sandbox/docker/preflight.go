@@ -22,7 +22,11 @@ import (
 // It starts a few short-lived hardened containers. An engine no client can
 // be made for, or one that does not answer, is also an error, Dial's.
 func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error) {
-	cli, err := Connect(cfg.Engine)
+	conn, err := connOf(cfg)
+	var cli *client.Client
+	if err == nil {
+		cli, err = Connect(conn)
+	}
 	if err != nil {
 		return []sandbox.Check{{Name: "engine", Status: sandbox.Fail, Detail: err.Error(), Fix: "check --docker-host and the --docker-tls-* flags"}}, err
 	}

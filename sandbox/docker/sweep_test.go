@@ -21,7 +21,7 @@ func TestAnOpenBackendSweepsWhatAKilledRunLeftLater(t *testing.T) {
 	cli, image := dockertest.Engine(t)
 	defer docker.SetSweepEvery(200 * time.Millisecond)()
 	ctx := context.Background()
-	_, release, err := sandbox.Open(ctx, sandbox.Config{Kind: "docker", Image: image, Engine: sandbox.Engine{Host: cli.DaemonHost()}, Sweep: true})
+	_, release, err := sandbox.Open(ctx, sandbox.Config{Kind: "docker", Image: image, Backend: docker.Conn{Host: cli.DaemonHost()}, Sweep: true})
 	if err != nil {
 		t.Fatal(err)
 	}

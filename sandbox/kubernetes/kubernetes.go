@@ -124,6 +124,15 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	return sandbox.Capabilities{Isolated: true, OOMTakesTheBox: b.place.RuntimeClass != ""}
 }
 
+// Where implements sandbox.Backend: the namespace, and the RuntimeClass
+// when one is set.
+func (b *Backend) Where() string {
+	if b.place.RuntimeClass != "" {
+		return "in Pods on the cluster (namespace " + b.place.Namespace + ", RuntimeClass " + b.place.RuntimeClass + ")"
+	}
+	return "in Pods on the cluster (namespace " + b.place.Namespace + ")"
+}
+
 // Describe implements sandbox.Backend.
 func (b *Backend) Describe(ctx context.Context) (map[string]string, error) {
 	d := map[string]string{"backend": "kubernetes", "image": b.place.Image, "namespace": b.place.Namespace}

@@ -24,6 +24,28 @@ func init() {
 	sandbox.RegisterDoctor("kubernetes", sandbox.Doctor{Preflight: Preflight, Bench: Bench})
 }
 
+// Cluster is the kubernetes backend's own settings (sandbox.Config.Backend):
+// where it runs boxes. The Config's Runtime is its RuntimeClass.
+type Cluster struct {
+	// Kubeconfig is the file of the cluster's address and credentials; ""
+	// is $KUBECONFIG, else the in-cluster configuration, else
+	// ~/.kube/config.
+	Kubeconfig string
+	// Namespace is where the Pods go ("arena" when empty).
+	Namespace string
+	// NodeSelector places them on these nodes only.
+	NodeSelector map[string]string
+	// PullSecret names the namespace's Secret for a private registry.
+	PullSecret string
+	// PullNever: the image is on the nodes already (imported, as in tests),
+	// never pulled; PullAlways: pulled for every Pod. Neither: pulled where
+	// a node lacks it.
+	PullNever, PullAlways bool
+	// Warm is how many Pods of each shape are kept running ahead of
+	// demand, each handed out once (0: none).
+	Warm int
+}
+
 // DefaultNamespace is where Pods go unless the organizer says otherwise.
 const DefaultNamespace = "arena"
 
@@ -115,27 +137,31 @@ func backendFor(cfg sandbox.Config) (*Backend, error) {
 	if cfg.Image == "" {
 		cfg.Image = sandbox.DefaultImage
 	}
-	rc, err := RESTConfig(cfg.Cluster.Kubeconfig)
+	cl, err := sandbox.SettingsOf[Cluster]("kubernetes", cfg)
 	if err != nil {
 		return nil, err
 	}
-	ns := cfg.Cluster.Namespace
+	rc, err := RESTConfig(cl.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	ns := cl.Namespace
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	p := Place{Namespace: ns, Image: cfg.Image, PullSecret: cfg.Cluster.PullSecret, RuntimeClass: cfg.Runtime,
-		NodeSelector: cfg.Cluster.NodeSelector}
+	p := Place{Namespace: ns, Image: cfg.Image, PullSecret: cl.PullSecret, RuntimeClass: cfg.Runtime,
+		NodeSelector: cl.NodeSelector}
 	switch {
-	case cfg.Cluster.PullNever:
+	case cl.PullNever:
 		p.PullPolicy = corev1.PullNever
-	case cfg.Cluster.PullAlways:
+	case cl.PullAlways:
 		p.PullPolicy = corev1.PullAlways
 	}
 	b, err := New(rc, p)
 	if err != nil {
 		return nil, err
 	}
-	b.Warm = cfg.Cluster.Warm
+	b.Warm = cl.Warm
 	return b, nil
 }
 

@@ -63,6 +63,11 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	return sandbox.Capabilities{Reusable: true}
 }
 
+// Where implements sandbox.Backend.
+func (b *Backend) Where() string {
+	return "on this machine, as plain processes (the local sandbox: no isolation)"
+}
+
 // Describe implements sandbox.Backend.
 func (b *Backend) Describe(context.Context) (map[string]string, error) {
 	var u syscall.Utsname
