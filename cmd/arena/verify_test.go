@@ -2,20 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/verify"
-	"github.com/arenabots/arena/internal/sqlitedb"
+	"github.com/arenabots/arena/harness/verify/verifytest"
 )
 
 // arena verify says what is wrong with how it was asked (exit 2) apart
@@ -48,19 +45,6 @@ func TestVerifyTellsABadAskFromAFinalThatDoesNotHold(t *testing.T) {
 func TestVerifyPartialSaysHowFarAFinalGot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "log.db"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(eventlog.Schema); err != nil {
-		t.Fatal(err)
-	}
-	_, priv, _ := ed25519.GenerateKey(nil)
-	signer, key, err := eventlog.Keys("arena.example/partial", priv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	zero, one := 0, 1
 	entries := []event.LogEntry{
 		{Kind: event.LogFinal, Config: &tournament.Config{Format: tournament.RoundRobin, Scoring: tournament.DefaultScoring()}, Bots: 2},
@@ -68,23 +52,7 @@ func TestVerifyPartialSaysHowFarAFinalGot(t *testing.T) {
 		{Kind: event.LogPlayer, Seed: &one, Player: &tournament.BotEntry{Name: "b", SHA256: "bb"}},
 		{Kind: event.LogPairing, Pairing: &tournament.Game{ID: 1, White: 0, Black: 1, Seed: 1}},
 	}
-	for i, e := range entries {
-		data, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := eventlog.Append(ctx, db, fmt.Sprint(i), data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	signed, err := eventlog.Sign(ctx, db, signer, "2026-01-01T00:00:00Z")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := eventlog.WriteStatic(ctx, db, int64(len(entries)), signed, filepath.Join(dir, "log")); err != nil {
-		t.Fatal(err)
-	}
+	dir, key, _ := verifytest.Bundle(t, "arena.example/partial", entries...)
 	// The standings of no game played, as the verifier makes them.
 	r, err := verify.Bundle(ctx, verify.Dir(dir), verify.Options{Key: key, Partial: true})
 	var problems verify.Problems

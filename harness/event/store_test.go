@@ -184,14 +184,19 @@ func TestQuotasAndHoursRefuseUploads(t *testing.T) {
 	}
 }
 
+// aDisputedGame are the rows a dispute is of: team 1 and its ladder game 1.
+var aDisputedGame = []string{
+	`INSERT INTO teams (id, name, token_hash, created) VALUES (1, 'Alpha', 'h', '')`,
+	`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
+}
+
 // An event kept before every rerun of a dispute was kept held the last
 // one in the dispute's row: opened, it is the dispute's first rerun, once.
 func TestAnOlderDisputesRerunIsKept(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
+	execAll(t, st.w, aDisputedGame...)
 	execAll(t, st.w,
-		`INSERT INTO teams (id, name, token_hash, created) VALUES (1, 'Alpha', 'h', '')`,
-		`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
 		`INSERT INTO disputes (id, game_id, team_id, message, filed, rerun_ply, rerun) VALUES (1, 1, 1, 'why', '2026-11-20T10:00:00Z', 7, 'ran again: 3 of 3 reproduce')`,
 		`INSERT INTO disputes (id, game_id, team_id, message, filed) VALUES (2, 1, 1, 'and this', '2026-11-20T11:00:00Z')`,
 		`DELETE FROM dispute_reruns`, `PRAGMA user_version = 0`)
@@ -213,9 +218,8 @@ func TestAnOlderDisputesRerunIsKept(t *testing.T) {
 func TestARerunIsSeenWholeByItsSideAlone(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
+	execAll(t, st.w, aDisputedGame...)
 	execAll(t, st.w,
-		`INSERT INTO teams (id, name, token_hash, created) VALUES (1, 'Alpha', 'h', '')`,
-		`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
 		`INSERT INTO disputes (id, game_id, team_id, message, filed) VALUES (1, 1, 1, 'why', '2026-11-20T10:00:00Z')`,
 		`INSERT INTO dispute_reruns (dispute_id, ply, text, at) VALUES (1, 1, 'ply 1, white (a), play; turn limit 1s'||char(10)||'recorded stderr: w', '')`,
 		`INSERT INTO dispute_reruns (dispute_id, ply, text, at) VALUES (1, 2, 'warning: drift'||char(10)||'ply 2, black (b), play; turn limit 1s'||char(10)||'recorded stderr: b', '')`,
@@ -257,9 +261,8 @@ func TestARerunIsSeenWholeByItsSideAlone(t *testing.T) {
 func TestASecondAnswerKeepsTheFirst(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
+	execAll(t, st.w, aDisputedGame...)
 	execAll(t, st.w,
-		`INSERT INTO teams (id, name, token_hash, created) VALUES (1, 'Alpha', 'h', '')`,
-		`INSERT INTO games (id, kind, white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, finished) VALUES (1, 'ladder', 'a', 'b', 'x', 'y', 'g', 'white', 'r', 1, '')`,
 		`INSERT INTO disputes (id, game_id, team_id, message, filed) VALUES (1, 1, 1, 'why', '2026-11-20T10:00:00Z')`)
 	ctx := context.Background()
 	if _, err := st.AnswerDispute(ctx, 1, "The result stands."); err != nil {

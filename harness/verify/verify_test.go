@@ -2,21 +2,15 @@ package verify_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/arenabots/arena/harness/event"
-	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/verify"
-	"github.com/arenabots/arena/internal/sqlitedb"
+	"github.com/arenabots/arena/harness/verify/verifytest"
 )
 
 // bundle writes a bundle of these entries, its log signed by a new key,
@@ -30,44 +24,7 @@ func bundle(t *testing.T, entries ...event.LogEntry) (string, string) {
 // signedBundle is bundle, with the log's signer as well.
 func signedBundle(t *testing.T, entries ...event.LogEntry) (string, string, note.Signer) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "log.db"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(eventlog.Schema); err != nil {
-		t.Fatal(err)
-	}
-	_, key, _ := ed25519.GenerateKey(nil)
-	signer, vkey, err := eventlog.Keys("arena.example/hostile", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range entries {
-		data, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := eventlog.Append(ctx, db, fmt.Sprint(i), data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	signed, err := eventlog.Sign(ctx, db, signer, "2026-01-01T00:00:00Z")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := eventlog.WriteStatic(ctx, db, int64(len(entries)), signed, filepath.Join(dir, "log")); err != nil {
-		t.Fatal(err)
-	}
-	write := func(rel string, data []byte) {
-		if err := os.WriteFile(filepath.Join(dir, rel), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(event.BundleStandings, []byte(`{"standings":[]}`))
-	return dir, vkey, signer
+	return verifytest.Bundle(t, "arena.example/hostile", entries...)
 }
 
 // A log signed by its own key can still say anything: entries out of

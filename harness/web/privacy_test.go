@@ -19,7 +19,9 @@ import (
 // Then every GET route the server answers, each id in it the game's or a
 // submission's, asked by B and by a visitor, carries none of A's secret
 // (B's own to B alone), and the organizer's carry A's. A route added later
-// is asked the same way.
+// is asked the same way. B reads the rerun of its own turn whole and of A's
+// turn the verdicts alone, on its game page and over the API; the
+// organizer reads both whole.
 func TestNoRouteCarriesARivalsOutput(t *testing.T) {
 	e := newTestEvent(t, "game = \"codeclash\"\n")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -42,6 +44,16 @@ func TestNoRouteCarriesARivalsOutput(t *testing.T) {
 	}
 
 	const secretA, secretB = "secret of white", "secret of black"
+	for _, where := range []string{"/api/v1/disputes", fmt.Sprintf("/games/%d", game.ID)} {
+		res, out := e.do(t, http.MethodGet, where, e.b.Token, nil, "")
+		if res.StatusCode != http.StatusOK || !strings.Contains(out, secretB) || !strings.Contains(out, "VERDICT") {
+			t.Errorf("B's %s: %d; want its own turn's rerun whole (%q) and the rival's verdicts:\n%s", where, res.StatusCode, secretB, out)
+		}
+		res, out = e.do(t, http.MethodGet, where, e.admin, nil, "")
+		if res.StatusCode != http.StatusOK || !strings.Contains(out, secretA) || !strings.Contains(out, secretB) {
+			t.Errorf("the organizer's %s: %d; want both sides' stderr", where, res.StatusCode)
+		}
+	}
 	ids := []int64{game.ID, subA.ID, subB.ID}
 	fill := strings.NewReplacer("{$}", "", "{file}", "app.js", "{starter}", "python", "{path...}", "0/000", "{name}", "w1")
 	asked, seenA := 0, false
