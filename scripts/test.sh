@@ -120,16 +120,7 @@ step "go test -race"
 go build -o /tmp/arena-testsummary ./internal/testsummary
 set +e
 # The busy-host test ran on its own above.
-# The longest packages start first (go test starts them in the order
-# given), so that no core idles at the end while one of them still runs.
-first=(harness/web cmd/arena harness/runner harness/distrib sandbox/docker sandbox/kubernetes)
-module=$(go list -m)
-pkgs=()
-for p in "${first[@]}"; do pkgs+=("$module/$p"); done
-while read -r p; do
-  [[ " ${pkgs[*]} " == *" $p "* ]] || pkgs+=("$p")
-done < <(go list ./...)
-go test -race -count=1 -timeout 40m -skip '^TestABusyHostDecidesNoGame$' -json "${pkgs[@]}" | /tmp/arena-testsummary
+go test -race -count=1 -timeout 40m -skip '^TestABusyHostDecidesNoGame$' -json ./... | /tmp/arena-testsummary
 codes=("${PIPESTATUS[@]}")
 set -e
 if [[ ${codes[0]} != 0 || ${codes[1]} != 0 ]]; then

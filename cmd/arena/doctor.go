@@ -86,6 +86,7 @@ Exits 1 when a check that official matches need fails.`,
 				return err
 			}
 			cfg := doctor.Config{Sandbox: sandbox.Config{Kind: kind, Image: c.String("image"), Runtime: c.String("runtime"), Backend: settings},
+				Host:      sandbox.Config{Kind: sandbox.DefaultKind, Image: c.String("image"), Backend: dockerConn(c)},
 				Languages: langs, Out: c.String("out"), Runs: c.Int("runs"), HelloRuns: c.Int("hello-runs")}
 			if c.Bool("bench") {
 				return benchAction(c, cfg)

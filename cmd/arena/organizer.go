@@ -11,13 +11,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arenabots/arena/sandbox/kubernetes"
-	_ "github.com/arenabots/arena/sandbox/kubernetes" // registers the kubernetes backend
+	"github.com/arenabots/arena/sandbox/kubernetes" // registers the kubernetes backend
 )
 
 // organizerCommands are the commands only an organizer runs.
 func organizerCommands() []*cli.Command {
-	return []*cli.Command{serveCommand(), eventCommand()}
+	return []*cli.Command{serveCommand(), eventCommand(), kubeconfigCommand()}
 }
 
 // notInThisBuild says why a command is not in this build: every command

@@ -106,9 +106,13 @@ func runtimesOf(timings []sandbox.Timing) []string {
 // languages are not measured.
 func benchBeside(ctx context.Context, cfg Config, d sandbox.Doctor) (*BenchReport, error) {
 	r := &BenchReport{}
-	host := cfg.Sandbox
-	// This host's own runtime: a RuntimeClass names no runtime of the engine.
-	host.Kind, host.Runtime = sandbox.DefaultKind, ""
+	host := cfg.Host
+	if host.Kind == "" {
+		host.Kind = sandbox.DefaultKind
+	}
+	if host.Image == "" {
+		host.Image = cfg.Sandbox.Image
+	}
 	if hd, err := sandbox.DoctorOf(host.Kind); err == nil && hd.Host {
 		if _, release, err := sandbox.Open(ctx, host); err == nil {
 			release()

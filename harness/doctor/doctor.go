@@ -54,6 +54,11 @@ type Config struct {
 	// docker, or "kubernetes"), the runtime image, the runtime (on
 	// Kubernetes, the RuntimeClass) and the kind's own settings.
 	Sandbox sandbox.Config
+	// Host is this host's own backend, which Bench measures beside a kind
+	// whose boxes run elsewhere (a cluster): the docker backend with the
+	// engine's settings (its image, unless set, Sandbox's). Zero: docker
+	// with its defaults.
+	Host sandbox.Config
 	// Languages is the table whose toolchains are checked and whose hello
 	// worlds the bench builds. Nil: the built-in table.
 	Languages langs.Languages

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/arenabots/arena/internal/dockertest"
@@ -44,6 +44,7 @@ const Namespace = "arena"
 var (
 	once    sync.Once
 	rc      *rest.Config
+	saConf  []byte // arena's kubeconfig, as arena kubeconfig writes it
 	image   string
 	setupEr error
 )
@@ -62,13 +63,32 @@ func Cluster(tb testing.TB) (*rest.Config, string) {
 		}
 		tb.Skip(msg)
 	}
+	ready(tb, dir)
+	exclusive(tb, dir)
+	return rest.CopyConfig(rc), image
+}
+
+// ready sets the cluster in dir up once: the image imported,
+// deploy/kubernetes applied, arena's kubeconfig made.
+func ready(tb testing.TB, dir string) {
+	tb.Helper()
 	_, img := dockertest.Engine(tb)
-	once.Do(func() { rc, image, setupEr = setup(dir, img) })
+	once.Do(func() { rc, saConf, image, setupEr = setup(dir, img) })
 	if setupEr != nil {
 		tb.Fatalf("the cluster in %s: %v", dir, setupEr)
 	}
-	exclusive(tb, dir)
-	return rest.CopyConfig(rc), image
+}
+
+// Admin is the cluster's admin kubeconfig (set up as Cluster's), for a
+// test that creates no Pod: it does not hold the cluster.
+func Admin(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv(Env)
+	if dir == "" {
+		Cluster(tb) // fails or skips, saying how to start one
+	}
+	ready(tb, dir)
+	return filepath.Join(dir, "admin.kubeconfig")
 }
 
 var (
@@ -127,31 +147,34 @@ func OpenNetwork(tb testing.TB) {
 	})
 }
 
-func setup(dir, img string) (*rest.Config, string, error) {
+func setup(dir, img string) (*rest.Config, []byte, string, error) {
 	c, err := k8s.RESTConfig(filepath.Join(dir, "admin.kubeconfig"))
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	if out, err := exec.Command("bash", script(), "import", img, dir).CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("import %s into the cluster: %v\n%s", img, err, out)
+		return nil, nil, "", fmt.Errorf("import %s into the cluster: %v\n%s", img, err, out)
 	}
 	cs, err := kubernetes.NewForConfig(c)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := apply(ctx, cs, filepath.Join(root(), "deploy", "kubernetes")); err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	// arena's own rights, not the admin's: the tests prove they suffice.
-	tok, err := cs.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, "arena",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(24 * 3600))}}, metav1.CreateOptions{})
+	// arena's own rights, not the admin's: the tests prove they suffice,
+	// and the kubeconfig is arena kubeconfig's.
+	conf, _, err := k8s.Kubeconfig(ctx, c, Namespace, "arena", 24*time.Hour)
 	if err != nil {
-		return nil, "", fmt.Errorf("a token for arena's ServiceAccount: %w", err)
+		return nil, nil, "", err
 	}
-	sa := &rest.Config{Host: c.Host, BearerToken: tok.Status.Token, TLSClientConfig: rest.TLSClientConfig{CAFile: c.CAFile, CAData: c.CAData}}
-	return sa, img, nil
+	sa, err := clientcmd.RESTConfigFromKubeConfig(conf)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return sa, conf, img, nil
 }
 
 // Client is a clientset for the cluster, as its admin.
@@ -202,8 +225,6 @@ func NoLeftovers(tb testing.TB, cs kubernetes.Interface, labels map[string]strin
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // apply creates the objects of the manifests a kustomization in dir
 // lists (its resources alone), or leaves them as they are (but a Role,
@@ -273,32 +294,13 @@ func create(ctx context.Context, cs kubernetes.Interface, obj any) error {
 }
 
 // Kubeconfig writes a kubeconfig file of arena's ServiceAccount (Cluster's
-// credentials) for the arena command, and returns its path and the image.
+// credentials, as arena kubeconfig makes them) for the arena command, and
+// returns its path and the image.
 func Kubeconfig(tb testing.TB) (string, string) {
 	tb.Helper()
-	c, img := Cluster(tb)
-	ca := c.CAFile
-	if ca == "" {
-		ca = filepath.Join(tb.TempDir(), "ca.crt")
-		if err := os.WriteFile(ca, c.CAData, 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	text := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: %q, certificate-authority: %q}
-users:
-- name: arena
-  user: {token: %q}
-contexts:
-- name: test
-  context: {cluster: test, user: arena, namespace: %s}
-current-context: test
-`, c.Host, ca, c.BearerToken, Namespace)
+	_, img := Cluster(tb)
 	p := filepath.Join(tb.TempDir(), "kubeconfig")
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+	if err := os.WriteFile(p, saConf, 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	return p, img
