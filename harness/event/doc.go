@@ -7,7 +7,8 @@
 // layout moved forward by numbered migrations, migrate.go) and in files
 // that are never changed once written.
 //
-// It reads and writes; it plays nothing: what validates, plays and reruns
+// It reads and writes; it plays nothing, and imports nothing that plays (a
+// test holds it to that): what validates, plays, judges and reruns
 // (harness/services) records through its Store. It must never store a
 // token (only its hash), acknowledge an upload that is not on disk and in
 // the database, lose a validation or a game of the final to a crash (what
