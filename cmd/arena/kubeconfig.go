@@ -14,9 +14,8 @@ import (
 
 func kubeconfigCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "kubeconfig",
-		Usage:     "write the kubeconfig arena plays on a cluster with: its ServiceAccount's rights, nothing more",
-		ArgsUsage: " ",
+		Name:  "kubeconfig",
+		Usage: "write the kubeconfig arena plays on a cluster with: its ServiceAccount's rights, nothing more",
 		Description: `Run as the cluster's admin (--kubeconfig, the admin's), after
 kubectl apply -k deploy/kubernetes: it asks the API server for a token of
 arena's ServiceAccount in --namespace and writes a kubeconfig holding it,
