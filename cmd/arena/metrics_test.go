@@ -83,12 +83,18 @@ func TestTournamentAndWorkerServeMetrics(t *testing.T) {
 
 	coordinator := startLogged(t, arena, env, append([]string{"tournament", "--out", out, "--listen", "127.0.0.1:0",
 		"--metrics-listen", "127.0.0.1:0", bots}, common...)...)
-	// Nothing plays the games: once published, all 6 wait for a worker.
+	// Nothing plays the games: once published, all 6 wait for a worker,
+	// and the store counts them playing. The queue and the store are two
+	// updates a scrape can fall between: wait for both.
 	var got = metricstest.Scrape(t, coordinator)
-	for deadline := time.Now().Add(time.Minute); metricstest.Sampled(got, "arena_worker_queue_games", "state", "waiting") != 6; got = metricstest.Scrape(t, coordinator) {
+	published := func() bool {
+		return metricstest.Sampled(got, "arena_worker_queue_games", "state", "waiting") == 6 &&
+			metricstest.Sampled(got, "arena_tournament_games", "state", "playing") == 6
+	}
+	for deadline := time.Now().Add(time.Minute); !published(); got = metricstest.Scrape(t, coordinator) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the coordinator's games did not reach its queue in a minute: arena_worker_queue_games{state=waiting} is %v",
-				metricstest.Sampled(got, "arena_worker_queue_games", "state", "waiting"))
+			t.Fatalf("the coordinator's games did not reach its queue in a minute: arena_worker_queue_games{state=waiting} is %v, arena_tournament_games{state=playing} %v",
+				metricstest.Sampled(got, "arena_worker_queue_games", "state", "waiting"), metricstest.Sampled(got, "arena_tournament_games", "state", "playing"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
