@@ -97,8 +97,12 @@ func eventFinal(c *cli.Context) error {
 	if c.Int("top") < 0 {
 		return usagef("--top: a number of teams, 0 for every team")
 	}
+	playoff, err := tournament.ParsePlayoff(c.String("playoff"))
+	if err != nil {
+		return usagef("--playoff: %v", err)
+	}
 	shape := event.Shape{Format: c.String("format"), Rounds: c.Int("rounds"), Top: c.Int("top"), Advance: c.Int("advance"),
-		Then: c.String("then"), Budget: c.Int("budget"), GamesPerPair: c.Int("games-per-pair")}
+		Then: c.String("then"), Budget: c.Int("budget"), GamesPerPair: c.Int("games-per-pair"), Playoff: playoff}
 	if err := shape.Check(); err != nil {
 		return usagef("--%v", err)
 	}

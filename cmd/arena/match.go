@@ -479,12 +479,13 @@ func printable(s string) string {
 }
 
 // played says how far a match went, in the terms of result.json: turns
-// counts every turn, setup included, and the ply of a turn is its number
-// among them; play plies leave setup out. decided is the fault that ended
+// counts every turn the bots were asked for, setup included (the one a
+// fault ended the match on too), and the ply of a turn is its number among
+// them; play plies leave setup out. decided is the fault that ended
 // the match, if one did.
 func played(r transcript.Result, decided *transcript.Turn) string {
-	s := "after " + words.Plural(r.Turns, "turn")
-	switch setup := r.Turns - r.Plies; {
+	s := "after " + words.Plural(r.TurnsPlayed(), "turn")
+	switch setup := r.Turns - r.Plies; { // the turns applied in setup
 	case setup == 0:
 		return s
 	case r.Plies == 0 && decided != nil:

@@ -99,6 +99,7 @@ standings of a finished or running tournament.`,
 			&cli.Uint64Flag{Name: "seed", Usage: "tournament seed: the schedule, every game's seed and the random tie-break (default: random, stored)"},
 			&cli.StringFlag{Name: "points", Value: "3,1,0", Usage: "points for a win, a draw and a loss"},
 			&cli.StringFlag{Name: "tie-breaks", Value: strings.Join(tournament.DefaultTieBreaks(), ","), Usage: "tie-breaks in order: sonneborn-berger, direct-encounter, wins, buchholz, buchholz-cut1, random (a Swiss tournament's default: " + strings.Join(tournament.SwissTieBreaks(), ",") + ")"},
+			&cli.StringFlag{Name: "playoff", Usage: "places that bots level after every tie-break but the lot play for (a side-swapped pair, then single deciders), such as 1,8; none: the lot decides", DefaultText: "first place, and a stages tournament's cut"},
 			&cli.IntFlag{Name: "max-attempts", Value: 3, Usage: "attempts of a game aborted by the host before it is reported unplayed"},
 			&cli.StringFlag{Name: "min-free", Value: "1g", Usage: "free space the tournament directory keeps beyond what the games in flight may write (their evidence budget plus 32 MiB each); below it no game starts until space is freed (0: no check)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
@@ -137,6 +138,10 @@ func runTournament(c *cli.Context) error {
 	if !c.IsSet("tie-breaks") {
 		tbs = tournament.TieBreaksFor(c.String("format"))
 	}
+	playoff, err := tournament.ParsePlayoff(c.String("playoff"))
+	if err != nil {
+		return usagef("--playoff: %v", err)
+	}
 	var minFree int64
 	if v := c.String("min-free"); v != "0" {
 		if minFree, err = units.RAMInBytes(v); err != nil || minFree < 0 {
@@ -155,7 +160,7 @@ func runTournament(c *cli.Context) error {
 				cfg.Advance = tournament.DefaultAdvance(len(cfg.Bots))
 			}
 		}
-		cfg.Scoring, cfg.TieBreaks = sc, tbs
+		cfg.Scoring, cfg.TieBreaks, cfg.Playoff = sc, tbs, playoff
 		if err := cfg.Validate(); err != nil {
 			return usagef("%v", err)
 		}
@@ -275,9 +280,13 @@ func standingsCommand() *cli.Command {
 }
 
 func gameLine(r tournament.Record, white, black string) string {
+	name := fmt.Sprintf("game %d %s vs %s", r.ID, white, black)
+	if r.Playoff > 0 {
+		name = fmt.Sprintf("game %d (playoff) %s vs %s", r.ID, white, black)
+	}
 	switch r.Status {
 	case tournament.Unplayed:
-		return fmt.Sprintf("game %d %s vs %s: unplayed (%s)", r.ID, white, black, r.AbortReason)
+		return fmt.Sprintf("%s: unplayed (%s)", name, r.AbortReason)
 	}
 	res := "draw"
 	switch r.Winner {
@@ -286,7 +295,7 @@ func gameLine(r tournament.Record, white, black string) string {
 	case transcript.WinnerBlack:
 		res = black + " wins"
 	}
-	line := fmt.Sprintf("game %d %s vs %s: %s (%s, %s)", r.ID, white, black, res, r.Reason, words.Plural(r.Plies, "play ply"))
+	line := fmt.Sprintf("%s: %s (%s, %s)", name, res, r.Reason, words.Plural(r.Plies, "play ply"))
 	if r.Worker != "" {
 		line += " on " + r.Worker
 	}
@@ -314,6 +323,24 @@ func (p *lineProgress) GameDone(r tournament.Record, white, black, leader string
 }
 
 func (p *lineProgress) Finish() {}
+
+// Paired counts the games a round adds past those planned (a playoff, a
+// bracket's deciders).
+func (p *lineProgress) Paired(games []tournament.Game) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = max(p.total, lastID(games))
+}
+
+// lastID is the highest id of games (0: none): the games there are once
+// they are stored.
+func lastID(games []tournament.Game) int {
+	n := 0
+	for _, g := range games {
+		n = max(n, g.ID)
+	}
+	return n
+}
 
 func (p *lineProgress) Playing(game int, worker string) {
 	p.mu.Lock()
@@ -351,6 +378,7 @@ type barProgress struct {
 	bar     *mpb.Bar
 	leader  string
 	playing map[int]string // game -> worker, with workers
+	total   int
 	mu      sync.Mutex
 }
 
@@ -379,7 +407,7 @@ func (p *barProgress) playingLine() string {
 }
 
 func (p *barProgress) Start(total, done int) {
-	p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40))
+	p.p, p.total = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40)), total
 	p.bar = p.p.AddBar(int64(total),
 		mpb.PrependDecorators(decor.Name("games "), decor.CountersNoUnit("%d/%d")),
 		mpb.AppendDecorators(decor.Name(" eta "), decor.AverageETA(decor.ET_STYLE_GO),
@@ -406,6 +434,16 @@ func (p *barProgress) GameDone(r tournament.Record, white, black, leader string)
 	p.mu.Unlock()
 	fmt.Fprintln(p.p, gameLine(r, white, black))
 	p.bar.Increment()
+}
+
+// Paired grows the bar by the games a round adds past those planned.
+func (p *barProgress) Paired(games []tournament.Game) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := lastID(games); n > p.total {
+		p.total = n
+		p.bar.SetTotal(int64(n), false)
+	}
 }
 
 func (p *barProgress) WaitingForSpace(dir string, free, need int64) {

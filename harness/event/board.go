@@ -41,6 +41,11 @@ type Board struct {
 	// final's) rounds with their pairings, as far as they are shown (a frozen board: the rounds whose every game had
 	// finished by the freeze).
 	Rounds []BoardRound `json:"rounds,omitempty"`
+	// PlayoffPlaces are the places teams level after every tie-break
+	// but the lot play for, and Playoffs the playoff rounds played so far
+	// (as far as the board shows their games).
+	PlayoffPlaces []int        `json:"playoffPlaces,omitempty"`
+	Playoffs      []BoardRound `json:"playoffs,omitempty"`
 	// Bracket is a bracket final's (a stages final's second stage's)
 	// bracket, laid out for drawing, as far as the board shows its games
 	// (nil for a final with no bracket).
@@ -49,7 +54,10 @@ type Board struct {
 
 // BoardRound is a round of a Swiss final: its pairings and who sat out.
 type BoardRound struct {
-	Round    int            `json:"round"`
+	Round int `json:"round"`
+	// Playoff is a playoff round's number (1: the side-swapped pairs, 2
+	// and on: deciders), played after Round; 0 for the format's own.
+	Playoff  int            `json:"playoff,omitempty"`
 	Pairings []BoardPairing `json:"pairings"`
 	Bye      string         `json:"bye,omitempty"`
 }
@@ -57,8 +65,10 @@ type BoardRound struct {
 // BoardPairing is two teams' games in a round: each one's points from
 // them (a win 1, a draw ½), and how many are still to finish.
 type BoardPairing struct {
-	// Round is an upcoming match's round (0 within a BoardRound).
+	// Round is an upcoming match's round (0 within a BoardRound), and
+	// Playoff its playoff round (0: the format's own).
 	Round       int     `json:"round,omitempty"`
+	Playoff     int     `json:"playoff,omitempty"`
 	White       string  `json:"white"`
 	Black       string  `json:"black"`
 	WhitePoints float64 `json:"whitePoints"`
@@ -85,7 +95,7 @@ func boardRounds(state *tournament.State, names TeamNames, shown func(tournament
 	byRound := map[int][]tournament.Record{}
 	last := 0
 	for _, r := range state.Games {
-		if qualifier > 0 && r.Round > qualifier {
+		if qualifier > 0 && r.Round > qualifier || r.Playoff > 0 {
 			continue
 		}
 		byRound[r.Round] = append(byRound[r.Round], r)
@@ -93,36 +103,14 @@ func boardRounds(state *tournament.State, names TeamNames, shown func(tournament
 	}
 	var out []BoardRound
 	for round := 1; round <= last; round++ {
-		br := BoardRound{Round: round}
-		in := map[int]bool{}
-		at := map[[2]int]int{}
-		hidden := false
-		for _, r := range byRound[round] {
-			in[r.White], in[r.Black] = true, true
-			key := [2]int{min(r.White, r.Black), max(r.White, r.Black)}
-			i, ok := at[key]
-			if !ok {
-				i = len(br.Pairings)
-				at[key] = i
-				br.Pairings = append(br.Pairings, BoardPairing{White: team(r.White), Black: team(r.Black)})
-			}
-			p := &br.Pairings[i]
-			points, done := r.Score(r.White)
-			switch {
-			case !done:
-				p.Left++
-			case shown != nil && !shown(r):
-				hidden = true
-			case team(r.White) == p.White:
-				p.WhitePoints += points
-				p.BlackPoints += 1 - points
-			default:
-				p.BlackPoints += points
-				p.WhitePoints += 1 - points
-			}
-		}
+		br, hidden := boardRound(byRound[round], team, shown)
 		if hidden {
 			break
+		}
+		br.Round = round
+		in := map[int]bool{}
+		for _, r := range byRound[round] {
+			in[r.White], in[r.Black] = true, true
 		}
 		for b := range state.Config.Bots {
 			// A Swiss round's one bot left out sits it out, scored; a
@@ -136,18 +124,88 @@ func boardRounds(state *tournament.State, names TeamNames, shown func(tournament
 	return out
 }
 
+// boardRound is a round's games as pairings (hidden: a finished game the
+// board may not show yet).
+func boardRound(games []tournament.Record, team func(int) string, shown func(tournament.Record) bool) (br BoardRound, hidden bool) {
+	at := map[[2]int]int{}
+	for _, r := range games {
+		key := [2]int{min(r.White, r.Black), max(r.White, r.Black)}
+		i, ok := at[key]
+		if !ok {
+			i = len(br.Pairings)
+			at[key] = i
+			br.Pairings = append(br.Pairings, BoardPairing{White: team(r.White), Black: team(r.Black)})
+		}
+		p := &br.Pairings[i]
+		points, done := r.Score(r.White)
+		switch {
+		case !done:
+			p.Left++
+		case shown != nil && !shown(r):
+			hidden = true
+		case team(r.White) == p.White:
+			p.WhitePoints += points
+			p.BlackPoints += 1 - points
+		default:
+			p.BlackPoints += points
+			p.WhitePoints += 1 - points
+		}
+	}
+	return br, hidden
+}
+
+// playoffRounds are the final's playoff rounds (of any format), in the
+// order they were played: their games that shown lets the board show
+// (nil: all).
+func playoffRounds(state *tournament.State, names TeamNames, shown func(tournament.Record) bool) []BoardRound {
+	team := teamOfBot(state, names)
+	type key struct{ round, playoff int }
+	var order []key
+	by := map[key][]tournament.Record{}
+	for _, r := range state.Games {
+		if r.Playoff == 0 || shown != nil && !shown(r) {
+			continue // a frozen board shows no pairing it could not show played
+		}
+		k := key{r.Round, r.Playoff}
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	var out []BoardRound
+	for _, k := range order {
+		br, hidden := boardRound(by[k], team, shown)
+		if hidden {
+			break
+		}
+		br.Round, br.Playoff = k.round, k.playoff
+		out = append(out, br)
+	}
+	return out
+}
+
 // stage says where a final of cfg stands after the games shown (nil: all):
 // "swiss, 11 rounds: round 4 of 11", "stages: the qualifier's round 3 of 8;
 // its top 16 go on to a double elimination", and the cut.
 func stage(cfg tournament.Config, recs []tournament.Record, shown func(tournament.Record) bool) (string, int) {
-	round := 0
+	round, last := 0, tournament.Record{}
 	for _, r := range recs {
 		if shown == nil || shown(r) {
 			round = max(round, r.Round)
+			if r.ID > last.ID {
+				last = r
+			}
 		}
 	}
 	if round == 0 {
 		return cfg.Describe() + ": not under way yet", 0
+	}
+	if last.Playoff > 0 {
+		cut := 0
+		if cfg.Format == tournament.Stages && last.Round <= cfg.SwissRounds() {
+			cut = cfg.Advance
+		}
+		return fmt.Sprintf("%s: a playoff after round %d, between teams level after every tie-break on a place it decides", cfg.Describe(), last.Round), cut
 	}
 	switch cfg.Format {
 	case tournament.Swiss:
@@ -188,7 +246,7 @@ func upcoming(state *tournament.State, names TeamNames) []BoardPairing {
 		if !ok {
 			i = len(out)
 			at[r.Pair] = i
-			out = append(out, BoardPairing{Round: r.Round, White: team(r.White), Black: team(r.Black)})
+			out = append(out, BoardPairing{Round: r.Round, Playoff: r.Playoff, White: team(r.White), Black: team(r.Black)})
 		}
 		out[i].Left++
 	}
@@ -272,7 +330,8 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		return nil, nil, err
 	}
 	live := Board{Standings: boardRows(state.Summary.Standings, names), Games: state.StandingsFile().Games, Rounds: boardRounds(state, names, nil),
-		Bracket: state.BracketOf(nil), TieBreaks: state.Config.TieBreaks, Upcoming: upcoming(state, names)}
+		Bracket: state.BracketOf(nil), TieBreaks: state.Config.TieBreaks, Upcoming: upcoming(state, names),
+		PlayoffPlaces: state.Config.PlayoffPlaces(), Playoffs: playoffRounds(state, names, nil)}
 	live.Stage, live.Cut = stage(state.Config, state.Games, nil)
 	if live.Run, _, err = s.FinalRun(ctx); err != nil {
 		return nil, nil, err
@@ -306,7 +365,7 @@ func (s *Store) FinalBoards(ctx context.Context) (anyone, organizer *Board, err 
 		}
 		return false
 	}), names)
-	fb.Rounds = boardRounds(state, names, byFreeze)
+	fb.Rounds, fb.Playoffs = boardRounds(state, names, byFreeze), playoffRounds(state, names, byFreeze)
 	fb.Bracket = state.BracketOf(byFreeze)
 	fb.Stage, fb.Upcoming = "", nil
 	fb.Stage, fb.Cut = stage(state.Config, state.Games, byFreeze)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/arenabots/arena/harness/tournament"
@@ -25,7 +26,10 @@ type Estimate struct {
 	// MeanGame is the mean duration of the last games played here (Sample
 	// of them); 0 before any.
 	MeanGame time.Duration `json:"meanGameMs"`
-	Sample   int           `json:"sample"`
+	// Spread is the sampled games' standard deviation: how far one game
+	// may be from the mean.
+	Spread time.Duration `json:"spreadMs"`
+	Sample int           `json:"sample"`
 	// SampleOf says which games the mean is of: "ladder and final games"
 	// (what the final plays), or "games" (every kind, validations too)
 	// while the event has played none of them.
@@ -46,8 +50,10 @@ type FormatEstimate struct {
 	// (a bracket's level matches add deciders), "at most" (a rating final
 	// stops once its ranks are told apart).
 	Bound string `json:"bound,omitempty"`
-	// Duration is Games × MeanGame / AtOnce: 0 while no game says how
-	// long one takes.
+	// Duration is the format's batches (tournament.Config.Batches), one
+	// after another, each a game's mean time for every AtOnce of its games
+	// (a batch of fewer games than AtOnce still takes a game's time): 0
+	// while no game says how long one takes.
 	Duration time.Duration `json:"durationMs"`
 	Chosen   bool          `json:"chosen,omitempty"`
 }
@@ -69,7 +75,7 @@ func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce in
 		teams = min(teams, shape.Top)
 	}
 	e := Estimate{Teams: teams, GamesPerPair: shape.GamesPerPair, AtOnce: max(atOnce, 1)}
-	var mean float64
+	var mean, square float64
 	// The last games recorded of the kinds the final plays, those of
 	// them that say how long they took: never more than estimateSample
 	// rows of each kind read, each by its index, however many games lack
@@ -77,24 +83,25 @@ func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce in
 	// against the built-in random bot are shorter than two teams' and
 	// are not taken, nor scrimmages, which may be against it; an event
 	// that played neither kind yet takes every game it played.
-	err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COUNT(*) FROM (SELECT d FROM
+	err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COALESCE(AVG(d*d), 0), COUNT(*) FROM (SELECT d FROM
 		(SELECT id, duration_ms AS d FROM games WHERE kind = ?2 ORDER BY id DESC LIMIT ?1)
 		UNION ALL SELECT d FROM (SELECT id, duration_ms AS d FROM games WHERE kind = ?3 ORDER BY id DESC LIMIT ?1)) WHERE d > 0`,
-		estimateSample, LadderGame, FinalGame).Scan(&mean, &e.Sample)
+		estimateSample, LadderGame, FinalGame).Scan(&mean, &square, &e.Sample)
 	if err != nil {
 		return e, err
 	}
 	e.SampleOf = "ladder and final games"
 	if e.Sample == 0 {
 		e.SampleOf = "games"
-		err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COUNT(*) FROM
-			(SELECT duration_ms AS d FROM games ORDER BY id DESC LIMIT ?) WHERE d > 0`, estimateSample).Scan(&mean, &e.Sample)
+		err := s.readRow(ctx, `SELECT COALESCE(AVG(d), 0), COALESCE(AVG(d*d), 0), COUNT(*) FROM
+			(SELECT duration_ms AS d FROM games ORDER BY id DESC LIMIT ?) WHERE d > 0`, estimateSample).Scan(&mean, &square, &e.Sample)
 		if err != nil {
 			return e, err
 		}
 	}
 	// Whole milliseconds, as the page shows them.
 	e.MeanGame = time.Duration(math.Round(mean)) * time.Millisecond
+	e.Spread = time.Duration(math.Round(math.Sqrt(max(square-mean*mean, 0)))) * time.Millisecond
 	chosen := cmp.Or(shape.Format, tournament.RoundRobin)
 	for _, f := range FinalFormats() {
 		sh := shape
@@ -113,7 +120,9 @@ func (s *Store) FinalEstimate(ctx context.Context, shape Shape, teams, atOnce in
 			fe.Words, fe.Bound = "rating, where the ranks are least sure", "at most"
 		}
 		fe.Games = max(fe.Games, 0) // a bracket of no team plays none, not -2
-		fe.Duration = e.Left(fe.Games)
+		if teams >= 2 {
+			fe.Duration = e.Of(c.Batches())
+		}
 		e.Formats = append(e.Formats, fe)
 	}
 	return e, nil
@@ -127,7 +136,11 @@ func (e Estimate) Intro() string {
 	if e.MeanGame <= 0 {
 		return out + " (no game played here yet says how long one takes)"
 	}
-	return out + fmt.Sprintf(", at %s a game (the mean of the last %d %s played here)", About(e.MeanGame), e.Sample, e.SampleOf)
+	out += fmt.Sprintf(", at %s a game (the mean of the last %d %s played here", About(e.MeanGame), e.Sample, e.SampleOf)
+	if e.Sample > 1 && e.Spread > 0 {
+		out += fmt.Sprintf("; one game may take %s more or less", strings.TrimPrefix(About(e.Spread), "about "))
+	}
+	return out + ")"
 }
 
 // String says one format's estimate: "swiss, 11 rounds: 3,300 games, about
@@ -152,6 +165,20 @@ func (e Estimate) Chosen() FormatEstimate {
 		}
 	}
 	return FormatEstimate{}
+}
+
+// Of is how long batches of games take, one after another, at the
+// estimate's pace: every AtOnce games of a batch (or fewer, its last) a
+// mean game's time (0: unknown).
+func (e Estimate) Of(batches []int) time.Duration {
+	if e.MeanGame <= 0 {
+		return 0
+	}
+	at, slots := max(e.AtOnce, 1), 0
+	for _, b := range batches {
+		slots += (b + at - 1) / at
+	}
+	return time.Duration(slots) * e.MeanGame
 }
 
 // Left is how long games more take at the estimate's pace (0: unknown).

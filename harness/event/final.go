@@ -220,6 +220,10 @@ type Shape struct {
 	// Budget is the games a rating final plays at most (0: its default).
 	Budget       int `json:"budget,omitempty"`
 	GamesPerPair int `json:"gamesPerPair"`
+	// Playoff are the places teams level after every tie-break but the
+	// lot play for (nil: first place and a stages final's cut;
+	// tournament.NoPlayoff: none, the lot decides).
+	Playoff []int `json:"playoff,omitempty"`
 }
 
 // FinalFormats are the formats a final may be played in: every
@@ -242,7 +246,7 @@ func (s Shape) Config(teams int) tournament.Config {
 	if c.Format == tournament.Stages {
 		c.Advance, c.Then = cmp.Or(s.Advance, tournament.DefaultAdvance(teams)), cmp.Or(s.Then, tournament.DoubleElimination)
 	}
-	c.TieBreaks = tournament.TieBreaksFor(c.Format)
+	c.TieBreaks, c.Playoff = tournament.TieBreaksFor(c.Format), s.Playoff
 	c.Bots = make([]tournament.BotEntry, teams)
 	return c
 }

@@ -111,7 +111,7 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	if err != nil {
 		return Game{}, fmt.Errorf("%s: %w", filepath.Join(dir, transcript.FileName), err)
 	}
-	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies, Turns: res.Turns,
+	g := Game{Kind: kind, White: white, Black: black, Winner: res.Winner, Reason: res.Reason, Plies: res.Plies, Turns: res.TurnsPlayed(),
 		Finished: time.Now().UTC(), Dir: rel, Course: course}
 	// A game is recorded once: a resumed scrimmage records its games again.
 	start := time.Now()

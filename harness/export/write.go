@@ -39,14 +39,11 @@ func (g *game) termination() string {
 	case r.Reason == rules.ReasonMaxPlies:
 		return "adjudication"
 	}
-	for _, f := range r.Faults {
-		// A fault that ended the game: the last one, by the loser.
-		if f.Ply == r.Turns && f.Verdict == string(rules.Timeout) {
+	if f, ok := r.Forfeit(); ok {
+		if f.Verdict == string(rules.Timeout) {
 			return "time forfeit"
 		}
-		if f.Ply == r.Turns {
-			return "rules infraction"
-		}
+		return "rules infraction"
 	}
 	return "normal"
 }

@@ -34,6 +34,9 @@ type run struct {
 	// of games would otherwise read them all after each one).
 	leader   string
 	leaderAt time.Time
+	// settled is closed (and made anew, under mu) each time a game ends:
+	// a worker waiting for a round's last games to pair the next wakes.
+	settled chan struct{}
 }
 
 // playAll plays every game left, here or by workers, then writes the
@@ -55,6 +58,7 @@ func (rn *run) playAll(ctx context.Context, start time.Time) (*tournament.Summar
 		}
 		return rn.summary(ctx, start)
 	}
+	rn.settled = make(chan struct{})
 	var wg sync.WaitGroup
 	var failed atomic.Bool // a worker failed: claim no more games
 	errs := make(chan error, rn.Concurrency)
@@ -88,6 +92,7 @@ func (rn *run) playAll(ctx context.Context, start time.Time) (*tournament.Summar
 					// rounds before it is finished.
 					rn.mu.Lock()
 					added, wait, err := rn.nextRound(context.WithoutCancel(ctx))
+					settled := rn.settled
 					rn.mu.Unlock()
 					if err != nil {
 						failed.Store(true)
@@ -98,12 +103,25 @@ func (rn *run) playAll(ctx context.Context, start time.Time) (*tournament.Summar
 						continue
 					}
 					if wait {
-						sleepCtx(ctx, 100*time.Millisecond)
+						// Woken as a game of the round ends: the next round
+						// is paired at once, not at the next poll.
+						t := time.NewTimer(time.Second)
+						select {
+						case <-ctx.Done():
+						case <-settled:
+						case <-t.C:
+						}
+						t.Stop()
 						continue
 					}
 					return
 				}
-				if err := rn.play(ctx, next); err != nil {
+				err = rn.play(ctx, next)
+				rn.mu.Lock()
+				close(rn.settled)
+				rn.settled = make(chan struct{})
+				rn.mu.Unlock()
+				if err != nil {
 					failed.Store(true)
 					errs <- err
 					return
@@ -157,14 +175,12 @@ func (rn *run) warn(what string, err error) {
 }
 
 // nextRound pairs an adaptive format's next round (a bracket's level
-// matches first get their deciders) and adds its games, once every game
-// of the rounds so far is finished (wait: some still play) and while the
-// format has rounds left. The pairing is a pure function of the results,
-// so a resumed tournament pairs as the first run would have.
+// matches first get their deciders), or a playoff once the format's games
+// are over, and adds its games, once every game of the rounds so far is
+// finished (wait: some still play) and while there are rounds left. The
+// pairing is a pure function of the results, so a resumed tournament
+// pairs as the first run would have.
 func (rn *run) nextRound(ctx context.Context) (added, wait bool, err error) {
-	if !rn.Config.Adaptive() {
-		return false, false, nil
-	}
 	recs, err := rn.st.Games(ctx)
 	if err != nil {
 		return false, false, err
@@ -181,7 +197,7 @@ func (rn *run) nextRound(ctx context.Context) (added, wait bool, err error) {
 	if err := rn.st.AddGames(ctx, games); err != nil {
 		return false, false, fmt.Errorf("pair round %d: %w", games[0].Round, err)
 	}
-	slog.Info("tournament: a round is paired", "format", rn.Config.Format, "round", games[0].Round, "games", len(games))
+	slog.Info("tournament: a round is paired", "format", rn.Config.Format, "round", games[0].Round, "playoff", games[0].Playoff, "games", len(games))
 	if p, ok := rn.Progress.(Pairer); ok {
 		p.Paired(games)
 	}

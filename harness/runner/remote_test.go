@@ -137,6 +137,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	localDir := t.TempDir()
 	lo := options(t, localDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
 	lo.Config.Rules = map[string]string{"maxPlies": "20"}
+	lo.Config.Playoff = nil // first place level after every tie-break is played for, remotely as locally
 	want, err := Run(context.Background(), lo)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +272,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 
 	remoteDir := t.TempDir()
 	ro := options(t, remoteDir, bots, &local.Backend{Dir: t.TempDir()}, "local")
-	ro.Config.Rules = lo.Config.Rules
+	ro.Config.Rules, ro.Config.Playoff = lo.Config.Rules, lo.Config.Playoff
 	remoteOn(&ro, c, coordinator)
 	done := runInBackground(ro)
 	for range 7 {
@@ -292,7 +293,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Done != want.Done || got.Done != 6 || got.Unplayed != 0 {
+	if got.Done != want.Done || got.Done < 6 || got.Unplayed != 0 {
 		t.Fatalf("%d of %d played remotely (%d unplayed), %d locally", got.Done, got.Total, got.Unplayed, want.Done)
 	}
 	if g, w := tournament.String(got.Standings, tournament.SwissTieBreaks()), tournament.String(want.Standings, tournament.SwissTieBreaks()); g != w {
@@ -342,7 +343,7 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 	if retried != 6 {
 		t.Fatalf("%d results refused, want the forged, the impostor's, the swapped, the garbled, the lost one and the edited result.json", retried)
 	}
-	if by["w1"]+by["w2"] != 6 {
+	if by["w1"]+by["w2"] != len(st.Games) {
 		t.Fatalf("games by worker: %v; only the honest workers' count", by)
 	}
 	rows := map[string]tournament.WorkerRow{}

@@ -31,8 +31,10 @@ func options(t testing.TB, dir string, bots []*submission.Bot, backend sandbox.B
 	lim := sandbox.DefaultLimits()
 	lim.TurnTimeout = 2 * time.Second
 	lim.Memory = 256 * sandbox.MiB
+	// No playoff: these tests count the games of the format's schedule (a
+	// playoff is tested where it is the subject).
 	cfg := tournament.Config{Format: tournament.RoundRobin, GamesPerPair: 2, Seed: 11, Game: "codeclash", Rules: map[string]string{"maxPlies": "40"},
-		Limits: lim, OnFault: "forfeit", Sandbox: sb, Scoring: tournament.DefaultScoring(), TieBreaks: tournament.DefaultTieBreaks()}
+		Limits: lim, OnFault: "forfeit", Sandbox: sb, Scoring: tournament.DefaultScoring(), TieBreaks: tournament.DefaultTieBreaks(), Playoff: tournament.NoPlayoff}
 	for _, b := range bots {
 		cfg.Bots = append(cfg.Bots, tournament.BotEntry{Name: b.Name, SHA256: b.SHA256, Source: b.Source})
 	}

@@ -150,6 +150,9 @@ func (g bracketGraph) resolve(seeds []int, gamesPerPair int, recs []Record) []Ma
 	}
 	byRound := map[int][]Record{}
 	for _, r := range recs {
+		if r.Playoff > 0 {
+			continue // a stages tournament's cut, before the bracket
+		}
 		byRound[r.Round] = append(byRound[r.Round], r)
 	}
 	ms := make([]Match, 0, len(g))

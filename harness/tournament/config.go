@@ -69,6 +69,11 @@ func (c Config) Validate() error {
 			return ConfigErrorf("points: want finite numbers, got %g,%g,%g", c.Scoring.Win, c.Scoring.Draw, c.Scoring.Loss)
 		}
 	}
+	for _, p := range c.Playoff {
+		if p < 0 || p >= len(c.Bots) || p == 0 && len(c.Playoff) > 1 {
+			return ConfigErrorf("playoff: places 1 to %d (a place is decided between its bot and the next), or none; got %v", len(c.Bots)-1, c.Playoff)
+		}
+	}
 	if err := CheckTieBreaks(c.TieBreaks); err != nil {
 		return &ConfigError{"tie-breaks: " + err.Error()}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 
@@ -141,39 +142,89 @@ func (c Config) FirstGames() ([]Game, error) {
 // finished (none: it is over). It is a pure function of the configuration
 // and the results, so a resumed tournament pairs as the first run did, and
 // a coordinator as a local run.
+//
+// Once the format's own games are over, a place PlayoffPlaces names that
+// is still level after every tie-break but the lot gets its playoff, round
+// by round (a stages tournament's cut before its second stage is seeded);
+// a format whose schedule is stored whole gets only those.
 func (c Config) Next(recs []Record) []Game {
 	round, pair := 0, 0
+	var own []Record // the format's games, without the playoffs
 	for _, r := range recs {
-		round, pair = max(round, r.Round), max(pair, r.Pair)
+		pair = max(pair, r.Pair)
+		if r.Playoff == 0 {
+			round = max(round, r.Round)
+			own = append(own, r)
+		}
 	}
 	nextID, nextPair := len(recs)+1, pair+1
+	playoff := func(outs []Outcome, places []int) []Game {
+		return c.playoffGames(outs, recs, round, places, nextID, nextPair)
+	}
 	switch c.Format {
+	case RoundRobin:
+		if len(own) == 0 {
+			return nil // its schedule is stored whole at the start
+		}
+		return playoff(outcomes(recs), c.PlayoffPlaces())
 	case Swiss:
 		if round >= c.SwissRounds() {
-			return nil
+			return playoff(swissScored(len(c.Bots), recs, recs), c.PlayoffPlaces())
 		}
-		pairs, _ := swissPairings(swissHistory(len(c.Bots), recs))
+		pairs, _ := swissPairings(swissHistory(len(c.Bots), own))
 		return swissRound(round+1, pairs, c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
 	case Knockout, DoubleElimination:
-		g, seeds, _ := c.bracket(recs)
-		return g.next(g.resolve(seeds, c.GamesPerPair, recs), c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
+		g, seeds, _ := c.bracket(own)
+		return g.next(g.resolve(seeds, c.GamesPerPair, own), c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
 	case Stages:
-		if q := c.SwissRounds(); round < q {
-			pairs, _ := swissPairings(swissHistory(len(c.Bots), recs))
+		q := c.SwissRounds()
+		if round < q {
+			pairs, _ := swissPairings(swissHistory(len(c.Bots), own))
 			return swissRound(round+1, pairs, c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
 		}
-		if g, seeds, _ := c.bracket(recs); g != nil {
-			return g.next(g.resolve(seeds, c.GamesPerPair, recs), c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
+		if round == q {
+			if g := playoff(swissScored(len(c.Bots), recs, recs), c.cutPlace()); g != nil {
+				return g
+			}
 		}
-		if round > c.SwissRounds() {
-			return nil // the second stage's round robin is stored whole
+		if g, seeds, _ := c.bracket(recs); g != nil {
+			return g.next(g.resolve(seeds, c.GamesPerPair, own), c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
+		}
+		if round > q { // the second stage's round robin is stored whole
+			var second []Record
+			for _, r := range recs {
+				if r.Round > q {
+					second = append(second, r)
+				}
+			}
+			return playoff(outcomes(second), c.titlePlaces())
 		}
 		_, seeds, first := c.secondStage(recs)
 		return roundRobinOf(seeds, first, c.GamesPerPair, c.Seed, len(c.Openings), nextID, nextPair)
 	case Rating:
-		return c.ratingRound(recs, round, nextID, nextPair)
+		return c.ratingRound(own, round, nextID, nextPair)
 	}
 	return nil
+}
+
+// cutPlace is a stages tournament's cut, when the playoff decides it.
+func (c Config) cutPlace() []int {
+	if slices.Contains(c.PlayoffPlaces(), c.Advance) {
+		return []int{c.Advance}
+	}
+	return nil
+}
+
+// titlePlaces are the places a stages tournament's second stage (a round
+// robin) decides by playoff: those among its own bots.
+func (c Config) titlePlaces() []int {
+	var out []int
+	for _, p := range c.PlayoffPlaces() {
+		if p < c.Advance {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // secondStage is a stages tournament's second stage once its qualifier is
@@ -195,6 +246,9 @@ func (c Config) secondStage(recs []Record) (format string, seeds []int, first in
 	}
 	if !reached {
 		return "", nil, 0
+	}
+	if group, _ := c.levelOn(swissScored(len(c.Bots), qualifier, qualifier), qualifier, q, c.cutPlace()); group != nil {
+		return "", nil, 0 // the cut's playoff is still to play
 	}
 	rows := placesOnly(names(c.Bots), swissScored(len(c.Bots), qualifier, qualifier), c.Scoring, c.TieBreaks, c.Seed)
 	for _, r := range rows[:min(c.Advance, len(rows))] {
@@ -310,15 +364,16 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 			allQualifier = append(allQualifier, r)
 		}
 	}
-	at, lot := map[int]int{}, map[int]bool{}
+	at, lot, by := map[int]int{}, map[int]bool{}, map[int]string{}
 	for i, r := range placesOnly(names(c.Bots), swissScored(len(c.Bots), qualifier, allQualifier), c.Scoring, c.TieBreaks, c.Seed) {
-		at[r.Bot], lot[r.Bot] = i, r.ByLot
+		at[r.Bot], lot[r.Bot], by[r.Bot] = i, r.ByLot, r.DecidedBy
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return at[rows[i].Bot] < at[rows[j].Bot] })
 	for i := range rows {
 		// Places come from the stages, not from the tie-breaks of every
-		// game's points: the qualifier's lot, if it drew one.
-		rows[i].Rank, rows[i].DecidedBy, rows[i].ByLot = i+1, "", lot[rows[i].Bot]
+		// game's points: the qualifier's tie-breaks (its playoff, its
+		// lot) where it placed them.
+		rows[i].Rank, rows[i].DecidedBy, rows[i].ByLot = i+1, by[rows[i].Bot], lot[rows[i].Bot]
 	}
 	format, seeds, _ := c.secondStage(all)
 	switch {
@@ -331,9 +386,9 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 		for _, b := range seeds {
 			in[b] = true
 		}
-		order, lot2 := map[int]int{}, map[int]bool{}
+		order, lot2, by2 := map[int]int{}, map[int]bool{}, map[int]string{}
 		for i, r := range placesOnly(names(c.Bots), outcomes(second), c.Scoring, c.TieBreaks, c.Seed) {
-			order[r.Bot], lot2[r.Bot] = i, r.ByLot
+			order[r.Bot], lot2[r.Bot], by2[r.Bot] = i, r.ByLot, r.DecidedBy
 		}
 		sort.SliceStable(rows, func(i, j int) bool {
 			a, b := rows[i].Bot, rows[j].Bot
@@ -344,8 +399,14 @@ func (c Config) stagesPlaces(rows []Row, recs, all []Record) []Row {
 		})
 		for i := range rows {
 			rows[i].Rank, rows[i].Out = i+1, !in[rows[i].Bot]
-			if in[rows[i].Bot] { // placed by the second stage's own order and lot
-				rows[i].ByLot = lot2[rows[i].Bot]
+			// Placed by the second stage's own order, tie-breaks and lot;
+			// its last above the next by the qualifier's cut.
+			switch {
+			case in[rows[i].Bot] && i+1 < len(seeds):
+				rows[i].ByLot, rows[i].DecidedBy = lot2[rows[i].Bot], by2[rows[i].Bot]
+			case in[rows[i].Bot]:
+				cut := seeds[len(seeds)-1] // the qualifier's last to go on
+				rows[i].ByLot, rows[i].DecidedBy = lot[cut], by[cut]
 			}
 		}
 	}

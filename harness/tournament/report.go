@@ -430,7 +430,7 @@ func (s *State) htmlStandings(b *strings.Builder) {
 	}
 	b.WriteString("</table>")
 	if len(s.Config.TieBreaks) > 0 {
-		fmt.Fprintf(b, "<p>Bots level on points are placed by %s.</p>", e(TieBreakWords(s.Config.TieBreaks)))
+		fmt.Fprintf(b, "<p>Bots level on points are placed by %s%s.</p>", e(TieBreakWords(s.Config.TieBreaks)), e(PlayoffWords(s.Config.PlayoffPlaces(), "bots")))
 	}
 	b.WriteString("<p>95% ranks: the places each bot's strength may hold given every game, at 95% confidence (a Bradley-Terry model fitted to all games, draws half a win, with simultaneous intervals of each bot's differences with every other); ~ marks a bot not told apart from the next one.</p>")
 }
@@ -532,8 +532,12 @@ func (s *State) htmlGames(b *strings.Builder) {
 		if g.Status == Unplayed || len(g.Faults) > 0 {
 			cls = ` class="bad"`
 		}
-		fmt.Fprintf(b, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>",
-			g.ID, g.Round, e(s.Config.Bots[g.White].Name), e(s.Config.Bots[g.Black].Name), cls, e(result), e(reason), g.Plies, e(strings.Join(faults, "; ")), e(g.Worker), links)
+		round := strconv.Itoa(g.Round)
+		if g.Playoff > 0 {
+			round += ", playoff"
+		}
+		fmt.Fprintf(b, "<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td class=\"num\">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+			g.ID, round, e(s.Config.Bots[g.White].Name), e(s.Config.Bots[g.Black].Name), cls, e(result), e(reason), g.Plies, e(strings.Join(faults, "; ")), e(g.Worker), links)
 	}
 	b.WriteString("</table>")
 }

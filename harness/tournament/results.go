@@ -58,7 +58,7 @@ func outcomes(recs []Record) []Outcome {
 		if r.Status != Done {
 			continue
 		}
-		o := Outcome{White: r.White, Black: r.Black, Winner: -1}
+		o := Outcome{White: r.White, Black: r.Black, Winner: -1, Playoff: r.Playoff}
 		switch r.Winner {
 		case transcript.WinnerWhite:
 			o.Winner = r.White

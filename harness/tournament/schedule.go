@@ -35,6 +35,11 @@ type Game struct {
 	// Opening is the opening the game starts from, an index into the
 	// configuration's openings plus one (0: the game's own start).
 	Opening int `json:"opening,omitempty"`
+	// Playoff numbers the playoff round the game belongs to (0: a game of
+	// the format's own): 1 for the side-swapped pairs of bots level after
+	// every tie-break on a place the playoff decides, 2 and on for the
+	// deciders of those still level. Its Round is the round it follows.
+	Playoff int `json:"playoff,omitempty"`
 }
 
 // Schedule lists every game of the tournament. It is a pure function of its

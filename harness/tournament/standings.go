@@ -141,6 +141,9 @@ func CheckTieBreaks(tb []string) error {
 type Outcome struct {
 	White, Black int
 	Winner       int // the bot index that won, or -1 for a draw
+	// Playoff is the game's playoff round (Game.Playoff; 0: none): it
+	// counts in no points, only in ordering the bots it was played among.
+	Playoff int
 }
 
 // Row is one line of the standings.
@@ -216,6 +219,7 @@ func standingsOf(names []string, games []Outcome, sc Scoring, tieBreaks []string
 	for i := range rows {
 		rows[i] = Row{Bot: i, Name: names[i]}
 	}
+	games, playoff := splitPlayoff(games)
 	for _, g := range games {
 		if g.Black == Bye {
 			// A Swiss round sat out: a win's points, no game.
@@ -302,7 +306,7 @@ func standingsOf(names []string, games []Outcome, sc Scoring, tieBreaks []string
 	var final []int
 	var rank []int
 	for _, g := range groups {
-		members, ranks := breakTies(rows, g, games, sc, tieBreaks, seed, names)
+		members, ranks := breakTies(rows, g, games, playoff, sc, tieBreaks, seed, names)
 		base := len(final)
 		final = append(final, members...)
 		for _, r := range ranks {
@@ -313,6 +317,13 @@ func standingsOf(names []string, games []Outcome, sc Scoring, tieBreaks []string
 	for i, b := range final {
 		out[i] = rows[b]
 		out[i].Rank = rank[i]
+	}
+	for i := range out {
+		// A tie-break separates a bot from the next one only when the two
+		// are level on points.
+		if i+1 == n || out[i+1].Points != out[i].Points {
+			out[i].DecidedBy = ""
+		}
 	}
 	neighbours(out)
 	return out
@@ -339,9 +350,12 @@ func neighbours(out []Row) {
 
 // breakTies orders one group level on points. It returns the members in order
 // and each one's 0-based rank within the group (equal ranks stay tied).
-func breakTies(rows []Row, group []int, games []Outcome, sc Scoring, tbs []string, seed uint64, names []string) ([]int, []int) {
+func breakTies(rows []Row, group []int, games, playoff []Outcome, sc Scoring, tbs []string, seed uint64, names []string) ([]int, []int) {
 	if len(group) == 1 {
 		return group, []int{0}
+	}
+	if len(playoff) > 0 && (len(tbs) == 0 || tbs[0] == RandomDraw) {
+		return byPlayoff(rows, group, games, playoff, sc, tbs, seed, names)
 	}
 	if len(tbs) == 0 {
 		ranks := make([]int, len(group))
@@ -403,7 +417,7 @@ func breakTies(rows []Row, group []int, games []Outcome, sc Scoring, tbs []strin
 			}
 		}
 		if !all {
-			return breakTies(rows, group, games, sc, rest, seed, names)
+			return breakTies(rows, group, games, playoff, sc, rest, seed, names)
 		}
 		for _, b := range group {
 			key[b] = pts[b]
@@ -419,7 +433,7 @@ func breakTies(rows []Row, group []int, games []Outcome, sc Scoring, tbs []strin
 		for j < len(sorted) && key[sorted[j]] == key[sorted[i]] {
 			j++
 		}
-		sub, subRanks := breakTies(rows, sorted[i:j], games, sc, rest, seed, names)
+		sub, subRanks := breakTies(rows, sorted[i:j], games, playoff, sc, rest, seed, names)
 		if j-i < len(sorted) {
 			// This tie-break separated something: say so on the rows it placed.
 			for _, b := range sub {

@@ -34,7 +34,7 @@ func TestScoringAndSonnebornBergerDecides(t *testing.T) {
 	t.Parallel()
 	// A beats C and D, loses to B; B beats A and D, loses to C; C draws D.
 	games := []Outcome{
-		{A, C, A}, {A, D, A}, {B, A, B}, {B, D, B}, {C, B, C}, {C, D, draw},
+		{A, C, A, 0}, {A, D, A, 0}, {B, A, B, 0}, {B, D, B, 0}, {C, B, C, 0}, {C, D, draw, 0},
 	}
 	rows := Standings(names4, games, DefaultScoring(), DefaultTieBreaks(), 1)
 	// Points: A 6, B 6, C 4, D 1. SB: A = 4 (C) + 1 (D) = 5; B = 6 (A) + 1 (D) = 7.
@@ -59,7 +59,7 @@ func TestDirectEncounterDecidesWhenSonnebornBergerIsLevel(t *testing.T) {
 	t.Parallel()
 	// A beats B and C, draws D; B draws C, beats D; D beats C.
 	games := []Outcome{
-		{A, B, A}, {A, C, A}, {A, D, draw}, {B, C, draw}, {B, D, B}, {C, D, D},
+		{A, B, A, 0}, {A, C, A, 0}, {A, D, draw, 0}, {B, C, draw, 0}, {B, D, B, 0}, {C, D, D, 0},
 	}
 	rows := Standings(names4, games, DefaultScoring(), DefaultTieBreaks(), 1)
 	// Points: A 7, B 4, D 4, C 1. SB: B = 4 (D) + 1/2 (C) = 4.5; D = 1 (C) + 7/2 (A) = 4.5.
@@ -77,8 +77,8 @@ func TestDirectEncounterNeedsEveryTiedPlayerToHaveMet(t *testing.T) {
 	// A gauntlet: X plays A and B three times each; A and B never meet.
 	names := []string{"x", "a", "b"}
 	games := []Outcome{
-		{0, 1, draw}, {1, 0, draw}, {0, 1, draw}, // a: three draws = 3 points, no win
-		{0, 2, 2}, {2, 0, 0}, {0, 2, 0}, // b: one win, two losses = 3 points
+		{0, 1, draw, 0}, {1, 0, draw, 0}, {0, 1, draw, 0}, // a: three draws = 3 points, no win
+		{0, 2, 2, 0}, {2, 0, 0, 0}, {0, 2, 0, 0}, // b: one win, two losses = 3 points
 	}
 	rows := Standings(names, games, DefaultScoring(), []string{DirectEncounter, MostWins, RandomDraw}, 1)
 	if got := ranking(rows); !reflect.DeepEqual(got, []string{"x", "b", "a"}) {
@@ -92,7 +92,7 @@ func TestDirectEncounterNeedsEveryTiedPlayerToHaveMet(t *testing.T) {
 func TestRandomDrawIsSeededAndSharedRanksWithoutIt(t *testing.T) {
 	t.Parallel()
 	names := []string{"p", "q"}
-	games := []Outcome{{0, 1, draw}, {1, 0, draw}}
+	games := []Outcome{{0, 1, draw, 0}, {1, 0, draw, 0}}
 	first := map[string]bool{}
 	for seed := uint64(0); seed < 20; seed++ {
 		rows := Standings(names, games, DefaultScoring(), DefaultTieBreaks(), seed)
@@ -116,7 +116,7 @@ func TestRandomDrawIsSeededAndSharedRanksWithoutIt(t *testing.T) {
 
 func TestCustomScoring(t *testing.T) {
 	t.Parallel()
-	rows := Standings([]string{"a", "b"}, []Outcome{{0, 1, 0}, {1, 0, draw}}, Scoring{Win: 2, Draw: 1, Loss: 0}, nil, 0)
+	rows := Standings([]string{"a", "b"}, []Outcome{{0, 1, 0, 0}, {1, 0, draw, 0}}, Scoring{Win: 2, Draw: 1, Loss: 0}, nil, 0)
 	if rows[0].Name != "a" || rows[0].Points != 3 || rows[1].Points != 1 {
 		t.Fatalf("%+v", rows)
 	}
@@ -137,10 +137,10 @@ func TestEloAgainstPublishedFigures(t *testing.T) {
 	// 1.96 * 63.4 = 124.3.
 	var games []Outcome
 	for i := 0; i < 30; i++ {
-		games = append(games, Outcome{0, 1, 0})
+		games = append(games, Outcome{0, 1, 0, 0})
 	}
 	for i := 0; i < 10; i++ {
-		games = append(games, Outcome{1, 0, 1})
+		games = append(games, Outcome{1, 0, 1, 0})
 	}
 	r, m := Elo(2, games, 0)
 	if d := r[0] - r[1]; math.Abs(d-190.85) > 0.05 {
@@ -152,16 +152,16 @@ func TestEloAgainstPublishedFigures(t *testing.T) {
 	// Draws count half: 10 wins, 20 draws, 10 losses is an even score.
 	games = nil
 	for i := 0; i < 10; i++ {
-		games = append(games, Outcome{0, 1, 0}, Outcome{0, 1, 1})
+		games = append(games, Outcome{0, 1, 0, 0}, Outcome{0, 1, 1, 0})
 	}
 	for i := 0; i < 20; i++ {
-		games = append(games, Outcome{0, 1, draw})
+		games = append(games, Outcome{0, 1, draw, 0})
 	}
 	if r, _ := Elo(2, games, 0); math.Abs(r[0]-r[1]) > 1e-6 {
 		t.Fatalf("even score, ratings %v", r)
 	}
 	// A perfect score stays finite with the prior.
-	if r, m := Elo(2, []Outcome{{0, 1, 0}, {1, 0, 0}}, 1); math.IsInf(r[0], 0) || math.IsNaN(r[0]) || r[0] <= r[1] || math.IsInf(m[0], 0) {
+	if r, m := Elo(2, []Outcome{{0, 1, 0, 0}, {1, 0, 0, 0}}, 1); math.IsInf(r[0], 0) || math.IsNaN(r[0]) || r[0] <= r[1] || math.IsInf(m[0], 0) {
 		t.Fatalf("perfect score: %v %v", r, m)
 	}
 }
@@ -449,7 +449,7 @@ func TestStandingsNameTheTeams(t *testing.T) {
 func TestOnlyThePlacesTheLotDecidedAreDrawn(t *testing.T) {
 	t.Parallel()
 	names := []string{"a", "b", "c", "d"}
-	games := []Outcome{{0, 1, 0}, {0, 2, 0}, {0, 3, 0}, {1, 3, 1}, {2, 3, 2}, {1, 2, -1}}
+	games := []Outcome{{0, 1, 0, 0}, {0, 2, 0, 0}, {0, 3, 0, 0}, {1, 3, 1, 0}, {2, 3, 2, 0}, {1, 2, -1, 0}}
 	rows := Standings(names, games, DefaultScoring(), DefaultTieBreaks(), 7)
 	got := map[string]bool{}
 	for _, r := range rows {

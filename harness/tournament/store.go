@@ -62,6 +62,10 @@ type Config struct {
 	// Budget is the games a rating tournament plays at most (0: its
 	// default, RatingBudget).
 	Budget int `json:"budget,omitempty"`
+	// Playoff are the places decided by playoff games when level after
+	// every tie-break but the lot (nil: PlayoffPlaces' default; NoPlayoff:
+	// none, the lot decides).
+	Playoff []int `json:"playoff,omitempty"`
 }
 
 // BotEntry is one participant.
@@ -239,7 +243,8 @@ CREATE TABLE IF NOT EXISTS games (
 	worker TEXT NOT NULL DEFAULT '',
 	pair INTEGER NOT NULL DEFAULT 0,
 	opening INTEGER NOT NULL DEFAULT 0,
-	checked INTEGER NOT NULL DEFAULT 0
+	checked INTEGER NOT NULL DEFAULT 0,
+	playoff INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS workers (name TEXT PRIMARY KEY, machine TEXT NOT NULL);`
 
@@ -255,6 +260,7 @@ var migrations = []struct{ table, column, def string }{
 	{"games", "aborted_by", "TEXT NOT NULL DEFAULT '[]'"},
 	{"games", "host_busy", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "checked", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "playoff", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // hasColumn says whether table has column ("": whether table exists).
@@ -356,12 +362,17 @@ func (s *Store) Init(ctx context.Context, c Config, games []Game) error {
 		return err
 	}
 	for _, g := range games {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed, pair, opening) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			g.ID, g.Round, g.White, g.Black, int64(g.Seed), g.Pair, g.Opening); err != nil {
+		if err := insertGame(ctx, tx, g); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
+}
+
+func insertGame(ctx context.Context, tx *sql.Tx, g Game) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed, pair, opening, playoff) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		g.ID, g.Round, g.White, g.Black, int64(g.Seed), g.Pair, g.Opening, g.Playoff)
+	return err
 }
 
 // AddGames adds a round's games (a Swiss round paired from the rounds
@@ -373,8 +384,7 @@ func (s *Store) AddGames(ctx context.Context, games []Game) error {
 	}
 	defer tx.Rollback()
 	for _, g := range games {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO games (id, round, white, black, seed, pair, opening) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			g.ID, g.Round, g.White, g.Black, int64(g.Seed), g.Pair, g.Opening); err != nil {
+		if err := insertGame(ctx, tx, g); err != nil {
 			return err
 		}
 	}
@@ -430,7 +440,7 @@ func (s *Store) Finish(ctx context.Context, id int, res transcript.Result, dir s
 	}
 	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = 'done', attempts = attempts + 1, winner = ?, reason = ?, plies = ?, turns = ?,
 		faults = ?, abort_reason = '', dir = ?, duration_ms = ?, bot_ms = ?, turn_ms = ?, worker = ? WHERE id = ?`,
-		res.Winner, res.Reason, res.Plies, res.Turns, string(faults), dir, res.DurationMs, t.BotMs, t.TurnMs, worker, id)
+		res.Winner, res.Reason, res.Plies, res.TurnsPlayed(), string(faults), dir, res.DurationMs, t.BotMs, t.TurnMs, worker, id)
 	return err
 }
 
@@ -588,7 +598,7 @@ func (s *Store) Release(ctx context.Context, id int) error {
 }
 
 const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker, pair, opening,
-	tries, rejected, aborted_by, host_busy, checked`
+	tries, rejected, aborted_by, host_busy, checked, playoff`
 
 func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var r Record
@@ -596,7 +606,7 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var faults, abortedBy string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
 		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker, &r.Pair, &r.Opening,
-		&r.Tries, &r.Rejected, &abortedBy, &r.HostBusy, &r.Checked)
+		&r.Tries, &r.Rejected, &abortedBy, &r.HostBusy, &r.Checked, &r.Playoff)
 	if err != nil {
 		return r, err
 	}

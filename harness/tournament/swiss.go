@@ -44,6 +44,9 @@ func swissHistory(n int, recs []Record) swissState {
 		s.met[i] = map[int]bool{}
 	}
 	for _, r := range recs {
+		if r.Playoff > 0 {
+			continue
+		}
 		s.met[r.White][r.Black], s.met[r.Black][r.White] = true, true
 		s.color[r.White]++
 		s.color[r.Black]--
@@ -67,6 +70,9 @@ type bye struct{ round, bot int }
 func byes(n int, recs []Record) []bye {
 	in := map[int]map[int]bool{}
 	for _, r := range recs {
+		if r.Playoff > 0 {
+			continue // played after the round, not in it
+		}
 		if in[r.Round] == nil {
 			in[r.Round] = map[int]bool{}
 		}

@@ -215,6 +215,29 @@ type Result struct {
 	DurationMs  float64 `json:"durationMs"`
 }
 
+// Forfeit is the fault that ended the game, if one did: a fault on the
+// turn after the last one applied (the move of a bot that faulted is not
+// played; a fault forgiven with a substitute move is applied and ends
+// nothing).
+func (r Result) Forfeit() (Fault, bool) {
+	for i := len(r.Faults) - 1; i >= 0; i-- {
+		if r.Faults[i].Ply > r.Turns {
+			return r.Faults[i], true
+		}
+	}
+	return Fault{}, false
+}
+
+// TurnsPlayed counts the turns the bots were asked for, as the transcript
+// records them: every turn applied (Turns), and the one a forfeit ended
+// the game on.
+func (r Result) TurnsPlayed() int {
+	if f, ok := r.Forfeit(); ok {
+		return max(r.Turns, f.Ply)
+	}
+	return r.Turns
+}
+
 // Footer is the last record.
 type Footer struct {
 	Result     Result `json:"result"`

@@ -448,3 +448,17 @@ func TestSharedBlobsWrittenAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// The fault that ended a game is on the turn after the last one applied;
+// a fault forgiven with a substitute move (applied) ends nothing.
+func TestAForfeitIsTheFaultAfterTheLastTurnApplied(t *testing.T) {
+	t.Parallel()
+	forfeit := Result{Turns: 2, Faults: []Fault{{Ply: 1, Side: "white", Verdict: "timeout"}, {Ply: 3, Side: "black", Verdict: "invalid-output"}}}
+	if f, ok := forfeit.Forfeit(); !ok || f.Side != "black" || forfeit.TurnsPlayed() != 3 {
+		t.Errorf("forfeit %+v %v, %d turns played; want black's on turn 3", f, ok, forfeit.TurnsPlayed())
+	}
+	forgiven := Result{Turns: 5, Faults: []Fault{{Ply: 5, Side: "white", Verdict: "timeout"}}}
+	if f, ok := forgiven.Forfeit(); ok || forgiven.TurnsPlayed() != 5 {
+		t.Errorf("a substituted fault on the last turn applied: forfeit %+v, %d turns played; want none, 5", f, forgiven.TurnsPlayed())
+	}
+}

@@ -118,7 +118,7 @@ func behaviour(ctx context.Context, rep *Report, bot *submission.Bot, files []sa
 			}
 			limit, start = l.MoveTime, rules.ProgramStart
 		}
-		rep.Usage = &Usage{Turns: len(walls), LimitMs: float64(limit.Microseconds()) / 1000, PeakMemory: peak, MemLimit: o.Limits.Memory}
+		rep.Usage = &Usage{Turns: len(walls) + len(firsts), LimitMs: float64(limit.Microseconds()) / 1000, PeakMemory: peak, MemLimit: o.Limits.Memory}
 		if len(walls) > 0 {
 			rep.Usage.P50Ms, rep.Usage.MaxMs = walls[len(walls)/2], walls[len(walls)-1]
 		}

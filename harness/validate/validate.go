@@ -76,7 +76,8 @@ type Check struct {
 	Evidence *Evidence `json:"evidence,omitempty"`
 }
 
-// Usage is how close the bot runs to its limits.
+// Usage is how close the bot runs to its limits: Turns counts its turns
+// in the full matches (its first answers too), P50Ms and MaxMs time them.
 type Usage struct {
 	Turns      int     `json:"turns"`
 	P50Ms      float64 `json:"p50Ms"`
@@ -86,7 +87,7 @@ type Usage struct {
 	MemLimit   int64   `json:"memoryLimit"`
 	// StartMs is the slowest first answer of a line-game bot, whose clock
 	// also covers starting its program, and StartLimitMs its limit (the move
-	// time and rules.ProgramStart); the turns above leave those answers out.
+	// time and rules.ProgramStart); P50Ms and MaxMs leave those answers out.
 	StartMs      float64 `json:"startMs,omitempty"`
 	StartLimitMs float64 `json:"startLimitMs,omitempty"`
 }

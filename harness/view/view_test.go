@@ -291,3 +291,37 @@ func TestAnUnreadableAnswerShowsNoMove(t *testing.T) {
 		t.Errorf("a played move shows as %q", ok.Move)
 	}
 }
+
+// A match forfeited on a turn: the viewer's turns are the result's turns
+// played (the one the fault ended the match on included), as the pages
+// and the command line count them.
+func TestTheViewerCountsTheTurnsTheResultDoes(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "bot"), []byte("#!/bin/sh\necho 'no move here'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	faulty, err := submission.Load(src, submission.LoadOptions{Limits: submission.DefaultLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "m")
+	res, err := match.Run(context.Background(), match.Config{
+		Game: codeclash.Game{}, Seed: 3, White: bot(t, "./examples/greedy"), Black: faulty,
+		Backend: &local.Backend{Dir: t.TempDir()}, Limits: sandbox.DefaultLimits(), Dir: dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, forfeit := res.Forfeit()
+	if !forfeit || f.Side != "black" || res.TurnsPlayed() != res.Turns+1 {
+		t.Fatalf("the result: %+v; want black's forfeit, on the turn after the last one applied", res)
+	}
+	d, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(d.Steps) - 1; got != res.TurnsPlayed() {
+		t.Errorf("the viewer shows %d turns, the result %d played (%d applied)", got, res.TurnsPlayed(), res.Turns)
+	}
+}

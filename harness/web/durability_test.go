@@ -242,16 +242,24 @@ share = 1.0
 				d.ack(func() { d.answers[dp.ID] = answer })
 			}
 		})
-		// The final starts halfway through the kills.
-		if round == kills/2 {
+		// The final starts halfway through the kills, asked again after each
+		// kill until its start is acknowledged: a loaded host may be killed
+		// before it answers. A start kept but not answered is resumed by the
+		// next server, which then says the final is already playing.
+		d.mu.Lock()
+		askFinal := round >= kills/2 && !d.final
+		d.mu.Unlock()
+		if askFinal {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				code, data, err := send(ctx, "POST", base+"/api/v1/admin/final", e.admin, "application/json", []byte(`{"games_per_pair": 2, "concurrency": 2}`))
-				if err == nil && code != http.StatusOK {
-					fault("start the final: %d %s", code, data)
-				} else if err == nil {
+				switch {
+				case err != nil:
+				case code == http.StatusOK, code == http.StatusConflict && strings.Contains(string(data), "already playing"):
 					d.ack(func() { d.final = true })
+				default:
+					fault("start the final: %d %s", code, data)
 				}
 			}()
 		}

@@ -24,13 +24,13 @@ func TestTheFinalsEstimateFollowsTheForm(t *testing.T) {
 	threeTeamsForTheFinal(t, ctx, e)
 	seedGames(t, e.store, e.a, e.b, 4)
 	est, err := e.store.FinalEstimate(ctx, event.Shape{GamesPerPair: 5}, 3, 2)
-	if err != nil || est.Formats[0].Games != 15 || est.MeanGame <= 0 || est.Sample == 0 || est.Formats[0].Duration != 15*est.MeanGame/2 {
+	if err != nil || est.Formats[0].Games != 15 || est.MeanGame <= 0 || est.Sample == 0 || est.Formats[0].Duration != 8*est.MeanGame { // 15 games, 2 at once: 8 games' time
 		t.Fatalf("the estimate of 3 teams, 5 games a pair, 2 at once: %+v %v", est, err)
 	}
 
 	_, page := callAPI(t, e.http.URL, "GET", "/admin", e.admin, "")
 	served := regexp.MustCompile(`(?s)<div id="estimate">.*?</ul>`).FindString(page)
-	if !strings.Contains(served, `<li class="chosen" data-format="round-robin">round robin: 6 games, `) || !strings.Contains(served, `swiss, 4 rounds: 8 games`) || !strings.Contains(served, "a game (the mean of the last 3 ladder and final games played here)") {
+	if !strings.Contains(served, `<li class="chosen" data-format="round-robin">round robin: 6 games, `) || !strings.Contains(served, `swiss, 4 rounds: 8 games`) || !strings.Contains(served, "a game (the mean of the last 3 ladder and final games played here") {
 		t.Fatalf("the served estimate: %s", served)
 	}
 	b := openTab(t, e.http.URL, 2*time.Minute)
@@ -58,7 +58,7 @@ func TestTheFinalsEstimateFollowsTheForm(t *testing.T) {
 		t.Error("a round robin's form shows the other formats' fields")
 	}
 	change(`f.elements.format.value = "swiss"; f.elements.rounds.value = "3"`)
-	if got := eval[string](b, `document.querySelector("#estimate li.chosen").textContent`); got != "swiss, 3 rounds: 15 games, "+event.About(15*est.MeanGame/2) {
+	if got := eval[string](b, `document.querySelector("#estimate li.chosen").textContent`); got != "swiss, 3 rounds: 15 games, "+event.About(9*est.MeanGame) { // each round's 5 games, 2 at once: 3 games' time
 		t.Errorf("a Swiss final of 3 rounds: the chosen line reads %q", got)
 	}
 	if hidden("rounds") || !hidden("budget") {

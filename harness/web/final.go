@@ -294,12 +294,17 @@ type FinalStarter func(run event.FinalRun) error
 // many of the ladder's teams qualify; 0 or none: every team), rounds (a
 // Swiss final's, or a stages final's qualifier's; 0 or none: the default),
 // advance and then (a stages final's second stage), budget (a rating
-// final's games), games_per_pair (default 2), concurrency (default 1).
+// final's games), games_per_pair (default 2), concurrency (default 1),
+// playoff (the places played for when level: "1,16", none; empty: the
+// default).
 func finalOptions(r *http.Request) (event.FinalRun, error) {
 	run := event.FinalRun{Shape: event.Shape{Format: tournament.RoundRobin, GamesPerPair: 2}, Concurrency: 1, MaxAttempts: 3}
-	got, err := fields(r, "format", "rounds", "top", "advance", "then", "budget", "games_per_pair", "concurrency")
+	got, err := fields(r, "format", "rounds", "top", "advance", "then", "budget", "games_per_pair", "concurrency", "playoff")
 	if err != nil {
 		return run, err
+	}
+	if run.Playoff, err = tournament.ParsePlayoff(got["playoff"]); err != nil {
+		return run, &httpError{http.StatusBadRequest, "bad_request", "playoff: " + err.Error()}
 	}
 	run.Format, run.Then = cmp.Or(got["format"], tournament.RoundRobin), got["then"]
 	for _, f := range []struct {

@@ -77,8 +77,10 @@ var funcs = template.FuncMap{
 	"outlookRows": func() int { return outlookRows },
 	// firstEntries are the first outlookRows of a list of teams: the
 	// template ranges over them, not over a thousand to skip the rest.
-	"firstEntries": func(list []event.FinalEntry) []event.FinalEntry { return list[:min(len(list), outlookRows)] },
-	"secondStages": tournament.SecondStages,
+	"firstEntries":  func(list []event.FinalEntry) []event.FinalEntry { return list[:min(len(list), outlookRows)] },
+	"secondStages":  tournament.SecondStages,
+	"formatPlayoff": tournament.FormatPlayoff,
+	"playoffWords":  tournament.PlayoffWords,
 	// words says a format's name as words: "double elimination".
 	"words": func(format string) string { return strings.ReplaceAll(format, "-", " ") },
 	// sentence ends free text (a reason, a summary) with one full stop:

@@ -22,14 +22,19 @@ func Plural(n int, word string) string {
 }
 
 // Or lists the choices as a sentence does: "a", "a or b", "a, b or c".
-func Or(choices []string) string {
-	switch len(choices) {
+func Or(choices []string) string { return list(choices, " or ") }
+
+// And lists the items as a sentence does: "a", "a and b", "a, b and c".
+func And(items []string) string { return list(items, " and ") }
+
+func list(items []string, last string) string {
+	switch len(items) {
 	case 0:
 		return ""
 	case 1:
-		return choices[0]
+		return items[0]
 	}
-	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
 }
 
 // Thousands is n with a comma between its thousands: 179,400.

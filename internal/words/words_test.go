@@ -26,6 +26,15 @@ func TestOr(t *testing.T) {
 	}
 }
 
+func TestAnd(t *testing.T) {
+	t.Parallel()
+	for want, items := range map[string][]string{"": nil, "a": {"a"}, "a and b": {"a", "b"}, "a, b and c": {"a", "b", "c"}} {
+		if got := And(items); got != want {
+			t.Errorf("And(%q) = %q, want %q", items, got, want)
+		}
+	}
+}
+
 func TestThousands(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 179400: "179,400", 1000000: "1,000,000", -12345: "-12,345"} {
