@@ -274,7 +274,7 @@ func tournamentResumes(t *testing.T, image string, straightToo bool, global, mor
 	}
 	var s struct{ Games map[string]int }
 	json.Unmarshal(b, &s)
-	if s.Games["total"] != 12 || s.Games["done"] != 12 {
+	if s.Games["total"] < 12 || s.Games["done"] != s.Games["total"] { // the schedule's 12, and a playoff's if first place was level
 		t.Fatalf("games %v", s.Games)
 	}
 	for _, dir := range runs {

@@ -64,7 +64,7 @@ func TestMatchShowsTheFaultThatDecidedIt(t *testing.T) {
 	wants := []string{
 		"codeclash: teamB (white) vs teamA (black)",
 		`the bot crashed with an uncaught Python exception (RuntimeError: boom); the rules count exit 1 as "rejected the state"`,
-		"teamB (white) wins: bot-rejected-state, after " + words.Plural(res.Turns, "turn") + " (0 play plies: the fault came in setup)\n",
+		"teamB (white) wins: bot-rejected-state, after " + words.Plural(f.Ply, "turn") + " (0 play plies: the fault came in setup)\n",
 		"the fault that decided it: ply " + strconv.Itoa(f.Ply) + ", black (teamA), setup: bot-rejected-state\n",
 		"fix: catch errors and exit 3 (bot error), or fix the crash",
 		"    Traceback (most recent call last):\n",

@@ -50,8 +50,10 @@ type Meta struct {
 	// Kind is the event's kind of game (final, ladder, scrimmage).
 	Kind         string `json:"kind"`
 	White, Black Player
-	// Round is the final's round the game belongs to (0: none).
-	Round int `json:"round,omitempty"`
+	// Round is the final's round the game belongs to (0: none), and
+	// Playoff its playoff round (0: a game of the format's own).
+	Round   int `json:"round,omitempty"`
+	Playoff int `json:"playoff,omitempty"`
 	// Private: only the sides' teams and the organizer may watch (a
 	// scrimmage is a team's own test).
 	Private bool `json:"-"`

@@ -36,7 +36,7 @@ type Final struct {
 // Watch follows a game this machine starts to play, for the event's live
 // pages: its kind, its sides and its round of the final (0: none). It
 // returns the game's observer, nil for none.
-type Watch func(kind string, white, black event.Side, round int) match.Observer
+type Watch func(kind string, white, black event.Side, round, playoff int) match.Observer
 
 // watcher is w as a tournament's Options.Watch, the sides its bots' by
 // index.
@@ -45,11 +45,11 @@ func (w Watch) watcher(kind string, sides []event.Side) func(tournament.Record) 
 		return nil
 	}
 	return func(g tournament.Record) match.Observer {
-		round := 0
+		round, playoff := 0, 0
 		if kind == event.FinalGame {
-			round = g.Round
+			round, playoff = g.Round, g.Playoff
 		}
-		return w(kind, sides[g.White], sides[g.Black], round)
+		return w(kind, sides[g.White], sides[g.Black], round, playoff)
 	}
 }
 

@@ -215,7 +215,7 @@ func (p *FinalPlan) config() (tournament.Config, error) {
 	// order: a bracket's seeds, a Swiss first round's halves.
 	shape := p.f.Config(len(p.bots))
 	cfg.Format, cfg.Rounds, cfg.Advance, cfg.Then, cfg.Budget, cfg.TieBreaks = shape.Format, shape.Rounds, shape.Advance, shape.Then, shape.Budget, shape.TieBreaks
-	cfg.GamesPerPair, cfg.Seed = p.f.GamesPerPair, p.f.Seed
+	cfg.GamesPerPair, cfg.Seed, cfg.Playoff = p.f.GamesPerPair, p.f.Seed, shape.Playoff
 	for i, e := range p.entries {
 		cfg.Bots[i].Team = e.Name // arena standings names the team, its bot beside it
 	}

@@ -367,7 +367,8 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 	}
 	list := bots[:]
 	cfg := runner.NewConfig(list, p.Settings, p.Backend, p.Image)
-	cfg.GamesPerPair, cfg.Seed, cfg.Openings = 2, seed, openings
+	// Each game is rated (or a team's test) on its own: no place to play off.
+	cfg.GamesPerPair, cfg.Seed, cfg.Openings, cfg.Playoff = 2, seed, openings, tournament.NoPlayoff
 	if kind == event.LadderGame {
 		cfg.Evidence = p.LadderEvidence
 	}

@@ -108,19 +108,25 @@ func (c Config) Planned() int {
 // finished and its next round would be empty (a rating tournament that
 // told its ranks apart or spent its budget, a bracket decided).
 func (c Config) unpaired(recs []Record) int {
+	own := 0 // the format's games (a playoff's are not planned)
+	for _, r := range recs {
+		if r.Playoff == 0 {
+			own++
+		}
+	}
 	planned := c.Planned()
-	if planned <= len(recs) {
+	if planned <= own {
 		return 0
 	}
 	for _, r := range recs {
 		if r.Status == Pending || r.Status == Running {
-			return planned - len(recs)
+			return planned - own
 		}
 	}
 	if len(c.Next(recs)) == 0 {
 		return 0 // over
 	}
-	return planned - len(recs)
+	return planned - own
 }
 
 // firstGames are the games a tournament starts with: its whole schedule,

@@ -194,6 +194,17 @@ func TestAStagesCutLevelIsPlayedForBeforeTheSecondStage(t *testing.T) {
 	if _, seeds, _ := c.secondStage(qualifier); seeds != nil {
 		t.Errorf("the second stage is seeded (%v) before the cut's playoff", seeds)
 	}
+	// Once the cut is played off, the games still to pair are the second
+	// stage's: a playoff's games take none of the format's planned ones.
+	var cut []Record
+	for _, r := range recs {
+		if r.Round <= q {
+			cut = append(cut, r)
+		}
+	}
+	if got, want := c.unpaired(cut), 3*2/2*2; got != want {
+		t.Errorf("after the cut's playoff, %d games are still to pair; want the second stage's %d", got, want)
+	}
 }
 
 // A Swiss bye stays a bye when a playoff follows its round: the bot that

@@ -20,8 +20,8 @@ import (
 
 // Watch follows a game this machine starts to play (services.Watch): the
 // live pages show it from its first turn.
-func (s *Server) Watch(kind string, white, black event.Side, round int) match.Observer {
-	return s.Live.Start(live.Meta{Kind: kind, Round: round, Private: kind == event.ScrimmageGame,
+func (s *Server) Watch(kind string, white, black event.Side, round, playoff int) match.Observer {
+	return s.Live.Start(live.Meta{Kind: kind, Round: round, Playoff: playoff, Private: kind == event.ScrimmageGame,
 		White: live.Player{Team: white.Team, Name: white.Name}, Black: live.Player{Team: black.Team, Name: black.Name}})
 }
 
@@ -286,6 +286,7 @@ type liveRow struct {
 	ID           string
 	Kind         string
 	Round        int
+	Playoff      int
 	White, Black string
 	Plies        int
 	Since        time.Time
@@ -309,7 +310,7 @@ func (s *Server) playing(ctx context.Context, p *event.Principal) ([]liveRow, er
 			}
 			return nil, err
 		}
-		out = append(out, liveRow{ID: g.ID, Kind: g.Meta.Kind, Round: g.Meta.Round, Plies: g.Plies(), Since: g.At,
+		out = append(out, liveRow{ID: g.ID, Kind: g.Meta.Kind, Round: g.Meta.Round, Playoff: g.Meta.Playoff, Plies: g.Plies(), Since: g.At,
 			White: names.Of(event.Side{Team: g.Meta.White.Team, Name: g.Meta.White.Name}),
 			Black: names.Of(event.Side{Team: g.Meta.Black.Team, Name: g.Meta.Black.Name})})
 	}
@@ -429,12 +430,14 @@ func (s *Server) projectorPage(w http.ResponseWriter, r *http.Request, p *event.
 
 // liveBoard is a game of the final playing now, as the projector draws it.
 type liveBoard struct {
-	ID    string      `json:"id"`
-	Round int         `json:"round,omitempty"`
-	White string      `json:"white"`
-	Black string      `json:"black"`
-	Plies int         `json:"plies"`
-	Board rules.Frame `json:"board"`
+	ID    string `json:"id"`
+	Round int    `json:"round,omitempty"`
+	// Playoff is its playoff round (0: a game of the format's own).
+	Playoff int         `json:"playoff,omitempty"`
+	White   string      `json:"white"`
+	Black   string      `json:"black"`
+	Plies   int         `json:"plies"`
+	Board   rules.Frame `json:"board"`
 }
 
 // liveBoards are the games of the final playing now that p may watch, and
@@ -466,7 +469,7 @@ func (s *Server) liveBoards(ctx context.Context, p *event.Principal) (games []li
 				return nil, false, err
 			}
 		}
-		games = append(games, liveBoard{ID: g.ID, Round: g.Meta.Round, Plies: plies, Board: board,
+		games = append(games, liveBoard{ID: g.ID, Round: g.Meta.Round, Playoff: g.Meta.Playoff, Plies: plies, Board: board,
 			White: names.Of(event.Side{Team: g.Meta.White.Team, Name: g.Meta.White.Name}),
 			Black: names.Of(event.Side{Team: g.Meta.Black.Team, Name: g.Meta.Black.Name})})
 	}

@@ -55,7 +55,7 @@ func benchSpectators(b *testing.B, games, each int) {
 	}
 	gs := make([]*live.Game, games)
 	for i := range gs {
-		gs[i] = s.Watch(event.LadderGame, event.Side{Name: "w"}, event.Side{Name: "b"}, 0).(*live.Game)
+		gs[i] = s.Watch(event.LadderGame, event.Side{Name: "w"}, event.Side{Name: "b"}, 0, 0).(*live.Game)
 		gs[i].Started(transcript.Header{Game: "codeclash", White: transcript.Bot{Name: "w"}, Black: transcript.Bot{Name: "b"}}, state)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

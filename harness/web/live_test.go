@@ -90,7 +90,7 @@ func feed(t *testing.T, e *testEvent, kind string, white, black int64) (g *live.
 	if err != nil {
 		t.Fatal(err)
 	}
-	g = e.server.Watch(kind, event.Side{Team: white, Name: "w-bot"}, event.Side{Team: black, Name: "b-bot"}, 1).(*live.Game)
+	g = e.server.Watch(kind, event.Side{Team: white, Name: "w-bot"}, event.Side{Team: black, Name: "b-bot"}, 1, 0).(*live.Game)
 	g.Started(transcript.Header{Game: "codeclash", Seed: 9, White: transcript.Bot{Name: "w-bot"}, Black: transcript.Bot{Name: "b-bot"}}, st)
 	return g, func(ply int) {
 		side := "white"

@@ -50,7 +50,7 @@
     who.appendChild(el("span", "b", b.black));
     a.appendChild(who);
     a.appendChild(draw(b.board || {}));
-    a.appendChild(el("div", "ply", (b.round ? "round " + b.round + " \u00b7 " : "") + "turn " + b.plies));
+    a.appendChild(el("div", "ply", (b.playoff ? "playoff \u00b7 " : b.round ? "round " + b.round + " \u00b7 " : "") + "turn " + b.plies));
     return a;
   }
   var src = new EventSource(box.dataset.boards);
