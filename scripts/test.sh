@@ -120,7 +120,7 @@ step "go test -race"
 go build -o /tmp/arena-testsummary ./internal/testsummary
 set +e
 # The busy-host test ran on its own above.
-go test -race -count=1 -timeout 40m -skip '^TestABusyHostDecidesNoGame$' -json ./... | /tmp/arena-testsummary
+go test -race -count=1 -timeout 20m -skip '^TestABusyHostDecidesNoGame$' -json ./... | /tmp/arena-testsummary
 codes=("${PIPESTATUS[@]}")
 set -e
 if [[ ${codes[0]} != 0 || ${codes[1]} != 0 ]]; then

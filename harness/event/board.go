@@ -205,7 +205,7 @@ func stage(cfg tournament.Config, recs []tournament.Record, shown func(tournamen
 		if cfg.Format == tournament.Stages && last.Round <= cfg.SwissRounds() {
 			cut = cfg.Advance
 		}
-		return fmt.Sprintf("%s: a playoff after round %d, between teams level after every tie-break on a place it decides", cfg.Describe(), last.Round), cut
+		return fmt.Sprintf("%s: playoff games after round %d, for a place teams were level on after every tie-break", cfg.Describe(), last.Round), cut
 	}
 	switch cfg.Format {
 	case tournament.Swiss:

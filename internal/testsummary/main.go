@@ -44,6 +44,8 @@ func summarize(r io.Reader, w io.Writer) int {
 	outputs := map[string]*strings.Builder{}
 	var failed, skipped []string
 	var times []timing
+	running := map[string]bool{} // tests started and not yet ended
+	var started []string
 	counts := map[string]int{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -57,6 +59,11 @@ func summarize(r io.Reader, w io.Writer) int {
 		switch e.Action {
 		case "build-output":
 			fmt.Fprint(w, e.Output)
+		case "run":
+			if !running[key] {
+				started = append(started, key)
+			}
+			running[key] = true
 		case "output":
 			b := outputs[key]
 			if b == nil {
@@ -79,6 +86,7 @@ func summarize(r io.Reader, w io.Writer) int {
 				}
 				continue
 			}
+			delete(running, key)
 			counts[e.Action]++
 			switch e.Action {
 			case "fail":
@@ -95,6 +103,15 @@ func summarize(r io.Reader, w io.Writer) int {
 		// The exit code stays that of what was read: go test, whose
 		// output is no longer read, fails on its own.
 		fmt.Fprintf(w, "testsummary: reading the test events: %v\n", err)
+	}
+	// A package that timed out ends without ending its running tests: the
+	// panic's dump (every goroutine) is in their output. Each is a failure.
+	for _, k := range started {
+		if running[k] {
+			counts["fail"]++
+			failed = append(failed, k+" (never ended: its package timed out or crashed)")
+			outputs[k+" (never ended: its package timed out or crashed)"] = outputs[k]
+		}
 	}
 	for _, k := range skipped {
 		reason := ""

@@ -127,3 +127,21 @@ func TestSummaryPrintsEachPackageWhenItFinishes(t *testing.T) {
 		t.Fatalf("exit code %d, then %q", code, rest)
 	}
 }
+
+// A package that timed out ends without ending the test it was running:
+// that test is a failure, shown with its output, the timeout's dump.
+func TestSummaryShowsATestThatNeverEnded(t *testing.T) {
+	in := `{"Action":"run","Package":"ex/h","Test":"TestFine"}
+{"Action":"pass","Package":"ex/h","Test":"TestFine","Elapsed":1}
+{"Action":"run","Package":"ex/h","Test":"TestHang"}
+{"Action":"output","Package":"ex/h","Test":"TestHang","Output":"panic: test timed out after 40m0s\n"}
+{"Action":"output","Package":"ex/h","Test":"TestHang","Output":"goroutine 7 [select]:\n"}
+{"Action":"fail","Package":"ex/h","Elapsed":2400}
+`
+	var out strings.Builder
+	code := summarize(strings.NewReader(in), &out)
+	if code != 1 || !strings.Contains(out.String(), "=== FAIL ex/h TestHang (never ended: its package timed out or crashed)\npanic: test timed out after 40m0s\ngoroutine 7 [select]:\n") ||
+		!strings.HasSuffix(out.String(), "tests: 1 passed, 1 failed, 0 skipped\n") {
+		t.Fatalf("exit code %d:\n%s", code, out.String())
+	}
+}
