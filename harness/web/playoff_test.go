@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/tournament"
@@ -22,12 +25,13 @@ func TestAFinalLevelAfterEveryTieBreakPlaysItsPlayoffs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	teams := []int64{e.a.ID, e.b.ID}
+	tokens := map[string]string{"Alpha": e.a.Token, "Beta": e.b.Token}
 	for _, name := range []string{"Gamma", "Delta (4th)"} {
 		c, err := e.store.AddTeam(ctx, name, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		teams = append(teams, c.ID)
+		teams, tokens[name] = append(teams, c.ID), c.Token
 	}
 	for _, id := range teams {
 		passedUpload(t, e, id, "./examples/greedy")
@@ -85,4 +89,28 @@ func TestAFinalLevelAfterEveryTieBreakPlaysItsPlayoffs(t *testing.T) {
 	if strings.Contains(page, `class="by-lot"`) {
 		t.Error("the home page marks a place drawn by lot")
 	}
+
+	// In Chromium: the projector shows the whole table beside the playoff
+	// at 1280 and 1920 pixels wide; the team last placed, out at the cut,
+	// reads its place.
+	projector := openTab(t, e.http.URL, 2*time.Minute)
+	projector.open("/final/live")
+	for _, w := range []int64{1280, 1920} {
+		projector.do("a screen "+itoa(w)+" wide", chromedp.EmulateViewport(w, 1080))
+		if bad := eval[string](projector, wholeTable); bad != "" {
+			t.Errorf("the projector at %d px: %s", w, bad)
+		}
+		if !eval[bool](projector, `document.getElementById("playoffs") !== null`) {
+			t.Errorf("the projector at %d px shows no playoff", w)
+		}
+		projector.screenshot("playoff-projector-" + itoa(w))
+	}
+	last := b.Standings[len(b.Standings)-1]
+	out := openTab(t, e.http.URL, 2*time.Minute)
+	out.login(tokens[last.Team])
+	out.open("/team")
+	if text := eval[string](out, `document.getElementById("my-final").textContent`); !strings.Contains(text, "You placed 4th of 4") || !strings.Contains(text, "playoff games after round") {
+		t.Errorf("%s's final reads %q", last.Team, text)
+	}
+	out.screenshot("playoff-out-team")
 }
