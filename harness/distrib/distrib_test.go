@@ -31,16 +31,9 @@ func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
 			return []byte(fmt.Sprintf("game %d played by %s: %s", j.Game, name, j.Spec)), nil
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, name := range []string{"w1", "w2"} {
-		q, _ := c.Worker(t, name)
-		w := &distrib.Worker{Queue: q, Slots: 2, Play: play(name)}
-		wg.Add(1)
-		go func() { defer wg.Done(); w.Run(ctx) }()
-	}
-	// The dying worker takes a game and never comes back.
+	// The dying worker takes a game and never comes back. It asks first:
+	// the others, started after, would otherwise play every game before
+	// it asked on a loaded host, and it would wait for one for ever.
 	dq, dyingConn := c.Worker(t, "dies")
 	taken := make(chan int, 1)
 	dying := &distrib.Worker{Queue: dq, Slots: 1,
@@ -52,7 +45,22 @@ func TestAWorkerThatDiesLosesNoGame(t *testing.T) {
 		}}
 	dctx, dcancel := context.WithCancel(context.Background())
 	go dying.Run(dctx)
-	lost := <-taken
+	var lost int
+	select {
+	case lost = <-taken:
+	case <-time.After(time.Minute):
+		dcancel()
+		t.Fatal("the dying worker was handed no game in a minute")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, name := range []string{"w1", "w2"} {
+		q, _ := c.Worker(t, name)
+		w := &distrib.Worker{Queue: q, Slots: 2, Play: play(name)}
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Run(ctx) }()
+	}
 
 	seen := map[int][]distrib.Result{}
 	var mu sync.Mutex

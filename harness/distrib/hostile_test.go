@@ -66,7 +66,12 @@ func TestAHostileWorkerCanNeitherEndStealNorHoldAGame(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); honest.Run(ctx) }()
-	theirs := <-held
+	var theirs distrib.Job
+	select {
+	case theirs = <-held:
+	case <-time.After(time.Minute):
+		t.Fatal("the honest worker was handed no game in a minute")
+	}
 
 	// Rights it does not have: acknowledging, terminating or delaying a
 	// message of any stream, asking as another worker, reading the
