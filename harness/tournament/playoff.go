@@ -64,15 +64,11 @@ func splitPlayoff(games []Outcome) (format, playoff []Outcome) {
 	return format, playoff
 }
 
-// byPlayoff orders a group level on every tie-break before the lot by the
-// playoff games its members played among themselves: the points each
-// scored in the first playoff round, those still level by the next round's,
+// playoffRound orders a group level on every tie-break before the lot by
+// the playoff games its members played among themselves: the points each
+// scored in playoff round round, those still level by the next round's,
 // and so on; members level after the last round go on to the tie-breaks
 // left (the lot, or a shared rank).
-func byPlayoff(rows []Row, group []int, games, playoff []Outcome, sc Scoring, rest []string, seed uint64, names []string) ([]int, []int) {
-	return playoffRound(rows, group, games, playoff, 1, sc, rest, seed, names)
-}
-
 func playoffRound(rows []Row, group []int, games, playoff []Outcome, round int, sc Scoring, rest []string, seed uint64, names []string) ([]int, []int) {
 	if len(group) == 1 {
 		return group, []int{0}
@@ -92,44 +88,13 @@ func playoffRound(rows []Row, group []int, games, playoff []Outcome, round int, 
 	}
 	pts := map[int]float64{}
 	for _, g := range playoff {
-		if g.Playoff != round || !in[g.White] || !in[g.Black] {
-			continue
-		}
-		switch g.Winner {
-		case -1:
-			pts[g.White] += sc.Draw
-			pts[g.Black] += sc.Draw
-		case g.White:
-			pts[g.White] += sc.Win
-			pts[g.Black] += sc.Loss
-		default:
-			pts[g.Black] += sc.Win
-			pts[g.White] += sc.Loss
+		if g.Playoff == round && in[g.White] && in[g.Black] {
+			sc.add(pts, g)
 		}
 	}
-	sorted := slices.Clone(group)
-	sort.SliceStable(sorted, func(a, b int) bool { return pts[sorted[a]] > pts[sorted[b]] })
-	var members, ranks []int
-	for i := 0; i < len(sorted); {
-		j := i
-		for j < len(sorted) && pts[sorted[j]] == pts[sorted[i]] {
-			j++
-		}
-		sub, subRanks := playoffRound(rows, sorted[i:j], games, playoff, round+1, sc, rest, seed, names)
-		if j-i < len(sorted) {
-			for _, b := range sub {
-				if rows[b].DecidedBy == "" {
-					rows[b].DecidedBy = PlayoffTieBreak
-				}
-			}
-		}
-		for _, r := range subRanks {
-			ranks = append(ranks, i+r)
-		}
-		members = append(members, sub...)
-		i = j
-	}
-	return members, ranks
+	return orderBy(rows, group, pts, PlayoffTieBreak, func(level []int) ([]int, []int) {
+		return playoffRound(rows, level, games, playoff, round+1, sc, rest, seed, names)
+	})
 }
 
 // playoffGames are the next playoff round of a phase whose games are over

@@ -355,7 +355,7 @@ func breakTies(rows []Row, group []int, games, playoff []Outcome, sc Scoring, tb
 		return group, []int{0}
 	}
 	if len(playoff) > 0 && (len(tbs) == 0 || tbs[0] == RandomDraw) {
-		return byPlayoff(rows, group, games, playoff, sc, tbs, seed, names)
+		return playoffRound(rows, group, games, playoff, 1, sc, tbs, seed, names)
 	}
 	if len(tbs) == 0 {
 		ranks := make([]int, len(group))
@@ -398,17 +398,7 @@ func breakTies(rows []Row, group []int, games, playoff []Outcome, sc Scoring, tb
 				continue
 			}
 			met[[2]int{min(g.White, g.Black), max(g.White, g.Black)}] = true
-			switch g.Winner {
-			case -1:
-				pts[g.White] += sc.Draw
-				pts[g.Black] += sc.Draw
-			case g.White:
-				pts[g.White] += sc.Win
-				pts[g.Black] += sc.Loss
-			default:
-				pts[g.Black] += sc.Win
-				pts[g.White] += sc.Loss
-			}
+			sc.add(pts, g)
 		}
 		all := true
 		for i, a := range group {
@@ -425,6 +415,32 @@ func breakTies(rows []Row, group []int, games, playoff []Outcome, sc Scoring, tb
 			rows[b].Direct = &v
 		}
 	}
+	return orderBy(rows, group, key, tb, func(level []int) ([]int, []int) {
+		return breakTies(rows, level, games, playoff, sc, rest, seed, names)
+	})
+}
+
+// add counts a game's points to both its sides in pts.
+func (sc Scoring) add(pts map[int]float64, g Outcome) {
+	switch g.Winner {
+	case -1:
+		pts[g.White] += sc.Draw
+		pts[g.Black] += sc.Draw
+	case g.White:
+		pts[g.White] += sc.Win
+		pts[g.Black] += sc.Loss
+	default:
+		pts[g.Black] += sc.Win
+		pts[g.White] += sc.Loss
+	}
+}
+
+// orderBy orders a group by key, highest first, each run of members
+// level on it ordered by next; when key separated any, the rows it placed
+// say tb decided them (and the lot, when tb is the random draw). It
+// returns the members in order and each one's 0-based rank within the
+// group (equal ranks stay tied).
+func orderBy(rows []Row, group []int, key map[int]float64, tb string, next func(level []int) ([]int, []int)) ([]int, []int) {
 	sorted := append([]int{}, group...)
 	sort.SliceStable(sorted, func(a, b int) bool { return key[sorted[a]] > key[sorted[b]] })
 	var members, ranks []int
@@ -433,7 +449,7 @@ func breakTies(rows []Row, group []int, games, playoff []Outcome, sc Scoring, tb
 		for j < len(sorted) && key[sorted[j]] == key[sorted[i]] {
 			j++
 		}
-		sub, subRanks := breakTies(rows, sorted[i:j], games, playoff, sc, rest, seed, names)
+		sub, subRanks := next(sorted[i:j])
 		if j-i < len(sorted) {
 			// This tie-break separated something: say so on the rows it placed.
 			for _, b := range sub {
