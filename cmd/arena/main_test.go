@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,8 +23,16 @@ import (
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
+// inProcess orders the in-process runs of arena: every urfave/cli App's
+// setup writes the package's own help flag and help command (cli.HelpFlag,
+// its help command), which two runs at once would race on. A process runs
+// arena once; tests run it many times beside each other.
+var inProcess sync.Mutex
+
 func runArena(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
+	inProcess.Lock()
+	defer inProcess.Unlock()
 	code := run(context.Background(), append([]string{"arena"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
