@@ -45,7 +45,7 @@ func TestABackupIsTheWholeEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 		g, err := st.AddGame(ctx, map[string]string{LadderDir: LadderGame, ScrimmagesDir: ScrimmageGame, FinalDir: FinalGame}[strings.Split(d, "/")[0]],
-			dir, Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID})
+			dir, Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

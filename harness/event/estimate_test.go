@@ -81,3 +81,65 @@ func TestTheEstimatesPaceIsOfTheGamesTheFinalPlays(t *testing.T) {
 		t.Fatalf("with ladder and final games: %v %d %q %v", est.MeanGame, est.Sample, est.Intro(), err)
 	}
 }
+
+// The estimate plays each format out as the games here say the final's
+// go: three teams whose every game here white won split every pair of a
+// round robin, end level on everything and play off first place, which
+// the estimate foresees (more games, more time); the same teams whose
+// better one won every game here play the schedule alone, its time a
+// game's for each of its games at one at a time.
+func TestTheEstimateForeseesAPlayoffFromTheGamesHere(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		winner  func(white, black int) string
+		playoff bool
+	}{
+		{"white wins", func(int, int) string { return "white" }, true},
+		{"the first team wins", func(white, black int) string { return map[bool]string{true: "white", false: "black"}[white < black] }, false},
+	} {
+		st := newStore(t)
+		ctx := context.Background()
+		cfg := DefaultConfig("codeclash")
+		var teams, subs []int64
+		for _, name := range []string{"Ant", "Bee", "Cat"} {
+			team, err := st.AddTeam(ctx, name, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			teams, subs = append(teams, team.ID), append(subs, passed(t, st, cfg, team.ID, name+".py").ID)
+		}
+		n := 0
+		for w := range 3 {
+			for b := range 3 {
+				if w == b {
+					continue
+				}
+				n++
+				if _, err := st.w.ExecContext(ctx, `INSERT INTO games (kind, white_team, black_team, white_submission, black_submission, white_name, black_name,
+					white_sha256, black_sha256, dir, winner, reason, plies, finished, duration_ms, slot_ms) VALUES (?, ?, ?, ?, ?, 'a', 'b', 'x', 'y', ?, ?, 'r', 1, '', 900, 1000)`,
+					LadderGame, teams[w], teams[b], subs[w], subs[b], fmt.Sprintf("ladder/%d", n), tc.winner(w, b)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		est, err := st.FinalEstimate(ctx, Shape{GamesPerPair: 2}, 3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr := est.Chosen()
+		if est.MeanGame != time.Second || rr.Games != 6 {
+			t.Fatalf("%s: a game %v (want its slot's 1 s), %d games planned (want 6)", tc.name, est.MeanGame, rr.Games)
+		}
+		// One at a time, every game 1 s: the time is the games played.
+		if rr.Duration < time.Duration(rr.Played)*time.Second*9/10 || rr.Duration > time.Duration(rr.Played)*time.Second*11/10 {
+			t.Errorf("%s: %d games foreseen in %v", tc.name, rr.Played, rr.Duration)
+		}
+		if foreseen := rr.Played >= 9; foreseen != tc.playoff {
+			t.Errorf("%s: %d games foreseen, a playoff foreseen %v, want %v: %s", tc.name, rr.Played, foreseen, tc.playoff, rr)
+		}
+		if tc.playoff && (!strings.Contains(rr.String(), "as the games here go") || rr.Low >= rr.High) {
+			t.Errorf("%s: the estimate says %q (%v to %v)", tc.name, rr, rr.Low, rr.High)
+		}
+	}
+}

@@ -242,7 +242,8 @@ func FinalFormats() []string {
 // teams: its format and that format's choices, defaults filled in, tie-breaks
 // the format's own.
 func (s Shape) Config(teams int) tournament.Config {
-	c := tournament.Config{Format: cmp.Or(s.Format, tournament.RoundRobin), Rounds: s.Rounds, GamesPerPair: s.GamesPerPair, Budget: s.Budget}
+	c := tournament.Config{Format: cmp.Or(s.Format, tournament.RoundRobin), Rounds: s.Rounds, GamesPerPair: s.GamesPerPair, Budget: s.Budget,
+		Scoring: tournament.DefaultScoring()}
 	if c.Format == tournament.Stages {
 		c.Advance, c.Then = cmp.Or(s.Advance, tournament.DefaultAdvance(teams)), cmp.Or(s.Then, tournament.DoubleElimination)
 	}

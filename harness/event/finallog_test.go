@@ -43,7 +43,7 @@ func logLadderGame(t *testing.T, st *Store, n int) Game {
 	subA, subB := passed(t, st, cfg, a.ID, "a.py"), passed(t, st, cfg, b.ID, "b.py")
 	dir := filepath.Join(st.Dir, LadderDir, suffix, "game-1")
 	writeGame(t, dir, uint64(n), []string{"a1", "b2"}, "white")
-	g, err := st.AddGame(ctx, LadderGame, dir, Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID})
+	g, err := st.AddGame(ctx, LadderGame, dir, Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestAScrimmageIsNeverLogged(t *testing.T) {
 	subA, subB := passed(t, st, cfg, a.ID, "a.py"), passed(t, st, cfg, b.ID, "b.py")
 	dir := filepath.Join(st.Dir, ScrimmagesDir, "1", "game-1")
 	writeGame(t, dir, 3, []string{"a1", "b2"}, "black")
-	g, err := st.AddGame(ctx, ScrimmageGame, dir, Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID})
+	g, err := st.AddGame(ctx, ScrimmageGame, dir, Side{Team: a.ID, Submission: subA.ID}, Side{Team: b.ID, Submission: subB.ID}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ func (s *Store) RecordFinalGames(ctx context.Context, dir string, sides []Side) 
 		if _, ok := have[filepath.Join(FinalDir, g.Dir)]; ok {
 			continue
 		}
-		if _, err := s.AddGame(ctx, FinalGame, filepath.Join(dir, g.Dir), sides[g.White], sides[g.Black]); err != nil {
+		if _, err := s.AddGame(ctx, FinalGame, filepath.Join(dir, g.Dir), sides[g.White], sides[g.Black], g.SlotMs); err != nil {
 			return fmt.Errorf("record game %d of the final: %w", g.ID, err)
 		}
 	}

@@ -83,8 +83,11 @@ func nullable(id int64) any {
 }
 
 // AddGame records a game played in dir (inside the event directory) from
-// its result.json; the sides' names and hashes are the result's.
-func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side) (Game, error) {
+// its result.json; the sides' names and hashes are the result's. slotMs is
+// how long the game held its place among the games played at once
+// (tournament.Times.SlotMs; 0: not known), the pace the final's estimate
+// takes.
+func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side, slotMs float64) (Game, error) {
 	rel, err := filepath.Rel(s.Dir, dir)
 	if err != nil {
 		return Game{}, err
@@ -116,10 +119,10 @@ func (s *Store) AddGame(ctx context.Context, kind, dir string, white, black Side
 	// A game is recorded once: a resumed scrimmage records its games again.
 	start := time.Now()
 	r, err := s.w.ExecContext(ctx, `INSERT OR IGNORE INTO games (kind, white_team, black_team, white_submission, black_submission,
-		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, course, duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
+		white_name, black_name, white_sha256, black_sha256, dir, winner, reason, plies, turns, finished, course, duration_ms, slot_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, kind, nullable(white.Team), nullable(black.Team),
 		nullable(white.Submission), nullable(black.Submission), white.Name, black.Name, white.SHA256, black.SHA256,
-		rel, g.Winner, g.Reason, g.Plies, g.Turns, g.Finished.Format(time.RFC3339Nano), course, res.DurationMs)
+		rel, g.Winner, g.Reason, g.Plies, g.Turns, g.Finished.Format(time.RFC3339Nano), course, res.DurationMs, slotMs)
 	if err != nil {
 		return Game{}, err
 	}

@@ -283,6 +283,9 @@ var columns = []struct{ table, column, def string }{
 	{"games", "course", "TEXT NOT NULL DEFAULT ''"},
 	{"games", "turns", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "duration_ms", "REAL NOT NULL DEFAULT 0"},
+	// How long a game held its place among those played at once, from
+	// its claim to its result stored (0: not known).
+	{"games", "slot_ms", "REAL NOT NULL DEFAULT 0"},
 	{"final_run", "format", "TEXT NOT NULL DEFAULT 'round-robin'"},
 	{"final_run", "rounds", "INTEGER NOT NULL DEFAULT 0"},
 	{"final_run", "top", "INTEGER NOT NULL DEFAULT 0"},

@@ -321,7 +321,7 @@ func TestARepeatedLadderGameIsKeptButNotRated(t *testing.T) {
 			if i == 1 {
 				white, black = sideB, sideA
 			}
-			g, err := st.AddGame(ctx, LadderGame, dir, white, black)
+			g, err := st.AddGame(ctx, LadderGame, dir, white, black, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

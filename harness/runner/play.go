@@ -220,6 +220,7 @@ func (rn *run) summary(ctx context.Context, start time.Time) (*tournament.Summar
 
 // play runs one claimed game and records it.
 func (rn *run) play(ctx context.Context, g tournament.Record) error {
+	claimed := time.Now()
 	rel := g.Dir
 	dir := filepath.Join(rn.Dir, rel)
 	// An earlier attempt aborted by the host: keep it as evidence. The new
@@ -235,14 +236,15 @@ func (rn *run) play(ctx context.Context, g tournament.Record) error {
 	if err != nil {
 		return fmt.Errorf("game %d: %w", g.ID, err)
 	}
-	return rn.settle(ctx, g, res)
+	return rn.settle(ctx, g, res, claimed)
 }
 
 // settle records a game from its match directory, played here or by a
 // worker: a result only once its evidence reads back; an aborted attempt as
 // a host fault (retried, then unplayed); a game stopped by the operator
-// released without counting an attempt.
-func (rn *run) settle(ctx context.Context, g tournament.Record, res transcript.Result) error {
+// released without counting an attempt. claimed is when this machine
+// claimed the game it played (zero: a worker played it).
+func (rn *run) settle(ctx context.Context, g tournament.Record, res transcript.Result, claimed time.Time) error {
 	rel := g.Dir
 	dir := filepath.Join(rn.Dir, rel)
 	wctx := context.WithoutCancel(ctx)
@@ -277,10 +279,13 @@ func (rn *run) settle(ctx context.Context, g tournament.Record, res transcript.R
 			rn.warn(fmt.Sprintf("game %d: the viewer page %s", g.ID, filepath.Join(rel, tournament.ViewHTML)), err)
 		}
 	}
+	if !claimed.IsZero() {
+		times.SlotMs = float64(time.Since(claimed).Microseconds()) / 1000
+	}
 	if err := rn.st.Finish(wctx, g.ID, res, rel, times, g.Worker); err != nil {
 		return fmt.Errorf("game %d: store the result: %w", g.ID, err)
 	}
-	g.Status, g.Winner, g.Reason, g.Plies = tournament.Done, res.Winner, res.Reason, res.Plies
+	g.Status, g.Winner, g.Reason, g.Plies, g.SlotMs = tournament.Done, res.Winner, res.Reason, res.Plies, times.SlotMs
 	rn.report(g)
 	return nil
 }

@@ -87,7 +87,7 @@ func (r *remoteRun) accept(ctx, chctx context.Context, res distrib.Result, archi
 				j.Outcome = "" // stopped here: not the worker's doing
 			}
 		}
-		err = r.settle(ctx, g, got)
+		err = r.settle(ctx, g, got, time.Time{})
 	}
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func (r *remoteRun) conclude(ctx context.Context, c checkOutcome) error {
 		if c.verdict == checkUnsure {
 			r.warn(fmt.Sprintf("game %d: the check of worker %s's result proves nothing; it counts unchecked", c.game, g.Worker), errors.New(c.why))
 		}
-		if err := r.settle(ctx, g, pk.res); err != nil {
+		if err := r.settle(ctx, g, pk.res, time.Time{}); err != nil {
 			return err
 		}
 		if c.verdict == checkAgrees {

@@ -338,6 +338,9 @@ func TestWorkersPlayTheTournamentALocalRunPlays(t *testing.T) {
 		if g.TurnMs <= 0 {
 			t.Fatalf("game %d has no median turn time", g.ID)
 		}
+		if g.SlotMs != 0 {
+			t.Errorf("game %d, a worker's, says it held a place here %g ms", g.ID, g.SlotMs)
+		}
 		by[g.Worker]++
 	}
 	if retried != 6 {

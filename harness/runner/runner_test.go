@@ -200,6 +200,17 @@ func TestTournamentOfALineGame(t *testing.T) {
 	if sum.Done != 6 || last.Name != "acm6x6.garbage" || last.Points != 0 || last.Games != 4 {
 		t.Fatalf("%+v\n%s", sum, tournament.String(sum.Standings, sum.TieBreaks))
 	}
+	// Each game records how long it held its place among those played at
+	// once: its match and more (its sandboxes, its evidence read back).
+	st, err := tournament.Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range st.Games {
+		if g.DurationMs <= 0 || g.SlotMs < g.DurationMs {
+			t.Errorf("game %d: a match of %g ms, its place held %g ms", g.ID, g.DurationMs, g.SlotMs)
+		}
+	}
 }
 
 // sabotage does harm to every game directory of a tournament whenever a

@@ -283,7 +283,7 @@ func (r *finalRecorder) Start(total, done int) {
 
 func (r *finalRecorder) GameDone(g tournament.Record, white, black, leader string) {
 	if g.Status == tournament.Done && g.Dir != "" {
-		if _, err := r.store.AddGame(context.Background(), event.FinalGame, filepath.Join(r.dir, g.Dir), r.sides[g.White], r.sides[g.Black]); err != nil && r.err == nil {
+		if _, err := r.store.AddGame(context.Background(), event.FinalGame, filepath.Join(r.dir, g.Dir), r.sides[g.White], r.sides[g.Black], g.SlotMs); err != nil && r.err == nil {
 			r.err = fmt.Errorf("record game %d of the final: %w", g.ID, err)
 		} else if err := r.store.SyncFinalLog(context.Background()); err != nil && r.err == nil {
 			r.err = err

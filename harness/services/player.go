@@ -414,7 +414,7 @@ func (p *Player) playPair(ctx context.Context, kind, dir string, seed uint64, jo
 			unplayed++
 			continue
 		}
-		g, err := p.Store.AddGame(ctx, kind, filepath.Join(dir, rec.Dir), sides[rec.White], sides[rec.Black])
+		g, err := p.Store.AddGame(ctx, kind, filepath.Join(dir, rec.Dir), sides[rec.White], sides[rec.Black], rec.SlotMs)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -196,7 +196,7 @@ func (v *Validator) recordGames(ctx context.Context, sub event.Submission, dir s
 		if side == rules.Black {
 			white, black = rival, me
 		}
-		if _, err := v.Store.AddGame(ctx, event.ValidationGame, mdir, white, black); err != nil {
+		if _, err := v.Store.AddGame(ctx, event.ValidationGame, mdir, white, black, 0); err != nil {
 			return fmt.Errorf("record the match of submission %d as %s: %w", sub.ID, side, err)
 		}
 	}

@@ -30,6 +30,11 @@ const ViewHTML = "match.html"
 type Times struct {
 	BotMs  float64 // the turns' wall times, summed
 	TurnMs float64 // the median turn
+	// SlotMs is how long the game held its place among the games played
+	// at once here: from its claim to its result stored (its sandboxes
+	// set up, the match, its evidence read back, its viewer written). 0
+	// for a game a worker played.
+	SlotMs float64
 }
 
 // Score is the points bot (an index into the bots) scored in the game: 1

@@ -188,6 +188,9 @@ type Record struct {
 	BotMs       float64            `json:"botMs"` // time inside the bots' processes
 	// TurnMs is the game's median turn, wall time as the harness measured it.
 	TurnMs float64 `json:"turnMs"`
+	// SlotMs is how long it held its place among the games played at once
+	// (Times.SlotMs; 0 for a worker's).
+	SlotMs float64 `json:"slotMs,omitempty"`
 	// Worker played the game ("" for this machine).
 	Worker string `json:"worker,omitempty"`
 	// Tries counts the game's tries that ended without a result, charged
@@ -240,6 +243,7 @@ CREATE TABLE IF NOT EXISTS games (
 	duration_ms REAL NOT NULL DEFAULT 0,
 	bot_ms REAL NOT NULL DEFAULT 0,
 	turn_ms REAL NOT NULL DEFAULT 0,
+	slot_ms REAL NOT NULL DEFAULT 0,
 	worker TEXT NOT NULL DEFAULT '',
 	pair INTEGER NOT NULL DEFAULT 0,
 	opening INTEGER NOT NULL DEFAULT 0,
@@ -261,6 +265,7 @@ var migrations = []struct{ table, column, def string }{
 	{"games", "host_busy", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "checked", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "playoff", "INTEGER NOT NULL DEFAULT 0"},
+	{"games", "slot_ms", "REAL NOT NULL DEFAULT 0"},
 }
 
 // hasColumn says whether table has column ("": whether table exists).
@@ -439,8 +444,8 @@ func (s *Store) Finish(ctx context.Context, id int, res transcript.Result, dir s
 		return err
 	}
 	_, err = s.db.ExecContext(ctx, `UPDATE games SET status = 'done', attempts = attempts + 1, winner = ?, reason = ?, plies = ?, turns = ?,
-		faults = ?, abort_reason = '', dir = ?, duration_ms = ?, bot_ms = ?, turn_ms = ?, worker = ? WHERE id = ?`,
-		res.Winner, res.Reason, res.Plies, res.TurnsPlayed(), string(faults), dir, res.DurationMs, t.BotMs, t.TurnMs, worker, id)
+		faults = ?, abort_reason = '', dir = ?, duration_ms = ?, bot_ms = ?, turn_ms = ?, slot_ms = ?, worker = ? WHERE id = ?`,
+		res.Winner, res.Reason, res.Plies, res.TurnsPlayed(), string(faults), dir, res.DurationMs, t.BotMs, t.TurnMs, t.SlotMs, worker, id)
 	return err
 }
 
@@ -597,7 +602,7 @@ func (s *Store) Release(ctx context.Context, id int) error {
 	return err
 }
 
-const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, worker, pair, opening,
+const columns = `id, round, white, black, seed, status, attempts, winner, reason, plies, turns, faults, abort_reason, dir, duration_ms, bot_ms, turn_ms, slot_ms, worker, pair, opening,
 	tries, rejected, aborted_by, host_busy, checked, playoff`
 
 func scan(row interface{ Scan(...any) error }) (Record, error) {
@@ -605,7 +610,7 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var seed int64
 	var faults, abortedBy string
 	err := row.Scan(&r.ID, &r.Round, &r.White, &r.Black, &seed, &r.Status, &r.Attempts, &r.Winner, &r.Reason,
-		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.Worker, &r.Pair, &r.Opening,
+		&r.Plies, &r.Turns, &faults, &r.AbortReason, &r.Dir, &r.DurationMs, &r.BotMs, &r.TurnMs, &r.SlotMs, &r.Worker, &r.Pair, &r.Opening,
 		&r.Tries, &r.Rejected, &abortedBy, &r.HostBusy, &r.Checked, &r.Playoff)
 	if err != nil {
 		return r, err

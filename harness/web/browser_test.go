@@ -710,7 +710,7 @@ func seedGames(t *testing.T, st *event.Store, team, rival event.NewTeam, n int) 
 		if i%2 == 1 {
 			white, black = black, white
 		}
-		if _, err := st.AddGame(context.Background(), kinds[i%len(kinds)], dir, white, black); err != nil {
+		if _, err := st.AddGame(context.Background(), kinds[i%len(kinds)], dir, white, black, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -199,7 +199,7 @@ func (f *liveFinal) finish(ctx context.Context) error {
 	if err := f.final.Finish(ctx, g.ID, res, rel, tournament.Times{BotMs: 80, TurnMs: 2}, ""); err != nil {
 		return err
 	}
-	if _, err := f.store.AddGame(ctx, event.FinalGame, dir, f.sides[g.White], f.sides[g.Black]); err != nil {
+	if _, err := f.store.AddGame(ctx, event.FinalGame, dir, f.sides[g.White], f.sides[g.Black], 0); err != nil {
 		return err
 	}
 	f.played++

@@ -130,7 +130,7 @@ func TestALadderDisputeRerunsAnyTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := e.store.AddGame(ctx, event.LadderGame, dir, event.Side{Team: e.a.ID, Submission: subs[0].ID}, event.Side{})
+	g, err := e.store.AddGame(ctx, event.LadderGame, dir, event.Side{Team: e.a.ID, Submission: subs[0].ID}, event.Side{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

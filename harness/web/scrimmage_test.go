@@ -139,7 +139,7 @@ func TestAScrimmageIsAPairOfGamesThroughTheTournamentRunner(t *testing.T) {
 		t.Errorf("the teams told of new games: %v", seen)
 	}
 	// Recording a resumed scrimmage's games again adds none.
-	if _, err := e.store.AddGame(context.Background(), event.ScrimmageGame, e.store.MatchDir(games[0]), games[0].White, games[0].Black); err != nil {
+	if _, err := e.store.AddGame(context.Background(), event.ScrimmageGame, e.store.MatchDir(games[0]), games[0].White, games[0].Black, 0); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := e.store.GamesOf(context.Background(), e.a.ID, 10); len(again) != 2 {

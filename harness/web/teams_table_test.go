@@ -136,7 +136,7 @@ func TestAGamesListFollowsItsGamesAndNames(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(e.store.Dir, "seeded", "0"))); err != nil {
 		t.Fatal(err)
 	}
-	g, err := e.store.AddGame(ctx, event.ScrimmageGame, dir, event.Side{Team: e.b.ID}, event.Side{Team: e.a.ID})
+	g, err := e.store.AddGame(ctx, event.ScrimmageGame, dir, event.Side{Team: e.b.ID}, event.Side{Team: e.a.ID}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestAGamesListFollowsItsGamesAndNames(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(e.store.Dir, "seeded", "0"))); err != nil {
 		t.Fatal(err)
 	}
-	g4, err := e.store.AddGame(ctx, event.LadderGame, dir, event.Side{Team: e.a.ID}, event.Side{Team: e.b.ID})
+	g4, err := e.store.AddGame(ctx, event.LadderGame, dir, event.Side{Team: e.a.ID}, event.Side{Team: e.b.ID}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

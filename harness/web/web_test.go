@@ -155,7 +155,7 @@ func playGameOf(t *testing.T, e *testEvent, cfg match.Config, white, black event
 	if _, err := match.Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	g, err := e.store.AddGame(context.Background(), kind, dir, white, black)
+	g, err := e.store.AddGame(context.Background(), kind, dir, white, black, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
