@@ -412,11 +412,13 @@ func (e Estimate) Left(games int) time.Duration {
 }
 
 // About says a duration as a person plans with it: "about 43 h", "about 12
-// min", "about 40 s".
+// min", "about 40 s", "about 30 ms".
 func About(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "unknown"
+	case d < 100*time.Millisecond:
+		return fmt.Sprintf("about %d ms", max(d.Round(time.Millisecond).Milliseconds(), 1))
 	case d >= 2*time.Hour:
 		return "about " + trimFloat(d.Hours()) + " h"
 	case d >= 2*time.Minute:
@@ -430,6 +432,8 @@ func About(d time.Duration) string {
 func Span(lo, hi time.Duration) string {
 	unit, name := time.Second, " s"
 	switch {
+	case hi < 100*time.Millisecond:
+		unit, name = time.Millisecond, " ms"
 	case hi >= 2*time.Hour:
 		unit, name = time.Hour, " h"
 	case hi >= 2*time.Minute:

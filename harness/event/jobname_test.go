@@ -26,6 +26,8 @@ func TestAbout(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "unknown", 40 * time.Second: "about 40 s", 5 * time.Second: "about 5.0 s", 90 * time.Second: "about 90 s",
 		12 * time.Minute: "about 12 min", 43 * time.Hour: "about 43 h", 150 * time.Minute: "about 2.5 h",
+		// Not "about 0.0 s": a spread of games of a few ms.
+		30 * time.Millisecond: "about 30 ms", 400 * time.Microsecond: "about 1 ms", 200 * time.Millisecond: "about 0.2 s",
 	} {
 		if got := About(d); got != want {
 			t.Errorf("%v: %q, want %q", d, got, want)
