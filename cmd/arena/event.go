@@ -133,14 +133,20 @@ final. Left out: uploads still arriving, and the workers' queue.`,
 			{
 				Name:      "publish",
 				Usage:     "write the final's bundle: its signed log, every game's public transcript and the standings",
-				UsageText: "arena event publish DIR OUT",
+				UsageText: "arena event publish [--submissions] DIR OUT",
 				Description: `Writes the final of the event in DIR to the new directory OUT, for anyone to
 check with 'arena verify': the final's append-only log as static tiles with
 its latest signed checkpoint (log/checkpoint, log/tile/...), every game's
 transcript as anyone may see it (each team's own output and file names left
 out, their hashes kept), the standings (standings.json), the log's public key
-(key.txt) and a README saying how to check it. Any static web server can
+(key.txt) and a README saying how to check it. With --submissions it also
+writes each finalist's upload, as its team uploaded it, to OUT/submissions
+(named by the bot name it plays under): anyone can then play the final again
+with 'arena verify --replay OUT/submissions'. Any static web server can
 serve OUT; arena verify takes its URL too. See docs/verify.md.`,
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "submissions", Usage: "publish the finalists' uploads too (OUT/submissions), for arena verify --replay"},
+				},
 				Action: eventPublish,
 			},
 			{

@@ -523,6 +523,34 @@ func TestTheFinalIsTheTournamentOfThePinnedSubmissions(t *testing.T) {
 			t.Errorf("row %d: fields %v and %v", i+1, final[i], cup[i])
 		}
 	}
+
+	// Published with its submissions, the final plays again from them,
+	// every game the same; a program swapped for another is caught.
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	code, out, errs = runArena("event", "publish", "--submissions", dir, bundle)
+	if code != 0 || !strings.Contains(out, "--replay "+filepath.Join(bundle, event.BundleSubmissions)) {
+		t.Fatalf("event publish --submissions: exit %d\n%s%s", code, out, errs)
+	}
+	_, key, err := st.LogKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := filepath.Join(bundle, event.BundleSubmissions)
+	code, out, errs = runArena("verify", "--key", key, "--replay", subs, "--sandbox", "local", "--concurrency", "2", bundle)
+	if code != 0 || !strings.Contains(out, "the final's 6 games: 6 played again the same, 0 differ, 0 not played") || strings.Count(out, ": the same, ") != 6 {
+		t.Fatalf("verify --replay: exit %d\n%s%s", code, out, errs)
+	}
+	random, err := os.ReadFile(filepath.Join(subs, "Alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(subs, "Beta"), append(random, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runArena("verify", "--key", key, "--replay", subs, "--sandbox", "local", bundle)
+	if code != exitFailed || !strings.Contains(out, "missing: Beta") || !strings.Contains(out, "4 not played") || !strings.Contains(errs, "is not the published one") {
+		t.Errorf("verify --replay with Beta's program swapped: exit %d\n%s%s", code, out, errs)
+	}
 }
 
 // A mail merge reads the new teams' tokens as CSV or JSON, the notes apart

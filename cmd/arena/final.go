@@ -194,6 +194,15 @@ func eventPublish(c *cli.Context) error {
 			return err
 		}
 		fmt.Fprintf(c.App.Writer, "published the final of %s to %s: a log of %s\nanyone checks it with: arena verify --key '%s' %s\n", dir, out, words.Plural(int(size), "entry"), key, out)
+		if !c.Bool("submissions") {
+			return nil
+		}
+		n, err := st.PublishSubmissions(c.Context, out)
+		if err != nil {
+			return err
+		}
+		subs := filepath.Join(out, event.BundleSubmissions)
+		fmt.Fprintf(c.App.Writer, "and the finalists' %s in %s: anyone plays the final again with: arena verify --key '%s' --replay %s %s\n", words.Plural(n, "upload"), subs, key, subs, out)
 		return nil
 	})
 }

@@ -9,15 +9,17 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/arenabots/arena/harness/reproduce"
 	"github.com/arenabots/arena/harness/verify"
 	"github.com/arenabots/arena/internal/words"
+	"github.com/arenabots/arena/rules"
 )
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "check a published final (arena event publish) with the log's key, or a team's proof of one of its games",
-		UsageText: "arena verify --key KEY [--since CHECKPOINT] [--partial] [--timeout D] BUNDLE|URL\n   arena verify --key KEY --proof FILE",
+		UsageText: "arena verify --key KEY [--since CHECKPOINT] [--partial] [--timeout D] [--replay SUBMISSIONS] BUNDLE|URL\n   arena verify --key KEY --proof FILE",
 		Description: `Checks the final in BUNDLE (a directory arena event publish wrote) or at URL
 (a web server serving one) with KEY, the log's public key from the event's
 home page: the checkpoint's signature, the log's tree rebuilt from its
@@ -37,14 +39,33 @@ are read (a link out of it, a named pipe or a device is refused), each file
 no bigger than its kind may be (a transcript 64 MiB), a checkpoint of more
 than 2^32 entries is refused, a URL's redirects are followed only to the
 same origin (scheme, host and port), each file may take a minute and the
-whole check --timeout. See docs/verify.md.`,
-		Flags: []cli.Flag{
+whole check --timeout.
+
+--replay SUBMISSIONS plays every game of the final again, once the bundle
+holds: SUBMISSIONS is a directory of the final's submissions (one per entry:
+an executable, a directory or a ZIP, as the organizer publishes them after
+the event, or a team's own with its rival's), each built as arena tournament
+builds it; a player is the submission whose program has the SHA-256 the log
+names (a submission that is a player's upload but builds to another program
+is named). Each game is played in the sandbox (--sandbox, --image) from its
+logged seed, rules and limits, into --replay-out, and compared with its
+published transcript turn by turn: every turn's state, answer, verdict and
+move, the turns' count and the result (not the times, which differ from one
+run to the next). It exits 1 when a game differs or a player's program is
+missing. See docs/verify.md.`,
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "the log's public key, as the event's home page shows it (NAME+HASH+KEY; required)"},
 			&cli.StringSliceFlag{Name: "since", Usage: "a checkpoint kept from earlier (its file, or a game's .tlog-proof, which carries one): the log must extend it (repeatable: every one is checked)", TakesFile: true},
 			&cli.BoolFlag{Name: "partial", Usage: "check a final in progress: its scheduled pairings may lack their games"},
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "the most the whole check may take"},
 			&cli.StringFlag{Name: "proof", Usage: "a game's inclusion proof (a .tlog-proof file from a team's page): check it alone", TakesFile: true},
-		},
+			&cli.StringFlag{Name: "replay", Usage: "a directory of the final's submissions: play every game again from them and compare it with its transcript", TakesFile: true},
+			&cli.StringFlag{Name: "replay-out", Usage: "where the games are played again (default: a new directory under the system's temporary one)", TakesFile: true},
+			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "how many games --replay plays at once"},
+			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "where --replay runs the bots: " + backendsSaid()},
+			imageFlag(),
+			runtimeFlag("the engine's, usually runc"),
+		}, buildFlags()...),
 		Action: verifyAction,
 	}
 }
@@ -116,5 +137,78 @@ func verifyAction(c *cli.Context) error {
 	for _, row := range r.Standings {
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%g\n", row.Rank, row.Team, row.Name, row.Points)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if dir := c.String("replay"); dir != "" {
+		return replayFinal(c, src, r, dir)
+	}
+	return nil
+}
+
+// replayFinal plays the final r holds again from the submissions in dir
+// (harness/reproduce) and says, game by game, whether each is the
+// published one.
+func replayFinal(c *cli.Context, src verify.Source, r *verify.Result, dir string) error {
+	if r.Config == nil {
+		return failf("--replay: the bundle holds no final to play again")
+	}
+	g, err := rules.Lookup(r.Config.Game)
+	if err != nil {
+		return failf("--replay: the log's game: %v", err)
+	}
+	if c.Int("concurrency") < 1 {
+		return usagef("--concurrency: want 1 or more, got %d", c.Int("concurrency"))
+	}
+	bots, err := loadBots(c, []string{dir}, g)
+	if err != nil {
+		return err
+	}
+	backend, closer, err := openBackend(c, sandboxConfig(c), true)
+	if err != nil {
+		return err
+	}
+	defer closer()
+	b, err := newBuilder(c, backend, r.Config.Limits, nil)
+	if err != nil {
+		return err
+	}
+	if err := readyBots(c, b, bots); err != nil {
+		return err
+	}
+	out := c.String("replay-out")
+	if out == "" {
+		if out, err = os.MkdirTemp("", "arena-replay-"); err != nil {
+			return err
+		}
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "playing the final's games again from %s in %s (%d at once):\n", words.Plural(len(bots), "submission"), out, c.Int("concurrency"))
+	rep, err := reproduce.Final(c.Context, src, r, reproduce.Options{Backend: backend, Bots: bots, Dir: out, Concurrency: c.Int("concurrency"),
+		Played: func(g reproduce.Game) {
+			line := fmt.Sprintf("  game %d (round %d, %s vs %s): ", g.ID, g.Round, g.White, g.Black)
+			switch {
+			case g.NotPlayed != "":
+				line += "not played: " + g.NotPlayed
+			case g.Same():
+				line += fmt.Sprintf("the same, %s", words.Plural(g.Turns, "turn"))
+			default:
+				line += "differs: " + strings.Join(g.Differences, "; ")
+			}
+			fmt.Fprintln(w, line)
+		}})
+	if rep != nil {
+		for _, m := range rep.Missing {
+			fmt.Fprintf(w, "  missing: %s\n", m)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	same, differ, notPlayed := rep.Same()
+	fmt.Fprintf(w, "the final's %s: %d played again the same, %d differ, %d not played\n", words.Plural(len(rep.Games), "game"), same, differ, notPlayed)
+	if differ > 0 || notPlayed > 0 || len(rep.Missing) > 0 {
+		return failf("the final as played again from %s is not the published one", dir)
+	}
+	return nil
 }

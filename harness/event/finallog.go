@@ -2,6 +2,7 @@ package event
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -439,10 +440,20 @@ func (s *Store) LogGame(ctx context.Context, g Game) error {
 	return s.appendLog(ctx, signer, []LogEntry{{Kind: g.Kind, Game: lg}})
 }
 
-// FinalLogCheckpoint is the final log's latest checkpoint that may be
-// shown now, and its size: while the scoreboard is frozen, the last one
-// signed before the freeze (the entries after it would tell results).
+// FinalLogCheckpoint is the final log's latest checkpoint and its size,
+// during a freeze too: a checkpoint commits to the entries logged since the
+// freeze (their number, not what they say), so a team that keeps one then
+// holds the organizer to them after the reveal (arena verify --since).
+// Their tiles and proofs wait for the reveal (FinalLogTile, LogProofOf).
 func (s *Store) FinalLogCheckpoint(ctx context.Context) (signed []byte, size int64, err error) {
+	return eventlog.Latest(ctx, s.r, "")
+}
+
+// shownLog is the checkpoint of the final log's tree whose entries may be
+// read now, and its size: while the scoreboard is frozen, the last one
+// signed before the freeze (the entries after it would tell results; even
+// their hashes, of pairings a team could guess, would); else the latest.
+func (s *Store) shownLog(ctx context.Context) (signed []byte, size int64, err error) {
 	at, frozen, err := s.Frozen(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -454,14 +465,32 @@ func (s *Store) FinalLogCheckpoint(ctx context.Context) (signed []byte, size int
 	return eventlog.Latest(ctx, s.r, before)
 }
 
-// FinalLogTile is a tile of the final's log within the tree shown now
-// (FinalLogCheckpoint).
+// ErrWithheld is a tile of the final's log that its latest checkpoint
+// holds but that is not served before the scoreboard is revealed.
+var ErrWithheld = errors.New("withheld until the scoreboard is revealed")
+
+// FinalLogTile is a tile of the final's log within the tree whose entries
+// may be read now (shownLog); a tile of the latest tree past it is
+// ErrWithheld until the reveal.
 func (s *Store) FinalLogTile(ctx context.Context, path string) ([]byte, error) {
-	_, size, err := s.FinalLogCheckpoint(ctx)
+	_, shown, err := s.shownLog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return eventlog.Tile(ctx, s.r, size, path)
+	data, err := eventlog.Tile(ctx, s.r, shown, path)
+	if !errors.Is(err, eventlog.ErrNoTile) {
+		return data, err
+	}
+	_, latest, lerr := s.FinalLogCheckpoint(ctx)
+	if lerr != nil {
+		return nil, lerr
+	}
+	if latest > shown {
+		if _, lerr := eventlog.Tile(ctx, s.r, latest, path); lerr == nil {
+			return nil, ErrWithheld
+		}
+	}
+	return nil, err
 }
 
 // PublishFinal writes the final's bundle to out, a directory that must
@@ -543,7 +572,55 @@ func (s *Store) PublishFinal(ctx context.Context, out string) (size int64, err e
 const (
 	BundleStandings = "standings.json"
 	BundleKey       = "key.txt"
+	// BundleSubmissions holds the finalists' uploads, when the organizer
+	// publishes them (PublishSubmissions): arena verify --replay plays
+	// the final again from them.
+	BundleSubmissions = "submissions"
 )
+
+// PublishSubmissions writes each finalist's upload, as its team uploaded
+// it, into out's submissions directory (which must not exist yet), named
+// by the bot name its team plays under and the upload's own extension
+// ("Ant-Co.zip", "Cat-3.py"), its mode kept. It returns how many it wrote.
+// Publishing them is the organizer's choice: anyone can then play the
+// final again (arena verify --replay).
+func (s *Store) PublishSubmissions(ctx context.Context, out string) (int, error) {
+	entries, err := s.FinalEntries(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if len(entries) == 0 {
+		return 0, errors.New("no submission is pinned for the final: close the event first")
+	}
+	dir := filepath.Join(out, BundleSubmissions)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		sub, err := s.Submission(ctx, e.Submission)
+		if err != nil {
+			return 0, err
+		}
+		team, err := s.Team(ctx, e.Team)
+		if err != nil {
+			return 0, err
+		}
+		src := s.Path(sub)
+		fi, err := os.Stat(src)
+		if err != nil {
+			return 0, err
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return 0, err
+		}
+		name := cmp.Or(team.BotName, fmt.Sprintf("team-%d", team.ID)) // a team added before bot names were kept
+		if err := os.WriteFile(filepath.Join(dir, name+filepath.Ext(sub.Filename)), data, fi.Mode().Perm()); err != nil {
+			return 0, err
+		}
+	}
+	return len(entries), nil
+}
 
 const bundleReadme = `# The final's published log: %s
 
@@ -566,8 +643,11 @@ With --since OLD it also
 checks that this log extends an older checkpoint you kept (none of its
 entries was changed or dropped); with --partial it checks a final still in
 progress, whose pairings may lack their games yet. A team's inclusion proof of one of its games
-is checked with arena verify --key 'KEY' --proof FILE. See docs/verify.md for
-what this proves and what it does not.
+is checked with arena verify --key 'KEY' --proof FILE. When the organizer
+published the finalists' uploads too (submissions/), arena verify --key 'KEY'
+--replay DIR/submissions DIR plays every game again from them in the
+sandbox and compares each with its transcript, turn by turn. See
+docs/verify.md for what this proves and what it does not.
 
 The same paths can be served by any static web server: arena verify takes
 the site's URL as well as a directory.
@@ -576,11 +656,12 @@ the site's URL as well as a directory.
 // LogProofOf is the inclusion proof (C2SP tlog-proof, the entry in its
 // extra line) of the entry of the game in dir (relative to the event
 // directory, as games record it: a final's game, or a ladder game the
-// event logs), against the latest checkpoint that may be shown now; ok is
-// false while the game is not in that tree (not logged, not yet, or
+// event logs), against the checkpoint of the tree whose entries may be
+// read now (shownLog: a proof holds hashes of entries beside its own);
+// ok is false while the game is not in that tree (not logged, not yet, or
 // logged after a freeze).
 func (s *Store) LogProofOf(ctx context.Context, dir string) (proof []byte, ok bool, err error) {
-	signed, size, err := s.FinalLogCheckpoint(ctx)
+	signed, size, err := s.shownLog(ctx)
 	if err != nil || signed == nil {
 		return nil, false, err
 	}

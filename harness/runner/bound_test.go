@@ -47,7 +47,7 @@ func TestAResultMustBeTheGameItWasSent(t *testing.T) {
 
 	// The game the coordinator published: game 3, first attempt.
 	g := tournament.Record{Game: tournament.Game{ID: 3, White: 0, Black: 1, Seed: 11}}
-	want := o.matchConfig(g, "t1", "")
+	want := o.MatchConfig(g, "t1", "")
 	stored := map[string]*submission.Bot{"legal": bots[0], "shuffle": bots[1], "older": bots[2]}
 	honest := specOf(want, "legal", "shuffle")
 	job := distrib.Job{Tournament: "t1", Game: want.Job.Game, Attempt: want.Job.Attempt}

@@ -228,7 +228,7 @@ func (rn *run) play(ctx context.Context, g tournament.Record) error {
 	if err := keepAside(dir, fmt.Sprintf(".attempt-%d", g.Tries)); err != nil {
 		return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 	}
-	cfg := rn.matchConfig(g, "", dir)
+	cfg := rn.MatchConfig(g, "", dir)
 	if rn.Watch != nil {
 		cfg.Observer = rn.Watch(g)
 	}

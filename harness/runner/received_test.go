@@ -155,7 +155,7 @@ func honestArchive(tb testing.TB) (*Options, match.Config, Facts, []byte, transc
 		}
 		return pub, nil
 	}
-	want := o.matchConfig(tournament.Record{Game: tournament.Game{ID: 1, White: 0, Black: 1, Seed: 3}}, "", "")
+	want := o.MatchConfig(tournament.Record{Game: tournament.Game{ID: 1, White: 0, Black: 1, Seed: 3}}, "", "")
 	sp, err := json.Marshal(specOf(want, "w", "b"))
 	if err != nil {
 		tb.Fatal(err)

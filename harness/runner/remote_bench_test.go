@@ -211,7 +211,7 @@ func BenchmarkJudgeResult(b *testing.B) {
 	o.Config.Rules = map[string]string{"maxPlies": "40"}
 	o.WorkerKey = func(w string) (string, error) { return distrib.SigningKeyOf(c.Workers, w) }
 	tw := &Worker{Backend: backend(), Scratch: b.TempDir(), Signer: key}
-	want := o.matchConfig(tournament.Record{Game: tournament.Game{ID: 1, White: 0, Black: 1, Seed: 3}}, "", "")
+	want := o.MatchConfig(tournament.Record{Game: tournament.Game{ID: 1, White: 0, Black: 1, Seed: 3}}, "", "")
 	spec, err := json.Marshal(specOf(want, "w", "b"))
 	if err != nil {
 		b.Fatal(err)

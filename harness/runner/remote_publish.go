@@ -63,7 +63,7 @@ func (r *remoteRun) publish(ctx context.Context) error {
 		if err := keepAside(filepath.Join(r.Dir, g.Dir), fmt.Sprintf(".attempt-%d", g.Tries)); err != nil {
 			return fmt.Errorf("game %d: an earlier attempt: %w", g.ID, err)
 		}
-		cfg := r.matchConfig(g, r.q.Tournament(), "")
+		cfg := r.MatchConfig(g, r.q.Tournament(), "")
 		cfg.Job.Game += r.JobOffset
 		sp, err := json.Marshal(specOf(cfg, r.objects[g.White], r.objects[g.Black]))
 		if err != nil {

@@ -265,11 +265,11 @@ func gameDir(g tournament.Record, bots []tournament.BotEntry) string {
 	return filepath.Join("games", fmt.Sprintf("%04d-%s-vs-%s", g.ID, clean(bots[g.White].Name), clean(bots[g.Black].Name)))
 }
 
-// matchConfig is the match a claimed game is played as, here or by a worker
+// MatchConfig is the match a claimed game is played as, here or by a worker
 // of the tournament named (see playRemote): the one description of a game
-// that local play, the job a worker is sent and the check of what it hands
-// back all read.
-func (o *Options) matchConfig(g tournament.Record, tournament, dir string) match.Config {
+// that local play, the job a worker is sent, the check of what it hands
+// back and a published final played again (harness/reproduce) all read.
+func (o *Options) MatchConfig(g tournament.Record, tournament, dir string) match.Config {
 	labels := map[string]string{"org.arenabots.arena.tournament": filepath.Base(o.Dir)}
 	maps.Copy(labels, o.Labels)
 	// A game from an opening is played under the tournament's rules with

@@ -99,7 +99,7 @@ func newThroughputEvent(b *testing.B) *throughputEvent {
 
 // newEventOf is an event of one team per bot package, each with a passed
 // submission.
-func newEventOf(b *testing.B, pkgs ...string) *throughputEvent {
+func newEventOf(b testing.TB, pkgs ...string) *throughputEvent {
 	b.Helper()
 	dir := b.TempDir()
 	cfg, err := event.ParseConfig(filepath.Join(dir, event.ConfigFile), []byte("game = \"codeclash\"\n"))

@@ -22,6 +22,15 @@ func (t Turn) Public() Turn {
 	return t
 }
 
+// Reproduced is what of the turn a game played again must reproduce: its public
+// part (Public) without what the host measured of it (its times, memory and
+// output sizes), which differ from one run to the next.
+func (t Turn) Reproduced() Turn {
+	t = t.Public()
+	t.WallMs, t.HostWaitMs, t.HarnessMs, t.CPUMs, t.PeakMemory, t.StdoutBytes, t.StderrBytes = 0, 0, 0, 0, 0, 0, 0
+	return t
+}
+
 // Redacted marks a record some fields of which were left out of a player's
 // copy: the fields, and the hash of the line as recorded, which the next
 // line's prev names, so that the chain can still be followed from line to

@@ -35,10 +35,10 @@ const (
 	// its two bytes of length; a bundle of W entries weighs W times it at
 	// most.
 	maxEntryBytes = 2 + eventlog.MaxEntry - 1
-	// maxTranscript: a published transcript, both sides' private fields
+	// MaxTranscript: a published transcript, both sides' private fields
 	// left out, is some 44 KB a game; its longest line may be
 	// transcript.MaxLine.
-	maxTranscript = transcript.MaxLine
+	MaxTranscript = transcript.MaxLine
 	// maxStandings: standings.json, a row per player.
 	maxStandings = 16 << 20
 )

@@ -47,7 +47,6 @@ type Options struct {
 	// Since are older signed checkpoints of the same log, each a
 	// checkpoint's file or a proof that carries one (a game's
 	// .tlog-proof): the bundle's log must extend every one.
-	// log must extend it.
 	Since [][]byte
 	// Partial checks a final in progress: its scheduled pairings may lack
 	// their games (Result says how many have them). Without it every
@@ -79,6 +78,14 @@ type Result struct {
 	// End is the log's end of the final (nil: the log does not say it
 	// ended, which only Options.Partial accepts).
 	End *event.LoggedEnd
+	// Config is the final's configuration as the log holds it, its Bots
+	// the players in seed order (each one's program as played), Uploads
+	// their submissions' SHA-256 as their teams uploaded them, and Records
+	// every pairing, with its game's outcome and transcript's directory
+	// where the log holds it (harness/reproduce plays them again).
+	Config  *tournament.Config
+	Uploads []string
+	Records []tournament.Record
 }
 
 // Problems are every failure a check found, each naming its entry or file
@@ -157,6 +164,7 @@ func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	if cfg != nil {
 		r.standings(ctx, src, cfg, recs, &p)
 	}
+	r.Config, r.Records = cfg, recs
 	if len(p) > 0 {
 		return r, p
 	}
@@ -264,6 +272,7 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, part
 				return nil, nil
 			}
 			cfg.Bots[r.Players] = *e.Player
+			r.Uploads = append(r.Uploads, e.Upload)
 			r.Players++
 		case e.Kind == event.LogEnd && e.End != nil:
 			if r.End != nil {
@@ -352,7 +361,7 @@ func checkGame(ctx context.Context, src Source, g *event.LoggedGame) string {
 	if !fsPath(name) {
 		return fmt.Sprintf("field dir: %q is not a path inside the bundle", g.Dir)
 	}
-	data, err := src.Read(ctx, name, maxTranscript)
+	data, err := src.Read(ctx, name, MaxTranscript)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("its transcript %s cannot be read (a game dropped?): %v", name, err)
 	}

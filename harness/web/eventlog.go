@@ -10,10 +10,13 @@ import (
 )
 
 // The final's log is served as C2SP tlog-tiles name it, under /log/: its
-// latest checkpoint that may be shown (during a freeze, the last one signed
-// before it) and the tiles of that tree. Anyone may read it, as anyone may
-// read the standings; a static copy serves the same paths (arena event
-// publish).
+// latest checkpoint, during a freeze too (it commits to the entries logged
+// since without telling what they say: a team keeps it, and checks after
+// the reveal that the log extends it), and the tiles of the tree whose
+// entries may be read now (during a freeze, the last one signed before it:
+// a tile past it is withheld until the reveal). Anyone may read it, as
+// anyone may read the standings; a static copy serves the same paths
+// (arena event publish).
 
 func (s *Server) logCheckpoint(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
 	signed, _, err := s.Store.FinalLogCheckpoint(r.Context())
@@ -31,6 +34,9 @@ func (s *Server) logCheckpoint(w http.ResponseWriter, r *http.Request, _ *event.
 
 func (s *Server) logTile(w http.ResponseWriter, r *http.Request, _ *event.Principal) error {
 	data, err := s.Store.FinalLogTile(r.Context(), "tile/"+r.PathValue("path"))
+	if errors.Is(err, event.ErrWithheld) {
+		return &httpError{http.StatusNotFound, "not_found", "this tile holds entries logged during the scoreboard's freeze: it is served once the scoreboard is revealed (keep the checkpoint now, and check the log extends it then: arena verify --since)"}
+	}
 	if errors.Is(err, eventlog.ErrNoTile) || isBadTilePath(err) {
 		return &httpError{http.StatusNotFound, "not_found", "no such tile in the log shown now"}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/harness/verify"
 	"github.com/arenabots/arena/sandbox/local"
 )
 
@@ -241,25 +242,44 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	if res, out := e.do(t, http.MethodGet, "/standings", e.a.Token, nil, ""); res.StatusCode != http.StatusOK || !strings.Contains(out, `id="frozen"`) {
 		t.Errorf("the standings part a team gets does not say it is frozen: %d %.300s", res.StatusCode, out)
 	}
-	// The final's log shows no more than the frozen board: its checkpoint
-	// is the last one signed before the freeze, and a later game has no
-	// proof yet.
+	// The final's log keeps its checkpoint served during the freeze: it
+	// commits to every entry logged, the games after the freeze among
+	// them (their number shows, not what they say), so a team keeps it
+	// and holds the organizer to it after the reveal. Their tiles and
+	// proofs wait for the reveal; the tree before the freeze is read as
+	// before.
 	_, vkey, err := e.store.LogKeys()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkpoint := func() eventlog.Checkpoint {
+	checkpoint := func() ([]byte, eventlog.Checkpoint) {
 		t.Helper()
 		res, signed := callAPI(t, e.http.URL, "GET", "/log/checkpoint", "", "")
 		c, err := eventlog.Verify([]byte(signed), vkey)
 		if res != http.StatusOK || err != nil {
 			t.Fatalf("the log's checkpoint: %d %v", res, err)
 		}
-		return c
+		return []byte(signed), c
 	}
 	const logged = 1 + 3 + 6 + 6 + 1 // the final, its players, pairings, games and its end
-	if c := checkpoint(); c.Size >= logged || c.Size < 1+3+6 {
-		t.Errorf("during the freeze the log shows %d entries: want the pairings and the games before the freeze, not all %d", c.Size, logged)
+	kept, frozen := checkpoint()
+	if frozen.Size != logged {
+		t.Errorf("during the freeze the log's checkpoint holds %d entries, want all %d", frozen.Size, logged)
+	}
+	tile := func(size int64) (int, string) {
+		return callAPI(t, e.http.URL, "GET", fmt.Sprintf("/log/tile/entries/000.p/%d", size), "", "")
+	}
+	if res, out := tile(logged); res != http.StatusNotFound || !strings.Contains(out, "served once the scoreboard is revealed") {
+		t.Errorf("the entries of the checkpoint during the freeze: %d %.300s, want them withheld until the reveal, saying so", res, out)
+	}
+	shown := int64(0)
+	for n := int64(logged - 1); n > 0 && shown == 0; n-- {
+		if res, _ := tile(n); res == http.StatusOK {
+			shown = n
+		}
+	}
+	if shown < 1+3+6 || shown >= logged {
+		t.Errorf("during the freeze the entries read are the first %d, want the pairings and the games before the freeze, not all %d", shown, logged)
 	}
 	if res, out := e.do(t, http.MethodGet, fmt.Sprintf("/games/%d/proof", finals[5].ID), e.admin, nil, ""); res.StatusCode != http.StatusNotFound {
 		t.Errorf("the proof of a game after the freeze: %d %.200s", res.StatusCode, out)
@@ -270,8 +290,19 @@ func TestTheOrganizerPlaysTheFinalAndFreezesTheScoreboard(t *testing.T) {
 	if fb := e.board(t, e.a.Token); fb.Games["done"] != 6 || !fb.FrozenAt.IsZero() {
 		t.Errorf("after the reveal a team sees %+v, want all 6 games", fb)
 	}
-	if c := checkpoint(); c.Size != logged {
-		t.Errorf("after the reveal the log shows %d entries, want %d", c.Size, logged)
+	if _, revealed := checkpoint(); revealed.Size != logged {
+		t.Errorf("after the reveal the log shows %d entries, want %d", revealed.Size, logged)
+	}
+	if res, out := tile(logged); res != http.StatusOK {
+		t.Errorf("the entries after the reveal: %d %.300s", res, out)
+	}
+	// The checkpoint kept during the freeze: the published final extends it.
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if _, err := e.store.PublishFinal(ctx, bundle); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.Bundle(ctx, verify.Dir(bundle), verify.Options{Key: vkey, Since: [][]byte{kept}}); err != nil {
+		t.Errorf("the published final against the checkpoint kept during the freeze: %v", err)
 	}
 	// Started again, the final finds every game played: nothing is played
 	// or recorded twice.
