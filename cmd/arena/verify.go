@@ -186,7 +186,11 @@ func replayFinal(c *cli.Context, src verify.Source, r *verify.Result, dir string
 	fmt.Fprintf(w, "playing the final's games again from %s in %s (%d at once):\n", words.Plural(len(bots), "submission"), out, c.Int("concurrency"))
 	rep, err := reproduce.Final(c.Context, src, r, reproduce.Options{Backend: backend, Bots: bots, Dir: out, Concurrency: c.Int("concurrency"),
 		Played: func(g reproduce.Game) {
-			line := fmt.Sprintf("  game %d (round %d, %s vs %s): ", g.ID, g.Round, g.White, g.Black)
+			round := fmt.Sprintf("round %d", g.Round)
+			if g.Playoff > 0 {
+				round = fmt.Sprintf("playoff %d after round %d", g.Playoff, g.Round)
+			}
+			line := fmt.Sprintf("  game %d (%s, %s vs %s): ", g.ID, round, g.White, g.Black)
 			switch {
 			case g.NotPlayed != "":
 				line += "not played: " + g.NotPlayed

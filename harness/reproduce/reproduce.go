@@ -49,16 +49,18 @@ type Options struct {
 
 // Game is one logged game played again.
 type Game struct {
-	ID        int    `json:"id"`
-	Round     int    `json:"round"`
+	ID    int `json:"id"`
+	Round int `json:"round"`
+	// Playoff is the round of the playoff it was (0: none), after Round.
+	Playoff   int    `json:"playoff,omitempty"`
 	White     string `json:"white"`
 	Black     string `json:"black"`
 	Dir       string `json:"dir"`
 	Turns     int    `json:"turns"` // the published transcript's
 	NotPlayed string `json:"notPlayed,omitempty"`
-	// Differences are the places the game played again departs from the
-	// published one, in order (the first few turns that differ, then the
-	// result).
+	// Differences are where the game played again departs from the
+	// published one, in order: the first turn that differs (and how many
+	// after it differ too), the turns' count, the result.
 	Differences []string `json:"differences,omitempty"`
 }
 
@@ -88,10 +90,6 @@ func (r *Report) Same() (same, differ, notPlayed int) {
 	return same, differ, notPlayed
 }
 
-// maxDifferences is how many differing turns a game names before its
-// result.
-const maxDifferences = 3
-
 // Final plays again every game of the final src holds, which verify.Bundle
 // found whole as r, and compares each with its published transcript.
 func Final(ctx context.Context, src verify.Source, r *verify.Result, o Options) (*Report, error) {
@@ -116,12 +114,15 @@ func Final(ctx context.Context, src verify.Source, r *verify.Result, o Options) 
 		}
 		rep.Missing = append(rep.Missing, missing(p, upload(r.Uploads, i), o.Bots))
 	}
-	ro := runner.Options{Config: cfg, Bots: bots, Game: g, Backend: o.Backend, Dir: o.Dir}
+	// Each bot's box is reused from one game to its next, as the final's
+	// runner reuses them.
+	pool := sandbox.NewPool(o.Backend)
+	ro := runner.Options{Config: cfg, Bots: bots, Game: g, Backend: pool, Dir: o.Dir}
 	for _, rec := range r.Records {
 		if rec.Status != tournament.Done {
 			continue // a final in progress: its pairing has no game yet
 		}
-		rep.Games = append(rep.Games, Game{ID: rec.ID, Round: rec.Round, White: cfg.Bots[rec.White].Name, Black: cfg.Bots[rec.Black].Name, Dir: rec.Dir})
+		rep.Games = append(rep.Games, Game{ID: rec.ID, Round: rec.Round, Playoff: rec.Playoff, White: cfg.Bots[rec.White].Name, Black: cfg.Bots[rec.Black].Name, Dir: rec.Dir})
 	}
 	byID := map[int]tournament.Record{}
 	for _, rec := range r.Records {
@@ -159,6 +160,9 @@ func Final(ctx context.Context, src verify.Source, r *verify.Result, o Options) 
 	}
 	close(next)
 	wg.Wait()
+	if err := pool.Close(context.WithoutCancel(ctx)); err != nil {
+		failed = firstErr(failed, fmt.Errorf("destroy the idle sandboxes: %w", err))
+	}
 	if failed != nil {
 		return rep, failed
 	}
@@ -225,7 +229,7 @@ func playAgain(ctx context.Context, src verify.Source, ro runner.Options, rec to
 }
 
 // compare names where the game played again departs from the published
-// one: its players and seed, its first few turns that differ (each turn's
+// one: its players and seed, its first turn that differs (each turn's
 // Reproduced part, field by field), its turns' count and its result.
 func compare(published, again []transcript.Line) (diffs []string, turns int, err error) {
 	pub, err := read(published)
@@ -240,19 +244,26 @@ func compare(published, again []transcript.Line) (diffs []string, turns int, err
 		diffs = append(diffs, fmt.Sprintf("its header: published seed %d, %.12s vs %.12s; played again seed %d, %.12s vs %.12s",
 			pub.header.Seed, pub.header.White.SHA256, pub.header.Black.SHA256, got.header.Seed, got.header.White.SHA256, got.header.Black.SHA256))
 	}
-	shown := 0
-	for i := range min(len(pub.turns), len(got.turns)) {
+	common := min(len(pub.turns), len(got.turns))
+	for i := range common {
 		field, a, b := turnDiff(pub.turns[i], got.turns[i])
 		if field == "" {
 			continue
 		}
-		if shown == maxDifferences {
-			diffs = append(diffs, "more turns differ after these")
-			break
-		}
-		shown++
 		t := pub.turns[i]
 		diffs = append(diffs, fmt.Sprintf("ply %d (%s): %s: published %s, played again %s", t.Ply, t.Side, field, a, b))
+		// What follows a turn that differs follows from it: counted, not
+		// named.
+		after := 0
+		for j := i + 1; j < common; j++ {
+			if f, _, _ := turnDiff(pub.turns[j], got.turns[j]); f != "" {
+				after++
+			}
+		}
+		if after > 0 {
+			diffs = append(diffs, fmt.Sprintf("%d of the %d turns after it differ too", after, common-i-1))
+		}
+		break
 	}
 	if len(pub.turns) != len(got.turns) {
 		diffs = append(diffs, fmt.Sprintf("its turns: published %d, played again %d", len(pub.turns), len(got.turns)))

@@ -3,6 +3,7 @@ package reproduce
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,9 +72,9 @@ func edited(t *testing.T, lines []transcript.Line, typ string, n, count int, edi
 
 // A game played again is compared with the published one turn by turn:
 // the same game (its times aside) has no difference; a turn whose answer
-// differs is named with its ply, side and field, both values shown; a few
-// are named, then that more differ; a turn missing and another result
-// are named too.
+// differs is named with its ply, side and field, both values shown; the
+// turns after the first that differs are counted; a turn missing and
+// another result are named too.
 func TestAGamePlayedAgainIsComparedTurnByTurn(t *testing.T) {
 	t.Parallel()
 	lines := playedLines(t)
@@ -88,8 +89,8 @@ func TestAGamePlayedAgainIsComparedTurnByTurn(t *testing.T) {
 		t.Errorf("a third turn answered otherwise: %q %v", diffs, err)
 	}
 	many := edited(t, lines, transcript.TypeTurn, 0, -1, func(r map[string]any) { r["verdict"] = "timeout" })
-	diffs, _, err = compare(lines, many)
-	if err != nil || len(diffs) != maxDifferences+1 || diffs[maxDifferences] != "more turns differ after these" || !strings.Contains(diffs[0], "verdict: published") {
+	diffs, turns, err = compare(lines, many)
+	if want := fmt.Sprintf("%d of the %d turns after it differ too", turns-1, turns-1); err != nil || len(diffs) != 2 || diffs[1] != want || !strings.HasPrefix(diffs[0], "ply 1 (") || !strings.Contains(diffs[0], "verdict: published") {
 		t.Errorf("every turn judged otherwise: %q %v", diffs, err)
 	}
 	short := lines[:len(lines)-2] // its last turn and footer gone
