@@ -11,6 +11,7 @@ import (
 
 	"github.com/arenabots/arena/harness/reproduce"
 	"github.com/arenabots/arena/harness/verify"
+	"github.com/arenabots/arena/harness/witness"
 	"github.com/arenabots/arena/internal/words"
 	"github.com/arenabots/arena/rules"
 )
@@ -19,7 +20,7 @@ func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "check a published final (arena event publish) with the log's key, or a team's proof of one of its games",
-		UsageText: "arena verify --key KEY [--since CHECKPOINT] [--partial] [--timeout D] [--replay SUBMISSIONS] BUNDLE|URL\n   arena verify --key KEY --proof FILE",
+		UsageText: "arena verify --key KEY [--since CHECKPOINT] [--witness KEY --quorum N] [--partial] [--timeout D] [--replay SUBMISSIONS] BUNDLE|URL\n   arena verify --key KEY --proof FILE",
 		Description: `Checks the final in BUNDLE (a directory arena event publish wrote) or at URL
 (a web server serving one) with KEY, the log's public key from the event's
 home page: the checkpoint's signature, the log's tree rebuilt from its
@@ -28,7 +29,11 @@ transcript replayed and re-judged against its game's entry, and the
 standings recomputed from the games. --since CHECKPOINT (a checkpoint file
 kept from earlier, or a game's proof, which carries the checkpoint it was
 proven against; repeatable, each checked) checks that the log extends it:
-nothing in it was changed or dropped. --partial checks a final in progress: its pairings may lack
+nothing in it was changed or dropped. --witness KEY (repeatable) and
+--quorum N check that at least N of those witnesses (arena witness) cosigned
+the checkpoint: each saw it extend every checkpoint it cosigned before, so a
+log shown to some as one history and to others as another has no quorum.
+--partial checks a final in progress: its pairings may lack
 their games, and it says how many have them. Every failure names the log
 entry (or the file) and the field; it exits 1 then. With --proof FILE it
 checks a team's inclusion proof of one of its games (downloaded from its
@@ -59,6 +64,8 @@ missing. See docs/verify.md.`,
 			&cli.BoolFlag{Name: "partial", Usage: "check a final in progress: its scheduled pairings may lack their games"},
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "the most the whole check may take"},
 			&cli.StringFlag{Name: "proof", Usage: "a game's inclusion proof (a .tlog-proof file from a team's page): check it alone", TakesFile: true},
+			&cli.StringSliceFlag{Name: "witness", Usage: "a witness's key (arena witness prints it): the checkpoint must carry its cosignature (repeatable; see --quorum)"},
+			&cli.IntFlag{Name: "quorum", Usage: "how many of the --witness keys must have cosigned the checkpoint (default: all of them)"},
 			&cli.StringFlag{Name: "replay", Usage: "a directory of the final's submissions: play every game again from them and compare it with its transcript", TakesFile: true},
 			&cli.StringFlag{Name: "replay-out", Usage: "where the games are played again (default: a new directory under the system's temporary one)", TakesFile: true},
 			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "how many games --replay plays at once"},
@@ -107,7 +114,15 @@ func verifyAction(c *cli.Context) error {
 	if c.Duration("timeout") <= 0 {
 		return usagef("verify --timeout %v: the check needs some time", c.Duration("timeout"))
 	}
-	o := verify.Options{Key: key, Partial: c.Bool("partial"), Timeout: c.Duration("timeout")}
+	o := verify.Options{Key: key, Partial: c.Bool("partial"), Timeout: c.Duration("timeout"), Witnesses: c.StringSlice("witness"), Quorum: c.Int("quorum")}
+	for _, k := range o.Witnesses {
+		if _, err := witness.NewVerifier(k); err != nil {
+			return usagef("--witness: %v", err)
+		}
+	}
+	if o.Quorum < 0 || o.Quorum > len(o.Witnesses) {
+		return usagef("--quorum %d: want at most the %d --witness keys given", o.Quorum, len(o.Witnesses))
+	}
 	for _, f := range c.StringSlice("since") {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -131,6 +146,9 @@ func verifyAction(c *cli.Context) error {
 		arg, words.Plural(int(r.Checkpoint.Size), "entry"), r.Checkpoint.Origin, words.Plural(r.Players, "player"), words.Plural(r.Pairings, "pairing"), words.Plural(r.Games, "game"))
 	if o.Partial {
 		fmt.Fprintf(w, "partial: %d of %d pairings have their game\n", r.Games, r.Pairings)
+	}
+	if len(o.Witnesses) > 0 {
+		fmt.Fprintf(w, "its checkpoint is cosigned by %d of the %d witnesses asked for: %s\n", len(r.Cosigned), len(o.Witnesses), strings.Join(r.Cosigned, ", "))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  RANK\tTEAM\tBOT\tPOINTS")

@@ -31,6 +31,9 @@ func TestVerifyTellsABadAskFromAFinalThatDoesNotHold(t *testing.T) {
 		{[]string{"verify", "--key", "arena/x/final+3f3d6df1+AYqDUdhDhsJNAY6QZ4kDbQ4wIE2ywtL5QpOdsPu2i+S/", dir}, "cannot be read as a published final"},
 		{[]string{"verify", "--key", "k", "--proof", dir + "/none.tlog-proof"}, "no such file"},
 		{[]string{"verify", "--key", "k", "--timeout", "0s", dir}, "verify --timeout 0s"},
+		{[]string{"verify", "--key", "k", "--witness", "not-a-key", dir}, "--witness: \"not-a-key\" is not a witness's key"},
+		{[]string{"verify", "--key", "k", "--witness", "team-ant+1a2b3c4d+AQ==", dir}, "is not a witness's key"},
+		{[]string{"verify", "--key", "k", "--quorum", "1", dir}, "--quorum 1: want at most the 0 --witness keys given"},
 	} {
 		code, _, stderr := runArena(c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,6 +24,7 @@ import (
 	"github.com/arenabots/arena/harness/settings"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/harness/witness"
 	"github.com/arenabots/arena/rules"
 	"github.com/arenabots/arena/sandbox"
 )
@@ -72,6 +74,42 @@ type Log struct {
 	// meaning now: the ladder's games only (ParseConfig sets Ladder from
 	// it). Never set with ladder.
 	LadderAndScrimmages bool `toml:"ladder_and_scrimmages"`
+	// Witnesses are the witnesses (arena witness) the server asks to
+	// cosign each checkpoint of the final's log, each "URL KEY": where it
+	// answers and its key.
+	Witnesses []string `toml:"witnesses"`
+}
+
+// Witness is a witness of the final's log, as [log] witnesses names it.
+type Witness struct{ URL, Key string }
+
+// ParseWitness reads "URL KEY": an http or https address and the
+// witness's key (arena witness prints both).
+func ParseWitness(s string) (Witness, error) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return Witness{}, fmt.Errorf("witness %q: want \"URL KEY\", as arena witness prints them", s)
+	}
+	u, err := url.Parse(f[0])
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Witness{}, fmt.Errorf("witness %q: %q is not an http or https address", s, f[0])
+	}
+	if _, err := witness.NewVerifier(f[1]); err != nil {
+		return Witness{}, err
+	}
+	return Witness{URL: f[0], Key: f[1]}, nil
+}
+
+// WitnessList is the witnesses [log] witnesses names (checked by
+// ParseConfig).
+func (l Log) WitnessList() []Witness {
+	var out []Witness
+	for _, s := range l.Witnesses {
+		if w, err := ParseWitness(s); err == nil {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Ladder configures the rated ladder.
@@ -301,6 +339,11 @@ func ParseConfig(path string, text []byte) (Config, error) {
 		}
 		cfg.Log.Ladder, cfg.Log.LadderAndScrimmages = cfg.Log.LadderAndScrimmages, false
 	}
+	for _, w := range cfg.Log.Witnesses {
+		if _, err := ParseWitness(w); err != nil {
+			return bad(keyLine(text, "log", "witnesses"), err)
+		}
+	}
 	if cfg.Validation.Require == nil {
 		cfg.Validation.Require = []string{} // "require = []": nothing
 	}
@@ -523,6 +566,11 @@ pending_scrimmages = {{.Quotas.PendingScrimmages}}
 # name of this option, ladder_and_scrimmages, is still read, with this
 # meaning: the ladder's games only.)
 ladder = {{.Log.Ladder}}
+# Witnesses (arena witness, run by teams or anyone they trust) the server
+# asks to cosign each checkpoint of the final's log, each "URL KEY" as the
+# witness printed them: arena verify --witness KEY --quorum N then checks
+# the published final was seen by them. None by default.
+# witnesses = ["http://witness.example.org:8090 team-ant+1a2b3c4d+BASE64KEY"]
 
 [ladder]
 # Keep rated games (Glicko-2) going between the teams' active submissions

@@ -64,6 +64,9 @@ func TestABadConfigIsRefusedWithItsLine(t *testing.T) {
 		{"no such deck", "game = \"checkers\"\n[ladder]\nopenings = \"acf9\"\n", 3, "acf9"},
 		{"plies without openings", "game = \"chess\"\n[ladder]\nopening_plies = 4\n", 3, "set openings too"},
 		{"a log option by both its names", "game = \"codeclash\"\n[log]\nladder = true\nladder_and_scrimmages = true\n", 4, "set ladder only"},
+		{"a witness without its key", "game = \"codeclash\"\n[log]\nwitnesses = [\"http://w.example\"]\n", 3, `want "URL KEY"`},
+		{"a witness's key a log's", "game = \"codeclash\"\n[log]\nwitnesses = [\"http://w.example arena/x+3f3d6df1+AYqDUdhDhsJNAY6QZ4kDbQ4wIE2ywtL5QpOdsPu2i+S/\"]\n", 3, "not a cosignature/v1"},
+		{"a witness not over http", "game = \"codeclash\"\n[log]\nwitnesses = [\"ftp://w.example team+1a2b3c4d+AQ==\"]\n", 3, "not an http or https address"},
 	} {
 		_, err := ParseConfig("event.toml", []byte(c.text))
 		var ce *ConfigError
@@ -111,7 +114,7 @@ func TestTheLogOptionKeepsItsOldName(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
-		if cfg.Log != (Log{Ladder: want}) {
+		if cfg.Log.Ladder != want || cfg.Log.LadderAndScrimmages || len(cfg.Log.Witnesses) != 0 {
 			t.Errorf("%q reads as %+v, want the ladder's games logged: %v", text, cfg.Log, want)
 		}
 	}

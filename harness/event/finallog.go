@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/arenabots/arena/harness/eventlog"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
@@ -463,6 +465,57 @@ func (s *Store) shownLog(ctx context.Context) (signed []byte, size int64, err er
 		before = at.UTC().Format("2006-01-02T15:04:05.999999999Z07:00")
 	}
 	return eventlog.Latest(ctx, s.r, before)
+}
+
+// WitnessRequest is what the final's log asks the witness at url to cosign
+// now: the checkpoint of the tree whose entries may be read (shownLog:
+// during a freeze, the last one signed before it, for a consistency proof
+// holds hashes of the entries after the one it proves from), its size,
+// the size the witness last cosigned (0: none) and the proof from it. A
+// size equal to old is a witness up to date: nothing to ask.
+func (s *Store) WitnessRequest(ctx context.Context, url string) (signed []byte, size, old int64, proof tlog.TreeProof, err error) {
+	signed, size, err = s.shownLog(ctx)
+	if err != nil || signed == nil {
+		return nil, 0, 0, nil, err
+	}
+	err = s.readRow(ctx, `SELECT size FROM log_witnesses WHERE url = ?`, url).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		old, err = 0, nil
+	}
+	if err != nil || old >= size {
+		return signed, size, old, nil, err
+	}
+	proof, err = eventlog.Consistency(ctx, s.r, old, size)
+	return signed, size, old, proof, err
+}
+
+// Witnessed records that the witness at url last cosigned a checkpoint of
+// size entries (what it answered when asked from another size), and keeps
+// its cosignature lines, when given, with the checkpoint of that size: the
+// checkpoint is served and published with them.
+func (s *Store) Witnessed(ctx context.Context, url string, size int64, cosignature []byte) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // after Commit, a no-op
+	if _, err := tx.ExecContext(ctx, `INSERT INTO log_witnesses (url, size) VALUES (?, ?)
+		ON CONFLICT (url) DO UPDATE SET size = excluded.size`, url, size); err != nil {
+		return err
+	}
+	if len(cosignature) > 0 {
+		var note []byte
+		if err := tx.QueryRowContext(ctx, `SELECT note FROM log_checkpoints WHERE size = ?`, size).Scan(&note); err != nil {
+			return fmt.Errorf("the checkpoint of %d entries the witness cosigned: %w", size, err)
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(string(cosignature), "— "), " ")
+		if !bytes.Contains(note, []byte("\n— "+name+" ")) { // not cosigned by it already
+			if _, err := tx.ExecContext(ctx, `UPDATE log_checkpoints SET note = ? WHERE size = ?`, append(note, cosignature...), size); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
 }
 
 // ErrWithheld is a tile of the final's log that its latest checkpoint

@@ -24,6 +24,7 @@ type migration func(context.Context, querier) error
 var migrations = [...]migration{
 	migrate1,
 	migrate2,
+	migrate3,
 }
 
 // SchemaVersion is how many migrations this arena knows: the user_version
@@ -283,9 +284,6 @@ var columns = []struct{ table, column, def string }{
 	{"games", "course", "TEXT NOT NULL DEFAULT ''"},
 	{"games", "turns", "INTEGER NOT NULL DEFAULT 0"},
 	{"games", "duration_ms", "REAL NOT NULL DEFAULT 0"},
-	// How long a game held its place among those played at once, from
-	// its claim to its result stored (0: not known).
-	{"games", "slot_ms", "REAL NOT NULL DEFAULT 0"},
 	{"final_run", "format", "TEXT NOT NULL DEFAULT 'round-robin'"},
 	{"final_run", "rounds", "INTEGER NOT NULL DEFAULT 0"},
 	{"final_run", "top", "INTEGER NOT NULL DEFAULT 0"},
@@ -447,3 +445,26 @@ func migrate2(ctx context.Context, q querier) error {
 	ELSE '' END WHERE side = ''`)
 	return err
 }
+
+// migrate3 keeps how long each game held its place among those played at
+// once (games.slot_ms: the final's estimate takes it; 0 for the games
+// recorded before), and the size of the final log's last checkpoint each
+// of the event's witnesses cosigned (log_witnesses).
+func migrate3(ctx context.Context, q querier) error {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('games') WHERE name = 'slot_ms'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := q.ExecContext(ctx, `ALTER TABLE games ADD COLUMN slot_ms REAL NOT NULL DEFAULT 0`); err != nil {
+			return err
+		}
+	}
+	_, err := q.ExecContext(ctx, eventLogWitnesses)
+	return err
+}
+
+// eventLogWitnesses is the final log's witnesses' table as migration 3
+// made it (eventlog.Schema's).
+const eventLogWitnesses = `CREATE TABLE IF NOT EXISTS log_witnesses (url TEXT PRIMARY KEY, size INTEGER NOT NULL);
+`

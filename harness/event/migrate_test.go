@@ -185,6 +185,11 @@ func TestAnEventFromBeforeNumberedMigrationsIsUpgraded(t *testing.T) {
 				}
 				alpha, beta := checkLadderEvent(t, st, when)
 				check(t, st, when, alpha, beta)
+				// The games it kept read with the columns added since:
+				// the final's estimate reads how long each held its place.
+				if _, err := st.FinalEstimate(ctx, Shape{GamesPerPair: 2}, 4, 2); err != nil {
+					t.Errorf("%s: the final's estimate: %v", when, err)
+				}
 				if i == 1 {
 					// Something new, written and read back.
 					nt, err := st.AddTeam(ctx, "Delta", "dee", "")

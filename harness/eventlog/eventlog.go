@@ -34,11 +34,13 @@ import (
 )
 
 // Schema makes the log's tables: its entries, the tree's stored hashes,
-// and every checkpoint signed.
+// every checkpoint signed (with the witnesses' cosignatures it gathered),
+// and the size of the last checkpoint each witness cosigned.
 const Schema = `
 CREATE TABLE IF NOT EXISTS log_entries (n INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS log_hashes (i INTEGER PRIMARY KEY, hash BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS log_checkpoints (size INTEGER PRIMARY KEY, at TEXT NOT NULL, note BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS log_witnesses (url TEXT PRIMARY KEY, size INTEGER NOT NULL);
 `
 
 // MaxEntry is one more than the most an entry may weigh (tlog-tiles:
@@ -497,6 +499,18 @@ func Proof(ctx context.Context, q Querier, index int64, signed, extra []byte) ([
 	b.WriteString("\n")
 	b.Write(signed)
 	return []byte(b.String()), nil
+}
+
+// Consistency is the proof that the log's tree of size old is a prefix of
+// its tree of size size (C2SP tlog-witness hands it to a witness).
+func Consistency(ctx context.Context, q Querier, old, size int64) (tlog.TreeProof, error) {
+	if old < 0 || old > size {
+		return nil, fmt.Errorf("a tree of %d entries is not a prefix of one of %d", old, size)
+	}
+	if old == 0 {
+		return nil, nil // the empty tree is every tree's prefix
+	}
+	return tlog.ProveTree(size, old, hashReader(ctx, q))
 }
 
 // ProofExtra is the extra data of a proof (Proof's extra).

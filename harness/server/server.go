@@ -194,6 +194,12 @@ func Serve(ctx context.Context, o Options) (err error) {
 	if workers != nil {
 		loops = append(loops, workers.Exchange.Collect)
 	}
+	if ws := cfg.Log.WitnessList(); len(ws) > 0 {
+		// Each checkpoint of the final's log is cosigned by the witnesses
+		// as it is signed.
+		w := &services.Witnessing{Store: st, Witnesses: ws, Client: &http.Client{Timeout: 30 * time.Second}, Log: o.Log}
+		loops = append(loops, w.Run)
+	}
 	loops = append(loops, servePages(srv, ln, o))
 	o.Log.Info("serving the event", "game", cfg.Game, "addr", "http"+map[bool]string{true: "s"}[s.Secure]+"://"+ln.Addr().String(), "dir", o.EventDir)
 	if o.Ready != nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/arenabots/arena/harness/replay"
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
+	"github.com/arenabots/arena/harness/witness"
 )
 
 // Options say what to check a bundle against.
@@ -55,6 +56,10 @@ type Options struct {
 	// Timeout is the most the whole check may take (0: DefaultTimeout);
 	// past it the check stops with a *TimeoutError.
 	Timeout time.Duration
+	// Witnesses are the keys of witnesses (arena witness) the bundle's
+	// checkpoint must be cosigned by, Quorum of them at least (0: all).
+	Witnesses []string
+	Quorum    int
 }
 
 // TimeoutError is a check that did not finish within its time limit.
@@ -67,8 +72,11 @@ func (e *TimeoutError) Error() string {
 // Result is what a bundle that holds says.
 type Result struct {
 	Checkpoint eventlog.Checkpoint
-	Players    int
-	Pairings   int
+	// Cosigned are the witnesses asked for (Options.Witnesses) that
+	// cosigned the checkpoint, by name.
+	Cosigned []string
+	Players  int
+	Pairings int
 	// Games are the final's games: with Options.Partial, fewer than its
 	// pairings while it is in progress.
 	Games int
@@ -129,6 +137,25 @@ func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	if err != nil {
 		return nil, Problems{"log/checkpoint: " + err.Error()}
 	}
+	var cosigned []string
+	if len(o.Witnesses) > 0 {
+		quorum := o.Quorum
+		if quorum <= 0 {
+			quorum = len(o.Witnesses)
+		}
+		names, err := witness.Cosigned(signed, o.Witnesses)
+		if err != nil {
+			return nil, Problems{"log/checkpoint: " + err.Error()}
+		}
+		cosigned = names
+		if len(names) < quorum {
+			by := "none of them"
+			if len(names) > 0 {
+				by = strings.Join(names, ", ")
+			}
+			return nil, Problems{fmt.Sprintf("log/checkpoint: cosigned by %d of the %d witnesses asked for (%s), fewer than the %d wanted: no quorum saw this log", len(names), len(o.Witnesses), by, quorum)}
+		}
+	}
 	if c.Size > MaxEntries {
 		return nil, Problems{fmt.Sprintf("log/checkpoint: it signs a log of %d entries, more than the %d a bundle may hold", c.Size, int64(MaxEntries))}
 	}
@@ -156,7 +183,7 @@ func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	if len(p) > 0 {
 		return nil, p
 	}
-	r := &Result{Checkpoint: c}
+	r := &Result{Checkpoint: c, Cosigned: cosigned}
 	cfg, recs := r.entries(ctx, src, entries, o.Partial, &p)
 	if err := ctx.Err(); err != nil {
 		return nil, err
