@@ -21,14 +21,14 @@ import (
 // testLog is a log of entries signed by its own key, as an event keeps
 // its final's.
 type testLog struct {
-	t      *testing.T
+	t      testing.TB
 	db     *sqlitedb.DB
 	signer note.Signer
 	vkey   string
 	n      int
 }
 
-func newLog(t *testing.T, origin string) *testLog {
+func newLog(t testing.TB, origin string) *testLog {
 	t.Helper()
 	db, err := sqlitedb.Open(filepath.Join(t.TempDir(), "log.db"), "")
 	if err != nil {
