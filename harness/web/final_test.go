@@ -26,6 +26,7 @@ import (
 	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/harness/verify"
+	"github.com/arenabots/arena/harness/witness"
 	"github.com/arenabots/arena/sandbox/local"
 )
 
@@ -656,7 +657,11 @@ func TestAResumedFinalPlaysTheOrderItStartedWith(t *testing.T) {
 // published key, and the tiles served under /log/tile rebuild the tree
 // it signs.
 func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
-	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n")
+	ant, err := witness.NewSigner("team-ant", ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEvent(t, "game = \"codeclash\"\n[ladder]\nenabled = false\n[log]\nwitnesses = [\"http://127.0.0.1:9 "+ant.VerifierKey()+"\"]\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	threeTeamsForTheFinal(t, ctx, e)
@@ -670,6 +675,10 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 	// The key is on the home page before the final starts.
 	if _, home := callAPI(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(html.UnescapeString(home), `<code id="log-key">`+vkey+`</code>`) {
 		t.Errorf("the home page does not show the log's key %s before the final: %s", vkey, regexp.MustCompile(`(?s)<section id="final-log">.*?</section>`).FindString(home))
+	}
+	// And its witnesses' keys, not where they answer.
+	if _, home := callAPI(t, e.http.URL, "GET", "/", "", ""); !strings.Contains(html.UnescapeString(home), `<ul id="log-witnesses"><li><code>`+ant.VerifierKey()+`</code></li></ul>`) || strings.Contains(home, "127.0.0.1:9") {
+		t.Errorf("the home page's witnesses: %s", regexp.MustCompile(`(?s)<section id="final-log">.*?</section>`).FindString(home))
 	}
 	if res, body := e.do(t, http.MethodPost, "/api/v1/admin/final", e.admin, strings.NewReader(`{"format": "swiss", "rounds": 3, "games_per_pair": 2}`), "application/json"); res.StatusCode != http.StatusOK {
 		t.Fatalf("start a Swiss final: %d %s", res.StatusCode, body)

@@ -33,6 +33,9 @@ type homeData struct {
 	// says the log holds the ladder's games too.
 	LogKey     string
 	LogsLadder bool
+	// Witnesses are the log's witnesses (their keys: what a team checks
+	// their cosignatures with).
+	Witnesses []event.Witness
 	// Playing are the games playing now that the asker may watch.
 	Playing []liveRow
 }
@@ -102,7 +105,7 @@ func (s *Server) homeData(r *http.Request, p *event.Principal) (homeData, error)
 	if _, d.LogKey, err = s.Store.LogKeys(); err != nil {
 		return homeData{}, err
 	}
-	d.LogsLadder = s.Config.Log.Ladder
+	d.LogsLadder, d.Witnesses = s.Config.Log.Ladder, s.Config.Log.WitnessList()
 	if d.Playing, err = s.playing(r.Context(), p); err != nil {
 		return homeData{}, err
 	}
