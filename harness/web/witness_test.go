@@ -167,7 +167,8 @@ func TestATeamHoldsTheFinalToItsCheckpointsAndWitnesses(t *testing.T) {
 	}
 	entries := logEntries(t, bundle, r.Checkpoint.Size)
 	other := strings.Replace(string(entries[len(entries)-2]), `"reason":"`, `"reason":"forfeit, `, 1)
-	fork, err := os.ReadFile(filepath.Join(forkedLog(t, signer, append(append([][]byte{}, entries[:len(entries)-2]...), []byte(other), entries[len(entries)-1])), "checkpoint"))
+	forkDir := forkedLog(t, signer, append(append([][]byte{}, entries[:len(entries)-2]...), []byte(other), entries[len(entries)-1]))
+	fork, err := os.ReadFile(filepath.Join(forkDir, "checkpoint"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +177,24 @@ func TestATeamHoldsTheFinalToItsCheckpointsAndWitnesses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "422") {
 			t.Errorf("witness %s asked to cosign another history: %v", w.signer.Name(), err)
 		}
+	}
+	// Published, that history (a game of the freeze rewritten) fails the
+	// checkpoint the team kept during the freeze, and has no witness.
+	forged := filepath.Join(t.TempDir(), "forged")
+	if err := os.CopyFS(forged, os.DirFS(bundle)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(forged, "log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(forged, "log"), os.DirFS(forkDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.Bundle(ctx, verify.Dir(forged), verify.Options{Key: logKey, Since: [][]byte{[]byte(kept)}}); err == nil || !strings.Contains(err.Error(), "forked or rewritten") {
+		t.Errorf("the rewritten final against the checkpoint kept during the freeze: %v", err)
+	}
+	if _, err := verify.Bundle(ctx, verify.Dir(forged), verify.Options{Key: logKey, Witnesses: witnessKeys, Quorum: 1}); err == nil || !strings.Contains(err.Error(), "cosigned by 0 of the 2 witnesses") {
+		t.Errorf("the rewritten final with the witnesses: %v", err)
 	}
 	b.noExceptions()
 }
