@@ -114,7 +114,11 @@ func newEventOf(b testing.TB, pkgs ...string) *throughputEvent {
 	e := &throughputEvent{store: st, cfg: cfg}
 	ctx := context.Background()
 	for i, pkg := range pkgs {
-		team, err := st.AddTeam(ctx, fmt.Sprintf("Team %c", 'A'+i), "", "")
+		name := fmt.Sprintf("Team %c", 'A'+i)
+		if i >= 26 {
+			name = fmt.Sprintf("Team %d", i+1)
+		}
+		team, err := st.AddTeam(ctx, name, "", "")
 		if err != nil {
 			b.Fatal(err)
 		}
