@@ -140,6 +140,8 @@ func Final(ctx context.Context, src verify.Source, r *verify.Result, o Options) 
 				game := &rep.Games[i]
 				rec := byID[game.ID]
 				if err := playAgain(ctx, src, ro, rec, bots, game); err != nil {
+					// Never counted the same: it was not played again.
+					game.NotPlayed, game.Differences = "it could not be played again: "+err.Error(), nil
 					mu.Lock()
 					failed = firstErr(failed, fmt.Errorf("game %d: %w", game.ID, err))
 					mu.Unlock()

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,6 +55,17 @@ func TestAPublishedFinalPlaysAgainFromItsSubmissions(t *testing.T) {
 	rep, err = reproduce.Final(ctx, verify.Dir(bundle), r, reproduce.Options{Backend: e.backend, Bots: []*submission.Bot{bots[0]}, Dir: t.TempDir()})
 	if err != nil || len(rep.Missing) != 2 || !strings.Contains(rep.Missing[0], "no submission here is its program") {
 		t.Errorf("a program and its upload missing: %q %v", rep.Missing, err)
+	}
+	// A game that cannot be played again (its published transcript gone
+	// since the check) is said so, and counted with those not played,
+	// never with the same.
+	if err := os.Remove(filepath.Join(bundle, filepath.FromSlash(r.Records[0].Dir), "transcript.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = reproduce.Final(ctx, verify.Dir(bundle), r, reproduce.Options{Backend: e.backend, Bots: bots, Dir: t.TempDir()})
+	same, _, notPlayed = rep.Same()
+	if err == nil || same != 5 || notPlayed != 1 || !strings.HasPrefix(rep.Games[0].NotPlayed, "it could not be played again: ") {
+		t.Errorf("a game that cannot be played again: %v, %d the same, %d not played, %+v", err, same, notPlayed, rep.Games[0])
 	}
 }
 
