@@ -472,7 +472,9 @@ func (s *Store) shownLog(ctx context.Context) (signed []byte, size int64, err er
 // during a freeze, the last one signed before it, for a consistency proof
 // holds hashes of the entries after the one it proves from), its size,
 // the size the witness last cosigned (0: none) and the proof from it. A
-// size equal to old is a witness up to date: nothing to ask.
+// size no larger than old is nothing to ask: a witness up to date, or one
+// that cosigned more than may be shown now (a freeze set from a time
+// already past).
 func (s *Store) WitnessRequest(ctx context.Context, url string) (signed []byte, size, old int64, proof tlog.TreeProof, err error) {
 	signed, size, err = s.shownLog(ctx)
 	if err != nil || signed == nil {

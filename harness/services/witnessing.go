@@ -54,7 +54,10 @@ func (w *Witnessing) Run(ctx context.Context) error {
 func (w *Witnessing) Ask(ctx context.Context, wit event.Witness) error {
 	for range 2 {
 		signed, size, old, proof, err := w.Store.WitnessRequest(ctx, wit.URL)
-		if err != nil || signed == nil || old == size {
+		if err != nil || signed == nil || old >= size {
+			// Up to date; or it cosigned a larger tree than may be shown
+			// now (a freeze set from a time already past): asked again
+			// once the reveal shows more.
 			return err
 		}
 		cosig, err := witness.Submit(ctx, w.Client, wit.URL, wit.Key, old, proof, signed)

@@ -89,8 +89,10 @@ func TestATeamHoldsTheFinalToItsCheckpointsAndWitnesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Whatever the witnesses are asked, none fails (a warning fails the
+	// test).
 	asking := &services.Witnessing{Store: e.store, Witnesses: cfg.Log.WitnessList(), Client: &http.Client{Timeout: 10 * time.Second},
-		Log: slog.Default(), Every: 50 * time.Millisecond}
+		Log: slog.New(slog.NewTextHandler(failOnWrite{t}, nil)), Every: 50 * time.Millisecond}
 	asked := make(chan error, 1)
 	go func() { asked <- asking.Run(ctx) }()
 	defer func() {
@@ -197,4 +199,12 @@ func TestATeamHoldsTheFinalToItsCheckpointsAndWitnesses(t *testing.T) {
 		t.Errorf("the rewritten final with the witnesses: %v", err)
 	}
 	b.noExceptions()
+}
+
+// failOnWrite fails the test with whatever is written to it.
+type failOnWrite struct{ t *testing.T }
+
+func (f failOnWrite) Write(p []byte) (int, error) {
+	f.t.Errorf("logged: %s", p)
+	return len(p), nil
 }

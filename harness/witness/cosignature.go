@@ -115,8 +115,9 @@ func NewVerifier(vkey string) (note.Verifier, error) {
 }
 
 // Cosigned are the witnesses among keys whose cosignatures of the signed
-// checkpoint verify, by name; a signature that is not a cosignature of
-// one of them is left aside (the log's own, another witness's).
+// checkpoint verify, by name, in the order of keys; a signature that is
+// not a cosignature of one of them is left aside (the log's own, another
+// witness's).
 func Cosigned(signed []byte, keys []string) ([]string, error) {
 	var vs []note.Verifier
 	for _, k := range keys {
@@ -134,9 +135,16 @@ func Cosigned(signed []byte, keys []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("its cosignatures: %w", err)
 	}
-	var out []string
+	by := map[string]bool{}
 	for _, s := range n.Sigs {
-		out = append(out, s.Name)
+		by[s.Name] = true
+	}
+	var out []string
+	for _, v := range vs {
+		if by[v.Name()] {
+			out = append(out, v.Name())
+			by[v.Name()] = false // a key given twice counts once
+		}
 	}
 	return out, nil
 }
