@@ -144,6 +144,9 @@ func verifyAction(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%s holds: a log of %s signed by %s; %s, %s, %s replayed and re-judged; the standings are the games'\n",
 		arg, words.Plural(int(r.Checkpoint.Size), "entry"), r.Checkpoint.Origin, words.Plural(r.Players, "player"), words.Plural(r.Pairings, "pairing"), words.Plural(r.Games, "game"))
+	if r.Others > 0 {
+		fmt.Fprintf(w, "and %s of the ladder, replayed and re-judged (they count for no standing)\n", words.Plural(r.Others, "game"))
+	}
 	if o.Partial {
 		fmt.Fprintf(w, "partial: %d of %d pairings have their game\n", r.Games, r.Pairings)
 	}
@@ -157,6 +160,17 @@ func verifyAction(c *cli.Context) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, l := range r.LeftOut {
+		fmt.Fprintf(w, "  left out: %s (%s)\n", l.Team, l.Why)
+	}
+	if n := len(r.Unread); n > 0 {
+		shown := r.Unread[:min(n, 10)]
+		more := ""
+		if n > len(shown) {
+			more = ", …"
+		}
+		fmt.Fprintf(w, "the bundle also holds %s the log does not name, not checked and evidence of nothing: %s%s\n", words.Plural(n, "file"), strings.Join(shown, ", "), more)
 	}
 	if dir := c.String("replay"); dir != "" {
 		return replayFinal(c, src, r, dir)

@@ -54,10 +54,13 @@ const (
 // its fields are set.
 type LogEntry struct {
 	Kind string `json:"kind"`
-	// final: the tournament's configuration, its bots left out (a player
-	// entry each) and the server's paths with them.
+	// final: the tournament's configuration without its bots (a player
+	// entry each follows, with no path of the server's).
 	Config *tournament.Config `json:"config,omitempty"`
 	Bots   int                `json:"bots,omitempty"`
+	// LeftOut are the event's teams the final does not play, each with
+	// why, by name: a team dropped in silence would be missed by no one.
+	LeftOut []LeftOut `json:"leftOut,omitempty"`
 	// player: the bot at Seed (its index in the configuration's bots, from
 	// 0) and its team.
 	Player *tournament.BotEntry `json:"player,omitempty"`
@@ -73,6 +76,46 @@ type LogEntry struct {
 	// end: the final played every game it scheduled, the last entry of
 	// its own.
 	End *LoggedEnd `json:"end,omitempty"`
+}
+
+// LeftOut is a team the final does not play, and why.
+type LeftOut struct {
+	Team string `json:"team"`
+	Why  string `json:"why"`
+}
+
+// Why a team is left out of the final, as its log says.
+const (
+	LeftOutDisabled     = "disabled by the organizer"
+	LeftOutNoSubmission = "no submission that plays at the close"
+	LeftOutNotTop       = "not among the ladder's top teams the final plays"
+)
+
+// leftOut are the teams of the event the final's players (by team name)
+// do not include, with why.
+func (s *Store) leftOut(ctx context.Context, players []tournament.BotEntry) ([]LeftOut, error) {
+	o, err := s.FinalOutlook(ctx)
+	if err != nil {
+		return nil, err
+	}
+	plays := map[string]bool{}
+	for _, b := range players {
+		plays[b.Team] = true
+	}
+	var out []LeftOut
+	for _, e := range o.Playing {
+		if !plays[e.Name] {
+			out = append(out, LeftOut{e.Name, LeftOutNotTop})
+		}
+	}
+	for _, t := range append(o.Missing, o.Waiting...) {
+		out = append(out, LeftOut{t.Name, LeftOutNoSubmission})
+	}
+	for _, t := range o.Disabled {
+		out = append(out, LeftOut{t.Name, LeftOutDisabled})
+	}
+	slices.SortFunc(out, func(a, b LeftOut) int { return strings.Compare(a.Team, b.Team) })
+	return out, nil
 }
 
 // LoggedEnd is the end of the final as its log records it, once every
@@ -252,7 +295,11 @@ func (s *Store) SyncFinalLog(ctx context.Context) error {
 	// appended again (one per key).
 	public := *cfg
 	public.Bots = nil
-	entries := []LogEntry{{Kind: LogFinal, Config: &public, Bots: len(cfg.Bots)}}
+	left, err := s.leftOut(ctx, cfg.Bots)
+	if err != nil {
+		return err
+	}
+	entries := []LogEntry{{Kind: LogFinal, Config: &public, Bots: len(cfg.Bots), LeftOut: left}}
 	seeds, err := s.FinalSeeds(ctx) // the bots' order, with the submissions' hashes
 	if err != nil {
 		return err

@@ -575,28 +575,62 @@ func CheckProof(proof, data []byte, vkey string) (int64, Checkpoint, error) {
 	return index, c, nil
 }
 
-// RootOf is the root hash of a tree of these entries (a verifier's, from
-// entries it holds itself).
+// RootOf is the tree hash of a log of these entries.
 func RootOf(entries [][]byte) (tlog.Hash, error) {
-	var stored []tlog.Hash
-	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+	t, err := TreeOf(entries)
+	if err != nil {
+		return tlog.Hash{}, err
+	}
+	return t.Root()
+}
+
+// Tree is the Merkle tree of a log's entries, computed from them alone.
+type Tree struct {
+	size   int64
+	stored []tlog.Hash
+}
+
+// TreeOf computes the tree of entries.
+func TreeOf(entries [][]byte) (*Tree, error) {
+	t := &Tree{}
+	for n, e := range entries {
+		hs, err := tlog.StoredHashes(int64(n), e, t.reader())
+		if err != nil {
+			return nil, err
+		}
+		t.stored = append(t.stored, hs...)
+	}
+	t.size = int64(len(entries))
+	return t, nil
+}
+
+func (t *Tree) reader() tlog.HashReader {
+	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
 		out := make([]tlog.Hash, len(idx))
 		for i, x := range idx {
-			if x < 0 || x >= int64(len(stored)) {
+			if x < 0 || x >= int64(len(t.stored)) {
 				return nil, fmt.Errorf("hash %d not stored", x)
 			}
-			out[i] = stored[x]
+			out[i] = t.stored[x]
 		}
 		return out, nil
 	})
-	for n, e := range entries {
-		hs, err := tlog.StoredHashes(int64(n), e, r)
-		if err != nil {
-			return tlog.Hash{}, err
-		}
-		stored = append(stored, hs...)
+}
+
+// Root is the tree's hash, the one its checkpoint signs.
+func (t *Tree) Root() (tlog.Hash, error) { return tlog.TreeHash(t.size, t.reader()) }
+
+// HashTile is the content the hash tile at path (a tile of TileHeight,
+// as Tiles names it) must have in this tree.
+func (t *Tree) HashTile(path string) ([]byte, error) {
+	tile, entries, err := ParseTilePath(path)
+	if err != nil {
+		return nil, err
 	}
-	return tlog.TreeHash(int64(len(entries)), r)
+	if entries {
+		return nil, fmt.Errorf("%s is an entry bundle, not a hash tile", path)
+	}
+	return tlog.ReadTileData(tile, t.reader())
 }
 
 // Signer signs a log's checkpoints (Keys makes one).

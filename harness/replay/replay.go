@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -57,6 +58,9 @@ type Report struct {
 	// match's evidence policy (their content is not in blobs/).
 	NotKept  int    `json:"notKept,omitempty"`
 	SignedBy string `json:"signedBy,omitempty"` // key id of the signer
+	// Head is the hash of the transcript's last line as recorded: the
+	// chain's head, which a log entry names.
+	Head string `json:"-"`
 	// Tampered says why the file itself does not hold together (chain,
 	// signature, a blob); Divergence where the recomputation disagrees.
 	Tampered   string      `json:"tampered,omitempty"`
@@ -119,63 +123,123 @@ func Lines(lines []transcript.Line, dir string, each func(State)) *Report {
 		rep.Tampered = "hash chain: " + err.Error()
 		return rep
 	}
+	rep.Head = lines[len(lines)-1].Hash
 	key, err := transcript.VerifySignature(lines)
 	if err != nil {
 		rep.Tampered = "signature: " + err.Error()
 		return rep
 	}
-	return signed(rep, lines, key, true, dir, each)
+	return signed(rep, lines, key, dir, each)
 }
 
 // Published replays a published copy of a transcript (transcript.Redact:
-// both sides' private fields left out): its chain is followed through the
-// hashes its redacted lines give, its footer's signature checked when the
-// footer is whole, and every move and verdict recomputed as Lines does.
-// What the redacted lines left out is not checked.
-func Published(lines []transcript.Line) *Report {
+// both sides' private fields left out) as r gives it, a line at a time,
+// holding one line and the game's state: its chain is followed through
+// the hashes its redacted lines give, its footer's signature checked when
+// the footer is whole, and every move and verdict recomputed as Lines
+// does. What the redacted lines left out is not checked. The error is
+// why r could not be read to its end (a line too long or cut short, a
+// read that failed); what the lines say is in the report.
+func Published(r io.Reader) (*Report, error) {
 	rep := &Report{}
-	chained, whole, err := transcript.Unredacted(lines)
-	if err != nil {
-		rep.Tampered = "redaction: " + err.Error()
-		return rep
-	}
-	if err := transcript.VerifyChain(chained); err != nil {
-		rep.Tampered = "hash chain: " + err.Error()
-		return rep
-	}
-	key, footerWhole := "", whole[len(lines)-1]
-	if footerWhole {
-		if key, err = transcript.VerifySignature(lines); err != nil {
-			rep.Tampered = "signature: " + err.Error()
-			return rep
+	rp := &replayer{rep: rep, published: true}
+	sc := transcript.NewScanner(r, 0)
+	var (
+		chain       transcript.Chain
+		footer      transcript.Line
+		footerWhole bool
+		replaying   = true // until the replay diverges
+	)
+	for sc.Scan() {
+		l, n := sc.Line(), sc.Lines()
+		chained, whole, err := transcript.Unredact(l)
+		if err != nil {
+			rep.Tampered = fmt.Sprintf("redaction: line %d: %v", n, err)
+			break
+		}
+		if err := chain.Next(chained); err != nil {
+			rep.Tampered = "hash chain: " + err.Error()
+			break
+		}
+		rep.Head = chained.Hash
+		if l.Type == transcript.TypeFooter {
+			footer, footerWhole = l, whole
+		}
+		if !replaying {
+			continue // the chain is still followed to its end
+		}
+		var d *Divergence
+		switch l.Type {
+		case transcript.TypeHeader:
+			if err := l.Decode(&rep.Header); err != nil {
+				rep.Tampered = "header: " + err.Error()
+				break
+			}
+			d = rp.start()
+		case transcript.TypeFooter:
+			if d = rp.prune(l, n); d == nil {
+				d = rp.finish(l, n)
+			}
+		default:
+			d = rp.step(n, l)
+		}
+		if rep.Tampered != "" {
+			break
+		}
+		if d != nil {
+			rep.Divergence, replaying = d, false
 		}
 	}
-	// A footer that lost fields cannot show its signature, which was over
-	// them: the chain's head, which a log entry names, stands for it.
-	return signed(rep, lines, key, footerWhole, "", nil)
+	if err := sc.Err(); err != nil {
+		return rep, err
+	}
+	if rep.Tampered == "" {
+		if err := chain.End(); err != nil {
+			rep.Tampered = "hash chain: " + err.Error()
+		}
+	}
+	if rep.Tampered == "" && footerWhole {
+		// A footer that lost fields cannot show its signature, which was
+		// over them: the chain's head, which a log entry names, stands for
+		// it.
+		if key, err := transcript.VerifySignature([]transcript.Line{footer}); err != nil {
+			rep.Tampered = "signature: " + err.Error()
+		} else {
+			rep.Tampered = rep.signer(key)
+		}
+	}
+	if rep.Tampered != "" {
+		// What does not hold together is said first, as Lines says it.
+		rep.Divergence = nil
+	}
+	rep.Consistent = rep.Tampered == "" && rep.Divergence == nil
+	return rep, nil
 }
 
-// signed replays lines whose chain holds, signed by key (checked against
-// the header's key unless the footer's signature could not be read).
-func signed(rep *Report, lines []transcript.Line, key string, footerWhole bool, dir string, each func(State)) *Report {
+// signed replays lines whose chain holds, signed by key.
+func signed(rep *Report, lines []transcript.Line, key string, dir string, each func(State)) *Report {
 	if err := lines[0].Decode(&rep.Header); err != nil {
 		rep.Tampered = "header: " + err.Error()
 		return rep
 	}
-	if !footerWhole {
-		return play(rep, lines, dir, each)
-	}
-	if key != "" {
-		if key != rep.Header.SigningKey {
-			rep.Tampered = fmt.Sprintf("signature: the footer is signed by key %s, the header names %s", transcript.KeyID(key), transcript.KeyID(rep.Header.SigningKey))
-			return rep
-		}
-		rep.SignedBy = transcript.KeyID(key)
-	} else if rep.Header.SigningKey != "" {
-		rep.Tampered = "signature: the header names a signing key but the footer is not signed"
+	if rep.Tampered = rep.signer(key); rep.Tampered != "" {
 		return rep
 	}
 	return play(rep, lines, dir, each)
+}
+
+// signer checks that the footer's signer (key, "" for none) is the key
+// the header names, and keeps it: it returns why not, or "".
+func (rep *Report) signer(key string) string {
+	switch {
+	case key != "" && key != rep.Header.SigningKey:
+		return fmt.Sprintf("signature: the footer is signed by key %s, the header names %s", transcript.KeyID(key), transcript.KeyID(rep.Header.SigningKey))
+	case key == "" && rep.Header.SigningKey != "":
+		return "signature: the header names a signing key but the footer is not signed"
+	case key != "":
+		rep.SignedBy = transcript.KeyID(key)
+	}
+	return ""
 }
 
 // play recomputes every turn of lines.
@@ -193,9 +257,14 @@ type replayer struct {
 	rep  *Report
 	dir  string
 	each func(State)
-	seen map[string]bool
+	// published: a published copy (Redact), which holds no data files.
+	published bool
+	ref       *referee.Referee
+	seen      map[string]bool
 	// pruned are the blobs the footer says the final policy removed.
 	pruned map[string]bool
+	// cannotPlay: the last turn was a bot's failure to start or build.
+	cannotPlay bool
 }
 
 func diverge(line, ply int, field string, recorded, recomputed any) *Divergence {
@@ -223,6 +292,25 @@ func show(v any) string {
 // run drives a referee with the recorded facts: each turn it settles must
 // rebuild the recorded one, field for field.
 func (r *replayer) run(lines []transcript.Line) *Divergence {
+	if d := r.start(); d != nil {
+		return d
+	}
+	// The footer says which blobs the evidence policy removed: read first,
+	// so that each turn's blobs are checked as it is replayed.
+	if d := r.prune(lines[len(lines)-1], len(lines)); d != nil {
+		return d
+	}
+	for i, l := range lines[1 : len(lines)-1] {
+		if d := r.step(i+2, l); d != nil {
+			return d
+		}
+	}
+	return r.finish(lines[len(lines)-1], len(lines))
+}
+
+// start sets up the referee the header describes and checks what it
+// hands out before the first turn.
+func (r *replayer) start() *Divergence {
 	h := r.rep.Header
 	g, err := rules.Lookup(h.Game)
 	if err != nil {
@@ -240,51 +328,71 @@ func (r *replayer) run(lines []transcript.Line) *Divergence {
 	if o := transcript.LinesOf(ref.Opening()); !sameJSON(o, h.Opening) {
 		return diverge(1, 0, "opening", h.Opening, o)
 	}
+	r.ref = ref
 	r.seen = map[string]bool{}
-	var tail transcript.Footer
-	if err := lines[len(lines)-1].Decode(&tail); err != nil {
-		return diverge(len(lines), 0, "footer", "a footer", err.Error())
-	}
-	if len(tail.Pruned) > 0 && (h.Evidence == nil || h.Evidence.Keep != transcript.KeepFinal) {
-		return diverge(len(lines), 0, "pruned", "none: only the final policy prunes", tail.Pruned)
-	}
 	r.pruned = map[string]bool{}
+	return nil
+}
+
+// prune reads the blobs the footer (line n) says the evidence policy
+// removed; only the final policy removes any.
+func (r *replayer) prune(footer transcript.Line, n int) *Divergence {
+	var tail transcript.Footer
+	if err := footer.Decode(&tail); err != nil {
+		return diverge(n, 0, "footer", "a footer", err.Error())
+	}
+	if h := r.rep.Header; len(tail.Pruned) > 0 && (h.Evidence == nil || h.Evidence.Keep != transcript.KeepFinal) {
+		return diverge(n, 0, "pruned", "none: only the final policy prunes", tail.Pruned)
+	}
 	for _, sum := range tail.Pruned {
 		r.pruned[sum] = true
 	}
-	cannotPlay := false
-	for i, l := range lines[1 : len(lines)-1] {
-		n := i + 2
-		var t transcript.Turn
-		if err := l.Decode(&t); err != nil {
-			return diverge(n, 0, "record", "a turn", err.Error())
-		}
-		// Both bots may fail to start or build: the second failure is
-		// recorded after the first ended the game.
-		bothFailed := i == 1 && cannotPlay && t.StartError != "" && t.Ply == 1
-		if ref.Over() && !bothFailed {
-			return diverge(n, t.Ply, "record", "a turn", "none: the game was already over")
-		}
-		cannotPlay = t.StartError != "" && t.Ply == 1
-		var before rules.State
-		if r.each != nil {
-			before = ref.State().Clone()
-		}
-		a, d := r.turn(n, ref, t)
-		if d != nil {
-			return d
-		}
-		if r.each != nil {
-			r.each(State{Before: before, After: ref.State().Clone(), Turn: t, Ask: a, Line: n})
-		}
-		r.rep.Turns++
+	return nil
+}
+
+// step replays the turn on line n.
+func (r *replayer) step(n int, l transcript.Line) *Divergence {
+	var t transcript.Turn
+	if err := l.Decode(&t); err != nil {
+		return diverge(n, 0, "record", "a turn", err.Error())
 	}
+	if r.published && len(t.DataFiles) > 0 {
+		// Redact leaves every data file out of a published copy: one that
+		// names some was not made by it, and its blobs are not the
+		// verifier's to look for.
+		r.rep.Tampered = fmt.Sprintf("line %d: it names data files, which a published transcript leaves out", n)
+		return diverge(n, t.Ply, "dataFiles", "none in a published transcript", len(t.DataFiles))
+	}
+	ref := r.ref
+	// Both bots may fail to start or build: the second failure is
+	// recorded after the first ended the game.
+	bothFailed := n == 3 && r.cannotPlay && t.StartError != "" && t.Ply == 1
+	if ref.Over() && !bothFailed {
+		return diverge(n, t.Ply, "record", "a turn", "none: the game was already over")
+	}
+	r.cannotPlay = t.StartError != "" && t.Ply == 1
+	var before rules.State
+	if r.each != nil {
+		before = ref.State().Clone()
+	}
+	a, d := r.turn(n, ref, t)
+	if d != nil {
+		return d
+	}
+	if r.each != nil {
+		r.each(State{Before: before, After: ref.State().Clone(), Turn: t, Ask: a, Line: n})
+	}
+	r.rep.Turns++
+	return nil
+}
+
+// finish checks the footer's result (line n) against the referee's.
+func (r *replayer) finish(footer transcript.Line, n int) *Divergence {
 	var foot transcript.Footer
-	n := len(lines)
-	if err := lines[n-1].Decode(&foot); err != nil {
+	if err := footer.Decode(&foot); err != nil {
 		return diverge(n, 0, "footer", "a footer", err.Error())
 	}
-	res := ref.Result()
+	res := r.ref.Result()
 	if res.Reason == transcript.ReasonAborted {
 		// The game did not finish: only an aborted footer is consistent.
 		res.AbortReason = foot.Result.AbortReason

@@ -302,3 +302,49 @@ func TestATurnWithoutItsDataFileIsRefusedWithTheTurnsThatCanBe(t *testing.T) {
 		t.Errorf("ranges: %s", got)
 	}
 }
+
+// A published copy (Redact) is replayed as it is read, a line at a time,
+// to the same report as the whole transcript; a redacted line may hide
+// what Redact cut but nothing it keeps: one that names data files was not
+// made by it and is refused, and a copy cut short is an error of its
+// reading.
+func TestAPublishedCopyReplaysAsItIsRead(t *testing.T) {
+	t.Parallel()
+	dir := played(t, bot(t, "./examples/random", "random"), bot(t, "./examples/greedy", "greedy"), match.Forfeit, testKey)
+	lines, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := Lines(lines, dir, nil)
+	pub, err := transcript.Redact(lines, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Published(bytes.NewReader(pub))
+	if err != nil || !rep.Consistent || rep.Turns != whole.Turns || rep.Result.Winner != whole.Result.Winner || rep.SignedBy == "" || rep.Head != lines[len(lines)-1].Hash || rep.Head != whole.Head {
+		t.Fatalf("the published copy of a real match: %+v %v; whole %+v", rep, err, whole)
+	}
+	// A redacted turn given a data file: its chain still holds (the mark
+	// names its hash), its content is not what Redact leaves.
+	split := bytes.SplitAfter(pub, []byte("\n"))
+	var edited bytes.Buffer
+	added := false
+	for _, l := range split {
+		if !added && bytes.Contains(l, []byte(`"type":"turn"`)) && bytes.Contains(l, []byte(`"redacted"`)) {
+			l = bytes.Replace(l, []byte(`{`), []byte(`{"dataFiles":[{"name":"x","sha256":"../../../etc/passwd","size":1}],`), 1)
+			added = true
+		}
+		edited.Write(l)
+	}
+	if !added {
+		t.Fatal("no redacted turn in the published copy")
+	}
+	rep, err = Published(&edited)
+	if err != nil || rep.Consistent || !strings.Contains(rep.Tampered, "it names data files, which a published transcript leaves out") {
+		t.Errorf("a published turn naming a data file: %+v %v", rep, err)
+	}
+	rep, err = Published(bytes.NewReader(pub[:len(pub)-1]))
+	if err == nil || !strings.Contains(err.Error(), "does not end in a newline: the transcript was cut short") {
+		t.Errorf("a published copy cut short: %+v %v", rep, err)
+	}
+}

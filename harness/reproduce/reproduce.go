@@ -11,10 +11,11 @@
 package reproduce
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -209,104 +210,122 @@ func playAgain(ctx context.Context, src verify.Source, ro runner.Options, rec to
 		g.NotPlayed = "a player's program is not among the submissions"
 		return nil
 	}
-	data, err := src.Read(ctx, rec.Dir+"/"+transcript.FileName, verify.MaxTranscript)
-	if err != nil {
-		return fmt.Errorf("its published transcript: %w", err)
-	}
-	published, err := transcript.Read(bytes.NewReader(data))
-	if err != nil {
-		return fmt.Errorf("its published transcript: %w", err)
-	}
 	dir := filepath.Join(ro.Dir, filepath.FromSlash(rec.Dir))
 	cfg := ro.MatchConfig(rec, "", dir)
 	if _, err := match.Run(ctx, cfg); err != nil {
 		return err
 	}
-	again, err := transcript.ReadFile(filepath.Join(dir, transcript.FileName))
+	published, err := src.Open(ctx, rec.Dir+"/"+transcript.FileName, verify.MaxTranscript)
+	if err != nil {
+		return fmt.Errorf("its published transcript: %w", err)
+	}
+	defer published.Close() // read only
+	again, err := os.Open(filepath.Join(dir, transcript.FileName))
 	if err != nil {
 		return fmt.Errorf("the game played again: %w", err)
 	}
+	defer again.Close() // read only
 	g.Differences, g.Turns, err = compare(published, again)
 	return err
 }
 
 // compare names where the game played again departs from the published
 // one: its players and seed, its first turn that differs (each turn's
-// Reproduced part, field by field), its turns' count and its result.
-func compare(published, again []transcript.Line) (diffs []string, turns int, err error) {
-	pub, err := read(published)
-	if err != nil {
-		return nil, 0, fmt.Errorf("the published transcript: %w", err)
+// Reproduced part, field by field), its turns' count and its result. It
+// reads the two side by side, a turn of each at a time.
+func compare(published, again io.Reader) (diffs []string, turns int, err error) {
+	pub, got := newGame(published), newGame(again)
+	var first string
+	at, after, common := 0, 0, 0 // at: the index of the first turn that differs
+	for {
+		a, okA := pub.next()
+		b, okB := got.next()
+		if !okA || !okB {
+			break
+		}
+		common++
+		switch field, x, y := turnDiff(a, b); {
+		case field == "":
+		case first == "":
+			first, at = fmt.Sprintf("ply %d (%s): %s: published %s, played again %s", a.Ply, a.Side, field, x, y), common-1
+		default:
+			// What follows a turn that differs follows from it: counted,
+			// not named.
+			after++
+		}
 	}
-	got, err := read(again)
-	if err != nil {
-		return nil, 0, fmt.Errorf("the game played again: %w", err)
+	for _, g := range []*game{pub, got} {
+		for _, ok := g.next(); ok; _, ok = g.next() {
+		}
 	}
-	if pub.header.Seed != got.header.Seed || pub.header.White.SHA256 != got.header.White.SHA256 || pub.header.Black.SHA256 != got.header.Black.SHA256 {
+	if pub.err != nil {
+		return nil, 0, fmt.Errorf("the published transcript: %w", pub.err)
+	}
+	if got.err != nil {
+		return nil, 0, fmt.Errorf("the game played again: %w", got.err)
+	}
+	ph, gh := pub.header, got.header
+	if ph.Seed != gh.Seed || ph.White.SHA256 != gh.White.SHA256 || ph.Black.SHA256 != gh.Black.SHA256 {
 		diffs = append(diffs, fmt.Sprintf("its header: published seed %d, %.12s vs %.12s; played again seed %d, %.12s vs %.12s",
-			pub.header.Seed, pub.header.White.SHA256, pub.header.Black.SHA256, got.header.Seed, got.header.White.SHA256, got.header.Black.SHA256))
+			ph.Seed, ph.White.SHA256, ph.Black.SHA256, gh.Seed, gh.White.SHA256, gh.Black.SHA256))
 	}
-	common := min(len(pub.turns), len(got.turns))
-	for i := range common {
-		field, a, b := turnDiff(pub.turns[i], got.turns[i])
-		if field == "" {
-			continue
-		}
-		t := pub.turns[i]
-		diffs = append(diffs, fmt.Sprintf("ply %d (%s): %s: published %s, played again %s", t.Ply, t.Side, field, a, b))
-		// What follows a turn that differs follows from it: counted, not
-		// named.
-		after := 0
-		for j := i + 1; j < common; j++ {
-			if f, _, _ := turnDiff(pub.turns[j], got.turns[j]); f != "" {
-				after++
-			}
-		}
-		if after > 0 {
-			diffs = append(diffs, fmt.Sprintf("%d of the %d turns after it differ too", after, common-i-1))
-		}
-		break
+	if first != "" {
+		diffs = append(diffs, first)
 	}
-	if len(pub.turns) != len(got.turns) {
-		diffs = append(diffs, fmt.Sprintf("its turns: published %d, played again %d", len(pub.turns), len(got.turns)))
+	if after > 0 {
+		diffs = append(diffs, fmt.Sprintf("%d of the %d turns after it differ too", after, common-at-1))
+	}
+	if pub.turns != got.turns {
+		diffs = append(diffs, fmt.Sprintf("its turns: published %d, played again %d", pub.turns, got.turns))
 	}
 	pr, gr := pub.result, got.result
 	if pr.Winner != gr.Winner || pr.Reason != gr.Reason || pr.Plies != gr.Plies {
 		diffs = append(diffs, fmt.Sprintf("its result: published %s (%s) after %d plies, played again %s (%s) after %d", pr.Winner, pr.Reason, pr.Plies, gr.Winner, gr.Reason, gr.Plies))
 	}
-	return diffs, len(pub.turns), nil
+	return diffs, pub.turns, nil
 }
 
-// game is a transcript's header, turns and result.
+// game reads a transcript a line at a time: its header, its turns one by
+// one, its result.
 type game struct {
+	sc     *transcript.Scanner
 	header transcript.Header
-	turns  []transcript.Turn
 	result transcript.Result
+	turns  int
+	err    error
 }
 
-func read(lines []transcript.Line) (game, error) {
-	var g game
-	for _, l := range lines {
+func newGame(r io.Reader) *game { return &game{sc: transcript.NewScanner(r, 0)} }
+
+// next is the next turn; false past the last or on an error (err).
+func (g *game) next() (transcript.Turn, bool) {
+	for g.err == nil && g.sc.Scan() {
+		l := g.sc.Line()
 		switch l.Type {
 		case transcript.TypeHeader:
 			if err := l.Decode(&g.header); err != nil {
-				return g, fmt.Errorf("its header: %w", err)
+				g.err = fmt.Errorf("its header: %w", err)
 			}
 		case transcript.TypeTurn:
 			var t transcript.Turn
 			if err := l.Decode(&t); err != nil {
-				return g, fmt.Errorf("line %d: %w", l.Seq+1, err)
+				g.err = fmt.Errorf("line %d: %w", g.sc.Lines(), err)
+				break
 			}
-			g.turns = append(g.turns, t)
+			g.turns++
+			return t, true
 		case transcript.TypeFooter:
 			var f transcript.Footer
 			if err := l.Decode(&f); err != nil {
-				return g, fmt.Errorf("its footer: %w", err)
+				g.err = fmt.Errorf("its footer: %w", err)
 			}
 			g.result = f.Result
 		}
 	}
-	return g, nil
+	if g.err == nil {
+		g.err = g.sc.Err()
+	}
+	return transcript.Turn{}, false
 }
 
 // turnDiff names the first field (by its JSON name) where two turns'

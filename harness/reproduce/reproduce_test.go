@@ -1,9 +1,11 @@
 package reproduce
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +41,16 @@ func playedLines(t *testing.T) []transcript.Line {
 		t.Fatal(err)
 	}
 	return lines
+}
+
+// file is lines as a transcript file holds them.
+func file(lines []transcript.Line) io.Reader {
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.Write(l.Raw)
+		b.WriteByte('\n')
+	}
+	return &b
 }
 
 // edited is lines with the records of type typ (from the n-th of them on,
@@ -79,17 +91,17 @@ func TestAGamePlayedAgainIsComparedTurnByTurn(t *testing.T) {
 	t.Parallel()
 	lines := playedLines(t)
 	slower := edited(t, lines, transcript.TypeTurn, 0, -1, func(r map[string]any) { r["wallMs"], r["cpuMs"], r["peakMemory"] = 999.0, 998.0, 1.0 })
-	diffs, turns, err := compare(lines, slower)
+	diffs, turns, err := compare(file(lines), file(slower))
 	if err != nil || len(diffs) != 0 || turns < 4 {
 		t.Fatalf("the same game, slower: %q, %d turns, %v", diffs, turns, err)
 	}
 	other := edited(t, lines, transcript.TypeTurn, 2, 1, func(r map[string]any) { r["answer"] = `{"move":{"to":[9,9]}}` })
-	diffs, _, err = compare(lines, other)
+	diffs, _, err = compare(file(lines), file(other))
 	if err != nil || len(diffs) != 1 || !strings.HasPrefix(diffs[0], "ply 3 (") || !strings.Contains(diffs[0], `answer: published "`) || !strings.Contains(diffs[0], `played again "{\"move\":{\"to\":[9,9]}}"`) {
 		t.Errorf("a third turn answered otherwise: %q %v", diffs, err)
 	}
 	many := edited(t, lines, transcript.TypeTurn, 0, -1, func(r map[string]any) { r["verdict"] = "timeout" })
-	diffs, turns, err = compare(lines, many)
+	diffs, turns, err = compare(file(lines), file(many))
 	if want := fmt.Sprintf("%d of the %d turns after it differ too", turns-1, turns-1); err != nil || len(diffs) != 2 || diffs[1] != want || !strings.HasPrefix(diffs[0], "ply 1 (") || !strings.Contains(diffs[0], "verdict: published") {
 		t.Errorf("every turn judged otherwise: %q %v", diffs, err)
 	}
@@ -104,7 +116,7 @@ func TestAGamePlayedAgainIsComparedTurnByTurn(t *testing.T) {
 		res := r["result"].(map[string]any)
 		res["winner"], res["reason"] = "black", "a reason of its own"
 	})...)
-	diffs, _, err = compare(lines, short)
+	diffs, _, err = compare(file(lines), file(short))
 	if err != nil || len(diffs) != 2 || !strings.HasPrefix(diffs[0], "its turns: published ") || !strings.HasPrefix(diffs[1], "its result: published ") || !strings.Contains(diffs[1], "played again black (a reason of its own)") {
 		t.Errorf("a turn less and another result: %q %v", diffs, err)
 	}

@@ -164,8 +164,25 @@ func ReleaseShared(store, sum string) error {
 	return errors.Join(errs...)
 }
 
+// IsSum says whether sum is a SHA-256 as a blob is named: 64 lowercase
+// hex digits (a name from a transcript may be anything).
+func IsSum(sum string) bool {
+	if len(sum) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(sum) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // HasBlob reports whether a blob with this hash is stored, in either form.
 func HasBlob(dir, sum string) bool {
+	if !IsSum(sum) {
+		return false
+	}
 	for _, name := range []string{sum, sum + zstdSuffix} {
 		if _, err := os.Stat(filepath.Join(dir, BlobDir, name)); err == nil {
 			return true
@@ -176,6 +193,9 @@ func HasBlob(dir, sum string) bool {
 
 // RemoveBlob deletes a stored blob, in either form.
 func RemoveBlob(dir, sum string) error {
+	if !IsSum(sum) {
+		return fmt.Errorf("blob %q: not a SHA-256", sum)
+	}
 	var errs []error
 	for _, name := range []string{sum, sum + zstdSuffix} {
 		if err := os.Remove(filepath.Join(dir, BlobDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -188,6 +208,9 @@ func RemoveBlob(dir, sum string) error {
 // ReadBlob returns a blob's content, raw or compressed, refusing one that
 // expands past MaxBlob. It does not check the hash: the caller compares.
 func ReadBlob(dir, sum string) ([]byte, error) {
+	if !IsSum(sum) {
+		return nil, fmt.Errorf("blob %q: not a SHA-256", sum)
+	}
 	p := filepath.Join(dir, BlobDir, sum)
 	data, err := readCapped(p)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
@@ -210,12 +233,19 @@ func ReadBlob(dir, sum string) ([]byte, error) {
 	return out, nil
 }
 
+// readCapped reads the regular file p, at most MaxBlob bytes: a named
+// pipe in its place is refused, not waited on.
 func readCapped(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() // read only
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(p))
+	}
 	var b bytes.Buffer
 	if _, err := io.Copy(&b, io.LimitReader(f, MaxBlob+1)); err != nil {
 		return nil, err

@@ -132,29 +132,37 @@ func Redact(lines []Line, keep string) ([]byte, error) {
 }
 
 // Unredacted are the lines of a redacted copy (Redact) with the hash each
-// had as recorded: a line that lost fields has the hash its "redacted"
-// mark gives (which the next line's prev names), the others their own.
-// VerifyChain then checks the copy's order and links; whole says which
-// lines are as recorded, whose content the chain does check.
+// had as recorded (Unredact). VerifyChain then checks the copy's order
+// and links; whole says which lines are as recorded, whose content the
+// chain does check.
 func Unredacted(lines []Line) (out []Line, whole []bool, err error) {
 	out = make([]Line, len(lines))
 	whole = make([]bool, len(lines))
 	for i, l := range lines {
-		var mark struct {
-			Redacted *Redacted `json:"redacted"`
-		}
-		if err := json.Unmarshal(l.Raw, &mark); err != nil {
+		if out[i], whole[i], err = Unredact(l); err != nil {
 			return nil, nil, fmt.Errorf("line %d: %w", i+1, err)
 		}
-		out[i] = l
-		if mark.Redacted == nil {
-			whole[i] = true
-			continue
-		}
-		if len(mark.Redacted.Hash) != 64 {
-			return nil, nil, fmt.Errorf("line %d: its redacted mark's hash %q", i+1, mark.Redacted.Hash)
-		}
-		out[i].Hash = mark.Redacted.Hash
 	}
 	return out, whole, nil
+}
+
+// Unredact is a line of a redacted copy (Redact) with the hash it had as
+// recorded: a line that lost fields has the hash its "redacted" mark
+// gives (which the next line's prev names), another its own. whole says
+// the line is as recorded.
+func Unredact(l Line) (out Line, whole bool, err error) {
+	var mark struct {
+		Redacted *Redacted `json:"redacted"`
+	}
+	if err := json.Unmarshal(l.Raw, &mark); err != nil {
+		return l, false, err
+	}
+	if mark.Redacted == nil {
+		return l, true, nil
+	}
+	if len(mark.Redacted.Hash) != 64 {
+		return l, false, fmt.Errorf("its redacted mark's hash %q", mark.Redacted.Hash)
+	}
+	l.Hash = mark.Redacted.Hash
+	return l, false, nil
 }

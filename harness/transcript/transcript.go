@@ -276,42 +276,88 @@ func Read(r io.Reader) ([]Line, error) {
 // scan calls fn with each line r holds, at most maxLine bytes long, in
 // order, holding one line at a time; fn's error stops it.
 func scan(r io.Reader, maxLine int, fn func(Line) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, min(64<<10, maxLine)), maxLine)
-	sc.Split(splitLines)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := append([]byte(nil), sc.Bytes()...)
-		var env Envelope
-		if err := json.Unmarshal(raw, &env); err != nil {
-			return fmt.Errorf("line %d is not a JSON record: %v", n, err)
-		}
-		if err := fn(Line{Envelope: env, Raw: raw, Hash: Hash(raw)}); err != nil {
+	s := NewScanner(r, maxLine)
+	for s.Scan() {
+		if err := fn(s.Line()); err != nil {
 			return err
 		}
 	}
-	switch err := sc.Err(); {
-	case errors.Is(err, errNoNewline):
-		return fmt.Errorf("line %d does not end in a newline: the transcript was cut short", n+1)
-	case errors.Is(err, bufio.ErrTooLong):
-		return fmt.Errorf("line %d is longer than %d bytes", n+1, maxLine)
-	case err != nil:
-		return fmt.Errorf("line %d: %w", n+1, err)
+	return s.Err()
+}
+
+// Scanner reads a transcript a line at a time, holding one line: the way
+// to read a transcript from a source that is not trusted to be small.
+type Scanner struct {
+	sc   *bufio.Scanner
+	max  int // the longest line
+	n    int
+	line Line
+	err  error
+}
+
+// NewScanner reads r's lines, each at most maxLine bytes long (at most
+// MaxLine; 0: MaxLine).
+func NewScanner(r io.Reader, maxLine int) *Scanner {
+	if maxLine <= 0 || maxLine > MaxLine {
+		maxLine = MaxLine
 	}
-	return nil
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, min(64<<10, maxLine)), maxLine)
+	sc.Split(splitLines)
+	return &Scanner{sc: sc, max: maxLine}
+}
+
+// Scan reads the next line; false at the end or on an error (Err).
+func (s *Scanner) Scan() bool {
+	if s.err != nil || !s.sc.Scan() {
+		if s.err == nil {
+			s.err = s.scanErr(s.sc.Err())
+		}
+		return false
+	}
+	s.n++
+	raw := append([]byte(nil), s.sc.Bytes()...)
+	var env Envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		s.err = fmt.Errorf("line %d is not a JSON record: %v", s.n, err)
+		return false
+	}
+	s.line = Line{Envelope: env, Raw: raw, Hash: Hash(raw)}
+	return true
+}
+
+// Line is the line Scan read.
+func (s *Scanner) Line() Line { return s.line }
+
+// Lines is how many lines Scan has read.
+func (s *Scanner) Lines() int { return s.n }
+
+// Err is why Scan stopped, nil at the end of a transcript whose last line
+// ends in a newline. A reader's own error is wrapped.
+func (s *Scanner) Err() error { return s.err }
+
+func (s *Scanner) scanErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errNoNewline):
+		return fmt.Errorf("line %d does not end in a newline: the transcript was cut short", s.n+1)
+	case errors.Is(err, bufio.ErrTooLong):
+		return fmt.Errorf("line %d is longer than %d bytes", s.n+1, s.max)
+	}
+	return fmt.Errorf("line %d: %w", s.n+1, err)
 }
 
 // VerifyChain checks the hash chain and the record order: a header first, turns,
 // and one footer last. It names the first line that breaks.
 func VerifyChain(lines []Line) error {
-	var c chain
+	var c Chain
 	for _, l := range lines {
-		if err := c.next(l); err != nil {
+		if err := c.Next(l); err != nil {
 			return err
 		}
 	}
-	return c.end()
+	return c.End()
 }
 
 // Limits bound a transcript read from a source that is not trusted to be
@@ -327,33 +373,31 @@ type Limits struct {
 // longer than lim allows as soon as it reads past it. It is the check to
 // make before a transcript from elsewhere is read whole.
 func VerifyStream(r io.Reader, lim Limits) error {
-	maxLine := MaxLine
-	if lim.LineBytes > 0 && lim.LineBytes < MaxLine {
-		maxLine = lim.LineBytes
-	}
-	var c chain
-	err := scan(r, maxLine, func(l Line) error {
+	var c Chain
+	err := scan(r, lim.LineBytes, func(l Line) error {
 		if lim.Lines > 0 && c.n >= lim.Lines {
 			return fmt.Errorf("it has more than %d lines, the most its game can have", lim.Lines)
 		}
-		return c.next(l)
+		return c.Next(l)
 	})
 	if err != nil {
 		return err
 	}
-	return c.end()
+	return c.End()
 }
 
-// chain checks a transcript's lines one at a time: each links to the one
-// before it, in sequence, a header first, and a footer only last.
-type chain struct {
+// Chain checks a transcript's lines one at a time, as they are read: each
+// links to the one before it, in sequence, a header first, and a footer
+// only last.
+type Chain struct {
 	n      int    // lines seen
 	prev   string // the last line's hash
 	footer bool   // the last line seen is a footer
 	last   string // its type
 }
 
-func (c *chain) next(l Line) error {
+// Next checks the next line; its error names the line that breaks.
+func (c *Chain) Next(l Line) error {
 	i, n := c.n, c.n+1
 	if c.footer {
 		return fmt.Errorf("line %d is a footer but lines follow it", i)
@@ -376,8 +420,8 @@ func (c *chain) next(l Line) error {
 	return nil
 }
 
-// end checks that the transcript read so far is whole: it ends in a footer.
-func (c *chain) end() error {
+// End checks that the transcript read so far is whole: it ends in a footer.
+func (c *Chain) End() error {
 	switch {
 	case c.n == 0:
 		return errors.New("the transcript is empty")

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +312,67 @@ func TestTheFinalsEndSignsItsStandingsAndARollbackIsRefused(t *testing.T) {
 		if !errors.As(err, &p) || !strings.Contains(err.Error(), "field ") {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// The hash tiles are checked against the tree the entries make: a client
+// that proves an entry from them alone is not misled by a bundle that
+// holds, and one changed or missing is named.
+func TestTheHashTilesAreTheEntriesTree(t *testing.T) {
+	t.Parallel()
+	dir, key := bundle(t, final()...)
+	holding(t, dir, key)
+	signed, err := os.ReadFile(filepath.Join(dir, "log", "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := eventlog.Verify(signed, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tile string
+	for _, p := range eventlog.Tiles(c.Size) {
+		if !strings.HasPrefix(p, "tile/entries/") {
+			tile = filepath.Join(dir, "log", filepath.FromSlash(p))
+			break
+		}
+	}
+	data, err := os.ReadFile(tile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[5] ^= 1
+	if err := os.WriteFile(tile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = verify.Bundle(context.Background(), verify.Dir(dir), verify.Options{Key: key, Partial: true})
+	if err == nil || !strings.Contains(err.Error(), "its hashes are not the entries' tree's") {
+		t.Errorf("a hash tile changed: %v", err)
+	}
+	if err := os.Remove(tile); err != nil {
+		t.Fatal(err)
+	}
+	_, err = verify.Bundle(context.Background(), verify.Dir(dir), verify.Options{Key: key, Partial: true})
+	if err == nil || !strings.Contains(err.Error(), "cannot be read") || !strings.Contains(err.Error(), "log/tile/0/") {
+		t.Errorf("a hash tile missing: %v", err)
+	}
+}
+
+// A file of the bundle that the log does not name (a transcript of a game
+// it does not hold) is listed as unread; the bundle's own files are not.
+func TestAFileTheLogDoesNotNameIsListed(t *testing.T) {
+	t.Parallel()
+	dir, key := bundle(t, final()...)
+	holding(t, dir, key)
+	extra := filepath.Join(dir, "final", "games", "9", transcript.FileName)
+	if err := os.MkdirAll(filepath.Dir(extra), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(extra, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := verify.Bundle(context.Background(), verify.Dir(dir), verify.Options{Key: key, Partial: true})
+	if err != nil || r == nil || !slices.Equal(r.Unread, []string{"final/games/9/" + transcript.FileName}) {
+		t.Errorf("a bundle with an unlogged transcript: %+v %v", r, err)
 	}
 }

@@ -19,11 +19,21 @@ import (
 	"github.com/arenabots/arena/harness/transcript"
 )
 
-// Source reads a bundle's files by their slash-separated paths, each
-// refused, before it is read whole, when it weighs more than limit bytes
-// (a *TooBigError).
+// Source opens a bundle's files by their slash-separated paths. A file
+// may be read to limit bytes: one known to weigh more is refused when it
+// is opened, one found to as it is read fails there (a *TooBigError).
 type Source interface {
-	Read(ctx context.Context, name string, limit int64) ([]byte, error)
+	Open(ctx context.Context, name string, limit int64) (io.ReadCloser, error)
+}
+
+// Read reads a bundle's file whole, a file small by its kind.
+func Read(ctx context.Context, src Source, name string, limit int64) ([]byte, error) {
+	rc, err := src.Open(ctx, name, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close() // read only
+	return io.ReadAll(rc)
 }
 
 // The most each kind of a bundle's files may weigh.
@@ -69,7 +79,7 @@ func (e *TooBigError) Error() string {
 // none is opened in a way that could block.
 type Dir string
 
-func (d Dir) Read(_ context.Context, name string, limit int64) ([]byte, error) {
+func (d Dir) Open(_ context.Context, name string, limit int64) (io.ReadCloser, error) {
 	if !fsPath(name) {
 		return nil, fmt.Errorf("%q is not a path inside the bundle", name)
 	}
@@ -77,7 +87,7 @@ func (d Dir) Read(_ context.Context, name string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close() // read only
+	defer root.Close() // read only: the file opened stays open
 	rel := filepath.FromSlash(name)
 	fi, err := root.Stat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -95,14 +105,39 @@ func (d Dir) Read(_ context.Context, name string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s cannot be read inside the bundle: %w", name, err)
 	}
-	defer f.Close() // read only
-	if fi, err = f.Stat(); err != nil {
+	if fi, err = f.Stat(); err == nil {
+		err = regular(name, fi, limit)
+	}
+	if err != nil {
+		f.Close() // read only
 		return nil, err
 	}
-	if err := regular(name, fi, limit); err != nil {
-		return nil, err
-	}
-	return readLimited(f, name, limit)
+	return limited(f, name, limit, f.Close), nil
+}
+
+// Lister is a Source that can list its files (slash-separated paths,
+// links and other files that are not regular ones left out).
+type Lister interface {
+	Files() ([]string, error)
+}
+
+// Files are the regular files of the bundle, in lexical order.
+func (d Dir) Files() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(string(d), func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.Type().IsRegular() {
+			rel, err := filepath.Rel(string(d), p)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out, err
 }
 
 // regular says why the file fi describes is not one a bundle's file may
@@ -134,45 +169,62 @@ func fileKind(m fs.FileMode) string {
 	return "mode " + m.String()
 }
 
-// readLimited reads r whole, refusing it past limit bytes.
-func readLimited(r io.Reader, name string, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, &TooBigError{name, limit}
-	}
-	return data, nil
+// limited reads r to limit bytes, failing with a *TooBigError past
+// them; closing it calls closeFn.
+func limited(r io.Reader, name string, limit int64, closeFn func() error) io.ReadCloser {
+	return &limitReader{r: io.LimitReader(r, limit+1), name: name, limit: limit, close: closeFn}
 }
+
+type limitReader struct {
+	r     io.Reader
+	name  string
+	limit int64
+	read  int64
+	close func() error
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.read += int64(n); l.read > l.limit {
+		return n - int(l.read-l.limit), &TooBigError{l.name, l.limit}
+	}
+	return n, err
+}
+
+func (l *limitReader) Close() error { return l.close() }
 
 // URL is a bundle served over HTTP (a static copy, or the event's site for
 // the log: /log/...). Each file may take a minute; a redirect is followed
 // only within the bundle's origin (its scheme, host and port).
 type URL string
 
-func (u URL) Read(ctx context.Context, name string, limit int64) ([]byte, error) {
+func (u URL) Open(ctx context.Context, name string, limit int64) (io.ReadCloser, error) {
 	if !fsPath(name) {
 		return nil, fmt.Errorf("%q is not a path inside the bundle", name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, fileTimeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(string(u), "/")+"/"+name, nil)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	res, err := client.Do(req)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	defer res.Body.Close() // read only
-	if res.StatusCode != http.StatusOK {
-		return nil, &statusError{req.URL.String(), res.StatusCode, res.Status}
-	}
-	if res.ContentLength > limit {
+	if res.StatusCode != http.StatusOK || res.ContentLength > limit {
+		res.Body.Close() // read only
+		cancel()
+		if res.StatusCode != http.StatusOK {
+			return nil, &statusError{req.URL.String(), res.StatusCode, res.Status}
+		}
 		return nil, &TooBigError{req.URL.String(), limit}
 	}
-	return readLimited(res.Body, req.URL.String(), limit)
+	return limited(res.Body, req.URL.String(), limit, func() error {
+		defer cancel()
+		return res.Body.Close()
+	}), nil
 }
 
 // client fetches a served bundle's files, following redirects only

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"reflect"
 	"strings"
@@ -93,6 +94,13 @@ type Result struct {
 	// where the log holds it (harness/reproduce plays them again).
 	Config  *tournament.Config
 	Uploads []string
+	// LeftOut are the event's teams the final's entry says it does not
+	// play, and why.
+	LeftOut []event.LeftOut
+	// Unread are the files of a bundle in a directory that the log does
+	// not name and a bundle does not hold (an unlogged transcript, say):
+	// not checked, and evidence of nothing.
+	Unread  []string
 	Records []tournament.Record
 }
 
@@ -120,16 +128,51 @@ func Bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &TimeoutError{limit})
 	defer cancel()
-	r, err := bundle(ctx, src, o)
+	opened := &recorder{Source: src, opened: map[string]bool{}}
+	r, err := bundle(ctx, opened, o)
 	if err != nil && ctx.Err() != nil {
 		// What failed once the time was up failed for it.
 		return nil, context.Cause(ctx)
 	}
+	if l, ok := src.(Lister); ok && r != nil {
+		files, lerr := l.Files()
+		if lerr != nil {
+			return r, errors.Join(err, lerr)
+		}
+		r.Unread = unread(files, opened.opened)
+	}
 	return r, err
 }
 
+// recorder is a Source that keeps the names of the files opened.
+type recorder struct {
+	Source
+	opened map[string]bool
+}
+
+func (r *recorder) Open(ctx context.Context, name string, limit int64) (io.ReadCloser, error) {
+	r.opened[name] = true
+	return r.Source.Open(ctx, name, limit)
+}
+
+// unread are the files of a bundle the check did not read and that are
+// none of a bundle's own (the log's, the key, the README, the standings,
+// the submissions): a transcript the log does not name, say.
+func unread(files []string, opened map[string]bool) []string {
+	var out []string
+	for _, f := range files {
+		switch {
+		case opened[f], f == event.BundleKey, f == "README.md", f == event.BundleStandings,
+			strings.HasPrefix(f, "log/"), strings.HasPrefix(f, event.BundleSubmissions+"/"):
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
-	signed, err := src.Read(ctx, "log/checkpoint", maxCheckpoint)
+	signed, err := Read(ctx, src, "log/checkpoint", maxCheckpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +206,11 @@ func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := eventlog.RootOf(entries)
+	tree, err := eventlog.TreeOf(entries)
+	if err != nil {
+		return nil, err
+	}
+	root, err := tree.Root()
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +229,9 @@ func bundle(ctx context.Context, src Source, o Options) (*Result, error) {
 	}
 	if len(p) > 0 {
 		return nil, p
+	}
+	if err := hashTiles(ctx, src, tree, c.Size, &p); err != nil {
+		return nil, err
 	}
 	r := &Result{Checkpoint: c, Cosigned: cosigned}
 	cfg, recs := r.entries(ctx, src, entries, o.Partial, &p)
@@ -222,6 +272,32 @@ func extends(entries [][]byte, c eventlog.Checkpoint, since []byte, key string) 
 	return ""
 }
 
+// hashTiles checks that each hash tile the bundle serves is the tree's:
+// a client that proves an entry from the tiles, not from every entry as
+// this check does, must not be misled by them.
+func hashTiles(ctx context.Context, src Source, tree *eventlog.Tree, size int64, p *Problems) error {
+	for _, path := range eventlog.Tiles(size) {
+		if strings.HasPrefix(path, "tile/entries/") {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		want, err := tree.HashTile(path)
+		if err != nil {
+			return err
+		}
+		got, err := Read(ctx, src, "log/"+path, int64(len(want)))
+		switch {
+		case err != nil:
+			*p = append(*p, fmt.Sprintf("log/%s cannot be read: %v", path, err))
+		case !bytes.Equal(got, want):
+			*p = append(*p, fmt.Sprintf("log/%s: its hashes are not the entries' tree's: a proof made from it would mislead", path))
+		}
+	}
+	return nil
+}
+
 // readEntries reads the log's size entries from its entry bundles, one
 // bundle at a time: what it holds grows with the entries the bundle has,
 // never with what its checkpoint claims.
@@ -234,7 +310,7 @@ func readEntries(ctx context.Context, src Source, size int64) ([][]byte, error) 
 		}
 		t := tlog.Tile{H: eventlog.TileHeight, L: -1, N: start >> eventlog.TileHeight, W: int(min(full, size-start))}
 		p := eventlog.TilePath(t, true)
-		data, err := src.Read(ctx, "log/"+p, int64(t.W)*maxEntryBytes)
+		data, err := Read(ctx, src, "log/"+p, int64(t.W)*maxEntryBytes)
 		if err != nil {
 			return nil, fmt.Errorf("the checkpoint signs %d entries, entries %d on: %w", size, start, err)
 		}
@@ -293,6 +369,7 @@ func (r *Result) entries(ctx context.Context, src Source, entries [][]byte, part
 			c := *e.Config
 			c.Bots = make([]tournament.BotEntry, e.Bots)
 			cfg = &c
+			r.LeftOut = e.LeftOut
 		case r.Players < len(cfg.Bots):
 			if e.Kind != event.LogPlayer || e.Player == nil || e.Seed == nil || *e.Seed != r.Players {
 				bad(n, "field seed: want player %d of %d, in order", r.Players, len(cfg.Bots))
@@ -388,32 +465,36 @@ func checkGame(ctx context.Context, src Source, g *event.LoggedGame) string {
 	if !fsPath(name) {
 		return fmt.Sprintf("field dir: %q is not a path inside the bundle", g.Dir)
 	}
-	data, err := src.Read(ctx, name, MaxTranscript)
+	rc, err := src.Open(ctx, name, MaxTranscript)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("its transcript %s cannot be read (a game dropped?): %v", name, err)
 	}
 	if err != nil {
 		return fmt.Sprintf("its transcript %s cannot be read: %v", name, err)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != g.Public {
-		return fmt.Sprintf("field public: %s's SHA-256 is %x, the log names %.16s…: the transcript was changed", name, sum[:8], g.Public)
+	defer rc.Close() // read only
+	// Read once, a line at a time: hashed and replayed as it comes.
+	sum := sha256.New()
+	tee := io.TeeReader(rc, sum)
+	rep, rerr := replay.Published(tee)
+	// What follows where the replay stopped is hashed too: a file other
+	// than the one the log names is said to be so first.
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return fmt.Sprintf("its transcript %s cannot be read: %v", name, err)
 	}
-	lines, err := transcript.Read(bytes.NewReader(data))
-	if err != nil {
-		return fmt.Sprintf("%s: %v", name, err)
+	if got := sum.Sum(nil); hex.EncodeToString(got) != g.Public {
+		return fmt.Sprintf("field public: %s's SHA-256 is %x, the log names %.16s…: the transcript was changed", name, got[:8], g.Public)
 	}
-	rep := replay.Published(lines)
+	if rerr != nil {
+		return fmt.Sprintf("%s: %v", name, rerr)
+	}
 	if !rep.Consistent {
 		return fmt.Sprintf("%s does not replay: %s", name, rep.Problem())
 	}
-	chained, _, err := transcript.Unredacted(lines)
-	if err != nil {
-		return fmt.Sprintf("%s: %v", name, err)
-	}
 	h := rep.Header
 	switch {
-	case chained[len(chained)-1].Hash != g.Head:
-		return fmt.Sprintf("field head: %s's chain ends at %.16s…, the log names %.16s…", name, chained[len(chained)-1].Hash, g.Head)
+	case rep.Head != g.Head:
+		return fmt.Sprintf("field head: %s's chain ends at %.16s…, the log names %.16s…", name, rep.Head, g.Head)
 	case g.Key != "" && h.SigningKey != g.Key:
 		return fmt.Sprintf("field key: %s is signed by key %s, the log names %s", name, transcript.KeyID(h.SigningKey), transcript.KeyID(g.Key))
 	case h.Seed != g.Seed:
@@ -435,7 +516,7 @@ func (r *Result) standings(ctx context.Context, src Source, cfg *tournament.Conf
 		rows[i].Team = cfg.Bots[rows[i].Bot].Team
 	}
 	r.Standings = rows
-	data, err := src.Read(ctx, event.BundleStandings, maxStandings)
+	data, err := Read(ctx, src, event.BundleStandings, maxStandings)
 	if err != nil {
 		*p = append(*p, fmt.Sprintf("%s cannot be read: %v", event.BundleStandings, err))
 		return

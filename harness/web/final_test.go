@@ -566,12 +566,41 @@ func TestAFinalOfTheLaddersTop(t *testing.T) {
 			t.Errorf("Gamma, third with no rating, plays the final of the top two")
 		}
 	}
+	if le := finalEntry(t, e); !slices.Equal(le.LeftOut, []event.LeftOut{{Team: "Gamma", Why: event.LeftOutNotTop}}) {
+		t.Errorf("the log's final entry names left out %+v, want Gamma, not among the top", le.LeftOut)
+	}
 	if _, page := callAPI(t, e.http.URL, "GET", "/team", c.Token, ""); !strings.Contains(page, "yours is not among them") {
 		t.Error("Gamma's page does not say it did not qualify")
 	}
 	if _, page := callAPI(t, e.http.URL, "GET", "/team", e.a.Token, ""); !strings.Contains(page, "The final plays your submission") {
 		t.Error("Alpha's page does not say the final plays its submission")
 	}
+}
+
+// finalEntry is the final's entry in the event's log: its first.
+func finalEntry(t *testing.T, e *testEvent) event.LogEntry {
+	t.Helper()
+	ctx := context.Background()
+	_, size, err := e.store.FinalLogCheckpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range eventlog.Tiles(size) {
+		if !strings.HasPrefix(p, "tile/entries/") {
+			continue
+		}
+		data, err := e.store.FinalLogTile(ctx, p)
+		if err != nil || len(data) < 2 {
+			t.Fatalf("the log's first entries %s: %d bytes, %v", p, len(data), err)
+		}
+		var le event.LogEntry
+		if err := json.Unmarshal(data[2:2+(int(data[0])<<8|int(data[1]))], &le); err != nil || le.Kind != event.LogFinal {
+			t.Fatalf("the log's first entry %+v: %v", le, err)
+		}
+		return le
+	}
+	t.Fatal("the log holds no entry")
+	return event.LogEntry{}
 }
 
 // A final resumed plays the players and the order it started with, stored
@@ -665,6 +694,17 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	threeTeamsForTheFinal(t, ctx, e)
+	// Two teams the final does not play: its entry names them, and why.
+	if _, err := e.store.AddTeam(ctx, "Delta & co", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	off, err := e.store.AddTeam(ctx, "Epsilon", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetDisabled(ctx, off.ID, true); err != nil {
+		t.Fatal(err)
+	}
 	if res, body := callAPI(t, e.http.URL, "GET", "/log/checkpoint", "", ""); res != http.StatusNotFound {
 		t.Errorf("a checkpoint before the final: %d %s", res, body)
 	}
@@ -726,7 +766,8 @@ func TestTheFinalsLogCommitsToEveryGame(t *testing.T) {
 		kinds = append(kinds, le.Kind)
 		switch le.Kind {
 		case event.LogFinal:
-			if le.Bots != 3 || len(le.Config.Bots) != 0 || le.Config.Format != tournament.Swiss {
+			left := []event.LeftOut{{Team: "Delta & co", Why: event.LeftOutNoSubmission}, {Team: "Epsilon", Why: event.LeftOutDisabled}}
+			if le.Bots != 3 || len(le.Config.Bots) != 0 || le.Config.Format != tournament.Swiss || !slices.Equal(le.LeftOut, left) {
 				t.Errorf("the final's entry: %s", raw)
 			}
 		case event.LogPlayer:
