@@ -141,6 +141,9 @@ func (s *stubBackend) Capabilities() sandbox.Capabilities {
 	return sandbox.Capabilities{Reusable: true}
 }
 func (s *stubBackend) Where() string { return "nowhere" }
+func (s *stubBackend) Admit(ctx context.Context, _ int, _ sandbox.Limits) (context.Context, func(), error) {
+	return sandbox.AdmitAtOnce(ctx)
+}
 
 func (s *stubBackend) Describe(context.Context) (map[string]string, error) {
 	return nil, nil

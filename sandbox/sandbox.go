@@ -261,7 +261,28 @@ type Backend interface {
 	// "on this machine, in Docker containers under runsc", "in Pods on the
 	// cluster (namespace arena)".
 	Where() string
+	// Admit waits until there is room for n boxes under lim opened
+	// together (a game's two), and holds it for them: they are opened with
+	// the context it returns, and release gives the room back once they
+	// are closed. So games never each hold part of what they need while
+	// waiting on one another for the rest. An Open under that context
+	// that finds no room after all (there was less than the backend last
+	// knew) fails with ErrNoRoom: its caller closes what it opened,
+	// releases, and is admitted again, charged to no one. A backend whose
+	// room is its host's own admits at once (AdmitAtOnce).
+	Admit(ctx context.Context, n int, lim Limits) (_ context.Context, release func(), err error)
 }
+
+// AdmitAtOnce is Admit for a backend that has no room to count: every
+// game is admitted at once, and releasing gives nothing back.
+func AdmitAtOnce(ctx context.Context) (context.Context, func(), error) {
+	return ctx, func() {}, nil
+}
+
+// ErrNoRoom is an Open under an admission (Backend.Admit) that found no
+// room for its box: no fault of the game's or of the host's, it is
+// opened again once there is room.
+var ErrNoRoom = errors.New("no room for the box yet")
 
 // Capabilities are what a Backend declares about its boxes. Nothing else
 // says it: the Pool reads Reusable, and the conformance suite

@@ -24,6 +24,8 @@
 #        cluster.sh import IMAGE [DIR]  copy a Docker image into its containerd
 #        cluster.sh stop [DIR]       stop it and undo its changes to the host
 #        cluster.sh network open|closed  let the Pods reach each other, or not
+#        cluster.sh tools            install what the node needs from Debian, or say what is missing
+#                                    (ARENA_NO_INSTALL=1: only say; ARENA_CNI_BIN: the CNI plugins' dir)
 #        cluster.sh --print-key      print the build's cache key
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,6 +39,8 @@ key=$(cat "$pins"/kube/go.mod "$pins"/kube/go.sum "$pins"/etcd/go.mod "$pins"/et
   "$pins"/pause/go.mod "$pins"/pause/main.go <(sed -n '/^build() {/,/^}/p' "$self") <(go env GOVERSION GOARCH) |
   sha256sum | cut -c1-12)
 cache=${ARENA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/arena}
+# Where Debian puts the CNI plugins a Pod's network is made with.
+cni=${ARENA_CNI_BIN:-/usr/lib/cni}
 bin=$cache/kube-$key
 
 usage() {
@@ -185,7 +189,7 @@ state = "$dir/containerd/state"
           Root = "$dir/runc"
 $(runtime_handlers)
     [plugins."io.containerd.grpc.v1.cri".cni]
-      bin_dir = "/usr/lib/cni"
+      bin_dir = "$cni"
       conf_dir = "$dir/cni/conf"
     [plugins."io.containerd.grpc.v1.cri".registry]
       config_path = ""
@@ -326,19 +330,31 @@ network() {
 # with, iptables), or says which are missing: without the bridge plugin a
 # node reports Ready and every Pod stays ContainerCreating.
 host_tools() {
-  local need=()
-  command -v containerd >/dev/null || need+=(containerd)
-  command -v runc >/dev/null || need+=(runc)
-  [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]] || need+=(containernetworking-plugins)
-  command -v iptables >/dev/null || need+=(iptables)
+  local need
+  mapfile -t need < <(missing_tools)
   ((${#need[@]} == 0)) && return
-  if ! command -v apt-get >/dev/null; then
-    log "missing ${need[*]}: install them (Debian's package names) and start again"
+  if [[ -n ${ARENA_NO_INSTALL:-} ]] || ! command -v apt-get >/dev/null; then
+    log "missing: ${need[*]}; install them (Debian's package names) and start again"
     exit 1
   fi
-  log "installing from Debian: ${need[*]}"
+  log "installing from Debian: ${need[*]%% (*}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]%% (*}" >/dev/null
+  mapfile -t need < <(missing_tools)
+  if ((${#need[@]} > 0)); then
+    log "still missing after installing them: ${need[*]}"
+    exit 1
+  fi
+}
+
+# missing_tools prints, a line each, the Debian package of each tool the
+# node lacks, with what was looked for.
+missing_tools() {
+  command -v containerd >/dev/null || echo "containerd (no containerd in PATH)"
+  command -v runc >/dev/null || echo "runc (no runc in PATH)"
+  [[ -x $cni/bridge && -x $cni/host-local && -x $cni/loopback ]] ||
+    echo "containernetworking-plugins (the bridge, host-local and loopback plugins, not all in $cni)"
+  command -v iptables >/dev/null || echo "iptables (no iptables in PATH)"
 }
 
 start() {
@@ -464,5 +480,6 @@ start) dir=${2:-/tmp/arena-cluster}; start ;;
 import) (($# >= 2)) || usage; dir=${3:-/tmp/arena-cluster}; import_image "$2" ;;
 stop) dir=${2:-/tmp/arena-cluster}; stop ;;
 network) (($# >= 2)) || usage; network "$2" ;;
+tools) host_tools; log "the host has what a node needs" ;;
 *) usage ;;
 esac

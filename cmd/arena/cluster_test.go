@@ -5,16 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/arenabots/arena/harness/tournament"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/clustertest"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/sandbox"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -242,5 +247,61 @@ func TestValidateOnTheCluster(t *testing.T) {
 	n, err := clustertest.Count(clustertest.Client(t), "org.arenabots.arena.validate", "good")
 	if err != nil || n != 0 {
 		t.Errorf("%d validation pods left (%v)", n, err)
+	}
+}
+
+// Games at twice the room the namespace has (a ResourceQuota of two Pods:
+// one game's, where two games are played at once) wait in the queue for
+// it: every game is played, each on its first attempt, none charged with
+// the cluster's refusals, and no Pod is left.
+func TestGamesAtTwiceTheRoomWaitInTheQueue(t *testing.T) {
+	t.Parallel()
+	kubeconfig, image := clustertest.Kubeconfig(t)
+	cs := clustertest.Client(t)
+	ctx := context.Background()
+	quotas := cs.CoreV1().ResourceQuotas(clustertest.Namespace)
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "room-for-one-game"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}}}
+	if _, err := quotas.Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := quotas.Delete(context.Background(), quota.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("remove the quota: %v", err)
+		}
+	})
+	// A quota refuses every Pod until its controller has counted what the
+	// namespace holds.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		q, err := quotas.Get(ctx, quota.Name, metav1.GetOptions{})
+		if err == nil && q.Status.Hard != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quota was never counted: %v", err)
+		}
+	}
+	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-20")
+	out := filepath.Join(t.TempDir(), "t")
+	cmd := exec.Command(arena, "--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never",
+		"tournament", "--sandbox", "kubernetes", "--cpus", "0.5", "--concurrency", "2", "--max-attempts", "1",
+		"--max-plies", "16", "--image", image, "--seed", "5", "--signing-key", "none", "--out", out, bots)
+	if output, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a tournament at twice the namespace's room: %v\n%s", err, output)
+	}
+	state, err := tournament.Load(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Games) < 6 {
+		t.Fatalf("%d games, want the schedule's 6", len(state.Games))
+	}
+	for _, g := range state.Games {
+		if g.Status != tournament.Done || g.Attempts != 1 || g.Reason == transcript.ReasonAborted {
+			t.Errorf("game %d: %s after %d attempts (%s)", g.ID, g.Status, g.Attempts, g.Reason)
+		}
+	}
+	if n, err := clustertest.Count(cs, "org.arenabots.arena.tournament", out); err != nil || n != 0 {
+		t.Errorf("%d Pods of the tournament left (%v)", n, err)
 	}
 }

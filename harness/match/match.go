@@ -130,6 +130,8 @@ type runner struct {
 	ended    [2]transcript.SessionEnd
 	start    time.Time
 	boxes    [2]sandbox.Box
+	// release gives back the room the backend admitted the boxes with.
+	release func()
 	// stored are the blobs this match wrote and storedBytes their size on
 	// disk; final is each side's data files after its last turn.
 	stored      map[string]bool
@@ -320,9 +322,31 @@ func signingKey(k ed25519.PrivateKey) string {
 	return transcript.PublicKeyHex(k)
 }
 
-// openBoxes starts both bots' sandboxes at once; if either fails, neither is
-// kept.
+// openBoxes starts both bots' sandboxes at once, once the backend has
+// admitted them together; if either fails, neither is kept. A box that
+// found no room (sandbox.ErrNoRoom) is no one's fault: both are closed and
+// the game waits to be admitted again, as long as it must.
 func (m *runner) openBoxes(ctx context.Context) error {
+	for waited := false; ; waited = true {
+		actx, release, err := m.cfg.Backend.Admit(ctx, len(rules.Sides), m.cfg.Limits)
+		if err != nil {
+			return fmt.Errorf("wait for room for the sandboxes: %w", err)
+		}
+		m.release = release
+		if waited {
+			m.log.Info("the game's sandboxes were admitted after waiting for room")
+		}
+		err = m.openBoth(actx)
+		if !errors.Is(err, sandbox.ErrNoRoom) {
+			return err
+		}
+		m.closeBoxes(ctx)
+		m.log.Info("no room for the game's sandboxes yet: it waits for another game's to close", "why", err)
+	}
+}
+
+// openBoth opens both sides' boxes at once.
+func (m *runner) openBoth(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var errs [2]error
 	for _, side := range rules.Sides {
@@ -335,6 +359,11 @@ func (m *runner) openBoxes(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	for _, side := range rules.Sides {
+		if errors.Is(errs[side], sandbox.ErrNoRoom) {
+			return errs[side]
+		}
+	}
 	for _, side := range rules.Sides {
 		if errs[side] != nil {
 			return fmt.Errorf("start %s's sandbox: %w", side, errs[side])
@@ -360,6 +389,10 @@ func (m *runner) closeBoxes(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	if m.release != nil {
+		m.release()
+		m.release = nil
+	}
 }
 
 // startSessions starts both bots and sends them the opening lines. A bot that

@@ -141,7 +141,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	s := newSite(st, cfg, vo.Builder, o.Log)
-	s.PlaysOn = backend.Where()
+	s.PlaysOn = backend.Where
 	// Before the backend is released.
 	defer probeLanguages(ctx, backend, resolved.Limits, vo.Builder, s, o.Log)()
 	if s.Proxies, err = web.ParseProxies(o.TrustProxy); err != nil {

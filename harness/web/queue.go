@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -210,7 +209,12 @@ func stuckNoteOf(row heldRow, h distrib.Holding, median time.Duration, n int, to
 }
 
 // playsOn says where games play when no worker plays them.
-func (s *Server) playsOn() string { return cmp.Or(s.PlaysOn, "on this machine") }
+func (s *Server) playsOn() string {
+	if s.PlaysOn == nil {
+		return "on this machine"
+	}
+	return s.PlaysOn()
+}
 
 // playOf is a scrimmage's or a ladder pair's row: where its games play.
 func (s *Server) playOf(p event.Play, held []distrib.Holding, names event.TeamNames, now time.Time) playRow {

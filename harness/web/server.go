@@ -57,9 +57,10 @@ type Server struct {
 	Live *live.Hub
 
 	tools toolchains
-	// PlaysOn says where games play when no worker plays them ("on this
-	// machine, in Docker containers"; "": on this machine).
-	PlaysOn string
+	// PlaysOn says, when asked, where games play when no worker plays
+	// them ("on this machine, in Docker containers"; nil: on this
+	// machine): the sandbox's Where, which may change (a cluster's room).
+	PlaysOn func() string
 	// Arena is the arena binary the site offers for download (the team's
 	// build, harness/server finds it; "": none offered).
 	Arena string

@@ -91,6 +91,12 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	return sandbox.Capabilities{Isolated: true, Reusable: !gvisor, OOMTakesTheBox: gvisor}
 }
 
+// Admit implements sandbox.Backend: a container's room is the host's,
+// which the engine does not count ahead; every game is admitted at once.
+func (b *Backend) Admit(ctx context.Context, _ int, _ sandbox.Limits) (context.Context, func(), error) {
+	return sandbox.AdmitAtOnce(ctx)
+}
+
 // Where implements sandbox.Backend.
 func (b *Backend) Where() string {
 	b.mu.Lock()

@@ -80,6 +80,8 @@ type Backend struct {
 
 	warmOnce sync.Once
 	warm     *warmPool
+	roomOnce sync.Once
+	room     *room
 }
 
 // New returns a backend that runs bots in Pods placed as p says, through
@@ -124,13 +126,17 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	return sandbox.Capabilities{Isolated: true, OOMTakesTheBox: b.place.RuntimeClass != ""}
 }
 
-// Where implements sandbox.Backend: the namespace, and the RuntimeClass
-// when one is set.
+// Where implements sandbox.Backend: the namespace, the RuntimeClass when
+// one is set, and the room the cluster was last seen to have.
 func (b *Backend) Where() string {
+	where := "namespace " + b.place.Namespace
 	if b.place.RuntimeClass != "" {
-		return "in Pods on the cluster (namespace " + b.place.Namespace + ", RuntimeClass " + b.place.RuntimeClass + ")"
+		where += ", RuntimeClass " + b.place.RuntimeClass
 	}
-	return "in Pods on the cluster (namespace " + b.place.Namespace + ")"
+	if most := b.Most(); most > 0 {
+		where += fmt.Sprintf(", room for %d bots at once as last seen: a game waits in the queue for room", most)
+	}
+	return "in Pods on the cluster (" + where + ")"
 }
 
 // Describe implements sandbox.Backend.
@@ -190,10 +196,9 @@ func (b *Backend) start(ctx context.Context, name string, lim sandbox.Limits, pr
 	want := podFor(b.place, name, lim, programBytes, labels)
 	log := b.log().With("pod", name)
 	start := time.Now()
-	pods := b.cs.CoreV1().Pods(b.place.Namespace)
-	created, err := pods.Create(ctx, want, metav1.CreateOptions{})
+	created, err := b.create(ctx, want)
 	if err != nil {
-		return nil, sandbox.Faultf("create pod", err)
+		return nil, err
 	}
 	log.Debug("kubernetes: pod created", "took", time.Since(start))
 	p := &podBox{b: b, name: name, log: log, stderr: agent.NewStderr(4096)}
@@ -210,8 +215,14 @@ func (b *Backend) start(ctx context.Context, name string, lim sandbox.Limits, pr
 	sctx, cancel := context.WithTimeout(ctx, b.StartTimeout)
 	defer cancel()
 	running, err := b.waitRunning(sctx, name)
+	if errors.Is(err, sandbox.ErrNoRoom) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, sandbox.Faultf("start pod", err)
+	}
+	if a := admitted(ctx); a != nil {
+		a.opened()
 	}
 	// Read back again once placed: a mutation after admission (a policy
 	// engine's background rewrite) would show here.
@@ -230,6 +241,35 @@ func (b *Backend) start(ctx context.Context, name string, lim sandbox.Limits, pr
 	p.started.hello = time.Since(attached)
 	log.Debug("kubernetes: agent ready", "protocol", bx.Hello().Version, "took", time.Since(start))
 	return bx, nil
+}
+
+// create creates the Pod. One the namespace's ResourceQuota has no room
+// for is, under an admission that other games share, ErrNoRoom; alone,
+// it is asked for again each second until StartTimeout (Pods of a game
+// just ended may still count against the quota).
+func (b *Backend) create(ctx context.Context, want *corev1.Pod) (*corev1.Pod, error) {
+	pods := b.cs.CoreV1().Pods(b.place.Namespace)
+	deadline := time.Now().Add(b.StartTimeout)
+	for {
+		created, err := pods.Create(ctx, want, metav1.CreateOptions{})
+		if err == nil || !quotaExceeded(err) {
+			if err != nil {
+				return nil, sandbox.Faultf("create pod", err)
+			}
+			return created, nil
+		}
+		if a := admitted(ctx); a != nil && a.full() {
+			return nil, fmt.Errorf("%w: create pod: %v", sandbox.ErrNoRoom, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, sandbox.Faultf("create pod", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, sandbox.Faultf("create pod", err)
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // rlimits are what Docker's ulimits say: no core dumps, the file size and
@@ -268,7 +308,7 @@ func (b *Backend) waitRunning(ctx context.Context, name string) (*corev1.Pod, er
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("the pod did not run: %s", why(last, ctx.Err()))
+			return nil, fmt.Errorf("the pod did not run: %s%s", why(last, ctx.Err()), b.events(ctx, name))
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				// The watch ended (the API server closes them now and then):
@@ -293,6 +333,13 @@ func (b *Backend) waitRunning(ctx context.Context, name string) (*corev1.Pod, er
 				continue
 			}
 			last = pod
+			if msg := unschedulable(pod); msg != "" {
+				// No node has room: under an admission other games share, the
+				// game waits for theirs; alone, the scheduler is waited on.
+				if a := admitted(ctx); a != nil && a.full() {
+					return nil, fmt.Errorf("%w: schedule pod: %s", sandbox.ErrNoRoom, msg)
+				}
+			}
 			switch pod.Status.Phase {
 			case corev1.PodRunning:
 				return pod, nil
@@ -304,6 +351,39 @@ func (b *Backend) waitRunning(ctx context.Context, name string) (*corev1.Pod, er
 			}
 		}
 	}
+}
+
+// events are the warnings the cluster recorded about the Pod, as words
+// to add to why it did not run: the cause of a Pod that never runs (a
+// network plugin missing on the node, a volume that cannot be made) is
+// often there alone.
+func (b *Backend) events(ctx context.Context, name string) string {
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	list, err := b.cs.CoreV1().Events(b.place.Namespace).List(ectx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.AsSelector().String()})
+	if err != nil {
+		return fmt.Sprintf("; its events cannot be read: %v", err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range list.Items {
+		if e.Type != corev1.EventTypeWarning {
+			continue
+		}
+		line := e.Reason + ": " + e.Message
+		if len(line) > 300 {
+			line = line[:300] + "…"
+		}
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		return "; no warning among its events"
+	}
+	return "; its events: " + strings.Join(out, "; ")
 }
 
 // badWait are the reasons a container waits that no wait will end.

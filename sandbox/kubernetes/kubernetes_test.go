@@ -119,6 +119,28 @@ func TestTheClustersFailuresAreFaults(t *testing.T) {
 		clustertest.NoLeftovers(t, cs, labels)
 	})
 
+	t.Run("a Pod no node takes", func(t *testing.T) {
+		// Why a Pod never runs is often in its events alone (a network
+		// plugin missing on the node): the fault quotes them.
+		labels := dockertest.Labels(t)
+		b, err := k8s.New(rc, k8s.Place{Namespace: clustertest.Namespace, Image: image, PullPolicy: "Never", NodeSelector: map[string]string{"arena.test/no-such-node": "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.StartTimeout = 5 * time.Second
+		bx, err := b.Open(context.Background(), sandbox.Spec{Program: prog, Limits: lim, Labels: labels})
+		if err == nil {
+			bx.Close(context.Background())
+			t.Fatal("a Pod no node takes was opened")
+		}
+		var f *sandbox.Fault
+		if !errors.As(err, &f) || !strings.Contains(err.Error(), "its events: FailedScheduling: ") || !strings.Contains(err.Error(), "node(s) didn't match") {
+			t.Errorf("a Pod no node takes: %v; want a fault quoting its FailedScheduling event", err)
+		}
+		t.Logf("the fault: %v", err)
+		clustertest.NoLeftovers(t, cs, labels)
+	})
+
 	for _, code := range []int{http.StatusTooManyRequests, http.StatusInternalServerError} {
 		t.Run(fmt.Sprintf("an API server that answers %d", code), func(t *testing.T) {
 			labels := dockertest.Labels(t)

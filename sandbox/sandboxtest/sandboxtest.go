@@ -121,6 +121,8 @@ func Run(t *testing.T, b Backend) {
 
 	t.Run("nothing of a game reaches the next", func(t *testing.T) { nextGame(t, b, prog) })
 
+	t.Run("a game's boxes are admitted together", func(t *testing.T) { admitted(t, b, prog) })
+
 	if !b.Raw.Capabilities().Isolated {
 		return
 	}
