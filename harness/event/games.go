@@ -341,40 +341,53 @@ func listGamesQueries(q GameQuery) (count, list string) {
 
 // HostReplays records how many tries of the games of the tournament in dir
 // (a ladder pair, a scrimmage, the final) were played again because the host
-// kept a bot waiting for a CPU past its turn's cap (recorded again, never
-// added twice, when the tournament resumes).
+// kept a bot waiting for a CPU past its turn's cap, and how many because
+// their sandbox failed (a Pod lost, a container gone, a worker that could
+// not play it: tries that ended with no result, neither refused nor the
+// host's load); recorded again, never added twice, when the tournament
+// resumes.
 func (s *Store) HostReplays(ctx context.Context, kind, dir string, recs []tournament.Record) error {
-	n := 0
+	busy, faults := 0, 0
 	for _, r := range recs {
-		n += r.HostBusy
+		busy += r.HostBusy
+		if r.Status == tournament.Done {
+			faults += max(r.Tries-r.HostBusy-r.Rejected, 0)
+		}
 	}
-	if n == 0 {
+	if busy == 0 && faults == 0 {
 		return nil
 	}
 	rel, err := filepath.Rel(s.Dir, dir)
 	if err != nil {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO host_replays (dir, kind, n) VALUES (?, ?, ?) ON CONFLICT(dir) DO UPDATE SET n = excluded.n`, rel, kind, n)
+	_, err = s.w.ExecContext(ctx, `INSERT INTO host_replays (dir, kind, n, faults) VALUES (?, ?, ?, ?)
+		ON CONFLICT(dir) DO UPDATE SET n = excluded.n, faults = excluded.faults`, rel, kind, busy, faults)
 	return err
 }
 
-// HostReplayCounts are the games played again because the host was too
-// busy, by kind of game.
-func (s *Store) HostReplayCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.read(ctx, `SELECT kind, SUM(n) FROM host_replays GROUP BY kind`)
+// Replays are the games of a kind played again, for the host's load
+// (Busy) and for their sandbox's failure (Faults): never charged to a
+// team.
+type Replays struct {
+	Busy, Faults int
+}
+
+// HostReplayCounts are the games played again, by kind of game.
+func (s *Store) HostReplayCounts(ctx context.Context) (map[string]Replays, error) {
+	rows, err := s.read(ctx, `SELECT kind, SUM(n), SUM(faults) FROM host_replays GROUP BY kind`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[string]Replays{}
 	for rows.Next() {
 		var kind string
-		var n int
-		if err := rows.Scan(&kind, &n); err != nil {
+		var r Replays
+		if err := rows.Scan(&kind, &r.Busy, &r.Faults); err != nil {
 			return nil, err
 		}
-		out[kind] = n
+		out[kind] = r
 	}
 	return out, rows.Err()
 }

@@ -25,6 +25,7 @@ var migrations = [...]migration{
 	migrate1,
 	migrate2,
 	migrate3,
+	migrate4,
 }
 
 // SchemaVersion is how many migrations this arena knows: the user_version
@@ -461,6 +462,19 @@ func migrate3(ctx context.Context, q querier) error {
 		}
 	}
 	_, err := q.ExecContext(ctx, eventLogWitnesses)
+	return err
+}
+
+// migrate4 keeps, beside the tries of a tournament's games played again
+// because the host was too busy (host_replays.n), those played again
+// because their sandbox failed (host_replays.faults: a Pod lost, a
+// container gone; 0 for what was recorded before).
+func migrate4(ctx context.Context, q querier) error {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('host_replays') WHERE name = 'faults'`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	_, err := q.ExecContext(ctx, `ALTER TABLE host_replays ADD COLUMN faults INTEGER NOT NULL DEFAULT 0`)
 	return err
 }
 

@@ -47,9 +47,10 @@ type adminData struct {
 	// Estimate is what the final plays and how long it takes, from the
 	// games played here.
 	Estimate event.Estimate
-	// HostReplays count the games played again because the host kept a
-	// bot waiting for a CPU past its turn's cap, by kind of game.
-	HostReplays map[string]int
+	// HostReplays count the games played again, by kind: because the
+	// host kept a bot waiting for a CPU past its turn's cap, or because
+	// their sandbox failed (a Pod lost, a container gone).
+	HostReplays map[string]event.Replays
 	// Plays are what waits and what plays, where and for how long, and
 	// what looks stuck: drawn with the page.
 	Plays queueView

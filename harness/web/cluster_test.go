@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -234,6 +235,12 @@ far = 1.0
 		t.Errorf("the attempt kept aside ended %q (winner %q, %v), want aborted with no winner and the reason", aside.Reason, aside.Winner, err)
 	}
 	t.Logf("the aborted attempt: %s", aside.AbortReason)
+	// The organizer's page says where games play and counts the game
+	// played again after its Pod was lost.
+	if _, page := callAPI(t, srv.URL, "GET", "/admin", e.admin, ""); !strings.Contains(page, "Every game plays in Pods on the cluster (namespace "+clustertest.Namespace) ||
+		!regexp.MustCompile(`(?s)<p id="replays-faults">Games played again because their sandbox failed.*?final 1\.</p>`).MatchString(page) {
+		t.Errorf("the organizer's page does not say where games play or count the game played again: %s", regexp.MustCompile(`(?s)<section id="host-load">.*?</section>`).FindString(page))
+	}
 	// The event records each game of the final once, the aborted attempt
 	// never, and each as played on the cluster.
 	code, body := callAPI(t, srv.URL, "GET", "/api/v1/games?kind=final", e.admin, "")
