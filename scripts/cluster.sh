@@ -2,8 +2,9 @@
 # A real single-node Kubernetes cluster for arena's tests, from pinned sources
 # alone (no image registry is reached):
 #
-#   - kube-apiserver, kubelet, kube-scheduler, kube-controller-manager and
-#     kubectl built from the k8s.io/kubernetes module pinned in
+#   - kube-apiserver, kubelet, kube-scheduler, kube-controller-manager,
+#     kube-proxy (iptables: the Services, the API server's own among them)
+#     and kubectl built from the k8s.io/kubernetes module pinned in
 #     scripts/cluster/kube (go.mod, go.sum), etcd from scripts/cluster/etcd,
 #     the pause image's program from scripts/cluster/pause; cached by content
 #     in CACHE/kube-<12 hex digits of the hash of those pins, this script and
@@ -23,7 +24,8 @@
 #        cluster.sh start [DIR]      build, then start a cluster; wait for a Ready node
 #        cluster.sh import IMAGE [DIR]  copy a Docker image into its containerd
 #        cluster.sh stop [DIR]       stop it and undo its changes to the host
-#        cluster.sh network open|closed  let the Pods reach each other, or not
+#        cluster.sh network open|server|closed  let the Pods reach each other, or the
+#                                    API server through its Service, or neither
 #        cluster.sh tools            install what the node needs from Debian, or say what is missing
 #                                    (ARENA_NO_INSTALL=1: only say; ARENA_CNI_BIN: the CNI plugins' dir)
 #        cluster.sh --print-key      print the build's cache key
@@ -50,7 +52,7 @@ usage() {
 log() { echo "cluster: $*" >&2; }
 
 build() {
-  local want=(kube-apiserver kubelet kube-scheduler kube-controller-manager kubectl etcd pause)
+  local want=(kube-apiserver kubelet kube-scheduler kube-controller-manager kube-proxy kubectl etcd pause)
   local missing=0 b
   for b in "${want[@]}"; do [[ -x $bin/$b ]] || missing=1; done
   if ((missing == 0)); then
@@ -68,7 +70,7 @@ build() {
   (cd "$pins/pause" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -o "$bin/pause" .)
   (cd "$pins/kube" && GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldf" -o "$bin/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler \
-    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
+    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
   "$bin/kubectl" version --client >/dev/null
   log "built in $((SECONDS - t0)) s"
   echo "$bin"
@@ -129,10 +131,11 @@ certs() {
   sign kubelet-server "/CN=$node" "IP:127.0.0.1,IP:$ip,DNS:localhost,DNS:$node"
   sign scheduler "/CN=system:kube-scheduler"
   sign controller-manager "/CN=system:kube-controller-manager"
+  sign kube-proxy "/CN=system:kube-proxy"
   openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
   openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
   local f user cert
-  for f in admin:admin:admin kubelet:kubelet:kubelet-client scheduler:scheduler:scheduler controller-manager:controller-manager:controller-manager; do
+  for f in admin:admin:admin kubelet:kubelet:kubelet-client scheduler:scheduler:scheduler controller-manager:controller-manager:controller-manager kube-proxy:kube-proxy:kube-proxy; do
     IFS=: read -r name user cert <<<"$f"
     cat >"$dir/$name.kubeconfig" <<EOF
 apiVersion: v1
@@ -196,10 +199,13 @@ $(runtime_handlers)
   [plugins."io.containerd.internal.v1.opt"]
     path = "$dir/containerd/opt"
 EOF
-  # The pods' network: a bridge with no gateway, no masquerade and no route,
-  # and every packet from it dropped (isolate): a pod reaches nothing, and
-  # nothing but the kubelet's own exec and attach reaches it. This cluster's plugin enforces no
-  # NetworkPolicy; the doctor's probe checks what a pod can reach.
+  # The pods' network: a bridge, no masquerade, a route to the Services
+  # alone (through the bridge, where kube-proxy's rules take them), and
+  # every packet a pod starts dropped (isolate): a pod reaches nothing,
+  # and nothing but the kubelet (its exec, attach and probes) reaches it.
+  # This cluster's plugin enforces no NetworkPolicy; the doctor's probe
+  # checks what a pod can reach. "network server" lets the pods reach the
+  # API server through its Service, for the event server's own Pod.
   cat >"$dir/cni/conf/10-arena.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
@@ -208,12 +214,14 @@ EOF
     {
       "type": "bridge",
       "bridge": "arenakbr0",
-      "isGateway": false,
+      "isGateway": true,
+      "isDefaultGateway": false,
       "ipMasq": false,
       "ipam": {
         "type": "host-local",
         "dataDir": "$dir/cni/ipam",
-        "ranges": [[{"subnet": "10.244.0.0/16"}]]
+        "ranges": [[{"subnet": "10.244.0.0/16", "gateway": "10.244.0.1"}]],
+        "routes": [{"dst": "10.96.0.0/16"}]
       }
     }
   ]
@@ -309,17 +317,24 @@ isolate() {
   fi
   iptables -C INPUT -i arenakbr0 -j DROP 2>/dev/null || iptables -I INPUT -i arenakbr0 -j DROP
   iptables -C FORWARD -i arenakbr0 -j DROP 2>/dev/null || iptables -I FORWARD -i arenakbr0 -j DROP
+  # What the host starts (the kubelet's probes) is answered; nothing a pod
+  # starts is taken.
+  local answers=(INPUT -i arenakbr0 -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT)
+  iptables -C "${answers[@]}" 2>/dev/null || iptables -I "${answers[@]}"
 }
 
 # network open lets the Pods reach each other over the bridge, as on a
 # cluster whose network plugin enforces no NetworkPolicy (a test shows the
 # doctor fails it); network closed undoes it.
 network() {
-  local rule=(FORWARD -i arenakbr0 -o arenakbr0 -j ACCEPT)
+  local pods=(FORWARD -i arenakbr0 -o arenakbr0 -j ACCEPT)
+  local api=(INPUT -i arenakbr0 -p tcp --dport 6443 -j ACCEPT)
   case $1 in
-  open) iptables -C "${rule[@]}" 2>/dev/null || iptables -I "${rule[@]}" ;;
+  open) iptables -C "${pods[@]}" 2>/dev/null || iptables -I "${pods[@]}" ;;
+  server) iptables -C "${api[@]}" 2>/dev/null || iptables -I "${api[@]}" ;;
   closed)
-    while iptables -C "${rule[@]}" 2>/dev/null; do iptables -D "${rule[@]}"; done
+    while iptables -C "${pods[@]}" 2>/dev/null; do iptables -D "${pods[@]}"; done
+    while iptables -C "${api[@]}" 2>/dev/null; do iptables -D "${api[@]}"; done
     ;;
   *) usage ;;
   esac
@@ -372,7 +387,7 @@ start() {
   ip=$(ip -4 -o addr show scope global | awk '$2 != "docker0" {print $4}' | cut -d/ -f1 | head -1)
   mkdir -p "$dir/logs" "$dir/pids" "$dir/etcd"
   sysctl -a 2>/dev/null | grep -E '^(kernel\.panic|kernel\.panic_on_oops|vm\.overcommit_memory|vm\.panic_on_oom|kernel\.keys\.root_maxkeys|kernel\.keys\.root_maxbytes) ' >"$dir/sysctl.before" || true
-  [[ -f $dir/pki/ca.crt ]] || certs "$ip"
+  [[ -f $dir/pki/kube-proxy.crt ]] || certs "$ip"
   configs
   isolate
   bg containerd /usr/bin/containerd --config "$dir/containerd.toml"
@@ -382,7 +397,8 @@ start() {
     --initial-cluster arena=http://127.0.0.1:2380 --listen-metrics-urls http://127.0.0.1:2381 --unsafe-no-fsync
   waitfor 150 curl -sf http://127.0.0.1:2379/health || fail "etcd did not answer in 30 s" etcd
   local p=$dir/pki
-  bg apiserver "$bin/kube-apiserver" --advertise-address="$ip" --bind-address=127.0.0.1 --secure-port=6443 \
+  # On every address: the kubernetes Service leads to the advertised one.
+  bg apiserver "$bin/kube-apiserver" --advertise-address="$ip" --bind-address=0.0.0.0 --secure-port=6443 \
     --etcd-servers=http://127.0.0.1:2379 --service-cluster-ip-range=10.96.0.0/16 \
     --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
     --kubelet-client-certificate="$p/apiserver-kubelet-client.crt" --kubelet-client-key="$p/apiserver-kubelet-client.key" \
@@ -405,6 +421,11 @@ start() {
   bg scheduler "$bin/kube-scheduler" --kubeconfig="$dir/scheduler.kubeconfig" \
     --authentication-kubeconfig="$dir/scheduler.kubeconfig" --authorization-kubeconfig="$dir/scheduler.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port=10259 --leader-elect=false --v=1
+  # The Services (iptables), changing no sysctl of the host's.
+  bg proxy "$bin/kube-proxy" --kubeconfig="$dir/kube-proxy.kubeconfig" --proxy-mode=iptables \
+    --cluster-cidr=10.244.0.0/16 --hostname-override="$(hostname)" --iptables-localhost-nodeports=false \
+    --conntrack-max-per-core=0 --conntrack-tcp-timeout-established=0 --conntrack-tcp-timeout-close-wait=0 \
+    --metrics-bind-address=127.0.0.1:10249 --healthz-bind-address=127.0.0.1:10256 --v=1
   export KUBECONFIG=$dir/admin.kubeconfig
   local node
   node=$(hostname)
@@ -434,6 +455,7 @@ stop() {
     fi
     rm -f "$f"
   }
+  stop_pid proxy
   stop_pid scheduler
   stop_pid controller-manager
   stop_pid kubelet
@@ -453,6 +475,7 @@ stop() {
   { grep " $dir" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
   ip link show arenakbr0 >/dev/null 2>&1 && ip link del arenakbr0
   iptables -D INPUT -i arenakbr0 -j DROP 2>/dev/null || true
+  iptables -D INPUT -i arenakbr0 -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT 2>/dev/null || true
   iptables -D FORWARD -i arenakbr0 -j DROP 2>/dev/null || true
   network closed
   local ipt tb ch

@@ -321,3 +321,41 @@ func Count(cs kubernetes.Interface, key, value string) (int, error) {
 	}
 	return n, nil
 }
+
+// Kubectl is the path of the cluster's kubectl (scripts/cluster.sh build's,
+// cached), and the admin kubeconfig to give it.
+func Kubectl(tb testing.TB) (kubectl, kubeconfig string) {
+	tb.Helper()
+	dir := os.Getenv(Env)
+	if dir == "" {
+		Cluster(tb)
+	}
+	out, err := exec.Command("bash", script(), "build").Output()
+	if err != nil {
+		tb.Fatalf("the cluster's binaries: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "kubectl"), filepath.Join(dir, "admin.kubeconfig")
+}
+
+// ServerNetwork lets the cluster's Pods reach the API server through its
+// Service until the test ends, as the event server's own Pod must. The
+// test must hold the cluster (Cluster first).
+func ServerNetwork(tb testing.TB) {
+	tb.Helper()
+	if out, err := exec.Command("bash", script(), "network", "server").CombinedOutput(); err != nil {
+		tb.Fatalf("open the API server to the cluster's Pods: %v\n%s", err, out)
+	}
+	tb.Cleanup(func() {
+		if out, err := exec.Command("bash", script(), "network", "closed").CombinedOutput(); err != nil {
+			tb.Errorf("close the cluster's network again: %v\n%s", err, out)
+		}
+	})
+}
+
+// Import copies a Docker image into the cluster's containerd.
+func Import(tb testing.TB, image string) {
+	tb.Helper()
+	if out, err := exec.Command("bash", script(), "import", image, os.Getenv(Env)).CombinedOutput(); err != nil {
+		tb.Fatalf("import %s into the cluster: %v\n%s", image, err, out)
+	}
+}
