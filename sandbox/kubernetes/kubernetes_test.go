@@ -171,6 +171,42 @@ func TestTheClustersFailuresAreFaults(t *testing.T) {
 	}
 }
 
+// The test cluster routes the Services to its Pods (the event server
+// reaches the API server through its own): a bot's Pod still reaches
+// nothing through them, the kubernetes Service's address (the API server)
+// included, while its own loopback's closed port answers.
+func TestABotReachesNoServiceOfTheCluster(t *testing.T) {
+	cs := clustertest.Client(t)
+	b := clustertest.Backend(t)
+	svc, err := cs.CoreV1().Services("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := dockertest.Labels(t)
+	lim := sandbox.DefaultLimits()
+	lim.TurnTimeout = 15 * time.Second
+	bx, err := b.Open(context.Background(), sandbox.Spec{Program: k8s.NetProbe, Limits: lim, Labels: labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bx.Close(context.Background())
+	api := net.JoinHostPort(svc.Spec.ClusterIP, "443")
+	r, err := bx.Run(context.Background(), sandbox.Turn{Put: []sandbox.File{{Name: "targets", Data: []byte("127.0.0.1 1\n" + svc.Spec.ClusterIP + " 443\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := string(r.Stdout.Data)
+	if !strings.Contains(said, "127.0.0.1:1 refused") {
+		t.Fatalf("the probe cannot tell a reachable address: %q", said)
+	}
+	if strings.Contains(said, api+" open") || strings.Contains(said, api+" refused") {
+		t.Errorf("a bot's Pod reached the API server through its Service %s: %q", api, said)
+	}
+	t.Logf("the probe said: %q", said)
+	bx.Close(context.Background())
+	clustertest.NoLeftovers(t, cs, labels)
+}
+
 // refuse answers every Pod creation with code, as an overloaded or broken
 // API server does.
 type refuse struct {
