@@ -42,12 +42,12 @@ import (
 func TestTheServersDeploymentRunsOnTheCluster(t *testing.T) {
 	_, runtimeImage := clustertest.Cluster(t)
 	cs := clustertest.Client(t)
-	kubectlBin, kubeconfig := clustertest.Kubectl(t)
+	kubectlCmd := clustertest.Kubectl(t)
 	clustertest.ServerNetwork(t)
 	ctx := context.Background()
 	kubectl := func(stdin io.Reader, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(kubectlBin, append([]string{"--kubeconfig", kubeconfig, "-n", clustertest.Namespace}, args...)...)
+		cmd := kubectlCmd(args...)
 		cmd.Stdin = stdin
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -138,7 +138,7 @@ func TestTheServersDeploymentRunsOnTheCluster(t *testing.T) {
 		for _, args := range [][]string{{"delete", "deployment/arena-server", "service/arena-server", "--wait=true", "--timeout=60s"},
 			{"wait", "--for=delete", "pod", "-l", "app.kubernetes.io/name=arena-server", "--timeout=60s"},
 			{"delete", "pvc/arena-event", "--wait=true", "--timeout=60s"}} {
-			if out, err := exec.Command(kubectlBin, append([]string{"--kubeconfig", kubeconfig, "-n", clustertest.Namespace}, args...)...).CombinedOutput(); err != nil {
+			if out, err := kubectlCmd(args...).CombinedOutput(); err != nil {
 				t.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 		}
@@ -208,11 +208,10 @@ func TestTheServersDeploymentRunsOnTheCluster(t *testing.T) {
 	kubectl(tarOf("-C", ev, "-cf", "-", "event.toml"), "exec", "-i", pod, "-c", "event", "--", "tar", "-xf", "-", "-C", "/event")
 	kubectl(nil, "rollout", "status", "deployment/arena-server", "--timeout=5m")
 
-	site := portForward(t, kubectlBin, kubeconfig)
+	site := portForward(t, kubectlCmd)
 	// The token alone is on stdout (the words around it on stderr, which
 	// kubectl exec carries apart).
-	tokenCmd := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "-n", clustertest.Namespace, "exec", "deploy/arena-server", "-c", "server", "--", "arena", "event", "admin-token", "/event")
-	out, err := tokenCmd.Output()
+	out, err := kubectlCmd("exec", "deploy/arena-server", "-c", "server", "--", "arena", "event", "admin-token", "/event").Output()
 	if err != nil {
 		t.Fatalf("the organizer's token, made in the server's Pod: %v", err)
 	}
@@ -251,7 +250,7 @@ func TestTheServersDeploymentRunsOnTheCluster(t *testing.T) {
 	// what the first acknowledged is there.
 	kubectl(nil, "delete", "pod", "-l", "app.kubernetes.io/name=arena-server", "--wait=true")
 	kubectl(nil, "rollout", "status", "deployment/arena-server", "--timeout=5m")
-	site = portForward(t, kubectlBin, kubeconfig)
+	site = portForward(t, kubectlCmd)
 	if again := ladderGames(site); again < played {
 		t.Errorf("after the server's Pod was deleted the ladder holds %d games, %d before", again, played)
 	}
@@ -299,9 +298,9 @@ func waitForPod(t *testing.T, kubectl func(io.Reader, ...string) string) string 
 
 // portForward runs kubectl port-forward to the server's Service until the
 // test ends, and returns the site's address.
-func portForward(t *testing.T, kubectl, kubeconfig string) string {
+func portForward(t *testing.T, kubectl func(args ...string) *exec.Cmd) string {
 	t.Helper()
-	cmd := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", clustertest.Namespace, "port-forward", "service/arena-server", ":80")
+	cmd := kubectl("port-forward", "service/arena-server", ":80")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

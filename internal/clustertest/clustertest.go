@@ -322,9 +322,9 @@ func Count(cs kubernetes.Interface, key, value string) (int, error) {
 	return n, nil
 }
 
-// Kubectl is the path of the cluster's kubectl (scripts/cluster.sh build's,
-// cached), and the admin kubeconfig to give it.
-func Kubectl(tb testing.TB) (kubectl, kubeconfig string) {
+// Kubectl makes commands of the cluster's kubectl (scripts/cluster.sh
+// build's, cached) as its admin, in Namespace.
+func Kubectl(tb testing.TB) func(args ...string) *exec.Cmd {
 	tb.Helper()
 	dir := os.Getenv(Env)
 	if dir == "" {
@@ -334,7 +334,11 @@ func Kubectl(tb testing.TB) (kubectl, kubeconfig string) {
 	if err != nil {
 		tb.Fatalf("the cluster's binaries: %v", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "kubectl"), filepath.Join(dir, "admin.kubeconfig")
+	kubectl := filepath.Join(strings.TrimSpace(string(out)), "kubectl")
+	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
+	return func(args ...string) *exec.Cmd {
+		return exec.Command(kubectl, append([]string{"--kubeconfig", kubeconfig, "-n", Namespace}, args...)...)
+	}
 }
 
 // ServerNetwork lets the cluster's Pods reach the API server through its
