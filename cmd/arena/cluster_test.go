@@ -91,7 +91,7 @@ func TestMatchesOnTheClusterAreDockersGames(t *testing.T) {
 			}
 			return out, stderr
 		}
-		cluster := []string{"--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never"}
+		cluster := []string{"--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never"}
 		k, warned := play("kubernetes", cluster...)
 		d, _ := play("docker")
 		if warned != "" {
@@ -128,7 +128,7 @@ func TestATournamentOnTheClusterResumesAfterSIGKILL(t *testing.T) {
 	t.Parallel()
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
-	tournamentResumes(t, image, false, []string{"--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never"},
+	tournamentResumes(t, image, false, []string{"--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never"},
 		// Half a core a box: two games' four Pods fit the test node's two
 		// cores (the scheduler places a game's two Pods one by one, so two
 		// games that each hold one Pod of a full node would wait for each
@@ -146,9 +146,9 @@ func TestTheDoctorChecksTheCluster(t *testing.T) {
 	t.Parallel()
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
-	global := []string{"--kubeconfig", kubeconfig, "--image-pull-policy", "Never"}
+	global := []string{"--kube-config", kubeconfig, "--kube-pull-policy", "Never"}
 	doctor := func(ns string, args ...string) (int, []sandbox.Check, string) {
-		code, out, errs := runArena(append(append(global, "--namespace", ns, "doctor", "--sandbox", "kubernetes", "--image", image, "--out", t.TempDir()), args...)...)
+		code, out, errs := runArena(append(append(global, "--kube-namespace", ns, "doctor", "--sandbox", "kubernetes", "--image", image, "--out", t.TempDir()), args...)...)
 		var checks []sandbox.Check
 		if slices.Contains(args, "--json") {
 			if err := json.Unmarshal([]byte(out), &checks); err != nil {
@@ -239,7 +239,7 @@ func TestValidateOnTheCluster(t *testing.T) {
 	os.WriteFile(filepath.Join(good, "legal"), data, 0o755)
 	os.WriteFile(filepath.Join(good, "main.go"), []byte("package main\n"), 0o644)
 	os.WriteFile(filepath.Join(good, "README.md"), []byte("Algorithm: first legal move. Build: go build. Data file: fixture.dat.\n"), 0o644)
-	code, out, errs := runArena("--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never",
+	code, out, errs := runArena("--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never",
 		"validate", "--sandbox", "kubernetes", "--cpus", "0.5", "--image", image, "--turn-timeout", "2s", good)
 	if code != 0 || !strings.Contains(out, "match as black") || !strings.Contains(out, "PASS") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
@@ -283,7 +283,7 @@ func TestGamesAtTwiceTheRoomWaitInTheQueue(t *testing.T) {
 	}
 	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-20")
 	out := filepath.Join(t.TempDir(), "t")
-	cmd := exec.Command(arena, "--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never",
+	cmd := exec.Command(arena, "--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never",
 		"tournament", "--sandbox", "kubernetes", "--cpus", "0.5", "--concurrency", "2", "--max-attempts", "1",
 		"--max-plies", "16", "--image", image, "--seed", "5", "--signing-key", "none", "--out", out, bots)
 	if output, err := cmd.CombinedOutput(); err != nil {

@@ -49,8 +49,8 @@ turn by bots that run a fresh process per turn. When the engine has both runc
 and a gVisor runtime, the container rows and the languages are measured under
 each, side by side (the RUNTIME column).
 
-With --sandbox kubernetes it checks the cluster of --kubeconfig instead: the API
-server and its version, arena's rights in --namespace (asked with
+With --sandbox kubernetes it checks the cluster of --kube-config instead: the API
+server and its version, arena's rights in --kube-namespace (asked with
 SelfSubjectAccessReview), a hardened Pod admitted unchanged (a server-side dry
 run, read back), the RuntimeClass, a NetworkPolicy denying the bots' traffic, a
 hardened Pod's limits read back from inside, whether a bot's Pod reaches
@@ -62,7 +62,7 @@ when this host's engine has the image.
 
 Exits 1 when a check that official matches need fails.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "what to check: docker (this host's engine) or kubernetes (the cluster of --kubeconfig, in --namespace)"},
+			&cli.StringFlag{Name: "sandbox", Value: "docker", Usage: "what to check: docker (this host's engine) or kubernetes (the cluster of --kube-config, in --kube-namespace)"},
 			imageFlag(),
 			runtimeFlag("the engine's, usually runc"),
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},

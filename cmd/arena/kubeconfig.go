@@ -16,12 +16,12 @@ func kubeconfigCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "kubeconfig",
 		Usage: "write the kubeconfig arena plays on a cluster with: its ServiceAccount's rights, nothing more",
-		Description: `Run as the cluster's admin (--kubeconfig, the admin's), after
+		Description: `Run as the cluster's admin (--kube-config, the admin's), after
 kubectl apply -k deploy/kubernetes: it asks the API server for a token of
-arena's ServiceAccount in --namespace and writes a kubeconfig holding it,
+arena's ServiceAccount in --kube-namespace and writes a kubeconfig holding it,
 which may only do what deploy/kubernetes lets arena do there (Pods and their
 attach, NetworkPolicies read; no exec, no Secrets, nothing cluster-wide).
-Give that file to arena with --kubeconfig. The token expires after
+Give that file to arena with --kube-config. The token expires after
 --duration; run it again for a new one.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "the file to write (made with mode 0600; it must not exist)", Required: true, TakesFile: true},
@@ -35,11 +35,11 @@ Give that file to arena with --kubeconfig. The token expires after
 			if d := c.Duration("duration"); d < kubernetes.MinTokenLife {
 				return usagef("--duration: a token lasts at least %s, not %s", kubernetes.MinTokenLife, d)
 			}
-			rc, err := kubernetes.RESTConfig(c.String("kubeconfig"))
+			rc, err := kubernetes.RESTConfig(c.String("kube-config"))
 			if err != nil {
 				return err
 			}
-			ns := c.String("namespace")
+			ns := c.String("kube-namespace")
 			data, expires, err := kubernetes.Kubeconfig(c.Context, rc, ns, c.String("service-account"), c.Duration("duration"))
 			if err != nil {
 				return err
@@ -57,7 +57,7 @@ Give that file to arena with --kubeconfig. The token expires after
 				os.Remove(out)
 				return fmt.Errorf("write %s: %w", out, err)
 			}
-			fmt.Fprintf(c.App.ErrWriter, "arena: wrote %s: ServiceAccount %s of namespace %s, until %s; give it to arena with --kubeconfig %s\n",
+			fmt.Fprintf(c.App.ErrWriter, "arena: wrote %s: ServiceAccount %s of namespace %s, until %s; give it to arena with --kube-config %s\n",
 				out, c.String("service-account"), ns, expires.UTC().Format("2006-01-02 15:04 UTC"), out)
 			return nil
 		},

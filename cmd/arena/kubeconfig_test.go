@@ -25,7 +25,7 @@ import (
 func TestTheKubeconfigCommandGivesArenasRightsAlone(t *testing.T) {
 	t.Parallel()
 	admin := clustertest.Admin(t)
-	global := []string{"--kubeconfig", admin, "--namespace", clustertest.Namespace}
+	global := []string{"--kube-config", admin, "--kube-namespace", clustertest.Namespace}
 	out := filepath.Join(t.TempDir(), "arena.kubeconfig")
 	code, _, stderr := runArena(append(global, "kubeconfig", "--out", out, "--duration", "1h")...)
 	if code != exitOK || !strings.Contains(stderr, "ServiceAccount arena of namespace "+clustertest.Namespace+", until ") {

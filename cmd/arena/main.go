@@ -162,9 +162,9 @@ func flagOf(s setting.Name) string {
 	case setting.DockerHost:
 		return "--docker-host"
 	case setting.Kubeconfig:
-		return "--kubeconfig"
+		return "--kube-config"
 	case setting.Namespace:
-		return "--namespace"
+		return "--kube-namespace"
 	case setting.Agent:
 		return "--agent"
 	case setting.TrustProxy:

@@ -94,7 +94,7 @@ func builtArena(t *testing.T) (arena, bots string) {
 
 // arenaWithBots is the arena binary and a new directory holding the fixture
 // bot under each mode's name.
-func arenaWithBots(t *testing.T, modes ...string) (arena, bots string) {
+func arenaWithBots(t testing.TB, modes ...string) (arena, bots string) {
 	t.Helper()
 	arena = gobuild.MustStatic(t, "./cmd/arena")
 	fixture := gobuild.MustStatic(t, "./internal/testbots/ccfixture")
@@ -365,7 +365,7 @@ func TestAnExplicitTurnTimeoutSetsALineGamesMoveTime(t *testing.T) {
 }
 
 // A library's error about a setting names the flag that gives it: the
-// engine's address is --docker-host, the cluster's kubeconfig --kubeconfig.
+// engine's address is --docker-host, the cluster's kubeconfig --kube-config.
 func TestALibrarysErrorNamesTheFlag(t *testing.T) {
 	t.Parallel()
 	bot := filepath.Join(t.TempDir(), "bot")
@@ -377,7 +377,7 @@ func TestALibrarysErrorNamesTheFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"--docker-host", "unix:///nonexistent/docker.sock", "match", "--white", bot, "--black", bot}, "point --docker-host at one"},
-		{[]string{"--kubeconfig", "/nonexistent/kubeconfig", "match", "--sandbox", "kubernetes", "--white", bot, "--black", bot}, "give --kubeconfig,"},
+		{[]string{"--kube-config", "/nonexistent/kubeconfig", "match", "--sandbox", "kubernetes", "--white", bot, "--black", bot}, "give --kube-config,"},
 	} {
 		code, _, errs := runArena(c.args...)
 		if code != exitUsage || !strings.Contains(errs, c.want) {

@@ -531,7 +531,7 @@ func compactBoard(f rules.Frame) string {
 // backendsSaid lists the sandbox backends this arena has, each as --sandbox
 // names it and what it is: a team's arena has no kubernetes.
 func backendsSaid() string {
-	what := map[string]string{"docker": "docker (isolated)", "kubernetes": "kubernetes (a Pod each, on the cluster of --kubeconfig)", "local": "local (plain processes, UNSAFE)"}
+	what := map[string]string{"docker": "docker (isolated)", "kubernetes": "kubernetes (a Pod each, on the cluster of --kube-config)", "local": "local (plain processes, UNSAFE)"}
 	var out []string
 	for _, k := range sandbox.Kinds() {
 		out = append(out, cmp.Or(what[k], k))

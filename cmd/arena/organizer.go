@@ -23,15 +23,16 @@ func organizerCommands() []*cli.Command {
 // is.
 func notInThisBuild(string) string { return "" }
 
-// clusterFlags are the Kubernetes backend's global flags.
+// clusterFlags are the Kubernetes backend's global flags, each named
+// --kube-*, as the Docker engine's are --docker-*.
 func clusterFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "kubeconfig", Usage: "the Kubernetes cluster's kubeconfig, for --sandbox kubernetes (default: $KUBECONFIG, the in-cluster configuration, ~/.kube/config)", TakesFile: true},
-		&cli.StringFlag{Name: "namespace", Value: "arena", Usage: "the Kubernetes namespace bots' Pods run in", EnvVars: []string{"ARENA_NAMESPACE"}},
-		&cli.StringSliceFlag{Name: "node-selector", Usage: "place bots' Pods on the nodes with this label only (KEY=VALUE; repeatable)", EnvVars: []string{"ARENA_NODE_SELECTOR"}},
-		&cli.StringFlag{Name: "image-pull-secret", Usage: "the namespace's Secret for pulling the runtime image from a private registry", EnvVars: []string{"ARENA_IMAGE_PULL_SECRET"}},
-		&cli.StringFlag{Name: "image-pull-policy", Value: "IfNotPresent", Usage: "when the nodes pull the runtime image: IfNotPresent, Always, or Never (an image imported into the nodes)", EnvVars: []string{"ARENA_IMAGE_PULL_POLICY"}},
-		&cli.IntFlag{Name: "warm-pods", Usage: "on Kubernetes, how many Pods of each shape of box to keep running ahead of demand, each handed out once (a game starts without waiting for its Pods; each holds its requests on a node while it waits, a minute at most)", EnvVars: []string{"ARENA_WARM_PODS"}},
+		&cli.StringFlag{Name: "kube-config", Aliases: []string{"kubeconfig"}, Usage: "the Kubernetes cluster's kubeconfig, for --sandbox kubernetes (default: $KUBECONFIG, the in-cluster configuration, ~/.kube/config)", TakesFile: true},
+		&cli.StringFlag{Name: "kube-namespace", Value: "arena", Usage: "the Kubernetes namespace bots' Pods run in", EnvVars: []string{"ARENA_KUBE_NAMESPACE"}},
+		&cli.StringSliceFlag{Name: "kube-node-selector", Usage: "place bots' Pods on the nodes with this label only (KEY=VALUE; repeatable)", EnvVars: []string{"ARENA_KUBE_NODE_SELECTOR"}},
+		&cli.StringFlag{Name: "kube-pull-secret", Usage: "the namespace's Secret for pulling the runtime image from a private registry", EnvVars: []string{"ARENA_KUBE_PULL_SECRET"}},
+		&cli.StringFlag{Name: "kube-pull-policy", Value: "IfNotPresent", Usage: "when the nodes pull the runtime image: IfNotPresent, Always, or Never (an image imported into the nodes)", EnvVars: []string{"ARENA_KUBE_PULL_POLICY"}},
+		&cli.IntFlag{Name: "kube-warm-pods", Value: 2, Usage: "how many Pods of each shape of box to keep running ahead of demand, each handed out once, in the room games leave (a game starts without waiting for its Pods; each holds its requests on a node while it waits, a minute at most; 0: none)", EnvVars: []string{"ARENA_KUBE_WARM_PODS"}},
 	}
 }
 
@@ -50,28 +51,28 @@ func otherSettings(c *cli.Context, kind string) (any, error) {
 
 // clusterConf reads the global cluster flags.
 func clusterConf(c *cli.Context) (kubernetes.Cluster, error) {
-	cl := kubernetes.Cluster{Kubeconfig: c.String("kubeconfig"), Namespace: c.String("namespace"), PullSecret: c.String("image-pull-secret"), Warm: c.Int("warm-pods")}
+	cl := kubernetes.Cluster{Kubeconfig: c.String("kube-config"), Namespace: c.String("kube-namespace"), PullSecret: c.String("kube-pull-secret"), Warm: c.Int("kube-warm-pods")}
 	if cl.Warm < 0 {
-		return cl, usagef("--warm-pods must not be negative")
+		return cl, usagef("--kube-warm-pods must not be negative")
 	}
-	for _, kv := range c.StringSlice("node-selector") {
+	for _, kv := range c.StringSlice("kube-node-selector") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return cl, usagef("--node-selector: want KEY=VALUE, got %q", kv)
+			return cl, usagef("--kube-node-selector: want KEY=VALUE, got %q", kv)
 		}
 		if cl.NodeSelector == nil {
 			cl.NodeSelector = map[string]string{}
 		}
 		cl.NodeSelector[k] = v
 	}
-	switch p := c.String("image-pull-policy"); p {
+	switch p := c.String("kube-pull-policy"); p {
 	case "IfNotPresent", "":
 	case "Always":
 		cl.PullAlways = true
 	case "Never":
 		cl.PullNever = true
 	default:
-		return cl, usagef("--image-pull-policy: want IfNotPresent, Always or Never, got %q", p)
+		return cl, usagef("--kube-pull-policy: want IfNotPresent, Always or Never, got %q", p)
 	}
 	return cl, nil
 }

@@ -89,7 +89,7 @@ far = 1.0
 	}, "Alpha", "Beta", "Gamma")
 	start := time.Now()
 	srv := startServeWith(t, e.dir,
-		[]string{"--kubeconfig", kubeconfig, "--namespace", clustertest.Namespace, "--image-pull-policy", "Never"},
+		[]string{"--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never"},
 		"--sandbox", "kubernetes", "--image", image, "--validators", "1", "--games", "1",
 		"--build-cache", filepath.Join(t.TempDir(), "builds"))
 	host, err := os.Hostname()

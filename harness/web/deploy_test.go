@@ -190,12 +190,12 @@ func TestTheDeploymentRunsOneHardenedServer(t *testing.T) {
 	// The arguments: the server on the cluster, in-cluster, on port 8080,
 	// global options before "serve".
 	args := strings.Join(server.Args, " ")
-	for _, want := range []string{"--namespace arena serve ", " --sandbox kubernetes ", " --event /event ", " --http 0.0.0.0:8080 "} {
+	for _, want := range []string{"--kube-namespace arena serve ", " --sandbox kubernetes ", " --event /event ", " --http 0.0.0.0:8080 "} {
 		if !strings.Contains(" "+args+" ", want) {
 			t.Errorf("the server runs `arena %s`, without %q", args, strings.TrimSpace(want))
 		}
 	}
-	if strings.Contains(args, "--kubeconfig") || len(server.Command) != 0 {
+	if strings.Contains(args, "--kube-config") || len(server.Command) != 0 {
 		t.Errorf("the server runs %v %v: want the image's arena, with the in-cluster configuration", server.Command, server.Args)
 	}
 	// The arena binary takes them: given a directory that is no event, it

@@ -144,7 +144,7 @@ func startServe(t *testing.T, dir string, args ...string) *arenaServer {
 }
 
 // startServeWith is startServe with arena's global options (those given
-// before serve: --kubeconfig, --namespace...).
+// before serve: --kube-config, --kube-namespace...).
 func startServeWith(t *testing.T, dir string, global []string, args ...string) *arenaServer {
 	t.Helper()
 	arena := gobuild.MustStatic(t, "./cmd/arena")

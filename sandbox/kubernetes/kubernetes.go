@@ -133,6 +133,9 @@ func (b *Backend) Where() string {
 	if b.place.RuntimeClass != "" {
 		where += ", RuntimeClass " + b.place.RuntimeClass
 	}
+	if b.Warm > 0 {
+		where += fmt.Sprintf(", %d warm Pods of each shape in the room games leave", b.Warm)
+	}
 	if most := b.Most(); most > 0 {
 		where += fmt.Sprintf(", room for %d bots at once as last seen: a game waits in the queue for room", most)
 	}
@@ -244,7 +247,8 @@ func (b *Backend) start(ctx context.Context, name string, lim sandbox.Limits, pr
 }
 
 // create creates the Pod. One the namespace's ResourceQuota has no room
-// for is, under an admission that other games share, ErrNoRoom; alone,
+// for is, under an admission that other games share, or for the warm
+// pool, ErrNoRoom (giveWay); alone,
 // it is asked for again each second until StartTimeout (Pods of a game
 // just ended may still count against the quota).
 func (b *Backend) create(ctx context.Context, want *corev1.Pod) (*corev1.Pod, error) {
@@ -258,7 +262,7 @@ func (b *Backend) create(ctx context.Context, want *corev1.Pod) (*corev1.Pod, er
 			}
 			return created, nil
 		}
-		if a := admitted(ctx); a != nil && a.full() {
+		if giveWay(ctx) {
 			return nil, fmt.Errorf("%w: create pod: %v", sandbox.ErrNoRoom, err)
 		}
 		if time.Now().After(deadline) {
@@ -336,7 +340,7 @@ func (b *Backend) waitRunning(ctx context.Context, name string) (*corev1.Pod, er
 			if msg := unschedulable(pod); msg != "" {
 				// No node has room: under an admission other games share, the
 				// game waits for theirs; alone, the scheduler is waited on.
-				if a := admitted(ctx); a != nil && a.full() {
+				if giveWay(ctx) {
 					return nil, fmt.Errorf("%w: schedule pod: %s", sandbox.ErrNoRoom, msg)
 				}
 			}

@@ -21,6 +21,13 @@ import (
 // hold, and the game waits for one of them to end. Before any box found no
 // room, every game is admitted; now and then one is let through past the
 // room learnt, to find out whether the cluster grew.
+//
+// Warm Pods (warmPool) live in the room games leave: one is started only
+// while no game waits and the room learnt has a place beside the games'
+// boxes; when a warm Pod, or a game's, finds no room, the idle warm Pods
+// are deleted and none is started or kept for probeEvery, so that games
+// have the room (a game that found no room beside warm Pods alone waits
+// for theirs to be freed, as a game alone does).
 
 // probeEvery is how often a game is admitted past the room learnt, to
 // see whether there is more now.
@@ -30,6 +37,15 @@ const probeEvery = 10 * time.Second
 type room struct {
 	mu   sync.Mutex
 	held int // boxes admitted and not released
+	// warm is the warm pool's Pods, starting or waiting to be handed out.
+	warm int
+	// waiting is how many games wait to be admitted.
+	waiting int
+	// warmPaused is until when the warm pool starts and keeps no Pod: a
+	// Pod found no room.
+	warmPaused time.Time
+	// shed deletes the warm pool's idle Pods; nil without a pool.
+	shed func()
 	// most is how many boxes were seen to fit at once; 0 until a box
 	// found no room.
 	most int
@@ -73,17 +89,79 @@ func (r *room) admit(ctx context.Context, n int) (*admission, error) {
 			return &admission{r: r, n: n}, nil
 		}
 		wake := r.wake
+		r.waiting++
 		r.mu.Unlock()
 		t := time.NewTimer(probeEvery)
+		var err error
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return nil, context.Cause(ctx)
+			err = context.Cause(ctx)
 		case <-wake:
 		case <-t.C:
 		}
 		t.Stop()
+		r.mu.Lock()
+		r.waiting--
+		r.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
 	}
+}
+
+// warmPlace holds a place for one warm Pod if the room has one beside the
+// games' boxes and no game waits for room.
+func (r *room) warmPlace() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.waiting > 0 || r.now().Before(r.warmPaused) || (r.most != 0 && r.held+r.warm+1 > r.most) {
+		return false
+	}
+	r.warm++
+	return true
+}
+
+// warmGone gives back a warm Pod's place: deleted or failed. Room is
+// freed.
+func (r *room) warmGone() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warm--
+	r.wakeAll()
+}
+
+// warmTaken says that a warm Pod was handed out to a game, whose
+// admission holds its place now: no room is freed.
+func (r *room) warmTaken() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warm--
+}
+
+// warmNoRoom says that a warm Pod found no room: the room is what games
+// and the other warm Pods hold, and the pool pauses.
+func (r *room) warmNoRoom() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warm--
+	if rest := r.held + r.warm; rest > 0 {
+		r.most, r.probed = rest, r.now()
+	}
+	r.warmPaused = r.now().Add(probeEvery)
+}
+
+type warmKey struct{}
+
+// giveWay says whether a Pod that found no room gives up at once
+// (sandbox.ErrNoRoom) rather than wait: a warm Pod always (it was to use
+// room no game needed), a game's when other games or warm Pods hold room
+// (admission.full).
+func giveWay(ctx context.Context) bool {
+	if ctx.Value(warmKey{}) != nil {
+		return true
+	}
+	a := admitted(ctx)
+	return a != nil && a.full()
 }
 
 // release gives the admission's room back, once.
@@ -114,19 +192,35 @@ func (a *admission) opened() {
 }
 
 // full says that a box of a found no room: the most that fit is what the
-// other games hold. It reports whether other games hold any: if not, the
-// game does not fit even alone, and waiting will not change that.
+// other games and the warm pool hold. It reports whether other games hold
+// any: if not, the game does not fit even alone, and waiting for them will
+// not change that. Warm Pods give way: the idle ones are deleted, and the
+// pool pauses.
 func (a *admission) full() (others bool) {
 	r := a.r
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	rest := r.held - a.n
-	if rest <= 0 {
-		return false
+	games := r.held - a.n
+	if games > 0 {
+		// What was just learnt is as good as a probe.
+		r.most, r.probed = games+r.warm, r.now()
 	}
-	// What was just learnt is as good as a probe.
-	r.most, r.probed = rest, r.now()
-	return true
+	shed := r.warm > 0 && r.shed != nil
+	if shed {
+		r.warmPaused = r.now().Add(probeEvery)
+	}
+	r.mu.Unlock()
+	if shed {
+		r.shed()
+	}
+	return games > 0
+}
+
+// warmKept says whether a warm Pod that has started is kept: not while
+// the pool is paused.
+func (r *room) warmKept() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.now().Before(r.warmPaused)
 }
 
 // rooms is the backend's room, made on first use.

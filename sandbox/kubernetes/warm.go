@@ -24,7 +24,8 @@ const warmProgramBytes = 64 * sandbox.MiB
 // Pod serves one box and is deleted with it: nothing of a game is ever in
 // a Pod handed out, which is as clean as a new one because it is one. A
 // Pod that waits longer than idle is deleted, and none is made again for
-// its shape until a box of that shape is asked for.
+// its shape until a box of that shape is asked for. Warm Pods live in the
+// room games leave (see room).
 type warmPool struct {
 	b    *Backend
 	n    int
@@ -56,9 +57,13 @@ func (b *Backend) warmPool() *warmPool {
 		if idle <= 0 {
 			idle = time.Minute
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), warmKey{}, true))
 		w := &warmPool{b: b, n: b.Warm, idle: idle, ctx: ctx, cancel: cancel,
 			ready: map[sandbox.Limits][]warmBox{}, filling: map[sandbox.Limits]int{}}
+		r := b.rooms()
+		r.mu.Lock()
+		r.shed = w.shed
+		r.mu.Unlock()
 		w.wg.Add(1)
 		go w.expire()
 		b.warm = w
@@ -76,6 +81,7 @@ func (w *warmPool) take(lim sandbox.Limits) *box {
 	}
 	bx := q[0].bx
 	w.ready[lim] = q[1:]
+	w.b.rooms().warmTaken()
 	return bx
 }
 
@@ -86,7 +92,11 @@ func (w *warmPool) fill(lim sandbox.Limits) {
 	if w.closed {
 		return
 	}
+	r := w.b.rooms()
 	for range w.n - len(w.ready[lim]) - w.filling[lim] {
+		if !r.warmPlace() {
+			return
+		}
 		w.filling[lim]++
 		w.wg.Add(1)
 		go func() {
@@ -94,23 +104,52 @@ func (w *warmPool) fill(lim sandbox.Limits) {
 			bx, err := w.b.start(w.ctx, podName("warm"), lim, warmProgramBytes, nil)
 			w.mu.Lock()
 			w.filling[lim]--
-			kept := err == nil && !w.closed
+			kept := err == nil && !w.closed && r.warmKept()
 			if kept {
 				w.ready[lim] = append(w.ready[lim], warmBox{bx: bx, since: time.Now()})
 			}
 			w.mu.Unlock()
 			switch {
+			case errors.Is(err, sandbox.ErrNoRoom):
+				// The room is full: games have it.
+				r.warmNoRoom()
+				w.b.log().Debug("kubernetes: no room for a warm pod", "err", err)
 			case err != nil:
 				// The next Open of the shape tries again.
+				r.warmGone()
 				if w.ctx.Err() == nil {
 					w.b.log().Warn("kubernetes: a warm pod did not start", "err", err)
 				}
 			case !kept:
-				if err := bx.Close(context.Background()); err != nil {
-					w.b.log().Warn("kubernetes: a warm pod could not be deleted; the next sweep will", "err", err)
-				}
+				w.drop(context.Background(), bx)
 			}
 		}()
+	}
+}
+
+// drop deletes a warm Pod no game will have, and gives its room back.
+func (w *warmPool) drop(ctx context.Context, bx *box) {
+	if err := bx.Close(ctx); err != nil {
+		w.b.log().Warn("kubernetes: a warm pod could not be deleted; the next sweep will", "err", err)
+	}
+	w.b.rooms().warmGone()
+}
+
+// shed deletes every warm Pod waiting to be handed out: a game needs
+// their room.
+func (w *warmPool) shed() {
+	w.mu.Lock()
+	var all []*box
+	for lim, q := range w.ready {
+		for _, wb := range q {
+			all = append(all, wb.bx)
+		}
+		w.ready[lim] = nil
+	}
+	w.mu.Unlock()
+	for _, bx := range all {
+		bx.p.log.Debug("kubernetes: a warm pod makes room for a game; deleting it")
+		w.drop(w.ctx, bx)
 	}
 }
 
@@ -141,9 +180,7 @@ func (w *warmPool) expire() {
 		w.mu.Unlock()
 		for _, bx := range old {
 			bx.p.log.Debug("kubernetes: a warm pod waited too long; deleting it")
-			if err := bx.Close(w.ctx); err != nil {
-				w.b.log().Warn("kubernetes: an idle warm pod could not be deleted; the next sweep will", "err", err)
-			}
+			w.drop(w.ctx, bx)
 		}
 	}
 }
