@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 )
@@ -38,6 +39,9 @@ type Pool struct {
 	idle   map[string][]Box
 	closed bool
 	stats  PoolStats
+	// kept orders the idle boxes, the longest idle first: the one a box
+	// that found no room has deleted (shed).
+	kept []Box
 }
 
 // PoolStats counts what a Pool did since it was made.
@@ -95,13 +99,14 @@ func (p *Pool) Open(ctx context.Context, s Spec) (Box, error) {
 	if list := p.idle[key]; len(list) > 0 {
 		b := list[len(list)-1]
 		p.idle[key] = list[:len(list)-1]
+		p.forget(b)
 		p.stats.Reused++
 		p.mu.Unlock()
 		p.log().Debug("sandbox pool: reusing an idle box", "bot", s.Program.Name, "box", boxID(b))
 		return &pooled{Box: b, pool: p, key: key, name: s.Program.Name, reusable: true}, nil
 	}
 	p.mu.Unlock()
-	b, err := p.Backend.Open(ctx, s)
+	b, err := p.Backend.Open(WithRoomMaker(ctx, p.shed), s)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +120,36 @@ func (p *Pool) Open(ctx context.Context, s Spec) (Box, error) {
 	return &pooled{Box: b, pool: p, key: key, name: s.Program.Name, reusable: reusable}, nil
 }
 
+// shed destroys the Box idle the longest, for a box that found no room
+// (MakeRoom), and reports whether there was one.
+func (p *Pool) shed(ctx context.Context) bool {
+	p.mu.Lock()
+	if len(p.kept) == 0 {
+		p.mu.Unlock()
+		return false
+	}
+	b := p.kept[0]
+	for key, list := range p.idle {
+		if i := slices.Index(list, b); i >= 0 {
+			p.idle[key] = slices.Delete(list, i, i+1)
+		}
+	}
+	p.forget(b)
+	p.mu.Unlock()
+	p.log().Debug("sandbox pool: destroying the box idle the longest to make room", "box", boxID(b))
+	if err := b.Close(context.WithoutCancel(ctx)); err != nil {
+		p.log().Warn("sandbox pool: destroying an idle box failed", "box", boxID(b), "err", err)
+	}
+	return true
+}
+
+// forget takes b out of the order of idle boxes; p.mu is held.
+func (p *Pool) forget(b Box) {
+	if i := slices.Index(p.kept, b); i >= 0 {
+		p.kept = slices.Delete(p.kept, i, i+1)
+	}
+}
+
 // Close removes every idle Box. Boxes in use are destroyed when they are
 // returned.
 func (p *Pool) Close(ctx context.Context) error {
@@ -122,6 +157,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	p.closed = true
 	idle := p.idle
 	p.idle = map[string][]Box{}
+	p.kept = nil
 	p.mu.Unlock()
 	var first error
 	for _, list := range idle {
@@ -225,6 +261,7 @@ func (b *pooled) Close(ctx context.Context) error {
 			keep := !p.closed
 			if keep {
 				p.idle[b.key] = append(p.idle[b.key], b.Box)
+				p.kept = append(p.kept, b.Box)
 			}
 			p.mu.Unlock()
 			if keep {

@@ -131,9 +131,13 @@ func (s stubSession) Stop(context.Context) (sandbox.Report, error) {
 }
 
 // stubBackend opens stubBoxes; the ones it made are kept to be inspected.
+// With makeRoom, each Open first asks for room (sandbox.MakeRoom), as a
+// backend whose box found none does, and keeps the answer.
 type stubBackend struct {
 	resetErr error
 	made     []*stubBox
+	makeRoom bool
+	madeRoom []bool
 }
 
 func (s *stubBackend) Name() string { return "stub" }
@@ -148,7 +152,10 @@ func (s *stubBackend) Admit(ctx context.Context, _ int, _ sandbox.Limits) (conte
 func (s *stubBackend) Describe(context.Context) (map[string]string, error) {
 	return nil, nil
 }
-func (s *stubBackend) Open(context.Context, sandbox.Spec) (sandbox.Box, error) {
+func (s *stubBackend) Open(ctx context.Context, _ sandbox.Spec) (sandbox.Box, error) {
+	if s.makeRoom {
+		s.madeRoom = append(s.madeRoom, sandbox.MakeRoom(ctx))
+	}
 	b := &stubBox{n: len(s.made) + 1, resetErr: s.resetErr}
 	s.made = append(s.made, b)
 	return b, nil
@@ -300,5 +307,45 @@ func TestPoolNeverReusesABoxThatIsNotReusable(t *testing.T) {
 	}
 	if st := p.Stats(); st != (sandbox.PoolStats{Opened: 2}) {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A backend whose box finds no room has the pool destroy the box idle the
+// longest, one a time, and is told when there is none; the others stay
+// idle and are reused.
+func TestPoolGivesItsIdleBoxesRoomOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	be := &stubBackend{}
+	p := sandbox.NewPool(be)
+	defer p.Close(ctx)
+	spec := func(name string) sandbox.Spec { return sandbox.Spec{Program: sandbox.Program{Name: name, Entry: name}} }
+	for _, name := range []string{"a", "b"} {
+		bx, err := p.Open(ctx, spec(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bx.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	be.makeRoom = true
+	if _, err := p.Open(ctx, spec("c")); err != nil {
+		t.Fatal(err)
+	}
+	a, b := be.made[0], be.made[1]
+	if len(be.madeRoom) != 1 || !be.madeRoom[0] || a.closes != 1 || b.closes != 0 {
+		t.Fatalf("room asked for beside two idle boxes: told %v; the one idle longest closed %d times, the other %d; want [true], 1, 0", be.madeRoom, a.closes, b.closes)
+	}
+	if _, err := p.Open(ctx, spec("b")); err != nil {
+		t.Fatal(err)
+	}
+	if len(be.made) != 3 || p.Stats().Reused != 1 {
+		t.Fatalf("the box left idle was not reused: %d made, stats %+v", len(be.made), p.Stats())
+	}
+	if _, err := p.Open(ctx, spec("d")); err != nil {
+		t.Fatal(err)
+	}
+	if len(be.madeRoom) != 2 || be.madeRoom[1] {
+		t.Fatalf("room asked for with no box idle: told %v, want [true false]", be.madeRoom)
 	}
 }

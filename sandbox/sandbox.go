@@ -284,6 +284,23 @@ func AdmitAtOnce(ctx context.Context) (context.Context, func(), error) {
 // opened again once there is room.
 var ErrNoRoom = errors.New("no room for the box yet")
 
+type roomMakerKey struct{}
+
+// WithRoomMaker is ctx carrying free, which destroys a box its caller keeps
+// idle (a Pool's, the one idle the longest) and reports whether there was
+// one. A backend whose box finds no room calls MakeRoom before it waits
+// for room or gives up.
+func WithRoomMaker(ctx context.Context, free func(context.Context) bool) context.Context {
+	return context.WithValue(ctx, roomMakerKey{}, free)
+}
+
+// MakeRoom destroys an idle box ctx's room maker keeps (WithRoomMaker),
+// and reports whether there was one: its room is being freed.
+func MakeRoom(ctx context.Context) bool {
+	free, _ := ctx.Value(roomMakerKey{}).(func(context.Context) bool)
+	return free != nil && free(ctx)
+}
+
 // Capabilities are what a Backend declares about its boxes. Nothing else
 // says it: the Pool reads Reusable, and the conformance suite
 // (sandbox/sandboxtest) holds every backend to what it declares. A backend
@@ -298,9 +315,10 @@ type Capabilities struct {
 	Isolated bool
 	// Reusable: a box may be reset (Box.Reset, which proves it as clean as a
 	// new one) and handed out again for another game; otherwise the Pool
-	// destroys each box after its game. Docker under runc and local are;
-	// Docker under gVisor is not (a reset cannot see the bot's IPC objects
-	// there), nor is Kubernetes (one Pod a game).
+	// destroys each box after its game. Docker under runc, Kubernetes without
+	// a RuntimeClass and local are; Docker under gVisor is not (a reset
+	// cannot see the bot's IPC objects there), nor a Pod under a RuntimeClass
+	// of its own.
 	Reusable bool
 	// OOMTakesTheBox: an out-of-memory kill may take the whole box, not only
 	// the bot (under gVisor the host's OOM killer picks gVisor's kernel,

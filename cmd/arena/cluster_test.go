@@ -129,10 +129,8 @@ func TestATournamentOnTheClusterResumesAfterSIGKILL(t *testing.T) {
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
 	tournamentResumes(t, image, false, []string{"--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never"},
-		// Half a core a box: two games' four Pods fit the test node's two
-		// cores (the scheduler places a game's two Pods one by one, so two
-		// games that each hold one Pod of a full node would wait for each
-		// other until their start timed out: docs/kubernetes.md).
+		// Half a core a box: two games' four Pods fill the test node's two
+		// cores (no room for a warm Pod: the pool gives way to the games).
 		[]string{"--sandbox", "kubernetes", "--cpus", "0.5"}, func(dir string) (int, error) { return clustertest.Count(cs, "org.arenabots.arena.tournament", dir) })
 }
 

@@ -66,3 +66,14 @@ func TestTheKubeconfigCommandGivesArenasRightsAlone(t *testing.T) {
 		t.Error("a refused kubeconfig was written")
 	}
 }
+
+// A cluster's flag given by its old name says its new one.
+func TestARenamedClusterFlagSaysItsNewName(t *testing.T) {
+	t.Parallel()
+	for old, now := range map[string]string{"--namespace": "--kube-namespace", "--warm-pods": "--kube-warm-pods", "--image-pull-policy": "--kube-pull-policy"} {
+		code, _, stderr := runArena(old, "x", "match")
+		if code != exitUsage || !strings.Contains(stderr, "it is "+now+" now") {
+			t.Errorf("arena %s x match: exit %d, %q; want a usage error naming %s", old, code, stderr, now)
+		}
+	}
+}

@@ -200,6 +200,9 @@ Start with 'arena doctor' to check this host, then 'arena match'.`,
 		CustomAppHelpTemplate:  cli.AppHelpTemplate + "\n" + helpExitTxt + "\n",
 		ExitErrHandler:         func(*cli.Context, error) {}, // exit codes are decided in run
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			if now := renamedFlag(err); now != "" {
+				return usagef("%v: it is %s now (see arena --help)", err, now)
+			}
 			return usagef("%v (see arena --help)", err)
 		},
 		Flags: append([]cli.Flag{

@@ -36,6 +36,22 @@ func clusterFlags() []cli.Flag {
 	}
 }
 
+// renamedFlag is the name a global flag of the cluster's has now, for a
+// usage error that names it by its old one, or "".
+func renamedFlag(err error) string {
+	old, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	switch old {
+	case "namespace", "node-selector", "warm-pods":
+		return "--kube-" + old
+	case "image-pull-secret", "image-pull-policy":
+		return "--kube-" + strings.TrimPrefix(old, "image-")
+	}
+	return ""
+}
+
 // otherSettings are the settings of a backend kind other than docker that
 // this build has: the cluster's for kubernetes.
 func otherSettings(c *cli.Context, kind string) (any, error) {

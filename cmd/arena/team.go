@@ -30,6 +30,9 @@ func notInThisBuild(command string) string {
 // clusterFlags are the Kubernetes backend's global flags: none here.
 func clusterFlags() []cli.Flag { return nil }
 
+// renamedFlag is "": this build has no cluster's flags.
+func renamedFlag(error) string { return "" }
+
 // otherSettings are none: this build's backends other than docker (local)
 // take no settings.
 func otherSettings(*cli.Context, string) (any, error) { return nil, nil }

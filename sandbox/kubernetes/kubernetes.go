@@ -24,7 +24,9 @@
 //     bot's;
 //   - give a box a service-account token, a host namespace or a privilege
 //     the agent does not need;
-//   - hand a Pod out to a second box: a box's Pod is deleted with it.
+//   - hand a Pod out to a second box: a box's Pod is deleted with it (a
+//     box serves its bot's next game only after the agent's checked reset,
+//     as on Docker, and an idle one gives way to a game that needs room).
 package kubernetes
 
 import (
@@ -116,14 +118,16 @@ func (b *Backend) log() *slog.Logger {
 func (b *Backend) Name() string { return "kubernetes" }
 
 // Capabilities implements sandbox.Backend. Every Pod is isolated. A box
-// serves one game, never reused: an idle Pod kept for the next game holds
-// its requests, and a run's pooled Pods would leave no room on the cluster
-// for the Pods its next games need (each game then waiting for another's box
-// to close). Under a RuntimeClass of its own (gVisor's, Kata's) the bot's
-// memory may be held by a kernel of that runtime, which an out-of-memory
-// kill may take with the bot.
+// is reusable: the agent resets it as on Docker, and a Pod kept idle for
+// its bot's next game is deleted when a game's Pod finds no room
+// (sandbox.MakeRoom), so that idle Pods never keep games waiting. Under a
+// RuntimeClass of its own (gVisor's, Kata's) a box is not reusable (a
+// reset there cannot see every IPC object of the bot's, as on Docker under
+// gVisor), and the bot's memory may be held by a kernel of that runtime,
+// which an out-of-memory kill may take with the bot.
 func (b *Backend) Capabilities() sandbox.Capabilities {
-	return sandbox.Capabilities{Isolated: true, OOMTakesTheBox: b.place.RuntimeClass != ""}
+	sandboxed := b.place.RuntimeClass != ""
+	return sandbox.Capabilities{Isolated: true, Reusable: !sandboxed, OOMTakesTheBox: sandboxed}
 }
 
 // Where implements sandbox.Backend: the namespace, the RuntimeClass when
@@ -180,7 +184,19 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 			bx.Close(context.WithoutCancel(ctx))
 		}
 	}
+	makeRoomFirst(ctx)
 	bx, err := b.start(ctx, podName(spec.Program.Name), spec.Limits, int64(len(program)), spec.Labels)
+	// Each time round one idle box was deleted: there are few.
+	for tries := 1; errors.Is(err, errRoomMade) && tries < 10; tries++ {
+		bx, err = b.start(ctx, podName(spec.Program.Name), spec.Limits, int64(len(program)), spec.Labels)
+	}
+	if errors.Is(err, errRoomMade) {
+		if admitted(ctx) != nil {
+			err = fmt.Errorf("%w: %v", sandbox.ErrNoRoom, err)
+		} else {
+			err = sandbox.Faultf("start pod", err)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +207,10 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	}
 	return bx, nil
 }
+
+// errRoomMade is a Pod the scheduler found no room for, once an idle box
+// was deleted to make some: it is deleted and made again.
+var errRoomMade = errors.New("no node had room for the pod; idle pods were deleted to make some")
 
 // start creates and checks a Pod for a program of programBytes under lim,
 // waits for it to run and attaches to its agent, which greets: a box ready
@@ -218,7 +238,7 @@ func (b *Backend) start(ctx context.Context, name string, lim sandbox.Limits, pr
 	sctx, cancel := context.WithTimeout(ctx, b.StartTimeout)
 	defer cancel()
 	running, err := b.waitRunning(sctx, name)
-	if errors.Is(err, sandbox.ErrNoRoom) {
+	if errors.Is(err, sandbox.ErrNoRoom) || errors.Is(err, errRoomMade) {
 		return nil, err
 	}
 	if err != nil {
@@ -338,8 +358,14 @@ func (b *Backend) waitRunning(ctx context.Context, name string) (*corev1.Pod, er
 			}
 			last = pod
 			if msg := unschedulable(pod); msg != "" {
-				// No node has room: under an admission other games share, the
-				// game waits for theirs; alone, the scheduler is waited on.
+				// No node has room. An idle box of the caller's is deleted for
+				// it, and the Pod made again (the scheduler tries a Pod it
+				// found no room for again only after a back-off). Under an
+				// admission other games share, the game waits for theirs;
+				// alone, the scheduler is waited on.
+				if sandbox.MakeRoom(ctx) {
+					return nil, errRoomMade
+				}
 				if giveWay(ctx) {
 					return nil, fmt.Errorf("%w: schedule pod: %s", sandbox.ErrNoRoom, msg)
 				}

@@ -27,7 +27,7 @@ import (
 func TestConformance(t *testing.T) {
 	b := clustertest.Backend(t)
 	cs := clustertest.Client(t)
-	if got, want := b.Capabilities(), (sandbox.Capabilities{Isolated: true}); got != want {
+	if got, want := b.Capabilities(), (sandbox.Capabilities{Isolated: true, Reusable: true}); got != want {
 		t.Fatalf("the backend declares %+v, want %+v", got, want)
 	}
 	sandboxtest.Run(t, sandboxtest.Backend{

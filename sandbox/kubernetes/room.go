@@ -46,6 +46,10 @@ type room struct {
 	warmPaused time.Time
 	// shed deletes the warm pool's idle Pods; nil without a pool.
 	shed func()
+	// tight is set once a Pod found no room: from then on a box made anew
+	// first has one of the caller's idle boxes deleted (sandbox.MakeRoom),
+	// so that it does not find no room beside idle Pods.
+	tight bool
 	// most is how many boxes were seen to fit at once; 0 until a box
 	// found no room.
 	most int
@@ -154,14 +158,49 @@ type warmKey struct{}
 
 // giveWay says whether a Pod that found no room gives up at once
 // (sandbox.ErrNoRoom) rather than wait: a warm Pod always (it was to use
-// room no game needed), a game's when other games or warm Pods hold room
-// (admission.full).
+// room no game needed); a game's not when an idle box of the caller's was
+// deleted for it (sandbox.MakeRoom), else when other games or warm Pods
+// hold room (admission.full).
 func giveWay(ctx context.Context) bool {
 	if ctx.Value(warmKey{}) != nil {
 		return true
 	}
+	rooms := roomOf(ctx)
+	if rooms != nil {
+		rooms.mu.Lock()
+		rooms.tight = true
+		rooms.mu.Unlock()
+	}
+	if sandbox.MakeRoom(ctx) {
+		// An idle box of the caller's (a Pool's Pod, kept for its bot's
+		// next game) is deleted: its room is the game's to wait for.
+		return false
+	}
 	a := admitted(ctx)
 	return a != nil && a.full()
+}
+
+// roomOf is the room of ctx's admission, or nil.
+func roomOf(ctx context.Context) *room {
+	if a := admitted(ctx); a != nil {
+		return a.r
+	}
+	return nil
+}
+
+// makeRoomFirst has one of the caller's idle boxes deleted before a Pod is
+// made, once Pods were found to have no room (tight).
+func makeRoomFirst(ctx context.Context) {
+	r := roomOf(ctx)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	tight := r.tight
+	r.mu.Unlock()
+	if tight {
+		sandbox.MakeRoom(ctx)
+	}
 }
 
 // release gives the admission's room back, once.

@@ -21,8 +21,8 @@ const warmProgramBytes = 64 * sandbox.MiB
 
 // warmPool keeps Pods running, attached and greeted for each shape of box
 // asked for, so that an Open of that shape only sends the program. A warm
-// Pod serves one box and is deleted with it: nothing of a game is ever in
-// a Pod handed out, which is as clean as a new one because it is one. A
+// Pod is handed out to one box, whose Pod it then is: nothing of a game was
+// ever in it, and it is as clean as a new one because it is one. A
 // Pod that waits longer than idle is deleted, and none is made again for
 // its shape until a box of that shape is asked for. Warm Pods live in the
 // room games leave (see room).
