@@ -119,11 +119,8 @@ fi
 step "go test -race"
 go build -o /tmp/arena-testsummary ./internal/testsummary
 set +e
-# The busy-host test ran on its own above. Four tests of a package at once
-# on two cores: most of a test's time is waiting for a container, a Pod, a
-# browser or a process (harness/web's tests use about a third of the two
-# cores), and a verdict does not depend on how busy the host is.
-go test -race -count=1 -timeout 20m -parallel 4 -skip '^TestABusyHostDecidesNoGame$' -json ./... | /tmp/arena-testsummary
+# The busy-host test ran on its own above.
+go test -race -count=1 -timeout 20m -skip '^TestABusyHostDecidesNoGame$' -json ./... | /tmp/arena-testsummary
 codes=("${PIPESTATUS[@]}")
 set -e
 if [[ ${codes[0]} != 0 || ${codes[1]} != 0 ]]; then
