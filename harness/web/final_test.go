@@ -44,6 +44,7 @@ func playsFinals(t *testing.T, ctx context.Context, e *testEvent, opponent *subm
 	fr := services.NewFinalRunner(ctx, e.store, services.Final{Settings: resolved, Backend: backend,
 		Builder: builder, Intake: submission.DefaultLimits(), ArenaVersion: "test", Signer: key, Watch: e.server.Watch}, e.server.Log)
 	t.Cleanup(fr.Wait)
+	e.finals = fr
 	e.server.StartFinal = fr.Start
 	e.server.Rerunner = &services.Rerunner{Store: e.store, Game: resolved.Game, Backend: backend, Builder: builder,
 		Intake: submission.DefaultLimits(), Opponent: opponent, Repeat: 2}
@@ -66,12 +67,18 @@ func (e *testEvent) board(t *testing.T, token string) event.Board {
 }
 
 // finalEnded waits (3 minutes at most) until the final's run has ended,
-// and returns the organizer's board.
+// and what follows its end (the log's end entry) is done, and returns the
+// organizer's board.
 func (e *testEvent) finalEnded(t *testing.T) event.Board {
 	t.Helper()
 	var b event.Board
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		if b = e.board(t, e.admin); !b.Run.Finished.IsZero() {
+			// The run's end is recorded before its last steps (the log's
+			// end entry): they are done once the runner has returned.
+			if e.finals != nil {
+				e.finals.Wait()
+			}
 			return b
 		}
 		if time.Now().After(deadline) {

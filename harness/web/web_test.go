@@ -16,6 +16,7 @@ import (
 
 	"github.com/arenabots/arena/harness/event"
 	"github.com/arenabots/arena/harness/match"
+	"github.com/arenabots/arena/harness/services"
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules/codeclash"
@@ -33,6 +34,7 @@ type testEvent struct {
 	http   *httptest.Server
 	a, b   event.NewTeam
 	admin  string
+	finals *services.FinalRunner // set by playsFinals
 }
 
 func newTestEvent(t *testing.T, toml string) *testEvent {
