@@ -19,7 +19,7 @@ build:
 examples:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/random ./examples/random
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/greedy ./examples/greedy
-	for g in chess acm6x6 checkers; do $(GO) build -trimpath -ldflags '-s -w' -o bin/examples/$$g-random ./examples/line-random || exit 1; done
+	for g in chess acm6x6 checkers; do $(GO) build -trimpath -ldflags '-s -w' -o bin/examples/$$g-random ./cmd/arena-random || exit 1; done
 	cp examples/checkers/random_bot.py bin/examples/checkers_random_bot.py
 	cp examples/python/random_bot.py bin/examples/random.py
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/examples/tiles-random ./examples/tiles-random
@@ -28,9 +28,9 @@ examples:
 	$(call submission,codeclash,random,bin/examples/random examples/random/main.go examples/random/README.md)
 	$(call submission,codeclash,greedy,bin/examples/greedy examples/greedy/main.go examples/greedy/README.md)
 	$(call submission,codeclash,python,examples/python/random_bot.py examples/python/README.md)
-	$(call submission,chess,line-random,bin/examples/chess-random examples/line-random/main.go examples/line-random/README.md)
-	$(call submission,acm6x6,line-random,bin/examples/acm6x6-random examples/line-random/main.go examples/line-random/README.md)
-	$(call submission,checkers,line-random,bin/examples/checkers-random examples/line-random/main.go examples/line-random/README.md)
+	$(call submission,chess,line-random,bin/examples/chess-random cmd/arena-random/main.go harness/randombot/randombot.go cmd/arena-random/README.md)
+	$(call submission,acm6x6,line-random,bin/examples/acm6x6-random cmd/arena-random/main.go harness/randombot/randombot.go cmd/arena-random/README.md)
+	$(call submission,checkers,line-random,bin/examples/checkers-random cmd/arena-random/main.go harness/randombot/randombot.go cmd/arena-random/README.md)
 	$(call submission,checkers,python,examples/checkers/random_bot.py examples/checkers/README.md)
 	$(call submission,tiles,tiles-random,bin/examples/tiles-random examples/tiles-random/main.go examples/tiles-random/README.md)
 	$(call submission,tiles,python,examples/tiles/random_bot.py examples/tiles/README.md)

@@ -1,7 +1,8 @@
 // Package randombot is the built-in random bot, cmd/arena-random: run under
-// the name Prefix+GAME, it plays GAME with a uniformly random legal move,
-// over the game's own protocol. It is the opponent of validation's matches
-// (validate.Opponent). It knows no game by name: it rebuilds the position
+// the name Prefix+GAME (or GAME+Suffix, as the examples name it), it plays
+// GAME with a uniformly random legal move, over the game's own protocol. It
+// is the opponent of validation's matches (validate.Opponent) and the
+// example line-game bot. It knows no game by name: it rebuilds the position
 // from what it is given (Game.FromView, or a rules.Follower) and must never
 // need anything the protocol does not hand every bot. It imports nothing
 // but the rules, so that the program every validation box installs weighs
@@ -10,6 +11,7 @@ package randombot
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -25,13 +27,27 @@ import (
 // game.
 const Prefix = "arena-random-"
 
+// A game's name + Suffix is the name under which the examples install it
+// (make builds bin/examples/chess-random).
+const Suffix = "-random"
+
 // Program is the built-in random bot's executable, as make builds it.
 const Program = "arena-random"
 
 // GameOf says which game an executable named argv0 plays as the random bot,
-// if it is one.
+// if it is one: arena-random-GAME, or GAME-random.
 func GameOf(argv0 string) (game string, ok bool) {
-	return strings.CutPrefix(filepath.Base(argv0), Prefix)
+	base := filepath.Base(argv0)
+	if game, ok := strings.CutPrefix(base, Prefix); ok {
+		return game, game != ""
+	}
+	if base == Program {
+		return "", false
+	}
+	if game, ok := strings.CutSuffix(base, Suffix); ok && game != "" {
+		return game, true
+	}
+	return "", false
 }
 
 // Main plays game over its protocol as the process whose arguments are args
@@ -51,7 +67,9 @@ func Main(game string, args []string, stdin io.Reader, stdout, stderr io.Writer)
 		return follow(f, in, stdout, stderr)
 	}
 	for in.Scan() {
-		st, err := g.FromView(nil, in.Bytes())
+		// A line that is not a position ("white", the opponent's move, the
+		// time left) asks nothing.
+		st, err := g.FromView(nil, bytes.TrimSpace(in.Bytes()))
 		if err != nil {
 			continue
 		}

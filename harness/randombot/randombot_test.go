@@ -64,7 +64,46 @@ func TestRandomBotPlaysAFileTurn(t *testing.T) {
 	if code := Main("go", nil, nil, nil, &bytes.Buffer{}); code != 2 {
 		t.Fatalf("an unknown game: exit %d", code)
 	}
-	if game, ok := GameOf("/bin/" + Prefix + "chess"); !ok || game != "chess" {
-		t.Fatalf("GameOf: %q %v", game, ok)
+	for argv0, want := range map[string]string{"/bin/" + Prefix + "chess": "chess", "bin/examples/checkers" + Suffix: "checkers", Program: "", "/bin/" + Prefix: "", Suffix: "", "greedy": ""} {
+		if game, ok := GameOf(argv0); ok != (want != "") || game != want {
+			t.Errorf("GameOf(%q): %q %v, want %q", argv0, game, ok, want)
+		}
+	}
+}
+
+// A line game's random bot answers each position it is sent, whatever its
+// line ending, with a legal move of it, and nothing else it hears (its
+// colour, the time left) with anything.
+func TestRandomBotAnswersEachPositionOfALineGame(t *testing.T) {
+	t.Parallel()
+	g, err := rules.Lookup("chess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.New(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := st.View(rules.White)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "white\r\n" + string(view) + "\r\nA 118\n" + string(view) + "\n"
+	var out, stderr bytes.Buffer
+	if code := Main("chess", nil, strings.NewReader(in), &out, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	answers := strings.Fields(out.String())
+	if len(answers) != 2 {
+		t.Fatalf("answers %q to two positions among four lines", answers)
+	}
+	for _, a := range answers {
+		m, err := st.ParseMove([]byte(a))
+		if err == nil {
+			err = st.Judge(m)
+		}
+		if err != nil {
+			t.Errorf("the random bot's move %q is not legal: %v", a, err)
+		}
 	}
 }

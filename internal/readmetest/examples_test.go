@@ -25,6 +25,8 @@ func TestExampleSubmissionsPassValidate(t *testing.T) {
 	if err != nil || len(readmes) == 0 {
 		t.Fatalf("no example READMEs: %v", err)
 	}
+	// The built-in random bot is the line games' example.
+	readmes = append(readmes, filepath.Join(root, "cmd", "arena-random", "README.md"))
 	var mu sync.Mutex
 	validated := map[string]bool{}
 	t.Run("readme", func(t *testing.T) {

@@ -120,7 +120,7 @@ var shared struct {
 var (
 	goExamples = map[string]string{
 		"random": "./examples/random", "greedy": "./examples/greedy",
-		"chess-random": "./examples/line-random", "acm6x6-random": "./examples/line-random", "checkers-random": "./examples/line-random",
+		"chess-random": "./cmd/arena-random", "acm6x6-random": "./cmd/arena-random", "checkers-random": "./cmd/arena-random",
 		"tiles-random": "./examples/tiles-random",
 	}
 	scripts = map[string]string{
