@@ -113,6 +113,9 @@ fi
 # function (sync.Map's) that every package links, and the detector then
 # misses its synchronization (false races in encoding/gob and encoding/json).
 race=(-race -gcflags=modernc.org/sqlite/lib=-race=false)
+# The programs a test runs on the host (arena itself) are built with the
+# same flags (internal/gobuild.Host), from what the tests compiled.
+export ARENA_RACE_FLAGS="${race[*]}"
 
 step "go test -race: a busy host decides no game (alone: it fills every core)"
 if [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]] || docker info >/dev/null 2>&1; then
@@ -132,7 +135,7 @@ go build -o /tmp/arena-testsummary ./internal/testsummary
 set +e
 # The busy-host test ran on its own above.
 # harness/web first: its tests take the longest, so they start at once.
-go test "${race[@]}" -count=1 -timeout 20m -skip '^TestABusyHostDecidesNoGame$' -json ./harness/web ./... |
+go test "${race[@]}" -count=1 -timeout 30m -skip '^TestABusyHostDecidesNoGame$' -json ./harness/web ./... |
   tee "${ARENA_TEST_EVENTS:-/dev/null}" | /tmp/arena-testsummary
 codes=("${PIPESTATUS[@]}")
 set -e

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -12,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,18 +23,29 @@ import (
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
-// inProcess orders the in-process runs of arena: every urfave/cli App's
-// setup writes the package's own help flag and help command (cli.HelpFlag,
-// its help command), which two runs at once would race on. A process runs
-// arena once; tests run it many times beside each other.
-var inProcess sync.Mutex
-
+// runArena runs arena with args, as its own process (under the race
+// detector when the tests are), and returns its exit code, stdout and
+// stderr. Its own process, not run in this one: urfave/cli's setup writes
+// the package's help flag and command, and the log's destination is
+// global, so runs in one process would wait on each other, and tests run
+// arena many times beside each other.
 func runArena(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	inProcess.Lock()
-	defer inProcess.Unlock()
-	code := run(context.Background(), append([]string{"arena"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
+	arena, err := gobuild.Host("./cmd/arena", "arena-under-test")
+	if err != nil {
+		return exitFailed, "", err.Error()
+	}
+	cmd := exec.Command(arena, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.Exited():
+		return exit.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		return exitFailed, out.String(), errb.String() + err.Error()
+	}
+	return exitOK, out.String(), errb.String()
 }
 
 func TestExitCodes(t *testing.T) {

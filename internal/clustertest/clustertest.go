@@ -105,6 +105,7 @@ func exclusive(tb testing.TB, dir string) {
 	if _, ok := holders.Load(top); ok {
 		return
 	}
+	asked := time.Now()
 	inProcess.Lock()
 	f, err := os.OpenFile(filepath.Join(dir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o666)
 	if err == nil {
@@ -115,7 +116,11 @@ func exclusive(tb testing.TB, dir string) {
 		tb.Fatalf("take the cluster: %v", err)
 	}
 	holders.Store(top, true)
+	taken := time.Now()
 	tb.Cleanup(func() {
+		// What the cluster's tests cost the run: they hold its one node in
+		// turn (scripts/test.sh's summary adds these lines up).
+		tb.Logf("the cluster: waited %.1f s for it, held it %.1f s", taken.Sub(asked).Seconds(), time.Since(taken).Seconds())
 		holders.Delete(top)
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -60,12 +61,58 @@ func Tagged(pkg, name, tags string) (string, error) {
 	return build(pkg, name, tags)
 }
 
+// Host builds pkg, a program a test runs on the host (never in a box), into
+// an executable called name beside the programs Static builds (its
+// companions among them, built first): under the race detector when the
+// test itself runs under it (go test -race), so that a race in the program
+// fails the test as one in the test would. A race build links with cgo, as
+// the race detector needs; its flags are ARENA_RACE_FLAGS when set
+// (scripts/test.sh sets the ones it tests with, so that the build reuses
+// what the tests compiled), else -race.
+func Host(pkg, name string) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range companions[pkg] {
+		if _, err := build(c, filepath.Base(c), ""); err != nil {
+			return "", err
+		}
+	}
+	if !raceEnabled {
+		return build(pkg, name, "")
+	}
+	key := pkg + " " + name + " race"
+	if p, ok := built[key]; ok {
+		return p, nil
+	}
+	flags := strings.Fields(os.Getenv("ARENA_RACE_FLAGS"))
+	if len(flags) == 0 {
+		flags = []string{"-race"}
+	}
+	out, err := goBuild(pkg, name, append(flags, "-trimpath"), "CGO_ENABLED=1")
+	if err != nil {
+		return "", err
+	}
+	built[key] = out
+	return out, nil
+}
+
 // build is Static without the companions, mu held.
 func build(pkg, name, tags string) (string, error) {
 	key := pkg + " " + name + " " + tags
 	if p, ok := built[key]; ok {
 		return p, nil
 	}
+	out, err := goBuild(pkg, name, []string{"-trimpath", "-ldflags=-s -w", "-tags=" + tags}, "CGO_ENABLED=0")
+	if err != nil {
+		return "", err
+	}
+	built[key] = out
+	return out, nil
+}
+
+// goBuild builds pkg with flags into the executable name in the shared
+// directory, mu held.
+func goBuild(pkg, name string, flags []string, cgo string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
@@ -76,13 +123,12 @@ func build(pkg, name, tags string) (string, error) {
 		}
 	}
 	out := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-tags="+tags, "-o", out, pkg)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", out, pkg)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=-buildvcs=false")
+	cmd.Env = append(os.Environ(), cgo, "GOOS=linux", "GOARCH=amd64", "GOFLAGS=-buildvcs=false")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}
-	built[key] = out
 	return out, nil
 }
 

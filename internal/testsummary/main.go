@@ -1,8 +1,9 @@
 // Command testsummary reads `go test -json` on stdin and prints a readable
 // summary: each package's result as soon as the package finishes (build
 // errors as they come), then every skipped test with its reason, the output
-// of every failed test, the slowest tests and the totals. It exits 1 if
-// anything failed.
+// of every failed test, the slowest tests, how long the cluster's tests
+// held the one test cluster and waited for it, and the totals. It exits 1
+// if anything failed.
 package main
 
 import (
@@ -11,7 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +30,11 @@ type event struct {
 	// ImportPath is set on build-output events (Go 1.24 and later).
 	ImportPath string
 }
+
+// clusterLine is the line internal/clustertest logs as a test gives the
+// test cluster back: the cluster's tests hold its one node in turn, so
+// what they held it for in all bounds the run from below.
+var clusterLine = regexp.MustCompile(`the cluster: waited ([0-9.]+) s for it, held it ([0-9.]+) s`)
 
 // timing is how long one top-level test took.
 type timing struct {
@@ -47,6 +55,8 @@ func summarize(r io.Reader, w io.Writer) int {
 	running := map[string]bool{} // tests started and not yet ended
 	var started []string
 	counts := map[string]int{}
+	var held, waited float64
+	holders := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -65,6 +75,11 @@ func summarize(r io.Reader, w io.Writer) int {
 			}
 			running[key] = true
 		case "output":
+			if m := clusterLine.FindStringSubmatch(e.Output); m != nil {
+				wait, _ := strconv.ParseFloat(m[1], 64)
+				hold, _ := strconv.ParseFloat(m[2], 64)
+				waited, held, holders = waited+wait, held+hold, holders+1
+			}
 			b := outputs[key]
 			if b == nil {
 				b = &strings.Builder{}
@@ -136,6 +151,9 @@ func summarize(r io.Reader, w io.Writer) int {
 		for _, t := range times[:min(slowest, len(times))] {
 			fmt.Fprintf(w, "%8.2fs  %s\n", t.elapsed, t.name)
 		}
+	}
+	if holders > 0 {
+		fmt.Fprintf(w, "\nthe test cluster: held %.0f s in all by %d tests, one at a time; they waited %.0f s in all for it\n", held, holders, waited)
 	}
 	fmt.Fprintf(w, "\ntests: %d passed, %d failed, %d skipped\n", counts["pass"], counts["fail"], counts["skip"])
 	if len(failed) > 0 {

@@ -145,3 +145,22 @@ func TestSummaryShowsATestThatNeverEnded(t *testing.T) {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
 }
+
+// The cluster's tests say what they held the one test cluster for, and
+// what they waited for it: the summary adds them up.
+func TestSummaryAddsUpTheClustersTime(t *testing.T) {
+	in := `{"Action":"output","Package":"ex/a","Test":"TestPods","Output":"    clustertest.go:120: the cluster: waited 0.5 s for it, held it 40.0 s\n"}
+{"Action":"pass","Package":"ex/a","Test":"TestPods","Elapsed":41}
+{"Action":"output","Package":"ex/b","Test":"TestMore","Output":"    clustertest.go:120: the cluster: waited 39.5 s for it, held it 20.5 s\n"}
+{"Action":"pass","Package":"ex/b","Test":"TestMore","Elapsed":60}
+`
+	var out strings.Builder
+	summarize(strings.NewReader(in), &out)
+	if want := "the test cluster: held 60 s in all by 2 tests, one at a time; they waited 40 s in all for it\n"; !strings.Contains(out.String(), want) {
+		t.Fatalf("the summary:\n%s\nwant %q", out.String(), want)
+	}
+	summarize(strings.NewReader(stream), &out)
+	if strings.Count(out.String(), "the test cluster:") != 1 {
+		t.Fatalf("a run without the cluster's tests says something of it:\n%s", out.String())
+	}
+}
