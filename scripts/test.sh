@@ -4,17 +4,20 @@
 #   2. build the offline test base image (cached by its recipe's hash) and,
 #      beside it, gVisor's runsc from its pinned version (cached by version;
 #      the gVisor tests register it with an engine of their own)
-#   3. start a single-node Kubernetes cluster of its own (scripts/cluster.sh:
+#   3. the busy-host test, alone (it fills every core, and nothing else may
+#      take the CPU from its bot: not even a cluster starting)
+#   4. start a single-node Kubernetes cluster of its own (scripts/cluster.sh:
 #      built from pinned sources, cached by version; stopped, and what it
-#      changed on the host undone, when the tests end)
-#   4. gofmt, go vet, staticcheck; the busy-host test alone (it fills every
-#      core), then every test under -race, Docker- and cluster-backed ones
-#      included
+#      changed on the host undone, when the tests end) while gofmt, go vet
+#      and staticcheck run, then every test under -race, Docker- and
+#      cluster-backed ones included
 # Under CI=true a missing engine or cluster is a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:/usr/games" # Debian installs pgn-extract in /usr/games
-export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+# -trimpath: what is compiled does not depend on where the checkout is, so
+# a fresh clone in another directory finds it in Go's build cache.
+export GOFLAGS="${GOFLAGS:--buildvcs=false -trimpath}"
 
 if [[ ${CI:-} == true ]]; then
   export ARENA_REQUIRE_DOCKER=1
@@ -57,6 +60,31 @@ elif [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]]; then
   exit 1
 else
   echo "missing ${need[*]}: the tests that need them will be skipped"
+fi
+
+# The race detector instruments every package but one: the SQLite engine
+# transcribed from C (modernc.org/sqlite/lib), which arena reaches only
+# through database/sql and which defines no generic code another package
+# could share. Instrumented, it took most of the tests' CPU (harness/event:
+# 25 s of CPU under -race, 5.6 s without it). Excluding more is wrong: a
+# package compiled without -race may supply the one copy of a generic
+# function (sync.Map's) that every package links, and the detector then
+# misses its synchronization (false races in encoding/gob and encoding/json).
+race=(-race -gcflags=modernc.org/sqlite/lib=-race=false)
+# The programs a test runs on the host (arena itself) are built with the
+# same flags (internal/gobuild.Host), from what the tests compiled.
+export ARENA_RACE_FLAGS="${race[*]}"
+
+step "go test -race: a busy host decides no game (alone, before the cluster starts: it fills every core)"
+if [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]] || docker info >/dev/null 2>&1; then
+  set +e
+  busy=$(ARENA_BUSY_HOST=1 go test "${race[@]}" -count=1 -timeout 10m -run '^TestABusyHostDecidesNoGame$' -v ./harness/match 2>&1)
+  rc=$?
+  set -e
+  echo "$busy" | grep -v '^=== '
+  if [[ $rc != 0 ]]; then
+    exit 1
+  fi
 fi
 
 step "a Kubernetes cluster of its own (its binaries cached by version; the first build takes about 12 minutes)"
@@ -102,31 +130,6 @@ if [[ -n $cluster_pid ]]; then
   fi
   cat /tmp/arena-cluster.$$.log
   rm -f /tmp/arena-cluster.$$.log
-fi
-
-# The race detector instruments every package but one: the SQLite engine
-# transcribed from C (modernc.org/sqlite/lib), which arena reaches only
-# through database/sql and which defines no generic code another package
-# could share. Instrumented, it took most of the tests' CPU (harness/event:
-# 25 s of CPU under -race, 5.6 s without it). Excluding more is wrong: a
-# package compiled without -race may supply the one copy of a generic
-# function (sync.Map's) that every package links, and the detector then
-# misses its synchronization (false races in encoding/gob and encoding/json).
-race=(-race -gcflags=modernc.org/sqlite/lib=-race=false)
-# The programs a test runs on the host (arena itself) are built with the
-# same flags (internal/gobuild.Host), from what the tests compiled.
-export ARENA_RACE_FLAGS="${race[*]}"
-
-step "go test -race: a busy host decides no game (alone: it fills every core)"
-if [[ ${ARENA_REQUIRE_DOCKER:-} == 1 ]] || docker info >/dev/null 2>&1; then
-  set +e
-  busy=$(ARENA_BUSY_HOST=1 go test "${race[@]}" -count=1 -timeout 10m -run '^TestABusyHostDecidesNoGame$' -v ./harness/match 2>&1)
-  rc=$?
-  set -e
-  echo "$busy" | grep -v '^=== '
-  if [[ $rc != 0 ]]; then
-    exit 1
-  fi
 fi
 
 step "go test -race"

@@ -17,6 +17,7 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -36,8 +37,11 @@ const busyHostEnv = "ARENA_BUSY_HOST"
 // pythonBot writes a Python Code Clash bot: the random example, after prelude.
 func spinnerBot(t *testing.T, name, prelude string) *submission.Bot {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	src, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "examples", "python", "random_bot.py"))
+	root, err := gobuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "examples", "python", "random_bot.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package replay
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/arenabots/arena/harness/build"
@@ -12,6 +11,7 @@ import (
 	"github.com/arenabots/arena/harness/submission"
 	"github.com/arenabots/arena/harness/transcript"
 	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
 	"github.com/arenabots/arena/rules/codeclash"
 	"github.com/arenabots/arena/sandbox"
 	"github.com/arenabots/arena/sandbox/docker"
@@ -21,9 +21,12 @@ import (
 // (its #! line), a source is built in the sandbox.
 func script(t *testing.T, backend sandbox.Backend, rel string) *submission.Bot {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
+	root, err := gobuild.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	table := langs.Default()
-	b, err := submission.Load(filepath.Join(filepath.Dir(here), "..", "..", rel), submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: table.Knows})
+	b, err := submission.Load(filepath.Join(root, rel), submission.LoadOptions{Limits: submission.DefaultLimits(), IsSource: table.Knows})
 	if err != nil {
 		t.Fatal(err)
 	}

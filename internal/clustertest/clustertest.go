@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/arenabots/arena/internal/dockertest"
+	"github.com/arenabots/arena/internal/gobuild"
 	k8s "github.com/arenabots/arena/sandbox/kubernetes"
 )
 
@@ -128,10 +128,13 @@ func exclusive(tb testing.TB, dir string) {
 	})
 }
 
-// root is the repository's root.
+// root is the repository's root (a test runs in its package's directory).
 func root() string {
-	_, here, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(here), "..", "..")
+	r, err := gobuild.ModuleRoot()
+	if err != nil {
+		panic(err) // a test always runs inside the module
+	}
+	return r
 }
 
 // script is scripts/cluster.sh.

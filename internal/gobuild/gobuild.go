@@ -1,5 +1,8 @@
-// Package gobuild builds static Go programs of this module for tests: the agent
-// and the fixture bots. Each program is built once per test process.
+// Package gobuild builds Go programs of this module for tests: static ones
+// for a box (the agent, the random bot, the fixture bots) and, for the
+// host, arena itself under the race detector when the tests run under it.
+// Each program is built once per test process. It must never build into
+// the repository.
 package gobuild
 
 import (
