@@ -64,7 +64,8 @@ func gameOf(t *testing.T, dir string) []string {
 // The command runs with arena's ServiceAccount alone.
 func TestMatchesOnTheClusterAreDockersGames(t *testing.T) {
 	t.Parallel()
-	kubeconfig, image := clustertest.Kubeconfig(t)
+	image := clustertest.Image(t)
+	builtForRunArena(t)
 	_, bots := arenaWithBots(t, "legal")
 	line, err := os.ReadFile(gobuild.MustStatic(t, "./internal/testbots/linefixture"))
 	if err != nil {
@@ -74,26 +75,34 @@ func TestMatchesOnTheClusterAreDockersGames(t *testing.T) {
 	if err := os.WriteFile(lineBot, line, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range []struct {
+	type match struct {
 		game, bot string
 		rules     []string
-	}{
-		{"codeclash", filepath.Join(bots, "legal"), nil},
-		{"chess", lineBot, []string{"--rule", "maxPlies=30"}},
-	} {
-		play := func(where string, global ...string) (string, string) {
-			out := filepath.Join(t.TempDir(), where)
-			args := append(global, "match", "--sandbox", where, "--cpus", "0.5", "--game", g.game, "--white", g.bot, "--black", g.bot, "--image", image,
-				"--seed", "11", "--signing-key", "none", "--quiet", "--out", out)
-			code, stdout, stderr := runArena(append(args, g.rules...)...)
-			if code != 0 {
-				t.Fatalf("%s on %s: exit %d\n%s%s", g.game, where, code, stdout, stderr)
-			}
-			return out, stderr
+		docker    string // the game Docker played
+	}
+	matches := []*match{
+		{game: "codeclash", bot: filepath.Join(bots, "legal")},
+		{game: "chess", bot: lineBot, rules: []string{"--rule", "maxPlies=30"}},
+	}
+	play := func(g *match, where string, global ...string) (string, string) {
+		out := filepath.Join(t.TempDir(), where)
+		args := append(global, "match", "--sandbox", where, "--cpus", "0.5", "--game", g.game, "--white", g.bot, "--black", g.bot, "--image", image,
+			"--seed", "11", "--signing-key", "none", "--quiet", "--out", out)
+		code, stdout, stderr := runArena(append(args, g.rules...)...)
+		if code != 0 {
+			t.Fatalf("%s on %s: exit %d\n%s%s", g.game, where, code, stdout, stderr)
 		}
-		cluster := []string{"--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never"}
-		k, warned := play("kubernetes", cluster...)
-		d, _ := play("docker")
+		return out, stderr
+	}
+	// Docker's games first: the cluster is taken once they are played.
+	for _, g := range matches {
+		g.docker, _ = play(g, "docker")
+	}
+	kubeconfig, _ := clustertest.Kubeconfig(t)
+	cluster := []string{"--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never"}
+	for _, g := range matches {
+		k, warned := play(g, "kubernetes", cluster...)
+		d := g.docker
 		if warned != "" {
 			t.Errorf("%s on the cluster said on stderr:\n%s", g.game, warned)
 		}
@@ -126,6 +135,7 @@ func TestMatchesOnTheClusterAreDockersGames(t *testing.T) {
 // Docker: the cluster plays Docker's games.
 func TestATournamentOnTheClusterResumesAfterSIGKILL(t *testing.T) {
 	t.Parallel()
+	builtArena(t) // built before the cluster is taken
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
 	tournamentResumes(t, image, false, []string{"--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never"},
@@ -142,6 +152,7 @@ func TestATournamentOnTheClusterResumesAfterSIGKILL(t *testing.T) {
 // --bench measures a Pod's start and a turn beside Docker's.
 func TestTheDoctorChecksTheCluster(t *testing.T) {
 	t.Parallel()
+	builtForRunArena(t)
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
 	global := []string{"--kube-config", kubeconfig, "--kube-pull-policy", "Never"}
@@ -224,8 +235,9 @@ func TestTheDoctorChecksTheCluster(t *testing.T) {
 // parts) are played in Pods, and the report is Docker's: it passes.
 func TestValidateOnTheCluster(t *testing.T) {
 	t.Parallel()
-	kubeconfig, image := clustertest.Kubeconfig(t)
+	builtForRunArena(t)
 	_, bots := arenaWithBots(t, "legal")
+	kubeconfig, image := clustertest.Kubeconfig(t)
 	good := filepath.Join(t.TempDir(), "good")
 	if err := os.MkdirAll(good, 0o755); err != nil {
 		t.Fatal(err)
@@ -254,6 +266,7 @@ func TestValidateOnTheCluster(t *testing.T) {
 // the cluster's refusals, and no Pod is left.
 func TestGamesAtTwiceTheRoomWaitInTheQueue(t *testing.T) {
 	t.Parallel()
+	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-20")
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
 	ctx := context.Background()
@@ -279,7 +292,6 @@ func TestGamesAtTwiceTheRoomWaitInTheQueue(t *testing.T) {
 			t.Fatalf("the quota was never counted: %v", err)
 		}
 	}
-	arena, bots := arenaWithBots(t, "legal", "shuffle", "slow-20")
 	out := filepath.Join(t.TempDir(), "t")
 	cmd := exec.Command(arena, "--kube-config", kubeconfig, "--kube-namespace", clustertest.Namespace, "--kube-pull-policy", "Never",
 		"tournament", "--sandbox", "kubernetes", "--cpus", "0.5", "--concurrency", "2", "--max-attempts", "1",

@@ -23,6 +23,18 @@ import (
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
+// hostArena is the name of the arena runArena runs.
+const hostArena = "arena-under-test"
+
+// builtForRunArena builds the arena runArena runs, before a test takes what
+// others wait for (the test cluster): the first build takes a while.
+func builtForRunArena(t testing.TB) {
+	t.Helper()
+	if _, err := gobuild.Host("./cmd/arena", hostArena); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // runArena runs arena with args, as its own process (under the race
 // detector when the tests are), and returns its exit code, stdout and
 // stderr. Its own process, not run in this one: urfave/cli's setup writes
@@ -31,7 +43,7 @@ import (
 // arena many times beside each other.
 func runArena(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	arena, err := gobuild.Host("./cmd/arena", "arena-under-test")
+	arena, err := gobuild.Host("./cmd/arena", hostArena)
 	if err != nil {
 		return exitFailed, "", err.Error()
 	}

@@ -48,6 +48,11 @@ const (
 // played again and recorded once, no bot is charged for it. The server
 // stopped, no Pod of it is left.
 func TestAnEventPlaysOnTheCluster(t *testing.T) {
+	// Built before the cluster is taken: the server, the bots.
+	gobuild.MustStatic(t, "./cmd/arena")
+	for _, pkg := range []string{"./internal/testbots/ccfixture", "./examples/random"} {
+		gobuild.MustStatic(t, pkg)
+	}
 	kubeconfig, image := clustertest.Kubeconfig(t)
 	cs := clustertest.Client(t)
 	pods := watchPods(t, cs)

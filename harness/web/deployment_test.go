@@ -40,11 +40,11 @@ import (
 // is lost. The volume is a hostPath one the test makes, as a provisioner
 // would.
 func TestTheServersDeploymentRunsOnTheCluster(t *testing.T) {
-	_, runtimeImage := clustertest.Cluster(t)
-	cs := clustertest.Client(t)
-	kubectlCmd := clustertest.Kubectl(t)
-	clustertest.ServerNetwork(t)
+	// What needs no Pod is done before the cluster is taken: the programs
+	// and the server's image.
+	runtimeImage := clustertest.Image(t)
 	ctx := context.Background()
+	var kubectlCmd func(args ...string) *exec.Cmd // once the cluster is taken
 	kubectl := func(stdin io.Reader, args ...string) string {
 		t.Helper()
 		cmd := kubectlCmd(args...)
@@ -93,6 +93,11 @@ func TestTheServersDeploymentRunsOnTheCluster(t *testing.T) {
 		t.Fatalf("build the server's image: %v\n%s", err, out)
 	}
 	clustertest.Import(t, serverImage)
+
+	clustertest.Cluster(t)
+	cs := clustertest.Client(t)
+	kubectlCmd = clustertest.Kubectl(t)
+	clustertest.ServerNetwork(t)
 
 	// The volume a provisioner would make for the claim arena-event.
 	volume := filepath.Join(os.Getenv(clustertest.Env), "volumes", "arena-event")

@@ -68,6 +68,20 @@ func Cluster(tb testing.TB) (*rest.Config, string) {
 	return rest.CopyConfig(rc), image
 }
 
+// Image is the runtime image the cluster's Pods run, imported into its
+// containerd, without holding the cluster: a test does what needs no Pod
+// (building, playing on Docker) before it takes the cluster with Cluster,
+// which the other packages' cluster tests wait for.
+func Image(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv(Env)
+	if dir == "" {
+		Cluster(tb) // fails or skips, saying how to start one
+	}
+	ready(tb, dir)
+	return image
+}
+
 // ready sets the cluster in dir up once: the image imported,
 // deploy/kubernetes applied, arena's kubeconfig made.
 func ready(tb testing.TB, dir string) {
