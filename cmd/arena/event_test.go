@@ -238,7 +238,7 @@ func TestServeWiring(t *testing.T) {
 	var got server.Options
 	serveEvent = func(_ context.Context, o server.Options) error { got = o; return nil }
 	t.Cleanup(func() { serveEvent = server.Serve })
-	code, out, errs := runArena("--docker-host", "tcp://engine:2376", "--docker-tls-cert", "engine.pem", "--docker-tls-key", "engine.key",
+	code, out, errs := runInProcess("--docker-host", "tcp://engine:2376", "--docker-tls-cert", "engine.pem", "--docker-tls-key", "engine.key",
 		"serve", "--event", dir, "--http", "127.0.0.1:0", "--tls-cert", "server.pem", "--tls-key", "server.key", "--trust-proxy", "1",
 		"--validators", "3", "--sandbox", "docker", "--image", "img:1", "--build-cache", "none")
 	if code != 0 {
@@ -265,7 +265,7 @@ func TestServeWiring(t *testing.T) {
 		{"an argument", []string{"serve", "--event", dir, "extra"}, "no arguments"},
 		{"a proxy that is no address", []string{"serve", "--event", dir, "--trust-proxy", "nginx"}, "--trust-proxy"},
 	} {
-		if code, _, errs := runArena(c.args...); code != exitUsage || !strings.Contains(errs, c.want) {
+		if code, _, errs := runInProcess(c.args...); code != exitUsage || !strings.Contains(errs, c.want) {
 			t.Errorf("%s: exit %d, stderr %q, want 2 saying %q", c.name, code, errs, c.want)
 		}
 	}

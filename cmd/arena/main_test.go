@@ -23,6 +23,16 @@ import (
 	"github.com/arenabots/arena/sandbox/docker"
 )
 
+// runInProcess runs arena in this process, for a test that replaces one of
+// the package's hooks (serveEvent). Never beside another run in this
+// process (urfave/cli's setup writes its package's help flag and command):
+// such a test is not parallel.
+func runInProcess(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"arena"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
 // hostArena is the name of the arena runArena runs.
 const hostArena = "arena-under-test"
 

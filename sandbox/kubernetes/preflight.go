@@ -56,7 +56,7 @@ func (r right) String() string {
 // starts a few short-lived Pods and deletes them. It is the kubernetes
 // backend's doctor (sandbox.Doctor.Preflight): a cluster it cannot reach
 // is also an error.
-func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error) {
+func Preflight(ctx context.Context, cfg sandbox.Config) (_ []sandbox.Check, err error) {
 	var out []sandbox.Check
 	add := func(c sandbox.Check) { out = append(out, c) }
 	b, err := backendFor(cfg)
@@ -64,6 +64,14 @@ func Preflight(ctx context.Context, cfg sandbox.Config) ([]sandbox.Check, error)
 		add(sandbox.Check{Name: "cluster", Status: sandbox.Fail, Detail: err.Error(), Fix: "give arena the kubeconfig of deploy/kubernetes's ServiceAccount"})
 		return skipAfter(out, "cluster", "needs the cluster"), err
 	}
+	// The checks open their Pods one at a time: warm Pods would only hold
+	// the room the next check's Pod needs, and outlive the doctor.
+	b.Warm = 0
+	defer func() {
+		if cerr := b.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	v, err := b.cs.Discovery().ServerVersion()
 	if err != nil {
 		err = fmt.Errorf("the API server at %s does not answer: %w", b.rc.Host, err)
