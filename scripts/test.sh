@@ -138,7 +138,7 @@ go build -o /tmp/arena-testsummary ./internal/testsummary
 set +e
 # The busy-host test ran on its own above.
 # harness/web first: its tests take the longest, so they start at once.
-go test "${race[@]}" -count=1 -timeout 30m -skip '^TestABusyHostDecidesNoGame$' -json ./harness/web ./... |
+go test "${race[@]}" -count=1 -timeout 40m -skip '^TestABusyHostDecidesNoGame$' -json ./harness/web ./... |
   tee "${ARENA_TEST_EVENTS:-/dev/null}" | /tmp/arena-testsummary
 codes=("${PIPESTATUS[@]}")
 set -e
