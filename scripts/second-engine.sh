@@ -135,6 +135,17 @@ dockerd_pid() {
   return 1
 }
 
+# launched says whether the process started for dockerd still runs: while
+# it execs (setsid, nsenter, dockerd) its command line may read empty for
+# an instant, which dockerd_pid would take for an exit.
+launched() {
+  local pid state
+  pid=$(readpid "$dockerd_launch_pidfile")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z ]]
+}
+
 containerd_pid() {
   local p
   p=$(readpid "$ctr_pidfile")
@@ -347,7 +358,7 @@ cmd_start() {
       print_env | tee "$dir/engine.env"
       return
     fi
-    dockerd_pid >/dev/null || break
+    dockerd_pid >/dev/null || launched || break
     sleep 0.2
   done
   say "dockerd did not answer on $sock within 60 s or exited; the end of $dir/dockerd.log (without grpc chatter):"
