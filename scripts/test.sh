@@ -71,6 +71,10 @@ fi
 # function (sync.Map's) that every package links, and the detector then
 # misses its synchronization (false races in encoding/gob and encoding/json).
 race=(-race -gcflags=modernc.org/sqlite/lib=-race=false)
+# A program built with -race sleeps a second before it exits (the race
+# detector's atexit_sleep_ms), every test binary and every arena a test
+# runs: a race is reported before the exit all the same.
+export GORACE="atexit_sleep_ms=0${GORACE:+ $GORACE}"
 # The programs a test runs on the host (arena itself) are built with the
 # same flags (internal/gobuild.Host), from what the tests compiled.
 export ARENA_RACE_FLAGS="${race[*]}"

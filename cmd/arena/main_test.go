@@ -59,6 +59,8 @@ func runArena(args ...string) (int, string, string) {
 	}
 	cmd := exec.Command(arena, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// Built with -race, it would sleep a second before it exits.
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	err = cmd.Run()
 	var exit *exec.ExitError
 	switch {

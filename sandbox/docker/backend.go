@@ -45,7 +45,8 @@ type Backend struct {
 	image string
 	// Cpusets, when set, pins successive boxes to these CPU sets in turn.
 	Cpusets []string
-	// StartTimeout bounds container start and the agent's hello.
+	// StartTimeout bounds the container's creation (which the context of
+	// Open does not end: see Open), its start and the agent's hello.
 	StartTimeout time.Duration
 	// Log receives a debug line for each engine call and container, and a
 	// warning for each failure that is handled (a container that could not be
@@ -249,7 +250,13 @@ func (b *Backend) Open(ctx context.Context, spec sandbox.Spec) (_ sandbox.Box, e
 	name += "-" + randomHex(4)
 	log := b.log()
 	start := time.Now()
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	// The create is not given up when ctx ends: the engine goes on with a
+	// request it received after its client stopped waiting, and the
+	// container it makes would be known to no one. Once it is made, ctx's
+	// end fails the next step, which removes it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.StartTimeout)
+	created, err := b.cli.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	cancel()
 	if err != nil {
 		log.Debug("docker: container create failed", "name", name, "image", b.image, "err", err)
 		return nil, sandbox.Faultf("create container", err)

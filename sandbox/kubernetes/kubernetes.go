@@ -275,7 +275,12 @@ func (b *Backend) create(ctx context.Context, want *corev1.Pod) (*corev1.Pod, er
 	pods := b.cs.CoreV1().Pods(b.place.Namespace)
 	deadline := time.Now().Add(b.StartTimeout)
 	for {
-		created, err := pods.Create(ctx, want, metav1.CreateOptions{})
+		// Not given up when ctx ends: the API server may finish a create
+		// its client stopped waiting for, and that Pod would be known to
+		// no one. Once made, ctx's end fails the next step, which deletes it.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.StartTimeout)
+		created, err := pods.Create(cctx, want, metav1.CreateOptions{})
+		cancel()
 		if err == nil || !quotaExceeded(err) {
 			if err != nil {
 				return nil, sandbox.Faultf("create pod", err)

@@ -123,6 +123,10 @@ func Run(t *testing.T, b Backend) {
 
 	t.Run("a game's boxes are admitted together", func(t *testing.T) { admitted(t, b, prog) })
 
+	if b.Labels != nil && b.Leftovers != nil {
+		t.Run("an open cancelled at any moment leaves nothing behind", func(t *testing.T) { cancelledOpens(t, b, prog) })
+	}
+
 	if !b.Raw.Capabilities().Isolated {
 		return
 	}
