@@ -66,8 +66,10 @@ func chained(n int) string {
 // and 6.5 s), and a chain longer than the game's most turns is refused as
 // such. Either way its worker lied, and what is kept aside of it is a
 // manifest once it is larger than an honest transcript can be.
+//
+// Not parallel: what it measures, the allocations of the whole process,
+// would count those of the tests beside it (20 MiB of a 16 MiB bound once).
 func TestATranscriptIsJudgedALineAtATimeWithinItsGamesLength(t *testing.T) {
-	t.Parallel()
 	o := &Options{}
 	want := match.Config{Game: codeclash.Game{}, Rules: map[string]string{"maxPlies": "20"}}
 	r := distrib.Result{Game: 1, Attempt: 1, Worker: "w1"}
